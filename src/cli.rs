@@ -1,0 +1,232 @@
+//! The command line, as clap definitions only. Doc comments are the help text; values are
+//! checked for syntax here and for meaning in `config.rs`.
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Distributed locks for shell scripts, cron jobs and CI pipelines.
+///
+/// redlock takes a lock on a majority of N independent Redis masters (the Redlock algorithm),
+/// keeps it alive while your command runs, and releases it when the command ends.
+#[derive(Debug, Parser)]
+#[command(
+    name = "redlock",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+#[command(
+    after_help = "Exit codes: the command's own status, 128+N if it was killed by signal N, \
+    75 lock held elsewhere, 69 masters unreachable, 70 lock lost while running, 64 usage, \
+    78 configuration, 126/127 command not executable/not found. See 'man redlock'."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every subcommand accepts, before or after its name.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or
+    /// redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS
+    /// (comma- or space-separated), else redis://127.0.0.1:6379.
+    #[arg(long = "server", short = 's', value_name = "URL", global = true)]
+    pub servers: Vec<String>,
+
+    /// Say more on stderr: -v what redlock does, -vv what each master answered.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+
+    /// Print nothing on stderr when the lock is held elsewhere (the exit code still says so).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Take the lock, run a command while renewing it, release it, and exit with the
+    /// command's status.
+    ///
+    /// The command runs in its own process group; INT, TERM, HUP, QUIT, USR1 and USR2 sent to
+    /// redlock are forwarded to it. If the lock is lost (renewal cannot keep a majority), the
+    /// command is stopped before the lock's validity ends: SIGTERM, then SIGKILL after
+    /// --kill-after; redlock then exits 70. The command sees REDLOCK_KEY, REDLOCK_TOKEN and
+    /// REDLOCK_VALIDITY_MS in its environment.
+    #[command(
+        after_help = "Examples:\n  redlock run --key deploy-prod --ttl 30s -- ./deploy.sh --env prod\n  \
+        redlock run --key nightly-report --ttl 5m --conflict-exit-code 0 -- ./report.sh\n  \
+        redlock run -s redis://r1:6379 -s redis://r2:6379 -s redis://r3:6379 --key k --wait 10m -- make release"
+    )]
+    Run(RunArgs),
+}
+
+/// What names a lock and how it is taken.
+#[derive(Debug, Args)]
+pub struct LockArgs {
+    /// The lock's name (the Redis key). Everyone who must not overlap uses the same key.
+    #[arg(short, long, value_name = "KEY")]
+    pub key: String,
+
+    /// How long the lock lives on each master without renewal, e.g. 30s, 2m, 500ms. If redlock
+    /// dies, others wait at most this long.
+    #[arg(short, long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub ttl: Duration,
+
+    /// If the lock is taken, retry (with jitter) for up to this long before giving up.
+    /// Default: try once.
+    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "no_wait")]
+    pub wait: Option<Duration>,
+
+    /// Try once and give up at once if the lock is taken (the default; same as --wait 0).
+    #[arg(long)]
+    pub no_wait: bool,
+
+    /// How long one master gets to answer one request, connecting included. Default: TTL/20,
+    /// between 10ms and 1s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub node_timeout: Option<Duration>,
+
+    /// Share of the TTL set aside for clock drift between hosts (Redlock's drift factor).
+    #[arg(long, value_name = "FACTOR", default_value_t = 0.01)]
+    pub drift_factor: f64,
+
+    /// Exit with this code instead of 75 when the lock is held elsewhere (0 suits cron jobs
+    /// that should just skip their turn).
+    #[arg(long, value_name = "CODE", value_parser = clap::value_parser!(u8))]
+    pub conflict_exit_code: Option<u8>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub lock: LockArgs,
+
+    /// On lock loss, time between SIGTERM and SIGKILL to the command. Default: 5s, or TTL/4
+    /// if shorter; at most TTL/2, so the command is always dead before the validity ends.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub kill_after: Option<Duration>,
+
+    /// The command to run and its arguments (put them after --).
+    #[arg(value_name = "COMMAND", required = true, trailing_var_arg = true)]
+    pub command: Vec<OsString>,
+}
+
+/// Renders a clap error as one line: what is wrong, and where to read more.
+/// `subcommand` is the one named on the command line, if any, for the pointer to its help.
+pub fn one_line(error: &clap::Error, subcommand: Option<&str>) -> String {
+    let rendered = error.render().to_string();
+    let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut message = lines
+        .next()
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ")
+        .to_string();
+    for line in lines {
+        if line.starts_with("Usage: ") || line.starts_with("For more information") {
+            continue;
+        } else if message.ends_with(':') {
+            message.push(' ');
+            message.push_str(line);
+        } else if line.starts_with('-') || line.starts_with('<') {
+            message.push_str(", ");
+            message.push_str(line);
+        }
+    }
+    match subcommand {
+        Some(name) => format!("{message}; see 'redlock {name} --help'"),
+        None => format!("{message}; see 'redlock --help'"),
+    }
+}
+
+/// The subcommand named in `args` (the first word that is one), for error messages.
+pub fn subcommand_in(args: &[String]) -> Option<String> {
+    use clap::CommandFactory;
+    let command = Cli::command();
+    args.iter()
+        .skip(1)
+        .find(|arg| command.find_subcommand(arg.as_str()).is_some())
+        .cloned()
+}
+
+/// Parses a humantime duration (`30s`, `1m30s`, `250ms`), with a hint for bare numbers.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    if text.starts_with('-') {
+        return Err(format!("invalid duration {text:?}: must not be negative"));
+    }
+    if !text.is_empty() && text.chars().all(|c| c.is_ascii_digit()) && text != "0" {
+        return Err(format!(
+            "invalid duration {text:?}: add a unit, e.g. {text}s or {text}ms"
+        ));
+    }
+    humantime::parse_duration(text)
+        .map_err(|e| format!("invalid duration {text:?}: {e} (examples: 30s, 1m30s, 250ms)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert!(parse_duration("30").unwrap_err().contains("add a unit"));
+        assert!(parse_duration("-5s").unwrap_err().contains("negative"));
+        assert!(parse_duration("30x").is_err());
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("99999999999999999999s").is_err());
+    }
+
+    #[test]
+    fn command_after_double_dash_keeps_its_flags() {
+        let cli = Cli::try_parse_from([
+            "redlock", "run", "--key", "k", "--", "ls", "-l", "--key", "x",
+        ])
+        .unwrap();
+        let Command::Run(run) = cli.command;
+        assert_eq!(run.command, ["ls", "-l", "--key", "x"]);
+        assert_eq!(run.lock.key, "k");
+    }
+
+    #[test]
+    fn the_command_may_follow_without_double_dash_but_a_typo_is_an_error() {
+        let cli = Cli::try_parse_from(["redlock", "run", "--key", "k", "ls", "-l"]).unwrap();
+        let Command::Run(run) = cli.command;
+        assert_eq!(run.command, ["ls", "-l"]);
+        let error = Cli::try_parse_from(["redlock", "run", "--key", "k", "--bogus", "--", "true"])
+            .unwrap_err();
+        assert_eq!(error.kind(), clap::error::ErrorKind::UnknownArgument);
+    }
+
+    #[test]
+    fn global_options_work_after_the_subcommand() {
+        let cli = Cli::try_parse_from([
+            "redlock",
+            "run",
+            "-s",
+            "redis://a:1",
+            "-vv",
+            "--key",
+            "k",
+            "--",
+            "true",
+        ])
+        .unwrap();
+        assert_eq!(cli.global.servers, ["redis://a:1"]);
+        assert_eq!(cli.global.verbose, 2);
+    }
+}

@@ -1,0 +1,203 @@
+//! What several subcommands share: opening the client, taking the lock with progress and a
+//! clear failure, reporting a release.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::config::LockSettings;
+use crate::exit::{self, Failure};
+use crate::lock::{
+    AcquireError, AttemptFailure, Cancel, Holder, Lock, Master, MasterFailure, Redlock, Released,
+};
+use crate::{info, log};
+
+pub fn open_client(masters: Vec<Master>) -> Result<Arc<Redlock>, Failure> {
+    Redlock::new(masters)
+        .map(Arc::new)
+        .map_err(|e| Failure::config(format!("{e:#}")))
+}
+
+/// Takes the lock as `settings` say. While waiting, says who is in the way (with -v, or when
+/// stderr is a terminal). `Err(None)` means the wait was cancelled by a signal.
+pub fn acquire(
+    client: &Redlock,
+    settings: &LockSettings,
+    holder: &Holder,
+    cancel: &Cancel,
+    quiet: bool,
+) -> Result<Lock, Option<Failure>> {
+    let mut progress = WaitProgress::new(&settings.key, quiet);
+    let result = client.acquire(
+        &settings.key,
+        settings.timing,
+        Some(holder),
+        settings.wait,
+        cancel,
+        &mut |failure| progress.update(failure),
+    );
+    progress.finish();
+    match result {
+        Ok(lock) => Ok(lock),
+        Err(AcquireError::Cancelled) => Err(None),
+        Err(AcquireError::Failed(failure)) => Err(Some(describe_failure(
+            &settings.key,
+            &failure,
+            settings,
+            client.quorum(),
+            quiet,
+        ))),
+    }
+}
+
+fn describe_failure(
+    key: &str,
+    failure: &AttemptFailure,
+    settings: &LockSettings,
+    quorum: usize,
+    quiet: bool,
+) -> Failure {
+    match failure {
+        AttemptFailure::Held { holder, expires_in } => {
+            let who = match holder {
+                Some(holder) => format!("is held by {}", holder.describe()),
+                None => "is held by another client".to_string(),
+            };
+            let expiry = expires_in
+                .map(|t| format!(", expires in {} unless renewed", whole_seconds(t)))
+                .unwrap_or_default();
+            let advice = if settings.wait.is_zero() {
+                "; use --wait DURATION to wait for it".to_string()
+            } else {
+                format!(
+                    "; gave up after waiting {}",
+                    humantime::format_duration(settings.wait)
+                )
+            };
+            let message = if quiet {
+                String::new()
+            } else {
+                format!("lock {key:?} {who}{expiry}{advice}")
+            };
+            Failure::new(settings.conflict_exit_code, message)
+        }
+        AttemptFailure::Unreachable { needed, failures } => Failure::new(
+            exit::UNAVAILABLE,
+            format!(
+                "cannot reach a majority of masters for lock {key:?} (need {needed}): {}; check \
+                 that they run and are reachable, or pass the right --server",
+                list(failures)
+            ),
+        ),
+        AttemptFailure::TooSlow { elapsed } => Failure::new(
+            exit::UNAVAILABLE,
+            format!(
+                "a majority granted lock {key:?} but only after {elapsed:.0?}, leaving no validity \
+                 of the {} TTL (need {quorum} masters); raise --ttl or check the network",
+                humantime::format_duration(settings.timing.ttl)
+            ),
+        ),
+    }
+}
+
+/// Says what a release found, when it is worth saying.
+pub fn report_release(client: &Redlock, lock: &Lock) {
+    match client.release(lock) {
+        Released::Yes => info!("released {:?}", lock.key()),
+        Released::NotHeld => info!(
+            "lock {:?} was no longer held at release (it had expired or been taken over)",
+            lock.key()
+        ),
+        Released::Unknown { failures } => log::line(format_args!(
+            "could not confirm the release of lock {:?} on a majority ({}); it expires by itself \
+             within {}",
+            lock.key(),
+            list(&failures),
+            humantime::format_duration(lock.timing().ttl)
+        )),
+    }
+}
+
+pub fn list(failures: &[MasterFailure]) -> String {
+    failures
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn whole_seconds(d: Duration) -> humantime::FormattedDuration {
+    humantime::format_duration(Duration::from_secs(d.as_secs().max(1)))
+}
+
+/// The "waiting for lock" line: updated in place on a terminal, one line per change of holder
+/// with -v otherwise, nothing with --quiet or when neither applies.
+struct WaitProgress<'a> {
+    key: &'a str,
+    terminal: bool,
+    enabled: bool,
+    last: Option<String>,
+    last_drawn: Option<Instant>,
+    drawn: bool,
+}
+
+impl<'a> WaitProgress<'a> {
+    fn new(key: &'a str, quiet: bool) -> WaitProgress<'a> {
+        let terminal = std::io::stderr().is_terminal();
+        WaitProgress {
+            key,
+            terminal,
+            enabled: !quiet && (terminal || log::enabled(1)),
+            last: None,
+            last_drawn: None,
+            drawn: false,
+        }
+    }
+
+    fn update(&mut self, failure: &AttemptFailure) {
+        if !self.enabled {
+            return;
+        }
+        let why = match failure {
+            AttemptFailure::Held {
+                holder: Some(holder),
+                ..
+            } => format!("held by {}", holder.describe()),
+            AttemptFailure::Held { holder: None, .. } => "held by another client".into(),
+            AttemptFailure::Unreachable { failures, .. } => {
+                format!("masters unreachable: {}", list(failures))
+            }
+            AttemptFailure::TooSlow { .. } => "masters too slow".into(),
+        };
+        let line = format!("waiting for lock {:?}: {why}", self.key);
+        if self.terminal {
+            // Redraw at most a few times a second; the holder's age changes every second.
+            let due = self
+                .last_drawn
+                .is_none_or(|t| t.elapsed() >= Duration::from_millis(250));
+            if due || self.last.as_deref() != Some(line.as_str()) {
+                eprint!("\r\x1b[2Kredlock: {line}");
+                self.drawn = true;
+                self.last_drawn = Some(Instant::now());
+            }
+        } else if self.last.as_deref().map(strip_age) != Some(strip_age(&line)) {
+            log::line(format_args!("{line}"));
+        }
+        self.last = Some(line);
+    }
+
+    fn finish(&mut self) {
+        if self.drawn {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+/// The line without the trailing "for 2m10s", so that a non-terminal log gets a new line
+/// only when the holder changes, not every second.
+fn strip_age(line: &str) -> &str {
+    match line.rfind(") for ") {
+        Some(i) => &line[..i],
+        None => line,
+    }
+}

@@ -1,0 +1,70 @@
+//! `redlock run`: lock, run, renew, release, exit with the command's status.
+
+use crate::cli::{GlobalArgs, RunArgs};
+use crate::config;
+use crate::exit::{self, Failure};
+use crate::lock::{Cancel, Holder};
+use crate::supervise::{self, Ending, Event, signals};
+
+use super::common;
+
+pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
+    let settings = config::run_settings(args)?;
+    let masters = config::masters(&global.servers)?;
+    // Signals first: one that arrives while the lock is being taken must release it.
+    let (events, inbox) = supervise::channel();
+    let cancel = Cancel::default();
+    signals::install(events.clone(), cancel.clone())
+        .map_err(|e| Failure::os(format!("cannot install signal handlers: {e}")))?;
+    let client = common::open_client(masters)?;
+    let words: Vec<String> = settings
+        .command
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    let holder = Holder::this_process(&words);
+
+    let lock = match common::acquire(&client, &settings.lock, &holder, &cancel, global.quiet) {
+        Ok(lock) => lock,
+        Err(Some(failure)) => return Err(failure),
+        Err(None) => {
+            let signal = inbox
+                .try_iter()
+                .find_map(|event| match event {
+                    Event::Signal(s) if signals::is_terminating(s) => Some(s),
+                    _ => None,
+                })
+                .unwrap_or(libc::SIGINT);
+            crate::info!(
+                "{} while waiting for lock {:?}: gave up",
+                signals::name(signal),
+                settings.lock.key
+            );
+            return Err(Failure::new(exit::killed_by(signal), ""));
+        }
+    };
+
+    let ending = supervise::supervise(
+        &client,
+        &lock,
+        &settings.command,
+        settings.supervise,
+        (events, &inbox),
+    );
+    common::report_release(&client, &lock);
+    match ending {
+        Ending::Exited(exit) => Ok(exit.shell_code()),
+        // The loss was reported on stderr when it happened.
+        Ending::LockLost { .. } => Err(Failure::new(exit::LOCK_LOST, "")),
+        Ending::NotStarted(error) => {
+            let program = words.first().map_or("", String::as_str);
+            let code = supervise::child::spawn_failure_code(&error);
+            let message = if code == exit::NOT_FOUND {
+                format!("command not found: {program} (check the name and $PATH)")
+            } else {
+                format!("cannot execute {program}: {error} (is it an executable file?)")
+            };
+            Err(Failure::new(code, message))
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! The holder record: who holds a lock, stored beside it so that a waiting script or an operator
+//! can be told who is in the way.
+//!
+//! It is informative only. The lock itself is the random token in the key; the record is never
+//! used to decide who holds the lock.
+
+use std::ffi::CStr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+/// Who holds (or is taking) a lock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+    pub host: String,
+    pub pid: u32,
+    pub user: String,
+    /// The command line protected by the lock, shell-quoted.
+    pub command: String,
+    /// When the lock was taken, in milliseconds since the Unix epoch (wall clock: only for
+    /// display, never for validity).
+    pub since_ms: u64,
+}
+
+impl Holder {
+    /// A record for this process, protecting `command`.
+    pub fn this_process(command: &[String]) -> Holder {
+        Holder {
+            host: hostname(),
+            pid: std::process::id(),
+            user: username(),
+            command: shell_words(command),
+            since_ms: unix_millis(SystemTime::now()),
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "host": self.host,
+            "pid": self.pid,
+            "user": self.user,
+            "command": self.command,
+            "since_ms": self.since_ms,
+        })
+    }
+
+    /// Parses a stored record; `None` for anything that is not one of ours.
+    pub fn from_json(text: &[u8]) -> Option<Holder> {
+        let value: Value = serde_json::from_slice(text).ok()?;
+        Some(Holder {
+            host: value.get("host")?.as_str()?.to_string(),
+            pid: u32::try_from(value.get("pid")?.as_u64()?).ok()?,
+            user: value.get("user")?.as_str()?.to_string(),
+            command: value.get("command")?.as_str()?.to_string(),
+            since_ms: value.get("since_ms")?.as_u64()?,
+        })
+    }
+
+    /// How long the lock has been held, by the wall clock of this machine.
+    pub fn held_for(&self) -> Duration {
+        let now = unix_millis(SystemTime::now());
+        Duration::from_millis(now.saturating_sub(self.since_ms))
+    }
+
+    /// `ci-3 (pid 4412, "make deploy") for 2m10s`
+    pub fn describe(&self) -> String {
+        let mut held = self.held_for();
+        // Whole seconds read better than "2m 10s 412ms 118us".
+        held = Duration::from_secs(held.as_secs());
+        format!(
+            "{} (pid {}, user {}, \"{}\") for {}",
+            self.host,
+            self.pid,
+            self.user,
+            self.command,
+            humantime::format_duration(held)
+        )
+    }
+}
+
+fn unix_millis(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// This machine's host name, or "unknown-host".
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the pointer and length describe `buf`, which outlives the call; gethostname
+    // writes at most `len` bytes.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "unknown-host".into();
+    }
+    // The name may be truncated without a terminating NUL; the last byte stays 0 from the
+    // initialisation only if it fit, so cut at the first NUL or at the end.
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// The name of the user running this process, from the password database, else $USER, else
+/// the numeric uid.
+fn username() -> String {
+    // SAFETY: getuid cannot fail and has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let mut pwd = std::mem::MaybeUninit::<libc::passwd>::uninit();
+    let mut buf = vec![0 as libc::c_char; 4096];
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer refers to storage owned by this frame that outlives the call, and
+    // `buf.len()` is its true length; getpwuid_r writes only inside them.
+    let rc = unsafe {
+        libc::getpwuid_r(
+            uid,
+            pwd.as_mut_ptr(),
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    if rc == 0 && !result.is_null() {
+        // SAFETY: on success `result` points to `pwd`, fully initialised, whose pw_name points
+        // into `buf` as a NUL-terminated string.
+        let name = unsafe { CStr::from_ptr((*result).pw_name) };
+        return name.to_string_lossy().into_owned();
+    }
+    std::env::var("USER").unwrap_or_else(|_| uid.to_string())
+}
+
+/// Joins arguments into one line a shell would split back the same way.
+pub fn shell_words(args: &[String]) -> String {
+    args.iter()
+        .map(|arg| {
+            let plain = !arg.is_empty()
+                && arg
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+            if plain {
+                arg.clone()
+            } else {
+                format!("'{}'", arg.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_through_json() {
+        let holder = Holder::this_process(&["make".into(), "deploy".into()]);
+        let text = holder.to_json().to_string();
+        assert_eq!(Holder::from_json(text.as_bytes()), Some(holder));
+        assert_eq!(Holder::from_json(b"not json"), None);
+        assert_eq!(Holder::from_json(br#"{"host":"h"}"#), None);
+    }
+
+    #[test]
+    fn shell_words_quotes_what_needs_it() {
+        let args = ["./deploy.sh", "--env", "prod", "it's", "a b", ""].map(String::from);
+        assert_eq!(
+            shell_words(&args),
+            r"./deploy.sh --env prod 'it'\''s' 'a b' ''"
+        );
+    }
+}

@@ -1,0 +1,232 @@
+//! One Redis master: where it is, how to log in, and how to name it without leaking a password.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
+
+/// A master given as a URL: `redis://[user:pass@]host:port[/db]`, `rediss://...` (TLS) or
+/// `redis+unix:///path/to/socket`.
+#[derive(Clone)]
+pub struct Master {
+    info: ConnectionInfo,
+    /// The URL as shown to users: the password replaced by `***`.
+    display: String,
+}
+
+/// Why a server URL was rejected.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid server URL {url}: {reason}")]
+pub struct BadUrl {
+    /// The URL with any password redacted.
+    pub url: String,
+    pub reason: String,
+}
+
+impl Master {
+    /// Parses a server URL. The error never contains the password.
+    pub fn parse(url: &str) -> Result<Master, BadUrl> {
+        let url = url.trim();
+        let bad = |reason: String| BadUrl {
+            url: redact_url(url),
+            reason,
+        };
+        if !url.contains("://") {
+            return Err(bad(
+                "expected redis://host:port, rediss://host:port or redis+unix:///path".into(),
+            ));
+        }
+        let info = url
+            .into_connection_info()
+            .map_err(|e| bad(strip_secrets(&e.to_string(), url)))?;
+        if let ConnectionAddr::Tcp(host, _) | ConnectionAddr::TcpTls { host, .. } = info.addr()
+            && host.is_empty()
+        {
+            return Err(bad("the host is missing".into()));
+        }
+        let display = display_of(&info);
+        Ok(Master { info, display })
+    }
+
+    pub fn connection_info(&self) -> &ConnectionInfo {
+        &self.info
+    }
+
+    /// Replaces the connection settings, e.g. to add a password or TLS files from elsewhere.
+    pub fn with_connection_info(info: ConnectionInfo) -> Master {
+        let display = display_of(&info);
+        Master { info, display }
+    }
+
+    /// What identifies the server process behind this address, for catching the same master
+    /// listed twice (which would fake a quorum). The database number and credentials do not
+    /// count: `redis://h:1/0` and `redis://h:1/1` are the same master.
+    pub fn identity(&self) -> Identity {
+        match self.info.addr() {
+            ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
+                Identity::Tcp(normalize_host(host), *port)
+            }
+            ConnectionAddr::Unix(path) => {
+                Identity::Unix(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()))
+            }
+            other => Identity::Other(format!("{other:?}")),
+        }
+    }
+
+    pub fn has_password(&self) -> bool {
+        self.info.redis_settings().password().is_some()
+    }
+}
+
+impl fmt::Display for Master {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.display)
+    }
+}
+
+impl fmt::Debug for Master {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Master({})", self.display)
+    }
+}
+
+/// The server behind an address, see [`Master::identity`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Identity {
+    Tcp(String, u16),
+    Unix(PathBuf),
+    /// An address kind this version of redis-rs added after we were written.
+    Other(String),
+}
+
+/// Lower-cases the host and maps the usual spellings of loopback to one, so that
+/// `localhost:6379` and `127.0.0.1:6379` are caught as the same master.
+fn normalize_host(host: &str) -> String {
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase();
+    match host.as_str() {
+        "localhost" | "127.0.0.1" | "::1" | "0:0:0:0:0:0:0:1" => "loopback".into(),
+        _ => host,
+    }
+}
+
+fn display_of(info: &ConnectionInfo) -> String {
+    let settings = info.redis_settings();
+    let credentials = match (settings.username(), settings.password()) {
+        (Some(user), Some(_)) => format!("{user}:***@"),
+        (None, Some(_)) => ":***@".to_string(),
+        (Some(user), None) => format!("{user}@"),
+        (None, None) => String::new(),
+    };
+    let db = match settings.db() {
+        0 => String::new(),
+        db => format!("/{db}"),
+    };
+    match info.addr() {
+        ConnectionAddr::Tcp(host, port) => format!("redis://{credentials}{host}:{port}{db}"),
+        ConnectionAddr::TcpTls { host, port, .. } => {
+            format!("rediss://{credentials}{host}:{port}{db}")
+        }
+        ConnectionAddr::Unix(path) => {
+            let db = if db.is_empty() {
+                db
+            } else {
+                format!("?db={}", settings.db())
+            };
+            format!("redis+unix://{credentials}{}{db}", path.display())
+        }
+        other => format!("{other}"),
+    }
+}
+
+/// Redacts the password of a URL that may not even parse, for error messages.
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let rest = &url[scheme_end + 3..];
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let mut out = match rest[..authority_end].rfind('@') {
+        Some(at) => {
+            let userinfo = &rest[..at];
+            let user = userinfo.split(':').next().unwrap_or("");
+            let redacted = if userinfo.contains(':') {
+                format!("{user}:***")
+            } else {
+                user.to_string()
+            };
+            format!("{}://{redacted}{}", &url[..scheme_end], &rest[at..])
+        }
+        None => url.to_string(),
+    };
+    // Unix socket URLs carry the password as a query parameter.
+    if let Some(start) = out.find("pass=") {
+        let value_start = start + "pass=".len();
+        let value_end = out[value_start..]
+            .find('&')
+            .map_or(out.len(), |i| value_start + i);
+        out.replace_range(value_start..value_end, "***");
+    }
+    out
+}
+
+/// Removes anything that could be the password from a parser's error message.
+fn strip_secrets(message: &str, url: &str) -> String {
+    let mut message = message.to_string();
+    if let Some(scheme_end) = url.find("://") {
+        let rest = &url[scheme_end + 3..];
+        if let Some(at) = rest.find('@')
+            && let Some((_, password)) = rest[..at].split_once(':')
+            && !password.is_empty()
+        {
+            message = message.replace(password, "***");
+        }
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_never_shows_the_password() {
+        let m = Master::parse("redis://alice:s3cret@db1:6380/2").unwrap();
+        assert_eq!(m.to_string(), "redis://alice:***@db1:6380/2");
+        assert!(!format!("{m:?}").contains("s3cret"));
+        let m = Master::parse("redis://:s3cret@db1:6380").unwrap();
+        assert_eq!(m.to_string(), "redis://:***@db1:6380");
+    }
+
+    #[test]
+    fn redact_url_handles_unparsable_urls() {
+        assert_eq!(
+            redact_url("redis://bob:pw@h:notaport"),
+            "redis://bob:***@h:notaport"
+        );
+        assert_eq!(
+            redact_url("redis+unix:///tmp/r.sock?pass=pw&db=1"),
+            "redis+unix:///tmp/r.sock?pass=***&db=1"
+        );
+        assert_eq!(redact_url("redis://h:1"), "redis://h:1");
+    }
+
+    #[test]
+    fn same_master_under_two_spellings_has_one_identity() {
+        let a = Master::parse("redis://localhost:6379/0").unwrap();
+        let b = Master::parse("redis://127.0.0.1:6379/3").unwrap();
+        let c = Master::parse("redis://127.0.0.1:6380").unwrap();
+        assert_eq!(a.identity(), b.identity());
+        assert_ne!(a.identity(), c.identity());
+    }
+
+    #[test]
+    fn rejects_urls_without_scheme_or_host() {
+        assert!(Master::parse("localhost:6379").is_err());
+        assert!(Master::parse("redis://").is_err());
+        let err = Master::parse("redis://u:topsecret@h:99999").unwrap_err();
+        assert!(!err.to_string().contains("topsecret"), "{err}");
+    }
+}

@@ -1,0 +1,23 @@
+//! The Redlock algorithm, and nothing else: no processes, no command line.
+//!
+//! - [`quorum`]: the decision as a pure function of per-master answers.
+//! - [`client`]: the fan-out rounds (acquire, extend, release, inspect) over real masters.
+//! - [`node`]: one kept-open connection per master.
+//! - [`scripts`]: the Lua each master runs, and the key layout.
+//! - [`master`]: server URLs, redaction, identity.
+//! - [`holder`]: the record of who holds a lock.
+
+pub mod client;
+pub mod holder;
+pub mod master;
+pub mod node;
+pub mod quorum;
+pub mod scripts;
+
+pub use client::{
+    AcquireError, AttemptFailure, Cancel, ExtendError, Lock, MasterFailure, MasterState, Redlock,
+    Released, Timing,
+};
+pub use holder::Holder;
+pub use master::Master;
+pub use node::NodeError;

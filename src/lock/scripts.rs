@@ -1,0 +1,91 @@
+//! The Lua scripts each master runs, and the keys they touch.
+//!
+//! Key layout for a lock named K (documented in README.md, "Key layout"):
+//! - `K` holds the lock token, a random string, with the lock's TTL. Any Redlock client that
+//!   contends with `SET K <token> NX PX <ttl>` on the same masters interoperates with us.
+//! - `redlock:holder:K` holds a small JSON record of who holds the lock (host, pid, user,
+//!   command, since). It is written, extended and deleted in the same script as `K`, so it never
+//!   outlives the lock and never appears without it.
+//!
+//! Every script checks the token before touching anything, so a client can only ever extend or
+//! delete its own lock, and nothing here re-creates a key that expired: a failed extension never
+//! resurrects or deletes a lock.
+
+use std::sync::LazyLock;
+
+/// A script's source and its SHA1, for EVALSHA with an EVAL fallback.
+pub struct Lua {
+    pub code: &'static str,
+    pub sha: String,
+}
+
+impl Lua {
+    fn new(code: &'static str) -> Lua {
+        let sha = redis::Script::new(code).get_hash().to_string();
+        Lua { code, sha }
+    }
+}
+
+/// Takes the lock: `SET K token NX PX ttl`, then the holder record with the same TTL.
+/// KEYS: lock, holder. ARGV: token, ttl in ms, holder record (may be empty).
+/// Returns 1 when the lock was taken; otherwise {holder record or nil, PTTL of the lock}, so
+/// that a refusal also says who is in the way, at no extra round trip.
+pub static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(
+        r"
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if ARGV[3] ~= '' then
+    redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
+  end
+  return 1
+end
+return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1])}
+",
+    )
+});
+
+/// Extends the lock if it is still ours: compare-and-pexpire, never re-creating a missing key.
+/// KEYS: lock, holder. ARGV: token, ttl in ms.
+/// Returns 1 when extended, 0 when the key is missing or holds another token.
+pub static EXTEND: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(
+        r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+",
+    )
+});
+
+/// Releases the lock if it is still ours: compare-and-delete, holder record included.
+/// KEYS: lock, holder. ARGV: token.
+/// Returns 1 when deleted, 0 when the key is missing or holds another token.
+pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(
+        r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[2])
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+",
+    )
+});
+
+/// Reads the lock's state on one master in one round trip.
+/// KEYS: lock, holder. Returns {token or nil, PTTL of the lock, holder record or nil}.
+pub static INSPECT: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(
+        r"
+return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2])}
+",
+    )
+});
+
+/// The key that holds the holder record of lock `key`.
+pub fn holder_key(key: &str) -> String {
+    format!("redlock:holder:{key}")
+}

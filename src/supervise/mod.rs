@@ -1,0 +1,316 @@
+//! Running a command under a held lock.
+//!
+//! The promise: **the child never runs past the lock's validity.** The supervisor keeps it with
+//! one event loop on the main thread, fed by three sources:
+//!
+//! - the signal thread ([`signals`]): forwarded to the child's process group;
+//! - the exit watcher ([`child`]): the child ended, stop looping;
+//! - the renewal thread ([`renew`]): each extension moves the validity forward.
+//!
+//! Between events it sleeps until its own deadline, computed from the last validity it saw:
+//! SIGTERM to the group at `validity − margin − kill_after`, SIGKILL at `validity − margin`. A
+//! renewal that reports the lock gone starts the same sequence at once. Because the deadlines
+//! live here and not in the renewal thread, a renewal that hangs cannot delay the stop.
+
+pub mod child;
+pub mod guard;
+pub mod renew;
+pub mod signals;
+
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use crate::lock::{Lock, Redlock};
+use crate::{info, log};
+use child::Exit;
+use renew::{LossReason, Renewal, Renewer};
+
+/// Everything the supervisor reacts to.
+#[derive(Debug)]
+pub enum Event {
+    /// redlock received this signal.
+    Signal(i32),
+    /// The child exited (not yet reaped).
+    ChildExited,
+    /// News from the renewal thread.
+    Renewal(Renewal),
+}
+
+/// The supervisor's channel. Create it (and install the signal handlers on it) before taking
+/// the lock, so that no signal is missed.
+pub fn channel() -> (Sender<Event>, Receiver<Event>) {
+    std::sync::mpsc::channel()
+}
+
+/// Timing of renewal and of the stop on lock loss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Extend the lock this often (TTL/3).
+    pub renew_every: Duration,
+    /// Time between SIGTERM and SIGKILL when the lock is lost.
+    pub kill_after: Duration,
+    /// How long before the validity ends the child must be dead: room for the signal to be
+    /// delivered and the processes to die.
+    pub stop_margin: Duration,
+}
+
+impl Options {
+    /// The default grace between SIGTERM and SIGKILL: 5 s, or TTL/4 for short TTLs, so that
+    /// the whole stop still fits inside the validity.
+    pub fn default_kill_after(ttl: Duration) -> Duration {
+        (ttl / 4).min(Duration::from_secs(5))
+    }
+
+    /// The longest `--kill-after` a TTL allows: the stop must start after the first renewal
+    /// had a chance, and end inside the validity.
+    pub fn max_kill_after(ttl: Duration) -> Duration {
+        ttl / 2
+    }
+
+    pub fn new(ttl: Duration, kill_after: Duration) -> Options {
+        Options {
+            renew_every: ttl / 3,
+            kill_after,
+            stop_margin: (ttl / 100).clamp(Duration::from_millis(5), Duration::from_millis(100)),
+        }
+    }
+}
+
+/// How a supervised run ended.
+#[derive(Debug)]
+pub enum Ending {
+    /// The child ended by itself (or by a signal it was sent through redlock).
+    Exited(Exit),
+    /// The lock was lost while the child ran, and the child was stopped.
+    LockLost { reason: LossReason, child: Exit },
+    /// The command could not be started.
+    NotStarted(std::io::Error),
+}
+
+/// Where the stop sequence stands.
+enum Stop {
+    /// Renewal keeps up; SIGTERM goes out at the deadline unless the validity moves.
+    NotNeeded,
+    /// SIGTERM sent; SIGKILL at `kill_at`.
+    Terminating {
+        reason: LossReason,
+        kill_at: Instant,
+    },
+    /// SIGKILL sent; only the exit is awaited.
+    Killed { reason: LossReason },
+}
+
+/// Runs `command` while keeping `lock` alive, and returns how it ended. Releasing the lock is
+/// the caller's: it happens on every path, including when this returns `NotStarted`.
+pub fn supervise(
+    client: &Arc<Redlock>,
+    lock: &Lock,
+    command: &[OsString],
+    options: Options,
+    (events, inbox): (Sender<Event>, &Receiver<Event>),
+) -> Ending {
+    let env = [
+        ("REDLOCK_KEY", lock.key().to_string()),
+        ("REDLOCK_TOKEN", lock.token().to_string()),
+        (
+            "REDLOCK_VALIDITY_MS",
+            lock.validity().as_millis().to_string(),
+        ),
+    ];
+    let mut child = match child::spawn(command, &env) {
+        Ok(child) => child,
+        Err(error) => return Ending::NotStarted(error),
+    };
+    info!("started pid {} under lock {:?}", child.pid(), lock.key());
+    let guard = match guard::Guard::start(child.pid()) {
+        Ok(guard) => Some(guard),
+        Err(error) => {
+            // The parent-death signal still stops the child itself if redlock dies.
+            log::line(format_args!(
+                "cannot start the guard process ({error}): if redlock is killed, programs the \
+                 command started may outlive the lock"
+            ));
+            None
+        }
+    };
+    if let Err(error) = child.watch_exit(events.clone()) {
+        // Without the watcher the exit would go unnoticed: do not leave the child unguarded.
+        let _ = child.signal_group(libc::SIGKILL);
+        if let Some(guard) = guard {
+            guard.dismiss();
+        }
+        let _ = child.reap();
+        return Ending::NotStarted(error);
+    }
+    let renewer = Renewer::start(
+        Arc::clone(client),
+        lock.clone(),
+        options.renew_every,
+        events,
+    );
+    let renewer = match renewer {
+        Ok(renewer) => Some(renewer),
+        Err(error) => {
+            // No renewal: the deadline below stops the child before the validity ends.
+            log::line(format_args!("cannot start the renewal thread: {error}"));
+            None
+        }
+    };
+
+    let mut validity_end = lock.validity_end();
+    let mut stop = Stop::NotNeeded;
+    loop {
+        let deadline = match &stop {
+            Stop::NotNeeded => Some(term_deadline(validity_end, options)),
+            Stop::Terminating { kill_at, .. } => Some(*kill_at),
+            Stop::Killed { .. } => None,
+        };
+        let event = match deadline {
+            Some(at) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
+            None => inbox.recv().map_err(|_| RecvTimeoutError::Disconnected),
+        };
+        match event {
+            Ok(Event::ChildExited) | Err(RecvTimeoutError::Disconnected) => break,
+            Ok(Event::Signal(signal)) => {
+                info!("forwarding {} to the command", signals::name(signal));
+                let _ = child.signal_group(signal);
+            }
+            Ok(Event::Renewal(Renewal::Extended(until))) => {
+                if matches!(stop, Stop::NotNeeded) {
+                    validity_end = until;
+                }
+                crate::debug!("renewed {:?}", lock.key());
+            }
+            Ok(Event::Renewal(Renewal::Unconfirmed(failures))) => {
+                let why: Vec<String> = failures.iter().map(ToString::to_string).collect();
+                info!(
+                    "renewal of {:?} not confirmed by a majority ({}); retrying",
+                    lock.key(),
+                    why.join(", ")
+                );
+            }
+            Ok(Event::Renewal(Renewal::Lost(reason))) => {
+                if matches!(stop, Stop::NotNeeded) {
+                    stop = begin_stop(&child, lock, reason, validity_end, options);
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                stop = match stop {
+                    Stop::NotNeeded => {
+                        begin_stop(&child, lock, LossReason::Expired, validity_end, options)
+                    }
+                    Stop::Terminating { reason, .. } | Stop::Killed { reason } => {
+                        log::line(format_args!(
+                            "the command did not stop after SIGTERM: sending SIGKILL"
+                        ));
+                        let _ = child.signal_group(libc::SIGKILL);
+                        Stop::Killed { reason }
+                    }
+                };
+            }
+        }
+    }
+
+    let lost = match stop {
+        Stop::NotNeeded => None,
+        Stop::Terminating { reason, .. } | Stop::Killed { reason } => {
+            // The leader is gone, but what it started may not be: nothing in the group may
+            // outlive the lock.
+            let _ = child.signal_group(libc::SIGKILL);
+            Some(reason)
+        }
+    };
+    if let Some(renewer) = &renewer {
+        renewer.stop();
+    }
+    // Dismissed before reaping: until the leader is reaped, its group id cannot be reused, so
+    // the guard can never kill a stranger.
+    if let Some(guard) = guard {
+        guard.dismiss();
+    }
+    let exit = match child.reap() {
+        Ok(exit) => exit,
+        Err(error) => {
+            log::line(format_args!("cannot reap the command: {error}"));
+            Exit::Code(crate::exit::OS_ERROR)
+        }
+    };
+    match lost {
+        Some(reason) => Ending::LockLost {
+            reason,
+            child: exit,
+        },
+        None => Ending::Exited(exit),
+    }
+}
+
+/// When SIGTERM must go out so that SIGKILL, `kill_after` later, still lands inside the
+/// validity with `stop_margin` to spare.
+fn term_deadline(validity_end: Instant, options: Options) -> Instant {
+    let kill_at = kill_deadline(validity_end, options);
+    kill_at.checked_sub(options.kill_after).unwrap_or(kill_at)
+}
+
+fn kill_deadline(validity_end: Instant, options: Options) -> Instant {
+    validity_end
+        .checked_sub(options.stop_margin)
+        .unwrap_or(validity_end)
+}
+
+fn begin_stop(
+    child: &child::Child,
+    lock: &Lock,
+    reason: LossReason,
+    validity_end: Instant,
+    options: Options,
+) -> Stop {
+    let now = Instant::now();
+    let kill_at = (now + options.kill_after).min(kill_deadline(validity_end, options));
+    log::line(format_args!(
+        "lost the lock {:?}: {reason}; stopping the command (SIGTERM now, SIGKILL in {})",
+        lock.key(),
+        humantime::format_duration(round_ms(kill_at.saturating_duration_since(now)))
+    ));
+    let _ = child.signal_group(libc::SIGTERM);
+    Stop::Terminating { reason, kill_at }
+}
+
+fn round_ms(d: Duration) -> Duration {
+    Duration::from_millis(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stop_fits_inside_the_validity() {
+        for ttl_ms in [100u64, 1_000, 3_000, 30_000, 600_000] {
+            let ttl = Duration::from_millis(ttl_ms);
+            let kill_after = Options::default_kill_after(ttl);
+            let options = Options::new(ttl, kill_after);
+            let now = Instant::now();
+            let validity_end = now + ttl;
+            let term = term_deadline(validity_end, options);
+            let kill = kill_deadline(validity_end, options);
+            assert!(term + options.kill_after <= kill, "ttl {ttl:?}");
+            assert!(kill < validity_end, "ttl {ttl:?}");
+            // The first renewal happens well before the child would have to be stopped.
+            assert!(now + options.renew_every < term, "ttl {ttl:?}");
+        }
+    }
+
+    #[test]
+    fn default_kill_after_is_a_few_seconds_at_most() {
+        assert_eq!(
+            Options::default_kill_after(Duration::from_secs(60)),
+            Duration::from_secs(5)
+        );
+        assert_eq!(
+            Options::default_kill_after(Duration::from_secs(2)),
+            Duration::from_millis(500)
+        );
+    }
+}

@@ -1,0 +1,83 @@
+//! Catching the signals redlock forwards to its child.
+//!
+//! The problem: a signal that arrives while redlock waits for the lock must end the wait and
+//! release what it holds; one that arrives while the child runs must reach the child's process
+//! group; and one must never be lost in between (for example while the child is being spawned).
+//!
+//! The fix, in order:
+//! 1. Install the handlers before anything else happens (before the first request to a master,
+//!    long before the spawn). signal-hook's handler only writes to a self-pipe.
+//! 2. A dedicated thread reads the pipe and turns each signal into an [`Event::Signal`] on the
+//!    supervisor's channel, and wakes a waiting `acquire` for the terminating ones.
+//! 3. The supervisor handles events only after the spawn returned and the pid is known; a
+//!    signal that came during the spawn waits in the channel and is forwarded then.
+//!
+//! A signal that was ignored when redlock started (`nohup` ignores HUP, a non-interactive shell
+//! ignores INT and QUIT for background jobs) stays ignored: redlock installs no handler for it,
+//! so the child inherits SIG_IGN just as it would without redlock in between.
+
+use std::sync::mpsc::Sender;
+
+use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
+use signal_hook::iterator::Signals;
+
+use super::Event;
+use crate::lock::Cancel;
+
+/// The signals forwarded to the child's process group.
+pub const FORWARDED: [i32; 6] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2];
+
+/// Signals whose default action would end redlock: before a child exists, they end the wait.
+pub fn is_terminating(signal: i32) -> bool {
+    matches!(signal, SIGINT | SIGTERM | SIGHUP | SIGQUIT)
+}
+
+/// Installs the handlers and starts the thread that reports signals as events.
+pub fn install(events: Sender<Event>, cancel: Cancel) -> std::io::Result<()> {
+    let caught: Vec<i32> = FORWARDED
+        .into_iter()
+        .filter(|s| !ignored_at_start(*s))
+        .collect();
+    let mut signals = Signals::new(&caught)?;
+    std::thread::Builder::new()
+        .name("redlock-signals".into())
+        .spawn(move || {
+            for signal in signals.forever() {
+                if is_terminating(signal) {
+                    cancel.cancel();
+                }
+                if events.send(Event::Signal(signal)).is_err() {
+                    return;
+                }
+            }
+        })?;
+    Ok(())
+}
+
+/// True when `signal` is set to SIG_IGN, as inherited from whoever started redlock.
+fn ignored_at_start(signal: i32) -> bool {
+    let mut current = std::mem::MaybeUninit::<libc::sigaction>::zeroed();
+    // SAFETY: with a null new action, sigaction only reads the current disposition into
+    // `current`, which is valid writable storage for one `struct sigaction`.
+    let rc = unsafe { libc::sigaction(signal, std::ptr::null(), current.as_mut_ptr()) };
+    if rc != 0 {
+        return false;
+    }
+    // SAFETY: sigaction succeeded, so it filled `current` (and it was zeroed before anyway).
+    let current = unsafe { current.assume_init() };
+    current.sa_sigaction == libc::SIG_IGN
+}
+
+/// The conventional name of a forwarded signal, for messages.
+pub fn name(signal: i32) -> String {
+    match signal {
+        SIGINT => "SIGINT".into(),
+        SIGTERM => "SIGTERM".into(),
+        SIGHUP => "SIGHUP".into(),
+        SIGQUIT => "SIGQUIT".into(),
+        SIGUSR1 => "SIGUSR1".into(),
+        SIGUSR2 => "SIGUSR2".into(),
+        libc::SIGKILL => "SIGKILL".into(),
+        other => format!("signal {other}"),
+    }
+}

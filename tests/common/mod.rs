@@ -1,0 +1,416 @@
+//! Real Redis masters for integration tests.
+//!
+//! [`Cluster::start`] launches N `redis-server` processes on free loopback ports, each in its
+//! own temporary directory, and waits until each answers PING. Any of them can be killed,
+//! paused (SIGSTOP), resumed and restarted on the same port and directory. Dropping the cluster
+//! kills every server; a parent-death signal also takes them down if the test process dies.
+//!
+//! There is no skipping: without `redis-server` on PATH the test fails and says how to install
+//! it.
+
+#![allow(dead_code)] // each test binary uses a different part of this module
+
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+/// The redlock binary under test, with a clean environment for redlock's own variables.
+pub fn redlock() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_redlock"));
+    for var in [
+        "REDLOCK_SERVERS",
+        "REDLOCK_KEY",
+        "REDLOCK_TOKEN",
+        "REDLOCK_VALIDITY_MS",
+        "REDLOCK_CONFIG",
+        "REDLOCK_FENCE",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+fn redis_server_binary() -> PathBuf {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("redis-server"))
+            .find(|candidate| candidate.is_file())
+    });
+    found.unwrap_or_else(|| {
+        panic!(
+            "redis-server was not found on PATH. The integration tests start real Redis \
+             masters. Install it with `sudo apt-get install -y redis-server` (Debian/Ubuntu), \
+             `brew install redis` (macOS), or run `scripts/test`, which installs it."
+        )
+    })
+}
+
+/// One redis-server process.
+pub struct Server {
+    pub port: u16,
+    dir: TempDir,
+    extra_args: Vec<String>,
+    process: Option<Child>,
+    paused: bool,
+}
+
+impl Server {
+    fn start(extra_args: &[&str]) -> Server {
+        let mut last_error = String::new();
+        for _ in 0..10 {
+            let port = free_port();
+            let mut server = Server {
+                port,
+                dir: tempfile::Builder::new()
+                    .prefix("redlock-test-")
+                    .tempdir()
+                    .expect("create temp dir"),
+                extra_args: extra_args.iter().map(|s| s.to_string()).collect(),
+                process: None,
+                paused: false,
+            };
+            match server.launch() {
+                Ok(()) => return server,
+                // Another test took the port between our probe and the server's bind.
+                Err(error) => last_error = error,
+            }
+        }
+        panic!("could not start redis-server: {last_error}");
+    }
+
+    fn launch(&mut self) -> Result<(), String> {
+        let log = self.dir.path().join("redis.log");
+        let mut cmd = Command::new(redis_server_binary());
+        cmd.args(["--port", &self.port.to_string()])
+            .args(["--bind", "127.0.0.1"])
+            .args(["--dir", &self.dir.path().to_string_lossy()])
+            .args(["--logfile", &log.to_string_lossy()])
+            .args(["--save", ""])
+            .args(["--appendonly", "no"])
+            .args(["--protected-mode", "no"])
+            .args(["--daemonize", "no"])
+            .args(&self.extra_args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: prctl takes plain integers and is async-signal-safe; it makes the server die
+        // with the test thread that started it, so no server outlives a crashed test.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("spawn redis-server: {e}"))?;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = child.try_wait().expect("try_wait") {
+                let log = std::fs::read_to_string(&log).unwrap_or_default();
+                return Err(format!("redis-server exited with {status}: {log}"));
+            }
+            if ping(self.port) {
+                self.process = Some(child);
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("redis-server on port {} never answered", self.port));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn pid(&self) -> libc::pid_t {
+        self.process.as_ref().expect("server is not running").id() as libc::pid_t
+    }
+
+    fn signal(&self, signal: i32) {
+        // SAFETY: kill takes plain integers; the pid is our own unreaped child.
+        let rc = unsafe { libc::kill(self.pid(), signal) };
+        assert_eq!(rc, 0, "kill({signal}) failed");
+    }
+
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.process.take() {
+            if self.paused {
+                // SAFETY: as in `signal`.
+                unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGCONT) };
+                self.paused = false;
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    pub fn pause(&mut self) {
+        self.signal(libc::SIGSTOP);
+        self.paused = true;
+    }
+
+    pub fn resume(&mut self) {
+        self.signal(libc::SIGCONT);
+        self.paused = false;
+    }
+
+    /// Kills the server (if running) and starts it again on the same port and directory.
+    pub fn restart(&mut self) {
+        self.kill();
+        let mut last = String::new();
+        for _ in 0..50 {
+            match self.launch() {
+                Ok(()) => return,
+                // The old socket may linger for a moment.
+                Err(e) => last = e,
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!(
+            "could not restart redis-server on port {}: {last}",
+            self.port
+        );
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.process.is_some()
+    }
+
+    /// A fresh connection for inspecting the server from the test.
+    pub fn connection(&self) -> redis::Connection {
+        let client = redis::Client::open(self.url()).expect("client");
+        let connection = client
+            .get_connection_with_timeout(Duration::from_secs(5))
+            .expect("connect to test redis");
+        connection
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("read timeout");
+        connection
+    }
+
+    pub fn get(&self, key: &str) -> Option<String> {
+        redis::cmd("GET")
+            .arg(key)
+            .query(&mut self.connection())
+            .expect("GET")
+    }
+
+    /// PTTL: -2 missing, -1 no expiry, else milliseconds left.
+    pub fn pttl(&self, key: &str) -> i64 {
+        redis::cmd("PTTL")
+            .arg(key)
+            .query(&mut self.connection())
+            .expect("PTTL")
+    }
+
+    pub fn set(&self, key: &str, value: &str) {
+        let _: () = redis::cmd("SET")
+            .arg(key)
+            .arg(value)
+            .query(&mut self.connection())
+            .expect("SET");
+    }
+
+    pub fn del(&self, key: &str) {
+        let _: i64 = redis::cmd("DEL")
+            .arg(key)
+            .query(&mut self.connection())
+            .expect("DEL");
+    }
+
+    pub fn keys(&self) -> Vec<String> {
+        redis::cmd("KEYS")
+            .arg("*")
+            .query(&mut self.connection())
+            .expect("KEYS")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// N masters.
+pub struct Cluster {
+    pub servers: Vec<Server>,
+}
+
+impl Cluster {
+    pub fn start(n: usize) -> Cluster {
+        Cluster::start_with(n, &[])
+    }
+
+    /// Starts `n` masters with extra `redis-server` arguments (e.g. `--appendonly yes`).
+    pub fn start_with(n: usize, extra_args: &[&str]) -> Cluster {
+        // Started from the test's own thread: the servers' parent-death signal fires when the
+        // thread that spawned them exits, so a helper thread would take them down with it.
+        let servers = (0..n).map(|_| Server::start(extra_args)).collect();
+        Cluster { servers }
+    }
+
+    pub fn urls(&self) -> Vec<String> {
+        self.servers.iter().map(Server::url).collect()
+    }
+
+    /// The value for REDLOCK_SERVERS.
+    pub fn servers_env(&self) -> String {
+        self.urls().join(",")
+    }
+
+    /// `redlock` with REDLOCK_SERVERS pointing at this cluster.
+    pub fn redlock(&self) -> Command {
+        let mut cmd = redlock();
+        cmd.env("REDLOCK_SERVERS", self.servers_env());
+        cmd
+    }
+
+    pub fn server(&mut self, i: usize) -> &mut Server {
+        &mut self.servers[i]
+    }
+
+    /// The value of `key` on every running master (None where missing or not running).
+    pub fn values(&self, key: &str) -> Vec<Option<String>> {
+        self.servers
+            .iter()
+            .map(|s| {
+                if s.is_running() && !s.paused {
+                    s.get(key)
+                } else {
+                    None
+                }
+            })
+            .collect()
+    }
+
+    /// How many masters hold `key` with value `token`.
+    pub fn holding(&self, key: &str, token: &str) -> usize {
+        self.values(key)
+            .iter()
+            .filter(|v| v.as_deref() == Some(token))
+            .count()
+    }
+
+    /// True when no running master has `key`.
+    pub fn key_gone_everywhere(&self, key: &str) -> bool {
+        self.values(key).iter().all(Option::is_none)
+    }
+}
+
+/// A port nobody listens on right now (the server may still lose a race for it; `start`
+/// retries).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("bind a free port")
+}
+
+fn ping(port: u16) -> bool {
+    let Ok(client) = redis::Client::open(format!("redis://127.0.0.1:{port}")) else {
+        return false;
+    };
+    let Ok(mut connection) = client.get_connection_with_timeout(Duration::from_millis(200)) else {
+        return false;
+    };
+    let _ = connection.set_read_timeout(Some(Duration::from_millis(500)));
+    redis::cmd("PING").query::<String>(&mut connection).is_ok()
+}
+
+/// Waits until `condition` holds or `timeout` passes; returns whether it held.
+pub fn eventually(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if condition() {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// stdout and stderr of a finished command, for assertion messages.
+pub fn describe(output: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Sends `signal` to `pid`.
+pub fn send_signal(pid: u32, signal: i32) {
+    // SAFETY: kill takes plain integers.
+    let rc = unsafe { libc::kill(pid as libc::pid_t, signal) };
+    assert_eq!(rc, 0, "kill({pid}, {signal})");
+}
+
+/// True while a process with this pid is alive: it exists and is not a zombie waiting to be
+/// reaped (orphans are reparented to an init that may reap them late, or never in a sandbox).
+pub fn process_alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesised command name, which may itself contain spaces.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// The pids of live processes in process group `group`.
+pub fn live_group_members(group: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let (_, rest) = stat.rsplit_once(')')?;
+                    let fields: Vec<&str> = rest.split_whitespace().collect();
+                    // fields[0] state, [1] ppid, [2] pgrp
+                    Some(fields.first()? != &"Z" && fields.get(2)?.parse::<i32>().ok()? == group)
+                })
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+/// Reads a file the child writes, waiting until it exists and is non-empty.
+pub fn wait_for_file(path: &Path, timeout: Duration) -> String {
+    let mut content = String::new();
+    let ok = eventually(timeout, || {
+        content = std::fs::read_to_string(path).unwrap_or_default();
+        !content.trim().is_empty()
+    });
+    assert!(ok, "{} never appeared", path.display());
+    content.trim().to_string()
+}
+
+/// Milliseconds since the Unix epoch, comparable with `date +%s%3N` in a child.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
