@@ -184,7 +184,7 @@ mod tests {
         assert_eq!(s.lock.timing.node_timeout, Duration::from_millis(500));
         assert_eq!(s.lock.wait, Duration::ZERO);
         assert_eq!(s.supervise.kill_after, Duration::from_millis(2500));
-        assert_eq!(s.supervise.renew_every, Duration::from_millis(3333));
+        assert_eq!(s.supervise.renew_every, Duration::from_secs(10) / 3);
         assert_eq!(s.lock.conflict_exit_code, 75);
     }
 

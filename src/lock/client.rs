@@ -8,7 +8,7 @@
 //! inside (one worker thread) only carries the connections.
 
 use std::future::Future;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
@@ -222,8 +222,8 @@ impl Cancel {
 enum Until {
     /// As soon as the quorum decision is known.
     Decided,
-    /// Once decided and every request has been handed to its connection: a release must reach
-    /// even the masters whose answers are not waited for.
+    /// Once decided and every request is on the wire (see `transport`): a release must reach
+    /// even the masters whose answers are not waited for, also when redlock exits right after.
     DecidedAndSent,
     /// Every master answered (or the deadline passed).
     AllAnswered,
@@ -264,13 +264,7 @@ impl Redlock {
     /// A client for `masters`; connects lazily, all masters at once, on the first request.
     pub fn new(masters: Vec<Master>) -> anyhow::Result<Redlock> {
         anyhow::ensure!(!masters.is_empty(), "no Redis master given");
-        let nodes = masters
-            .into_iter()
-            .map(|m| {
-                let name = m.to_string();
-                Node::new(m).map_err(|e| anyhow::anyhow!("invalid server {name}: {e}"))
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
+        let nodes = masters.into_iter().map(Node::new).collect();
         // One worker thread carries every connection's reads and writes; callers block on
         // their own threads.
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -504,6 +498,8 @@ impl Redlock {
             })
             .collect();
         let mut expired = pin!(tokio::time::sleep_until(deadline.into()));
+        // Writes normally land within microseconds of queueing; if not yet, look again shortly.
+        let mut recheck: Option<Pin<Box<tokio::time::Sleep>>> = None;
         std::future::poll_fn(|cx| {
             loop {
                 match in_flight.poll_next_unpin(cx) {
@@ -513,11 +509,21 @@ impl Redlock {
                     }
                     Poll::Ready(None) => return Poll::Ready(()),
                     Poll::Pending => {
-                        // Every request still in flight has now been polled at least once, so
-                        // each one is queued on its connection (or still connecting).
+                        // Every request still in flight has now been polled, so each one is
+                        // queued on its connection (or still connecting, and then nothing was
+                        // sent to that master).
                         if until == Until::DecidedAndSent && tally.decision() != Decision::Undecided
                         {
-                            return Poll::Ready(());
+                            if self.nodes.iter().all(Node::is_flushed) {
+                                return Poll::Ready(());
+                            }
+                            let tick = recheck.get_or_insert_with(|| {
+                                Box::pin(tokio::time::sleep(Duration::from_micros(200)))
+                            });
+                            if tick.as_mut().poll(cx).is_ready() {
+                                recheck = None;
+                                cx.waker().wake_by_ref();
+                            }
                         }
                         return match expired.as_mut().poll(cx) {
                             Poll::Ready(()) => {

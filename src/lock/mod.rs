@@ -3,6 +3,7 @@
 //! - [`quorum`]: the decision as a pure function of per-master answers.
 //! - [`client`]: the fan-out rounds (acquire, extend, release, inspect) over real masters.
 //! - [`node`]: one kept-open connection per master.
+//! - [`transport`]: the counted byte stream under each connection.
 //! - [`scripts`]: the Lua each master runs, and the key layout.
 //! - [`master`]: server URLs, redaction, identity.
 //! - [`holder`]: the record of who holds a lock.
@@ -13,6 +14,7 @@ pub mod master;
 pub mod node;
 pub mod quorum;
 pub mod scripts;
+pub mod transport;
 
 pub use client::{
     AcquireError, AttemptFailure, Cancel, ExtendError, Lock, MasterFailure, MasterState, Redlock,

@@ -6,14 +6,22 @@
 //! keeps a release from overtaking an acquire still in flight on a slow or paused master: both
 //! travel the same connection, so the master runs them in order. For the same reason a
 //! connection is never dropped because a reply is late, only when it is broken.
+//!
+//! Each connection runs over a counted stream (see `transport`), so a caller can tell when
+//! what it queued is actually on the wire.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, ErrorKind, RedisError, ServerErrorKind, Value};
+use redis::{
+    AsyncConnectionConfig, ConnectionAddr, ErrorKind, RedisConnectionInfo, RedisError,
+    ServerErrorKind, Value,
+};
+use tokio::net::{TcpStream, UnixStream};
 
 use super::master::Master;
 use super::scripts::Lua;
+use super::transport::{Counted, Flow, Stream};
 
 /// Why one master did not answer usefully.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,7 +49,9 @@ impl std::fmt::Display for NodeError {
 
 pub(crate) struct Node {
     pub master: Master,
-    client: redis::Client,
+    /// Connection settings with the round trip of CLIENT SETINFO removed: without a password or
+    /// database to select, the first command is the first thing sent.
+    settings: RedisConnectionInfo,
     slot: Mutex<Slot>,
 }
 
@@ -50,53 +60,87 @@ pub(crate) struct Node {
 #[derive(Default)]
 struct Slot {
     generation: u64,
-    connection: Option<MultiplexedConnection>,
+    connection: Option<Connection>,
+}
+
+#[derive(Clone)]
+struct Connection {
+    generation: u64,
+    pipeline: MultiplexedConnection,
+    flow: Arc<Flow>,
 }
 
 impl Node {
-    pub fn new(master: Master) -> Result<Node, RedisError> {
-        let mut info = master.connection_info().clone();
-        // No CLIENT SETINFO round trip at connect: without a password or database to select,
-        // the first command is the first thing sent.
-        let settings = info.redis_settings().clone().set_skip_set_lib_name();
-        info = info.set_redis_settings(settings);
-        let tcp = info.tcp_settings().clone().set_nodelay(true);
-        info = info.set_tcp_settings(tcp);
-        Ok(Node {
-            client: redis::Client::open(info)?,
+    pub fn new(master: Master) -> Node {
+        let settings = master
+            .connection_info()
+            .redis_settings()
+            .clone()
+            .set_skip_set_lib_name();
+        Node {
             master,
+            settings,
             slot: Mutex::new(Slot::default()),
-        })
+        }
     }
 
-    async fn connection(&self) -> Result<(u64, MultiplexedConnection), NodeError> {
+    async fn connection(&self) -> Result<Connection, NodeError> {
         if let Some(found) = self.cached() {
             return Ok(found);
         }
+        let flow = Arc::new(Flow::default());
+        let stream = Counted::new(self.open_stream().await?, Arc::clone(&flow));
         // Deadlines are the caller's: the whole request, connecting included, runs under the
         // round's per-node timeout, so none is set here.
         let config = AsyncConnectionConfig::new()
             .set_connection_timeout(None)
             .set_response_timeout(None);
-        let connection = self
-            .client
-            .get_multiplexed_async_connection_with_config(&config)
-            .await
-            .map_err(|e| NodeError::Connect(describe(&e)))?;
+        let (pipeline, driver) =
+            MultiplexedConnection::new_with_config(&self.settings, stream, config)
+                .await
+                .map_err(|e| NodeError::Connect(describe(&e)))?;
+        tokio::spawn(driver);
+        flow.baseline();
         let mut slot = self.slot.lock().expect("node slot poisoned");
         // Another thread may have connected meanwhile; keep one connection so that everything
         // sent to this master shares one FIFO.
         if slot.connection.is_none() {
             slot.generation += 1;
-            slot.connection = Some(connection);
+            slot.connection = Some(Connection {
+                generation: slot.generation,
+                pipeline,
+                flow,
+            });
         }
-        let current = slot.connection.clone().expect("just set");
-        Ok((slot.generation, current))
+        Ok(slot.connection.clone().expect("just set"))
     }
 
-    fn cached(&self) -> Option<(u64, MultiplexedConnection)> {
-        let slot = self.slot.lock().expect("node slot poisoned");
-        slot.connection.clone().map(|c| (slot.generation, c))
+    async fn open_stream(&self) -> Result<Box<dyn Stream>, NodeError> {
+        let failed = |e: std::io::Error| NodeError::Connect(e.to_string());
+        match self.master.connection_info().addr() {
+            ConnectionAddr::Tcp(host, port) => {
+                let stream = TcpStream::connect((host.as_str(), *port))
+                    .await
+                    .map_err(failed)?;
+                // Requests are small and latency is everything: no Nagle delay.
+                stream.set_nodelay(true).map_err(failed)?;
+                Ok(Box::new(stream))
+            }
+            ConnectionAddr::Unix(path) => {
+                Ok(Box::new(UnixStream::connect(path).await.map_err(failed)?))
+            }
+            other => Err(NodeError::Connect(format!(
+                "unsupported address {other}: use redis:// or redis+unix://"
+            ))),
+        }
+    }
+
+    fn cached(&self) -> Option<Connection> {
+        self.slot
+            .lock()
+            .expect("node slot poisoned")
+            .connection
+            .clone()
     }
 
     fn forget(&self, generation: u64) {
@@ -104,6 +148,12 @@ impl Node {
         if slot.generation == generation {
             slot.connection = None;
         }
+    }
+
+    /// True when every request queued to this master so far is on the wire (or there is no
+    /// connection, so nothing is pending).
+    pub fn is_flushed(&self) -> bool {
+        self.cached().is_none_or(|c| c.flow.is_flushed())
     }
 
     /// Runs `script` with EVALSHA, falling back to EVAL when the master does not have it cached
@@ -116,16 +166,16 @@ impl Node {
         keys: &[&str],
         args: &[&[u8]],
     ) -> Result<Value, NodeError> {
-        let (generation, mut connection) = self.connection().await?;
+        let mut connection = self.connection().await?;
         let mut evalsha = redis::cmd("EVALSHA");
         evalsha.arg(&script.sha).arg(keys.len()).arg(keys).arg(args);
-        let mut result = send(&mut connection, &evalsha).await;
+        let mut result = connection.send(&evalsha).await;
         if matches!(&result, Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript)) {
             let mut eval = redis::cmd("EVAL");
             eval.arg(script.code).arg(keys.len()).arg(keys).arg(args);
-            result = send(&mut connection, &eval).await;
+            result = connection.send(&eval).await;
         }
-        result.map_err(|e| self.failure(generation, &e))
+        result.map_err(|e| self.failure(connection.generation, &e))
     }
 
     /// Classifies a failed request; a broken connection is forgotten so that the next request
@@ -140,16 +190,16 @@ impl Node {
     }
 }
 
-/// Sends one command; an error reply (which the multiplexed connection hands back as a value)
-/// becomes an error.
-async fn send(
-    connection: &mut MultiplexedConnection,
-    cmd: &redis::Cmd,
-) -> redis::RedisResult<Value> {
-    connection
-        .send_packed_command(cmd)
-        .await
-        .and_then(Value::extract_error)
+impl Connection {
+    /// Sends one command, counted in the flow before it is queued; an error reply (which the
+    /// multiplexed connection hands back as a value) becomes an error.
+    async fn send(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<Value> {
+        self.flow.queue(cmd.get_packed_command().len());
+        self.pipeline
+            .send_packed_command(cmd)
+            .await
+            .and_then(Value::extract_error)
+    }
 }
 
 /// A one-line description of a redis-rs error, without the noise of its Debug form.

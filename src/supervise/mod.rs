@@ -52,7 +52,7 @@ pub struct Options {
     /// Time between SIGTERM and SIGKILL when the lock is lost.
     pub kill_after: Duration,
     /// How long before the validity ends the child must be dead: room for the signal to be
-    /// delivered and the processes to die.
+    /// delivered and the processes to die (TTL/25, between 5 ms and 1 s).
     pub stop_margin: Duration,
 }
 
@@ -73,7 +73,9 @@ impl Options {
         Options {
             renew_every: ttl / 3,
             kill_after,
-            stop_margin: (ttl / 100).clamp(Duration::from_millis(5), Duration::from_millis(100)),
+            // Generous: it only matters once the lock is being lost, and it must absorb a late
+            // wake-up of this thread on a loaded machine.
+            stop_margin: (ttl / 25).clamp(Duration::from_millis(5), Duration::from_secs(1)),
         }
     }
 }
