@@ -72,10 +72,20 @@ impl Holder {
             self.host,
             self.pid,
             self.user,
-            self.command,
+            abbreviate(&self.command, 60),
             humantime::format_duration(held)
         )
     }
+}
+
+/// `text` cut to at most `max` characters, with an ellipsis when cut.
+fn abbreviate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut cut: String = text.chars().take(max - 1).collect();
+    cut.push('…');
+    cut
 }
 
 fn unix_millis(time: SystemTime) -> u64 {
@@ -155,6 +165,12 @@ mod tests {
         assert_eq!(Holder::from_json(text.as_bytes()), Some(holder));
         assert_eq!(Holder::from_json(b"not json"), None);
         assert_eq!(Holder::from_json(br#"{"host":"h"}"#), None);
+    }
+
+    #[test]
+    fn long_commands_are_abbreviated_in_messages() {
+        assert_eq!(abbreviate("short", 10), "short");
+        assert_eq!(abbreviate("a much longer command", 10), "a much lo…");
     }
 
     #[test]
