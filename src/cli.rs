@@ -64,6 +64,42 @@ pub enum Command {
         redlock run -s redis://r1:6379 -s redis://r2:6379 -s redis://r3:6379 --key k --wait 10m -- make release"
     )]
     Run(RunArgs),
+
+    /// Take the lock and print its token, for scripts that release it in a later step.
+    ///
+    /// Prints the token (plain), `export` lines for `eval` (env), or one JSON object (json).
+    /// Without --renew-while the lock simply expires after --ttl unless extended or released.
+    #[command(after_help = "Examples:\n  \
+        token=$(redlock acquire --key deploy --ttl 10m)\n  \
+        eval \"$(redlock acquire --key deploy --ttl 30s --renew-while $$ --format env)\"\n  \
+        redlock acquire --key deploy --ttl 1m --format json")]
+    Acquire(AcquireArgs),
+
+    /// Release a lock taken with `acquire`, on every master.
+    ///
+    /// Exits 0 when a majority released it, 70 when the token does not hold the lock (it
+    /// expired, or is someone else's: nothing is deleted then), 69 when too few masters answered.
+    #[command(
+        after_help = "Examples:\n  redlock release --key deploy --token \"$token\"\n  \
+        redlock release        # after eval \"$(redlock acquire ... --format env)\""
+    )]
+    Release(TokenArgs),
+
+    /// Extend a lock taken with `acquire` to a full TTL again, on a majority of masters.
+    ///
+    /// Exits 0 when a majority confirmed, 70 when the lock is gone (expired or someone
+    /// else's; it is never re-created), 69 when too few masters answered.
+    Extend(ExtendArgs),
+
+    /// Show who holds a lock, master by master, and the verdict.
+    ///
+    /// Exits 0 when a majority holds it, 1 when it is free, 2 when split (no majority
+    /// either way), 69 when too many masters are unreachable to tell.
+    Status(StatusArgs),
+
+    /// Internal: the detached renewer started by `acquire --renew-while`.
+    #[command(hide = true, name = "__renew-while")]
+    RenewWhile(RenewWhileArgs),
 }
 
 /// What names a lock and how it is taken.
@@ -100,6 +136,97 @@ pub struct LockArgs {
     /// that should just skip their turn).
     #[arg(long, value_name = "CODE", value_parser = clap::value_parser!(u8))]
     pub conflict_exit_code: Option<u8>,
+}
+
+/// How `acquire` prints the lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// The token alone.
+    Plain,
+    /// `export REDLOCK_KEY=... REDLOCK_TOKEN=...` lines, for `eval`.
+    Env,
+    /// One JSON object: key, token, ttl_ms, validity_ms, holder.
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct AcquireArgs {
+    #[command(flatten)]
+    pub lock: LockArgs,
+
+    /// How to print the lock.
+    #[arg(short, long, value_enum, default_value_t = Format::Plain)]
+    pub format: Format,
+
+    /// Keep the lock renewed by a small detached process for as long as process PID lives
+    /// (e.g. $$, the calling shell); it is released when PID exits.
+    #[arg(long, value_name = "PID")]
+    pub renew_while: Option<i32>,
+}
+
+/// A lock named by key and token, as printed by `acquire`.
+#[derive(Debug, Args)]
+pub struct TokenArgs {
+    /// The lock's name.
+    #[arg(short, long, value_name = "KEY", env = "REDLOCK_KEY")]
+    pub key: String,
+
+    /// The token `acquire` printed.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "REDLOCK_TOKEN",
+        hide_env_values = true
+    )]
+    pub token: String,
+
+    /// How long one master gets to answer. Default: 1s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub node_timeout: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExtendArgs {
+    #[command(flatten)]
+    pub lock: TokenArgs,
+
+    /// The new time to live, counted from now.
+    #[arg(short, long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub ttl: Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The lock's name.
+    #[arg(short, long, value_name = "KEY")]
+    pub key: String,
+
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+
+    /// How long one master gets to answer. Default: 1s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub node_timeout: Option<Duration>,
+}
+
+/// Arguments of the detached renewer; the token comes in REDLOCK_TOKEN, never in argv.
+#[derive(Debug, Args)]
+pub struct RenewWhileArgs {
+    #[arg(long)]
+    pub key: String,
+    #[arg(long, value_parser = parse_duration)]
+    pub ttl: Duration,
+    #[arg(long, value_parser = parse_duration)]
+    pub node_timeout: Duration,
+    #[arg(long)]
+    pub drift_factor: f64,
+    /// The process to outlive no longer than.
+    #[arg(long)]
+    pub pid: i32,
+    /// The lock's validity end, as CLOCK_MONOTONIC nanoseconds.
+    #[arg(long)]
+    pub valid_until_ns: u64,
 }
 
 #[derive(Debug, Args)]
@@ -197,7 +324,9 @@ mod tests {
             "redlock", "run", "--key", "k", "--", "ls", "-l", "--key", "x",
         ])
         .unwrap();
-        let Command::Run(run) = cli.command;
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
         assert_eq!(run.command, ["ls", "-l", "--key", "x"]);
         assert_eq!(run.lock.key, "k");
     }
@@ -205,7 +334,9 @@ mod tests {
     #[test]
     fn the_command_may_follow_without_double_dash_but_a_typo_is_an_error() {
         let cli = Cli::try_parse_from(["redlock", "run", "--key", "k", "ls", "-l"]).unwrap();
-        let Command::Run(run) = cli.command;
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
         assert_eq!(run.command, ["ls", "-l"]);
         let error = Cli::try_parse_from(["redlock", "run", "--key", "k", "--bogus", "--", "true"])
             .unwrap_err();

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::time::Duration;
 
-use crate::cli::{LockArgs, RunArgs};
+use crate::cli::{AcquireArgs, Format, LockArgs, RunArgs, TokenArgs};
 use crate::exit::{self, Failure};
 use crate::lock::{Master, Timing};
 use crate::supervise;
@@ -161,6 +161,76 @@ pub fn run_settings(args: RunArgs) -> Result<RunSettings, Failure> {
     })
 }
 
+/// Everything `redlock acquire` needs.
+#[derive(Clone, Debug)]
+pub struct AcquireSettings {
+    pub lock: LockSettings,
+    pub format: Format,
+    pub renew_while: Option<i32>,
+}
+
+pub fn acquire_settings(args: AcquireArgs) -> Result<AcquireSettings, Failure> {
+    let lock = lock_settings(&args.lock)?;
+    if let Some(pid) = args.renew_while
+        && !supervise::watch::process_exists(pid)
+    {
+        return Err(Failure::usage(format!(
+            "--renew-while {pid}: no such process; pass the pid of a running process, e.g. $$ \
+             for the calling shell"
+        )));
+    }
+    Ok(AcquireSettings {
+        lock,
+        format: args.format,
+        renew_while: args.renew_while,
+    })
+}
+
+/// The per-node timeout of commands that have no TTL to derive it from.
+pub const DEFAULT_NODE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// A lock named by key and token (`release`, `extend`), with the timing to use on it.
+#[derive(Clone, Debug)]
+pub struct TokenSettings {
+    pub key: String,
+    pub token: String,
+    pub timing: Timing,
+}
+
+pub fn token_settings(args: &TokenArgs, ttl: Option<Duration>) -> Result<TokenSettings, Failure> {
+    if args.key.is_empty() {
+        return Err(Failure::usage(
+            "--key must not be empty: name the lock, e.g. --key deploy-prod",
+        ));
+    }
+    if args.token.trim().is_empty() {
+        return Err(Failure::usage(
+            "--token must not be empty: pass the token `redlock acquire` printed",
+        ));
+    }
+    let node_timeout = args.node_timeout.unwrap_or(DEFAULT_NODE_TIMEOUT);
+    if node_timeout.is_zero() {
+        return Err(Failure::usage("--node-timeout must be above zero, e.g. 1s"));
+    }
+    let ttl = ttl.unwrap_or(Duration::from_secs(30));
+    if ttl < Duration::from_millis(10) || node_timeout * 2 >= ttl {
+        return Err(Failure::usage(format!(
+            "--ttl {} is too short: use at least 10ms and more than twice --node-timeout {}",
+            show(ttl),
+            show(node_timeout)
+        )));
+    }
+    Ok(TokenSettings {
+        key: args.key.clone(),
+        token: args.token.trim().to_string(),
+        timing: Timing {
+            ttl,
+            node_timeout,
+            drift_factor: Timing::DEFAULT_DRIFT_FACTOR,
+        },
+    })
+}
+
 fn show(d: Duration) -> humantime::FormattedDuration {
     humantime::format_duration(d)
 }
@@ -174,7 +244,9 @@ mod tests {
     fn run(args: &[&str]) -> Result<RunSettings, Failure> {
         let mut argv = vec!["redlock", "run"];
         argv.extend_from_slice(args);
-        let Command::Run(run) = Cli::try_parse_from(argv).unwrap().command;
+        let Command::Run(run) = Cli::try_parse_from(argv).unwrap().command else {
+            panic!("not run")
+        };
         run_settings(run)
     }
 

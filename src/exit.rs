@@ -10,7 +10,12 @@ pub const OK: i32 = 0;
 pub const USAGE: i32 = 64;
 /// A majority of the masters could not be reached or answered with errors (`EX_UNAVAILABLE`).
 pub const UNAVAILABLE: i32 = 69;
-/// The lock was lost while the child ran; the child was stopped (`EX_SOFTWARE`).
+/// `status`: the lock is free.
+pub const STATUS_FREE: i32 = 1;
+/// `status`: masters disagree; neither one holder nor "free" has a majority.
+pub const STATUS_SPLIT: i32 = 2;
+/// The lock was lost: `run` stopped the child because renewal could not keep a majority;
+/// `release` and `extend` found that the token no longer holds the lock (`EX_SOFTWARE`).
 pub const LOCK_LOST: i32 = 70;
 /// The operating system refused something redlock needs: a thread, a pipe, a signal handler
 /// (`EX_OSERR`).

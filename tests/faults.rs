@@ -51,13 +51,27 @@ fn a_paused_minority_costs_at_most_one_node_timeout_and_still_gets_the_release()
     // decided at quorum cost less than one.
     assert!(elapsed < node_timeout, "took {elapsed:?}");
 
-    // The paused masters were sent SET and then the release on the same connection: once
-    // resumed they run both, in that order, and end up without the key.
+    // The paused masters were sent the acquire and then the release on the same connection:
+    // once resumed they run both, in that order (the lock and holder keys are SET, then
+    // DELeted), and end up without the key.
     cluster.server(3).resume();
     cluster.server(4).resume();
+    for i in [3, 4] {
+        let server = &cluster.servers[i];
+        assert!(
+            eventually(Duration::from_secs(5), || server.command_calls("del") == 2),
+            "master {i} never ran the release: SET {} DEL {}",
+            server.command_calls("set"),
+            server.command_calls("del")
+        );
+        assert_eq!(
+            server.command_calls("set"),
+            2,
+            "master {i} never ran the acquire"
+        );
+    }
     assert!(
-        eventually(Duration::from_secs(5), || cluster
-            .key_gone_everywhere("paused")),
+        cluster.key_gone_everywhere("paused"),
         "a resumed master kept the key: {:?}",
         cluster.values("paused")
     );

@@ -9,8 +9,48 @@ use crate::config::LockSettings;
 use crate::exit::{self, Failure};
 use crate::lock::{
     AcquireError, AttemptFailure, Cancel, Holder, Lock, Master, MasterFailure, Redlock, Released,
+    Verdict,
 };
 use crate::{info, log};
+
+/// The prefix `acquire` puts on the token of a nested (re-entrant) acquisition: `release`
+/// leaves such a lock to the outer holder.
+pub const NESTED_PREFIX: &str = "nested:";
+
+/// If this process inherited a lock on `key` (REDLOCK_KEY and REDLOCK_TOKEN, as `run` and
+/// `acquire --format env` provide) that a majority still holds, its token: the caller is inside
+/// the holder and must re-use the lock, not wait for itself.
+pub fn inherited_lock(client: &Redlock, key: &str, node_timeout: Duration) -> Option<String> {
+    let inherited_key = std::env::var("REDLOCK_KEY").ok()?;
+    let token = std::env::var("REDLOCK_TOKEN").ok()?;
+    let token = token.strip_prefix(NESTED_PREFIX).unwrap_or(&token);
+    if inherited_key != key || token.is_empty() {
+        return None;
+    }
+    let states: Vec<_> = client
+        .inspect(key, node_timeout)
+        .into_iter()
+        .map(|(_, state)| state)
+        .collect();
+    match crate::lock::judge(&states) {
+        Verdict::Held { token: holder, .. } if holder == token => {
+            info!("lock {key:?} is already held by an enclosing redlock: re-using it");
+            Some(token.to_string())
+        }
+        _ => {
+            info!("inherited lock {key:?} is no longer held: taking it afresh");
+            None
+        }
+    }
+}
+
+/// Writes `text` to stdout. A closed pipe (`redlock status | head -1`) is not an error: the
+/// reader has what it wanted.
+pub fn print(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
 
 pub fn open_client(masters: Vec<Master>) -> Result<Arc<Redlock>, Failure> {
     Redlock::new(masters)

@@ -1,14 +1,25 @@
 //! One module per subcommand: glue between settings, the lock engine and the supervisor.
 
+mod acquire;
 mod common;
+mod extend;
+mod release;
+mod renew_while;
 mod run;
+mod status;
 
 use crate::cli::{Cli, Command};
 use crate::exit::Failure;
 
 /// Runs the parsed command line; returns the exit code, or a failure to print.
 pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
+    let global = &cli.global;
     match cli.command {
-        Command::Run(args) => run::run(&cli.global, args),
+        Command::Run(args) => run::run(global, args),
+        Command::Acquire(args) => acquire::acquire(global, args),
+        Command::Release(args) => release::release(global, args),
+        Command::Extend(args) => extend::extend(global, args),
+        Command::Status(args) => status::status(global, args),
+        Command::RenewWhile(args) => renew_while::renew_while(global, args),
     }
 }

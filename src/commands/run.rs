@@ -4,7 +4,7 @@ use crate::cli::{GlobalArgs, RunArgs};
 use crate::config;
 use crate::exit::{self, Failure};
 use crate::lock::{Cancel, Holder};
-use crate::supervise::{self, Ending, Event, signals};
+use crate::supervise::{self, Ending, Event, Lease, signals};
 
 use super::common;
 
@@ -22,8 +22,21 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
         .iter()
         .map(|w| w.to_string_lossy().into_owned())
         .collect();
-    let holder = Holder::this_process(&words);
 
+    let key = &settings.lock.key;
+    let node_timeout = settings.lock.timing.node_timeout;
+    if common::inherited_lock(&client, key, node_timeout).is_some() {
+        let ending = supervise::supervise(
+            &client,
+            Lease::Inherited,
+            &settings.command,
+            settings.supervise,
+            (events, &inbox),
+        );
+        return finish(ending, &words);
+    }
+
+    let holder = Holder::this_process(&words);
     let lock = match common::acquire(&client, &settings.lock, &holder, &cancel, global.quiet) {
         Ok(lock) => lock,
         Err(Some(failure)) => return Err(failure),
@@ -36,9 +49,8 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
                 })
                 .unwrap_or(libc::SIGINT);
             crate::info!(
-                "{} while waiting for lock {:?}: gave up",
-                signals::name(signal),
-                settings.lock.key
+                "{} while waiting for lock {key:?}: gave up",
+                signals::name(signal)
             );
             return Err(Failure::new(exit::killed_by(signal), ""));
         }
@@ -46,12 +58,17 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
 
     let ending = supervise::supervise(
         &client,
-        &lock,
+        Lease::Held(&lock),
         &settings.command,
         settings.supervise,
         (events, &inbox),
     );
     common::report_release(&client, &lock);
+    finish(ending, &words)
+}
+
+/// The exit code for how the command ended.
+fn finish(ending: Ending, words: &[String]) -> Result<i32, Failure> {
     match ending {
         Ending::Exited(exit) => Ok(exit.shell_code()),
         // The loss was reported on stderr when it happened.

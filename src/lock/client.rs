@@ -87,6 +87,14 @@ impl Lock {
         }
     }
 
+    /// Rebuilds a lock whose validity end is known (handed over from the process that took it).
+    pub fn with_validity(key: &str, token: &str, timing: Timing, validity_end: Instant) -> Lock {
+        Lock {
+            validity_end,
+            ..Lock::from_token(key, token, timing)
+        }
+    }
+
     pub fn key(&self) -> &str {
         &self.key
     }

@@ -34,6 +34,28 @@ impl Holder {
         }
     }
 
+    /// A record naming another process of this host (the script that called `acquire`), with
+    /// its command line from /proc.
+    pub fn of_process(pid: u32) -> Holder {
+        let command = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .ok()
+            .map(|raw| {
+                let words: Vec<String> = raw
+                    .split(|b| *b == 0)
+                    .filter(|w| !w.is_empty())
+                    .map(|w| String::from_utf8_lossy(w).into_owned())
+                    .collect();
+                shell_words(&words)
+            })
+            .filter(|c| !c.is_empty())
+            .unwrap_or_else(|| "?".to_string());
+        Holder {
+            pid,
+            command,
+            ..Holder::this_process(&[])
+        }
+    }
+
     pub fn to_json(&self) -> Value {
         json!({
             "host": self.host,

@@ -12,6 +12,9 @@ pub struct Master {
     info: ConnectionInfo,
     /// The URL as shown to users: the password replaced by `***`.
     display: String,
+    /// The URL as given, password included: only ever handed to another redlock process
+    /// through its environment, never printed.
+    url: String,
 }
 
 /// Why a server URL was rejected.
@@ -45,17 +48,21 @@ impl Master {
             return Err(bad("the host is missing".into()));
         }
         let display = display_of(&info);
-        Ok(Master { info, display })
+        Ok(Master {
+            info,
+            display,
+            url: url.to_string(),
+        })
+    }
+
+    /// The URL as given, secrets included. For passing to a child redlock process through
+    /// its environment; never for display.
+    pub fn url_with_secrets(&self) -> &str {
+        &self.url
     }
 
     pub fn connection_info(&self) -> &ConnectionInfo {
         &self.info
-    }
-
-    /// Replaces the connection settings, e.g. to add a password or TLS files from elsewhere.
-    pub fn with_connection_info(info: ConnectionInfo) -> Master {
-        let display = display_of(&info);
-        Master { info, display }
     }
 
     /// What identifies the server process behind this address, for catching the same master

@@ -7,6 +7,7 @@
 //! - [`scripts`]: the Lua each master runs, and the key layout.
 //! - [`master`]: server URLs, redaction, identity.
 //! - [`holder`]: the record of who holds a lock.
+//! - [`verdict`]: who holds a lock, judged from all masters' states.
 
 pub mod client;
 pub mod holder;
@@ -15,6 +16,7 @@ pub mod node;
 pub mod quorum;
 pub mod scripts;
 pub mod transport;
+pub mod verdict;
 
 pub use client::{
     AcquireError, AttemptFailure, Cancel, ExtendError, Lock, MasterFailure, MasterState, Redlock,
@@ -23,3 +25,4 @@ pub use client::{
 pub use holder::Holder;
 pub use master::Master;
 pub use node::NodeError;
+pub use verdict::{Verdict, judge};

@@ -1,26 +1,39 @@
 //! One connection per master, opened on first use and kept for the whole invocation.
 //!
 //! The connection is a redis-rs multiplexed connection: requests are written in the order they
-//! are queued and answered in that order, and a request whose caller stopped waiting (a per-node
-//! timeout) stays in the queue; its reply is read and dropped when it comes. That FIFO is what
-//! keeps a release from overtaking an acquire still in flight on a slow or paused master: both
-//! travel the same connection, so the master runs them in order. For the same reason a
-//! connection is never dropped because a reply is late, only when it is broken.
+//! are queued and answered in that order. Three rules keep that order meaningful:
 //!
-//! Each connection runs over a counted stream (see `transport`), so a caller can tell when
-//! what it queued is actually on the wire.
+//! 1. **Queued in the caller's order.** A request is pushed onto the connection's queue during
+//!    the caller's own poll, so requests reach each master in the order the caller made them.
+//!    That is what keeps a release from overtaking an acquire still pending on a slow or paused
+//!    master: both travel the same connection, and the master runs them in order.
+//! 2. **Never withdrawn.** Once queued, a request stays queued even when the caller stops
+//!    waiting (a round decided without this master, or its deadline passed): a detached task
+//!    takes the reply. redis-rs skips a queued request whose caller is gone, which would make
+//!    "was it sent?" a race; here the answer is always yes.
+//! 3. **One message per request.** The scripts are loaded (SCRIPT LOAD, no reply awaited) as
+//!    the first thing on every new connection, so EVALSHA never needs an EVAL fallback in the
+//!    middle of a request, where a release queued in between could overtake it. The fallback
+//!    stays for the rare SCRIPT FLUSH by an operator.
+//!
+//! A request that is not yet queued (still connecting) when the caller stops waiting is never
+//! sent. A connection is dropped only when broken, never because a reply is late. Each one runs
+//! over a counted stream (see `transport`), so a caller can tell when what it queued is on the
+//! wire.
 
+use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 
 use redis::aio::MultiplexedConnection;
 use redis::{
-    AsyncConnectionConfig, ConnectionAddr, ErrorKind, RedisConnectionInfo, RedisError,
+    AsyncConnectionConfig, ConnectionAddr, ErrorKind, RedisConnectionInfo, RedisError, RedisResult,
     ServerErrorKind, Value,
 };
 use tokio::net::{TcpStream, UnixStream};
 
 use super::master::Master;
-use super::scripts::Lua;
+use super::scripts::{self, Lua};
 use super::transport::{Counted, Flow, Stream};
 
 /// Why one master did not answer usefully.
@@ -49,8 +62,8 @@ impl std::fmt::Display for NodeError {
 
 pub(crate) struct Node {
     pub master: Master,
-    /// Connection settings with the round trip of CLIENT SETINFO removed: without a password or
-    /// database to select, the first command is the first thing sent.
+    /// Connection settings without the CLIENT SETINFO round trip: without a password or a
+    /// database to select, the first request is the first thing sent.
     settings: RedisConnectionInfo,
     slot: Mutex<Slot>,
 }
@@ -101,6 +114,17 @@ impl Node {
                 .map_err(|e| NodeError::Connect(describe(&e)))?;
         tokio::spawn(driver);
         flow.baseline();
+        let connection = Connection {
+            generation: 0,
+            pipeline,
+            flow,
+        };
+        // Before anyone else can use it (rule 3).
+        for script in scripts::all() {
+            let mut load = redis::cmd("SCRIPT");
+            load.arg("LOAD").arg(script.code).set_no_response(true);
+            let _ = connection.send(load).await;
+        }
         let mut slot = self.slot.lock().expect("node slot poisoned");
         // Another thread may have connected meanwhile; keep one connection so that everything
         // sent to this master shares one FIFO.
@@ -108,8 +132,7 @@ impl Node {
             slot.generation += 1;
             slot.connection = Some(Connection {
                 generation: slot.generation,
-                pipeline,
-                flow,
+                ..connection
             });
         }
         Ok(slot.connection.clone().expect("just set"))
@@ -156,24 +179,22 @@ impl Node {
         self.cached().is_none_or(|c| c.flow.is_flushed())
     }
 
-    /// Runs `script` with EVALSHA, falling back to EVAL when the master does not have it cached
-    /// (first use since it started). Must be awaited in the caller's task, never spawned: when
-    /// the caller stops waiting it drops this future, and what was not yet queued is then
-    /// never sent, so requests reach the master in the order the caller made them.
+    /// Runs `script` with EVALSHA (EVAL if the master lost its script cache since we
+    /// connected). Await it in the caller's task; see the module rules for why.
     pub async fn eval(
         &self,
         script: &Lua,
         keys: &[&str],
         args: &[&[u8]],
     ) -> Result<Value, NodeError> {
-        let mut connection = self.connection().await?;
+        let connection = self.connection().await?;
         let mut evalsha = redis::cmd("EVALSHA");
         evalsha.arg(&script.sha).arg(keys.len()).arg(keys).arg(args);
-        let mut result = connection.send(&evalsha).await;
+        let mut result = connection.send(evalsha).await;
         if matches!(&result, Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript)) {
             let mut eval = redis::cmd("EVAL");
             eval.arg(script.code).arg(keys.len()).arg(keys).arg(args);
-            result = connection.send(&eval).await;
+            result = connection.send(eval).await;
         }
         result.map_err(|e| self.failure(connection.generation, &e))
     }
@@ -191,14 +212,30 @@ impl Node {
 }
 
 impl Connection {
-    /// Sends one command, counted in the flow before it is queued; an error reply (which the
-    /// multiplexed connection hands back as a value) becomes an error.
-    async fn send(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<Value> {
+    /// Queues `cmd` now, during the caller's poll (rule 1), and returns its reply; if the caller
+    /// stops waiting, a detached task takes the reply (rule 2). The request is counted in the
+    /// flow before it is queued. An error reply (which the multiplexed connection hands back as
+    /// a value) becomes an error.
+    async fn send(&self, cmd: redis::Cmd) -> RedisResult<Value> {
         self.flow.queue(cmd.get_packed_command().len());
-        self.pipeline
-            .send_packed_command(cmd)
-            .await
-            .and_then(Value::extract_error)
+        let mut pipeline = self.pipeline.clone();
+        let mut request = Box::pin(async move { pipeline.send_packed_command(&cmd).await });
+        let first = std::future::poll_fn(|cx| Poll::Ready(request.as_mut().poll(cx))).await;
+        let result = match first {
+            Poll::Ready(result) => result,
+            Poll::Pending => {
+                let (reply, answer) = tokio::sync::oneshot::channel();
+                tokio::spawn(async move {
+                    let _ = reply.send(request.await);
+                });
+                answer.await.unwrap_or_else(|_| {
+                    Err(redis::RedisError::from(std::io::Error::from(
+                        std::io::ErrorKind::BrokenPipe,
+                    )))
+                })
+            }
+        };
+        result.and_then(Value::extract_error)
     }
 }
 

@@ -85,6 +85,11 @@ return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET
     )
 });
 
+/// Every script, loaded on each new connection before anything else is sent on it.
+pub fn all() -> [&'static Lua; 4] {
+    [&ACQUIRE, &EXTEND, &RELEASE, &INSPECT]
+}
+
 /// The key that holds the holder record of lock `key`.
 pub fn holder_key(key: &str) -> String {
     format!("redlock:holder:{key}")

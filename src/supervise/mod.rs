@@ -16,6 +16,7 @@ pub mod child;
 pub mod guard;
 pub mod renew;
 pub mod signals;
+pub mod watch;
 
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -36,6 +37,8 @@ pub enum Event {
     ChildExited,
     /// News from the renewal thread.
     Renewal(Renewal),
+    /// The process watched by `acquire --renew-while` exited.
+    WatchedExited,
 }
 
 /// The supervisor's channel. Create it (and install the signal handlers on it) before taking
@@ -104,28 +107,50 @@ enum Stop {
     Killed { reason: LossReason },
 }
 
-/// Runs `command` while keeping `lock` alive, and returns how it ended. Releasing the lock is
-/// the caller's: it happens on every path, including when this returns `NotStarted`.
+/// The lock a supervised command runs under.
+#[derive(Clone, Copy, Debug)]
+pub enum Lease<'a> {
+    /// Taken by this redlock: renewed here, and the command is stopped if it is lost.
+    Held(&'a Lock),
+    /// Held by an enclosing redlock (re-entrance): that one renews it, and stops its whole
+    /// process group, this redlock included, if it is lost. The command inherits REDLOCK_*.
+    Inherited,
+}
+
+impl<'a> Lease<'a> {
+    fn held(self) -> Option<&'a Lock> {
+        match self {
+            Lease::Held(lock) => Some(lock),
+            Lease::Inherited => None,
+        }
+    }
+}
+
+/// Runs `command` under `lease`, and returns how it ended. Releasing a held lock is the
+/// caller's: it happens on every path, including when this returns `NotStarted`.
 pub fn supervise(
     client: &Arc<Redlock>,
-    lock: &Lock,
+    lease: Lease<'_>,
     command: &[OsString],
     options: Options,
     (events, inbox): (Sender<Event>, &Receiver<Event>),
 ) -> Ending {
-    let env = [
-        ("REDLOCK_KEY", lock.key().to_string()),
-        ("REDLOCK_TOKEN", lock.token().to_string()),
-        (
-            "REDLOCK_VALIDITY_MS",
-            lock.validity().as_millis().to_string(),
-        ),
-    ];
-    let mut child = match child::spawn(command, &env) {
+    let held = lease.held();
+    let env: Vec<(&str, String)> = held.map_or_else(Vec::new, |lock| {
+        vec![
+            ("REDLOCK_KEY", lock.key().to_string()),
+            ("REDLOCK_TOKEN", lock.token().to_string()),
+            (
+                "REDLOCK_VALIDITY_MS",
+                lock.validity().as_millis().to_string(),
+            ),
+        ]
+    });
+    let child = match child::spawn(command, &env) {
         Ok(child) => child,
         Err(error) => return Ending::NotStarted(error),
     };
-    info!("started pid {} under lock {:?}", child.pid(), lock.key());
+    info!("started pid {}", child.pid());
     let guard = match guard::Guard::start(child.pid()) {
         Ok(guard) => Some(guard),
         Err(error) => {
@@ -140,32 +165,40 @@ pub fn supervise(
     if let Err(error) = child.watch_exit(events.clone()) {
         // Without the watcher the exit would go unnoticed: do not leave the child unguarded.
         let _ = child.signal_group(libc::SIGKILL);
-        if let Some(guard) = guard {
-            guard.dismiss();
-        }
-        let _ = child.reap();
+        finish(child, guard, None, Stop::NotNeeded);
         return Ending::NotStarted(error);
     }
-    let renewer = Renewer::start(
-        Arc::clone(client),
-        lock.clone(),
-        options.renew_every,
-        events,
-    );
-    let renewer = match renewer {
-        Ok(renewer) => Some(renewer),
-        Err(error) => {
-            // No renewal: the deadline below stops the child before the validity ends.
+    let renewer = held.and_then(|lock| {
+        Renewer::start(
+            Arc::clone(client),
+            lock.clone(),
+            options.renew_every,
+            events,
+        )
+        .inspect_err(|error| {
+            // No renewal: the deadline stops the child before the validity ends.
             log::line(format_args!("cannot start the renewal thread: {error}"));
-            None
-        }
-    };
+        })
+        .ok()
+    });
+    let stop = wait_for_exit(&child, held, options, inbox);
+    finish(child, guard, renewer, stop)
+}
 
-    let mut validity_end = lock.validity_end();
+/// The event loop: forwards signals, follows renewals, and stops the child when the lock is
+/// lost, until the child exits. Returns where the stop sequence stood.
+fn wait_for_exit(
+    child: &child::Child,
+    held: Option<&Lock>,
+    options: Options,
+    inbox: &Receiver<Event>,
+) -> Stop {
+    let key = held.map_or("", Lock::key);
+    let mut validity_end = held.map(Lock::validity_end);
     let mut stop = Stop::NotNeeded;
     loop {
         let deadline = match &stop {
-            Stop::NotNeeded => Some(term_deadline(validity_end, options)),
+            Stop::NotNeeded => validity_end.map(|end| term_deadline(end, options)),
             Stop::Terminating { kill_at, .. } => Some(*kill_at),
             Stop::Killed { .. } => None,
         };
@@ -174,36 +207,37 @@ pub fn supervise(
             None => inbox.recv().map_err(|_| RecvTimeoutError::Disconnected),
         };
         match event {
-            Ok(Event::ChildExited) | Err(RecvTimeoutError::Disconnected) => break,
+            Ok(Event::ChildExited) | Err(RecvTimeoutError::Disconnected) => return stop,
+            Ok(Event::WatchedExited) => {}
             Ok(Event::Signal(signal)) => {
                 info!("forwarding {} to the command", signals::name(signal));
                 let _ = child.signal_group(signal);
             }
             Ok(Event::Renewal(Renewal::Extended(until))) => {
                 if matches!(stop, Stop::NotNeeded) {
-                    validity_end = until;
+                    validity_end = Some(until);
                 }
-                crate::debug!("renewed {:?}", lock.key());
+                crate::debug!("renewed {key:?}");
             }
             Ok(Event::Renewal(Renewal::Unconfirmed(failures))) => {
                 let why: Vec<String> = failures.iter().map(ToString::to_string).collect();
                 info!(
-                    "renewal of {:?} not confirmed by a majority ({}); retrying",
-                    lock.key(),
+                    "renewal of {key:?} not confirmed by a majority ({}); retrying",
                     why.join(", ")
                 );
             }
             Ok(Event::Renewal(Renewal::Lost(reason))) => {
-                if matches!(stop, Stop::NotNeeded) {
-                    stop = begin_stop(&child, lock, reason, validity_end, options);
+                if let (Stop::NotNeeded, Some(end)) = (&stop, validity_end) {
+                    stop = begin_stop(child, key, reason, end, options);
                 }
             }
             Err(RecvTimeoutError::Timeout) => {
-                stop = match stop {
-                    Stop::NotNeeded => {
-                        begin_stop(&child, lock, LossReason::Expired, validity_end, options)
+                stop = match (stop, validity_end) {
+                    (Stop::NotNeeded, Some(end)) => {
+                        begin_stop(child, key, LossReason::Expired, end, options)
                     }
-                    Stop::Terminating { reason, .. } | Stop::Killed { reason } => {
+                    (Stop::NotNeeded, None) => Stop::NotNeeded,
+                    (Stop::Terminating { reason, .. } | Stop::Killed { reason }, _) => {
                         log::line(format_args!(
                             "the command did not stop after SIGTERM: sending SIGKILL"
                         ));
@@ -214,7 +248,16 @@ pub fn supervise(
             }
         }
     }
+}
 
+/// After the child exited: makes sure nothing of its group outlives a lost lock, stops the
+/// helpers, and reaps it.
+fn finish(
+    mut child: child::Child,
+    guard: Option<guard::Guard>,
+    renewer: Option<Renewer>,
+    stop: Stop,
+) -> Ending {
     let lost = match stop {
         Stop::NotNeeded => None,
         Stop::Terminating { reason, .. } | Stop::Killed { reason } => {
@@ -232,13 +275,10 @@ pub fn supervise(
     if let Some(guard) = guard {
         guard.dismiss();
     }
-    let exit = match child.reap() {
-        Ok(exit) => exit,
-        Err(error) => {
-            log::line(format_args!("cannot reap the command: {error}"));
-            Exit::Code(crate::exit::OS_ERROR)
-        }
-    };
+    let exit = child.reap().unwrap_or_else(|error| {
+        log::line(format_args!("cannot reap the command: {error}"));
+        Exit::Code(crate::exit::OS_ERROR)
+    });
     match lost {
         Some(reason) => Ending::LockLost {
             reason,
@@ -263,7 +303,7 @@ fn kill_deadline(validity_end: Instant, options: Options) -> Instant {
 
 fn begin_stop(
     child: &child::Child,
-    lock: &Lock,
+    key: &str,
     reason: LossReason,
     validity_end: Instant,
     options: Options,
@@ -271,8 +311,7 @@ fn begin_stop(
     let now = Instant::now();
     let kill_at = (now + options.kill_after).min(kill_deadline(validity_end, options));
     log::line(format_args!(
-        "lost the lock {:?}: {reason}; stopping the command (SIGTERM now, SIGKILL in {})",
-        lock.key(),
+        "lost the lock {key:?}: {reason}; stopping the command (SIGTERM now, SIGKILL in {})",
         humantime::format_duration(round_ms(kill_at.saturating_duration_since(now)))
     ));
     let _ = child.signal_group(libc::SIGTERM);

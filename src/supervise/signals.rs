@@ -43,10 +43,12 @@ pub fn install(events: Sender<Event>, cancel: Cancel) -> std::io::Result<()> {
         .name("redlock-signals".into())
         .spawn(move || {
             for signal in signals.forever() {
+                // Queue the event before waking the wait: whoever is woken looks for it.
+                let delivered = events.send(Event::Signal(signal)).is_ok();
                 if is_terminating(signal) {
                     cancel.cancel();
                 }
-                if events.send(Event::Signal(signal)).is_err() {
+                if !delivered {
                     return;
                 }
             }

@@ -231,6 +231,20 @@ impl Server {
             .expect("DEL");
     }
 
+    /// How many times the server ran `command` (from INFO commandstats), including calls made
+    /// from Lua scripts.
+    pub fn command_calls(&self, command: &str) -> u64 {
+        let info: String = redis::cmd("INFO")
+            .arg("commandstats")
+            .query(&mut self.connection())
+            .expect("INFO");
+        let prefix = format!("cmdstat_{}:calls=", command.to_lowercase());
+        info.lines()
+            .find_map(|line| line.strip_prefix(&prefix))
+            .and_then(|rest| rest.split(',').next())
+            .map_or(0, |calls| calls.parse().expect("calls"))
+    }
+
     pub fn keys(&self) -> Vec<String> {
         redis::cmd("KEYS")
             .arg("*")

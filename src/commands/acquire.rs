@@ -1,0 +1,163 @@
+//! `redlock acquire`: take the lock, print its token, optionally leave a renewer behind.
+
+use std::process::{Command, Stdio};
+
+use serde_json::json;
+
+use crate::cli::{AcquireArgs, Format, GlobalArgs};
+use crate::config;
+use crate::exit::{self, Failure};
+use crate::lock::{Cancel, Holder, Lock, Master};
+use crate::supervise::{self, Event, signals, watch};
+
+use super::common::{self, NESTED_PREFIX};
+
+pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
+    let settings = config::acquire_settings(args)?;
+    let masters = config::masters(&global.servers)?;
+    let (events, inbox) = supervise::channel();
+    let cancel = Cancel::default();
+    signals::install(events, cancel.clone())
+        .map_err(|e| Failure::os(format!("cannot install signal handlers: {e}")))?;
+    let client = common::open_client(masters.clone())?;
+    let key = &settings.lock.key;
+
+    if let Some(token) = common::inherited_lock(&client, key, settings.lock.timing.node_timeout) {
+        let nested = format!("{NESTED_PREFIX}{token}");
+        common::print(&render(settings.format, key, &nested, None, None));
+        return Ok(exit::OK);
+    }
+
+    // The holder is the script that asked for the lock, not this short-lived process.
+    // SAFETY: getppid cannot fail.
+    let parent = unsafe { libc::getppid() };
+    let holder_pid = settings.renew_while.unwrap_or(parent);
+    let holder = Holder::of_process(holder_pid.unsigned_abs());
+    let lock = match common::acquire(&client, &settings.lock, &holder, &cancel, global.quiet) {
+        Ok(lock) => lock,
+        Err(Some(failure)) => return Err(failure),
+        Err(None) => {
+            let signal = inbox
+                .try_iter()
+                .find_map(|e| match e {
+                    Event::Signal(s) if signals::is_terminating(s) => Some(s),
+                    _ => None,
+                })
+                .unwrap_or(libc::SIGINT);
+            return Err(Failure::new(exit::killed_by(signal), ""));
+        }
+    };
+    if let Some(pid) = settings.renew_while
+        && let Err(error) = spawn_renewer(&masters, &lock, pid)
+    {
+        common::report_release(&client, &lock);
+        return Err(Failure::os(format!(
+            "cannot start the renewer for --renew-while: {error}; the lock was released"
+        )));
+    }
+    common::print(&render(
+        settings.format,
+        key,
+        lock.token(),
+        Some(&lock),
+        Some(&holder),
+    ));
+    Ok(exit::OK)
+}
+
+/// The lock as `--format` asks.
+fn render(
+    format: Format,
+    key: &str,
+    token: &str,
+    lock: Option<&Lock>,
+    holder: Option<&Holder>,
+) -> String {
+    let validity_ms = lock.map(|l| l.validity().as_millis() as u64);
+    match format {
+        Format::Plain => format!("{token}\n"),
+        Format::Env => {
+            let mut out = format!(
+                "export REDLOCK_KEY={}\nexport REDLOCK_TOKEN={}\n",
+                quote(key),
+                quote(token)
+            );
+            if let Some(ms) = validity_ms {
+                out.push_str(&format!("export REDLOCK_VALIDITY_MS={ms}\n"));
+            }
+            out
+        }
+        Format::Json => {
+            let value = json!({
+                "key": key,
+                "token": token,
+                "nested": token.starts_with(NESTED_PREFIX),
+                "ttl_ms": lock.map(|l| l.timing().ttl.as_millis() as u64),
+                "validity_ms": validity_ms,
+                "holder": holder.map(Holder::to_json),
+            });
+            format!("{value}\n")
+        }
+    }
+}
+
+/// Single-quotes `text` for a POSIX shell.
+fn quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// Starts the detached `redlock __renew-while` that keeps `lock` alive while `pid` lives. The
+/// token and the server URLs (which may carry passwords) travel in its environment, never on
+/// its command line. It gets its own session, so a Ctrl-C meant for the script does not kill
+/// it before it can release. It holds none of the caller's descriptors: a caller that reads
+/// our stdout or stderr to the end (`$(...)`, a CI runner, a test harness) must not wait for
+/// the renewer, which lives as long as the watched process.
+fn spawn_renewer(masters: &[Master], lock: &Lock, pid: i32) -> std::io::Result<()> {
+    let timing = lock.timing();
+    let servers: Vec<&str> = masters.iter().map(Master::url_with_secrets).collect();
+    let mut cmd = Command::new(std::env::current_exe()?);
+    cmd.arg("__renew-while")
+        .arg(format!("--key={}", lock.key()))
+        .arg(format!("--ttl={}ms", timing.ttl.as_millis()))
+        .arg(format!(
+            "--node-timeout={}ms",
+            timing.node_timeout.as_millis()
+        ))
+        .arg(format!("--drift-factor={}", timing.drift_factor))
+        .arg(format!("--pid={pid}"))
+        .arg(format!(
+            "--valid-until-ns={}",
+            watch::instant_to_monotonic_ns(lock.validity_end())
+        ))
+        .env("REDLOCK_SERVERS", servers.join(","))
+        .env("REDLOCK_TOKEN", lock.token())
+        .env_remove("REDLOCK_KEY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let detach = || {
+        // SAFETY: setsid takes no arguments; it is async-signal-safe.
+        unsafe { libc::setsid() };
+        Ok(())
+    };
+    // SAFETY: the closure only calls setsid, which is async-signal-safe.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(detach);
+    }
+    cmd.spawn().map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_format_quotes_for_eval() {
+        let out = render(Format::Env, "it's", "tok", None, None);
+        assert_eq!(
+            out,
+            "export REDLOCK_KEY='it'\\''s'\nexport REDLOCK_TOKEN='tok'\n"
+        );
+    }
+}

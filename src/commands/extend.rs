@@ -1,0 +1,44 @@
+//! `redlock extend`: give a lock taken with `acquire` a full TTL again.
+
+use crate::cli::{ExtendArgs, GlobalArgs};
+use crate::config;
+use crate::exit::{self, Failure};
+use crate::info;
+use crate::lock::{ExtendError, Lock};
+
+use super::common::{self, NESTED_PREFIX};
+
+pub fn extend(global: &GlobalArgs, args: ExtendArgs) -> Result<i32, Failure> {
+    let settings = config::token_settings(&args.lock, Some(args.ttl))?;
+    let key = &settings.key;
+    // A nested token extends the enclosing holder's lock: harmless, and what the caller means.
+    let token = settings
+        .token
+        .strip_prefix(NESTED_PREFIX)
+        .unwrap_or(&settings.token);
+    let client = common::open_client(config::masters(&global.servers)?)?;
+    let mut lock = Lock::from_token(key, token, settings.timing);
+    match client.extend(&mut lock) {
+        Ok(()) => {
+            info!(
+                "extended {key:?} by {}",
+                humantime::format_duration(settings.timing.ttl)
+            );
+            Ok(exit::OK)
+        }
+        Err(ExtendError::Gone) => Err(Failure::new(
+            exit::LOCK_LOST,
+            format!(
+                "lock {key:?} is not held by this token any more (it expired or was released): \
+                 it was not re-created; take it again with `redlock acquire`"
+            ),
+        )),
+        Err(ExtendError::Unconfirmed { failures }) => Err(Failure::new(
+            exit::UNAVAILABLE,
+            format!(
+                "cannot confirm the extension of lock {key:?} on a majority of masters: {}",
+                common::list(&failures)
+            ),
+        )),
+    }
+}

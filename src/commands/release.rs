@@ -1,0 +1,41 @@
+//! `redlock release`: give back a lock taken with `acquire`.
+
+use crate::cli::{GlobalArgs, TokenArgs};
+use crate::config;
+use crate::exit::{self, Failure};
+use crate::info;
+use crate::lock::{Lock, Released};
+
+use super::common::{self, NESTED_PREFIX};
+
+pub fn release(global: &GlobalArgs, args: TokenArgs) -> Result<i32, Failure> {
+    let settings = config::token_settings(&args, None)?;
+    let key = &settings.key;
+    if settings.token.starts_with(NESTED_PREFIX) {
+        info!("lock {key:?} was taken by an enclosing holder: left for it to release");
+        return Ok(exit::OK);
+    }
+    let client = common::open_client(config::masters(&global.servers)?)?;
+    let lock = Lock::from_token(key, &settings.token, settings.timing);
+    match client.release(&lock) {
+        Released::Yes => {
+            info!("released {key:?}");
+            Ok(exit::OK)
+        }
+        Released::NotHeld => Err(Failure::new(
+            exit::LOCK_LOST,
+            format!(
+                "lock {key:?} is not held by this token (it expired or was released, or someone \
+                 else holds it now): nothing was deleted"
+            ),
+        )),
+        Released::Unknown { failures } => Err(Failure::new(
+            exit::UNAVAILABLE,
+            format!(
+                "cannot reach a majority of masters to release lock {key:?}: {}; it expires by \
+                 itself within its TTL",
+                common::list(&failures)
+            ),
+        )),
+    }
+}

@@ -1,0 +1,46 @@
+//! `redlock __renew-while` (hidden): the detached renewer left by `acquire --renew-while`.
+
+use std::time::Duration;
+
+use crate::cli::{GlobalArgs, RenewWhileArgs};
+use crate::config;
+use crate::exit::{self, Failure};
+use crate::lock::{Cancel, Lock, Timing};
+use crate::supervise::renew::LossReason;
+use crate::supervise::watch::{self, WatchEnd};
+use crate::supervise::{self, signals};
+use crate::{info, log};
+
+use super::common;
+
+pub fn renew_while(global: &GlobalArgs, args: RenewWhileArgs) -> Result<i32, Failure> {
+    let token = std::env::var("REDLOCK_TOKEN")
+        .map_err(|_| Failure::usage("__renew-while is internal: it needs REDLOCK_TOKEN"))?;
+    let masters = config::masters(&global.servers)?;
+    let (events, inbox) = supervise::channel();
+    signals::install(events.clone(), Cancel::default())
+        .map_err(|e| Failure::os(format!("cannot install signal handlers: {e}")))?;
+    let client = common::open_client(masters)?;
+    let timing = Timing {
+        ttl: args.ttl,
+        node_timeout: args.node_timeout,
+        drift_factor: args.drift_factor,
+    };
+    let validity_end = watch::monotonic_ns_to_instant(args.valid_until_ns);
+    let lock = Lock::with_validity(&args.key, &token, timing, validity_end);
+    let every: Duration = args.ttl / 3;
+    match watch::renew_while(&client, lock.clone(), args.pid, every, (events, &inbox)) {
+        WatchEnd::WatchedExited | WatchEnd::Signalled(_) => {
+            common::report_release(&client, &lock);
+        }
+        // Most often `redlock release` was called: the script gave the lock back.
+        WatchEnd::Lost(LossReason::Refused) => {
+            info!("lock {:?} is no longer held: renewer done", args.key);
+        }
+        WatchEnd::Lost(LossReason::Expired) => log::line(format_args!(
+            "lock {:?} renewed for pid {} expired: no renewal reached a majority of masters in time",
+            args.key, args.pid
+        )),
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,173 @@
+//! `redlock status`: who holds a lock, master by master, and the verdict.
+//!
+//! The JSON shape is part of the interface (documented in README.md):
+//!
+//! ```json
+//! {"key": "deploy", "verdict": "held", "quorum": 2, "token": "…", "expires_in_ms": 28000,
+//!  "holder": {"host": "ci-3", "pid": 4412, "user": "ci", "command": "make deploy",
+//!             "since_ms": 1763700000000},
+//!  "masters": [{"server": "redis://r1:6379", "reachable": true, "held": true, "token": "…",
+//!               "ttl_ms": 28100, "holder": {…}, "error": null}, …]}
+//! ```
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::cli::{GlobalArgs, StatusArgs};
+use crate::config;
+use crate::exit::{self, Failure};
+use crate::lock::{Holder, Master, MasterState, Verdict, judge};
+
+use super::common;
+
+pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
+    if args.key.is_empty() {
+        return Err(Failure::usage(
+            "--key must not be empty: name the lock, e.g. --key deploy-prod",
+        ));
+    }
+    let node_timeout = args.node_timeout.unwrap_or(config::DEFAULT_NODE_TIMEOUT);
+    if node_timeout.is_zero() {
+        return Err(Failure::usage("--node-timeout must be above zero, e.g. 1s"));
+    }
+    let client = common::open_client(config::masters(&global.servers)?)?;
+    let masters = client.inspect(&args.key, node_timeout);
+    let states: Vec<MasterState> = masters.iter().map(|(_, s)| s.clone()).collect();
+    let verdict = judge(&states);
+    let text = if args.json {
+        format!(
+            "{}\n",
+            to_json(&args.key, client.quorum(), &verdict, &masters)
+        )
+    } else {
+        to_text(&args.key, &verdict, &masters)
+    };
+    common::print(&text);
+    match verdict {
+        Verdict::Held { .. } => Ok(exit::OK),
+        Verdict::Free => Ok(exit::STATUS_FREE),
+        Verdict::Split => Ok(exit::STATUS_SPLIT),
+        Verdict::Unknown => Err(Failure::new(
+            exit::UNAVAILABLE,
+            format!(
+                "cannot tell who holds lock {:?}: too many masters are unreachable",
+                args.key
+            ),
+        )),
+    }
+}
+
+fn verdict_name(verdict: &Verdict) -> &'static str {
+    match verdict {
+        Verdict::Held { .. } => "held",
+        Verdict::Free => "free",
+        Verdict::Split => "split",
+        Verdict::Unknown => "unknown",
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn to_json(
+    key: &str,
+    quorum: usize,
+    verdict: &Verdict,
+    masters: &[(Master, MasterState)],
+) -> Value {
+    let (token, holder, expires_in) = match verdict {
+        Verdict::Held {
+            token,
+            holder,
+            expires_in,
+            ..
+        } => (Some(token.as_str()), holder.as_ref(), *expires_in),
+        _ => (None, None, None),
+    };
+    let masters: Vec<Value> = masters
+        .iter()
+        .map(|(master, state)| match state {
+            MasterState::Free => json!({
+                "server": master.to_string(), "reachable": true, "held": false,
+                "token": null, "ttl_ms": null, "holder": null, "error": null,
+            }),
+            MasterState::Held { token, ttl, holder } => json!({
+                "server": master.to_string(), "reachable": true, "held": true,
+                "token": token, "ttl_ms": ttl.map(ms), "holder": holder.as_ref().map(Holder::to_json),
+                "error": null,
+            }),
+            MasterState::Unreachable(error) => json!({
+                "server": master.to_string(), "reachable": false, "held": null,
+                "token": null, "ttl_ms": null, "holder": null, "error": error.to_string(),
+            }),
+        })
+        .collect();
+    json!({
+        "key": key,
+        "verdict": verdict_name(verdict),
+        "quorum": quorum,
+        "token": token,
+        "expires_in_ms": expires_in.map(ms),
+        "holder": holder.map(Holder::to_json),
+        "masters": masters,
+    })
+}
+
+fn to_text(key: &str, verdict: &Verdict, masters: &[(Master, MasterState)]) -> String {
+    let total = masters.len();
+    let mut out = match verdict {
+        Verdict::Held {
+            holder,
+            expires_in,
+            masters: holding,
+            ..
+        } => {
+            let who = holder
+                .as_ref()
+                .map_or_else(|| "another client".to_string(), Holder::describe);
+            let expiry = expires_in
+                .map(|t| format!(", expires in {} unless renewed", round(t)))
+                .unwrap_or_default();
+            format!("lock {key:?} is held by {who}{expiry} ({holding} of {total} masters)\n")
+        }
+        Verdict::Free => format!("lock {key:?} is free\n"),
+        Verdict::Split => format!(
+            "lock {key:?} is split: no majority of the {total} masters holds it or is free \
+             (contenders racing, or a master restarted)\n"
+        ),
+        Verdict::Unknown => {
+            format!("lock {key:?} is unknown: too many of the {total} masters are unreachable\n")
+        }
+    };
+    let width = masters
+        .iter()
+        .map(|(m, _)| m.to_string().len())
+        .max()
+        .unwrap_or(0);
+    for (master, state) in masters {
+        let line = match state {
+            MasterState::Free => "free".to_string(),
+            MasterState::Held { token, ttl, .. } => {
+                let ttl = ttl.map_or_else(|| "no TTL".to_string(), |t| format!("ttl {}", round(t)));
+                let short: String = token.chars().take(8).collect();
+                format!("held  {ttl}  token {short}…")
+            }
+            MasterState::Unreachable(error) => format!("unreachable: {error}"),
+        };
+        let _ = writeln!(out, "  {:width$}  {line}", master.to_string());
+    }
+    out
+}
+
+/// A TTL for display: whole seconds above 10 s, milliseconds below.
+fn round(d: Duration) -> humantime::FormattedDuration {
+    let rounded = if d >= Duration::from_secs(10) {
+        Duration::from_secs(d.as_secs())
+    } else {
+        Duration::from_millis(ms(d))
+    };
+    humantime::format_duration(rounded)
+}

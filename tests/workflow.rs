@@ -1,0 +1,439 @@
+//! The shell workflow against real masters: acquire / extend / release in separate processes,
+//! --renew-while, the holder record, status, re-entrance, and who-is-in-the-way messages.
+
+mod common;
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Cluster, describe, eventually, wait_for_file};
+use serde_json::Value;
+
+fn redlock(cluster: &Cluster, args: &[&str]) -> Output {
+    cluster.redlock().args(args).output().expect("run redlock")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+fn acquire(cluster: &Cluster, key: &str, ttl: &str) -> String {
+    let output = redlock(cluster, &["acquire", "--key", key, "--ttl", ttl]);
+    assert!(output.status.success(), "{}", describe(&output));
+    let token = stdout(&output);
+    assert_eq!(token.len(), 32, "{token}");
+    token
+}
+
+fn status_json(cluster: &Cluster, key: &str) -> (Option<i32>, Value) {
+    let output = redlock(cluster, &["status", "--key", key, "--json"]);
+    let json = serde_json::from_str(&stdout(&output))
+        .unwrap_or_else(|e| panic!("status --json is not JSON ({e}): {}", describe(&output)));
+    (output.status.code(), json)
+}
+
+#[test]
+fn acquire_in_one_process_and_release_in_another() {
+    let cluster = Cluster::start(3);
+    let token = acquire(&cluster, "deploy", "30s");
+    assert!(cluster.holding("deploy", &token) >= 2);
+    // The lock outlives the process that took it, with its TTL.
+    for server in &cluster.servers {
+        let pttl = server.pttl("deploy");
+        assert!(
+            pttl == -2 || (pttl > 29_000 && pttl <= 30_000),
+            "PTTL {pttl}"
+        );
+    }
+    let output = redlock(&cluster, &["release", "--key", "deploy", "--token", &token]);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert!(cluster.key_gone_everywhere("deploy"));
+    assert!(cluster.key_gone_everywhere("redlock:holder:deploy"));
+}
+
+#[test]
+fn release_with_a_wrong_or_expired_token_leaves_the_other_holders_lock_intact() {
+    let cluster = Cluster::start(3);
+    // Wrong token.
+    let token = acquire(&cluster, "mine", "30s");
+    let output = redlock(
+        &cluster,
+        &["release", "--key", "mine", "--token", "not-the-token"],
+    );
+    assert_eq!(output.status.code(), Some(70), "{}", describe(&output));
+    assert_eq!(String::from_utf8_lossy(&output.stderr).lines().count(), 1);
+    assert!(
+        cluster.holding("mine", &token) >= 2,
+        "someone else's lock was touched"
+    );
+
+    // Expired token: the lock expired and someone else took it since.
+    let stale = acquire(&cluster, "short", "300ms");
+    std::thread::sleep(Duration::from_millis(500));
+    let fresh = acquire(&cluster, "short", "30s");
+    let output = redlock(&cluster, &["release", "--key", "short", "--token", &stale]);
+    assert_eq!(output.status.code(), Some(70), "{}", describe(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not held by this token"));
+    assert!(
+        cluster.holding("short", &fresh) >= 2,
+        "the new holder's lock was deleted"
+    );
+    // Extending with the stale token does not touch it either.
+    let output = redlock(&cluster, &["extend", "--key", "short", "--token", &stale]);
+    assert_eq!(output.status.code(), Some(70), "{}", describe(&output));
+    assert!(cluster.holding("short", &fresh) >= 2);
+}
+
+#[test]
+fn extend_renews_by_quorum_and_never_recreates_a_lock() {
+    let cluster = Cluster::start(3);
+    let token = acquire(&cluster, "ext", "1s");
+    let output = redlock(
+        &cluster,
+        &["extend", "--key", "ext", "--token", &token, "--ttl", "20s"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    // A majority at least (the acquire does not wait for the last master) has it extended,
+    // and the holder record lives exactly as long.
+    let extended = cluster
+        .servers
+        .iter()
+        .filter(|s| s.pttl("ext") > 15_000 && s.pttl("redlock:holder:ext") > 15_000)
+        .count();
+    assert!(extended >= 2, "extended on {extended} masters");
+    // Tokens come from the environment as well (after eval of --format env).
+    let output = cluster
+        .redlock()
+        .args(["release"])
+        .env("REDLOCK_KEY", "ext")
+        .env("REDLOCK_TOKEN", &token)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let output = redlock(&cluster, &["extend", "--key", "ext", "--token", &token]);
+    assert_eq!(output.status.code(), Some(70), "{}", describe(&output));
+    assert!(
+        cluster.key_gone_everywhere("ext"),
+        "extend re-created a released lock"
+    );
+
+    // A majority down: 69, naming the masters.
+    let mut cluster = cluster;
+    let token = acquire(&cluster, "ext2", "30s");
+    cluster.server(0).kill();
+    cluster.server(1).kill();
+    let output = redlock(&cluster, &["extend", "--key", "ext2", "--token", &token]);
+    assert_eq!(output.status.code(), Some(69), "{}", describe(&output));
+}
+
+#[test]
+fn env_and_json_formats() {
+    let cluster = Cluster::start(3);
+    let script = format!(
+        "eval \"$({} acquire --key fmt --ttl 30s --format env)\" && echo \"$REDLOCK_KEY $REDLOCK_TOKEN $REDLOCK_VALIDITY_MS\" && {} release",
+        env!("CARGO_BIN_EXE_redlock"),
+        env!("CARGO_BIN_EXE_redlock")
+    );
+    let output = Command::new("sh")
+        .args(["-c", &script])
+        .env("REDLOCK_SERVERS", cluster.servers_env())
+        .env_remove("REDLOCK_KEY")
+        .env_remove("REDLOCK_TOKEN")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let out = stdout(&output);
+    let fields: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(fields[0], "fmt");
+    assert_eq!(fields[1].len(), 32);
+    assert!(fields[2].parse::<u64>().unwrap() > 29_000);
+    assert!(cluster.key_gone_everywhere("fmt"));
+
+    let output = redlock(
+        &cluster,
+        &[
+            "acquire", "--key", "fmt", "--ttl", "30s", "--format", "json",
+        ],
+    );
+    assert!(output.status.success(), "{}", describe(&output));
+    let json: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(json["key"], "fmt");
+    assert_eq!(json["token"].as_str().unwrap().len(), 32);
+    assert_eq!(json["ttl_ms"], 30_000);
+    assert!(json["validity_ms"].as_u64().unwrap() > 29_000);
+    assert_eq!(json["nested"], false);
+    assert!(json["holder"]["host"].is_string());
+    assert!(json["holder"]["pid"].is_u64());
+}
+
+#[test]
+fn the_holder_record_names_the_script_and_goes_with_the_lock() {
+    let cluster = Cluster::start(3);
+    let output = Command::new("sh")
+        .args([
+            "-c",
+            &format!(
+                "{} acquire --key who --ttl 30s; echo $$",
+                env!("CARGO_BIN_EXE_redlock")
+            ),
+        ])
+        .env("REDLOCK_SERVERS", cluster.servers_env())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let out = stdout(&output);
+    let mut lines = out.lines();
+    let token = lines.next().unwrap().to_string();
+    let shell_pid: u64 = lines.next().unwrap().parse().unwrap();
+    let holding: Vec<_> = cluster
+        .servers
+        .iter()
+        .filter(|s| s.get("who").is_some())
+        .collect();
+    assert!(holding.len() >= 2);
+    for server in holding {
+        let record: Value =
+            serde_json::from_str(&server.get("redlock:holder:who").expect("no holder record"))
+                .unwrap();
+        assert_eq!(record["pid"], shell_pid, "the holder is the calling script");
+        assert!(
+            record["command"].as_str().unwrap().starts_with("sh -c"),
+            "{record}"
+        );
+        assert!(!record["user"].as_str().unwrap().is_empty());
+        assert!(!record["host"].as_str().unwrap().is_empty());
+        assert!(record["since_ms"].as_u64().unwrap() > 1_700_000_000_000);
+        // The lock's value stays the bare token, so other Redlock clients can contend.
+        assert_eq!(server.get("who").as_deref(), Some(token.as_str()));
+    }
+    let output = redlock(&cluster, &["acquire", "--key", "who"]);
+    assert_eq!(output.status.code(), Some(75));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(&format!("pid {shell_pid}")), "{stderr}");
+    assert!(stderr.contains("sh -c"), "{stderr}");
+}
+
+#[test]
+fn renew_while_keeps_the_lock_for_several_ttls_and_releases_it_when_the_process_exits() {
+    let cluster = Cluster::start(3);
+    let mut watched = Command::new("sleep").arg("3").spawn().unwrap();
+    let pid = watched.id().to_string();
+    let output = redlock(
+        &cluster,
+        &[
+            "acquire",
+            "--key",
+            "rw",
+            "--ttl",
+            "1s",
+            "--renew-while",
+            &pid,
+        ],
+    );
+    assert!(output.status.success(), "{}", describe(&output));
+    let token = stdout(&output);
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(2500) {
+        assert!(
+            cluster.holding("rw", &token) >= 2,
+            "lost after {:?}",
+            start.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    watched.wait().unwrap();
+    assert!(
+        eventually(Duration::from_secs(2), || cluster.key_gone_everywhere("rw")),
+        "not released after the watched process exited"
+    );
+}
+
+#[test]
+fn renew_while_stops_when_the_lock_is_released_by_the_script() {
+    let cluster = Cluster::start(3);
+    let mut watched = Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = watched.id().to_string();
+    let token = stdout(&redlock(
+        &cluster,
+        &[
+            "acquire",
+            "--key",
+            "rw2",
+            "--ttl",
+            "600ms",
+            "--renew-while",
+            &pid,
+        ],
+    ));
+    let output = redlock(&cluster, &["release", "--key", "rw2", "--token", &token]);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    // The renewer finds the lock gone at its next renewal and never re-creates it.
+    let renewer_running = || {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+            std::fs::read(entry.path().join("cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains("--key=rw2"))
+                .unwrap_or(false)
+        })
+    };
+    assert!(eventually(Duration::from_secs(3), || !renewer_running()));
+    assert!(cluster.key_gone_everywhere("rw2"));
+    watched.kill().unwrap();
+    watched.wait().unwrap();
+}
+
+#[test]
+fn renew_while_rejects_a_missing_process() {
+    let cluster = Cluster::start(1);
+    let output = redlock(
+        &cluster,
+        &["acquire", "--key", "k", "--renew-while", "999999999"],
+    );
+    assert_eq!(output.status.code(), Some(64), "{}", describe(&output));
+    assert!(cluster.key_gone_everywhere("k"));
+}
+
+#[test]
+fn status_reports_held_free_split_and_unknown() {
+    let mut cluster = Cluster::start(3);
+    let token = acquire(&cluster, "st", "30s");
+
+    let (code, json) = status_json(&cluster, "st");
+    assert_eq!(code, Some(0));
+    assert_eq!(json["verdict"], "held");
+    assert_eq!(json["key"], "st");
+    assert_eq!(json["quorum"], 2);
+    assert_eq!(json["token"], token.as_str());
+    assert!(json["expires_in_ms"].as_u64().unwrap() > 25_000);
+    assert!(json["holder"]["pid"].is_u64());
+    let masters = json["masters"].as_array().unwrap();
+    assert_eq!(masters.len(), 3);
+    for master in masters {
+        assert_eq!(master["reachable"], true);
+        assert_eq!(master["held"], true);
+        assert_eq!(master["token"], token.as_str());
+        assert!(master["ttl_ms"].as_u64().unwrap() > 25_000);
+        assert!(
+            master["server"]
+                .as_str()
+                .unwrap()
+                .starts_with("redis://127.0.0.1:")
+        );
+    }
+    let text = redlock(&cluster, &["status", "--key", "st"]);
+    assert!(
+        stdout(&text).starts_with("lock \"st\" is held by"),
+        "{}",
+        describe(&text)
+    );
+
+    let (code, json) = status_json(&cluster, "nothing-here");
+    assert_eq!(code, Some(1));
+    assert_eq!(json["verdict"], "free");
+    assert_eq!(json["token"], Value::Null);
+
+    // Split: two different holders and one free master, no majority either way.
+    cluster.servers[0].set("split", "token-a");
+    cluster.servers[1].set("split", "token-b");
+    let (code, json) = status_json(&cluster, "split");
+    assert_eq!(code, Some(2));
+    assert_eq!(json["verdict"], "split");
+    // A key without TTL (set by something else) is shown as such.
+    assert_eq!(json["masters"][0]["ttl_ms"], Value::Null);
+
+    cluster.server(1).kill();
+    cluster.server(2).kill();
+    let (code, json) = status_json(&cluster, "st");
+    assert_eq!(code, Some(69));
+    assert_eq!(json["verdict"], "unknown");
+    assert_eq!(json["masters"][1]["reachable"], false);
+    assert!(
+        json["masters"][1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("connect")
+    );
+}
+
+#[test]
+fn a_nested_run_of_the_same_key_reuses_the_lock_and_does_not_release_it() {
+    let cluster = Cluster::start(3);
+    let bin = env!("CARGO_BIN_EXE_redlock");
+    let script = format!(
+        "{bin} run --key nest -- sh -c 'echo inner $REDLOCK_TOKEN'; \
+         echo outer $REDLOCK_TOKEN; \
+         {bin} status --key nest >/dev/null; echo still-held=$?"
+    );
+    let output = cluster
+        .redlock()
+        .args([
+            "run", "--key", "nest", "--ttl", "10s", "--wait", "0s", "--", "sh", "-c", &script,
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let out = stdout(&output);
+    let lines: Vec<&str> = out.lines().collect();
+    let inner = lines[0].strip_prefix("inner ").unwrap();
+    let outer = lines[1].strip_prefix("outer ").unwrap();
+    assert_eq!(inner, outer, "the inner run must see the same lock");
+    assert_eq!(
+        lines[2], "still-held=0",
+        "the inner run released the outer lock"
+    );
+    assert!(cluster.key_gone_everywhere("nest"));
+}
+
+#[test]
+fn a_nested_acquire_and_release_leave_the_outer_lock_alone() {
+    let cluster = Cluster::start(3);
+    let bin = env!("CARGO_BIN_EXE_redlock");
+    let script = format!(
+        "eval \"$({bin} acquire --key nest2 --format env)\"; echo $REDLOCK_TOKEN; \
+         {bin} release; echo released=$?; \
+         {bin} status --key nest2 >/dev/null; echo still-held=$?"
+    );
+    let output = cluster
+        .redlock()
+        .args(["run", "--key", "nest2", "--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let out = stdout(&output);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("nested:"), "{out}");
+    assert_eq!(lines[1], "released=0");
+    assert_eq!(lines[2], "still-held=0");
+    assert!(cluster.key_gone_everywhere("nest2"));
+}
+
+#[test]
+fn waiting_says_who_is_in_the_way() {
+    let cluster = Cluster::start(3);
+    let dir = tempfile::tempdir().unwrap();
+    let ready = dir.path().join("ready");
+    let mut holder = cluster
+        .redlock()
+        .args(["run", "--key", "queue", "--", "sh", "-c"])
+        .arg(format!("echo go > {}; sleep 1.5", ready.display()))
+        .spawn()
+        .unwrap();
+    wait_for_file(&ready, Duration::from_secs(10));
+    let output = cluster
+        .redlock()
+        .args(["run", "-v", "--key", "queue", "--wait", "20s", "--", "true"])
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let expected = "waiting for lock \"queue\": held by";
+    let line = stderr
+        .lines()
+        .find(|l| l.contains(expected))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(line.contains(&format!("pid {}", holder.id())), "{line}");
+    assert!(holder.wait().unwrap().success());
+    assert!(line.contains("sleep 1.5"), "{line}");
+    // One line per holder, not one per retry.
+    assert_eq!(stderr.matches(expected).count(), 1, "{stderr}");
+}
