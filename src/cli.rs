@@ -2,6 +2,7 @@
 //! checked for syntax here and for meaning in `config.rs`.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
@@ -31,7 +32,7 @@ pub struct Cli {
 }
 
 /// Options every subcommand accepts, before or after its name.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct GlobalArgs {
     /// A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or
     /// redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS
@@ -46,6 +47,40 @@ pub struct GlobalArgs {
     /// Print nothing on stderr when the lock is held elsewhere (the exit code still says so).
     #[arg(short, long, global = true)]
     pub quiet: bool,
+
+    /// Read settings from this TOML file (default: $REDLOCK_CONFIG, else
+    /// ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present).
+    #[arg(long, value_name = "PATH", global = true)]
+    pub config: Option<PathBuf>,
+
+    /// Read the Redis password from the first line of this file (for masters whose URL has
+    /// none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file.
+    #[arg(long, value_name = "PATH", global = true)]
+    pub password_file: Option<PathBuf>,
+
+    /// Trust this CA (PEM) for rediss:// masters instead of the system's trust store.
+    #[arg(long, value_name = "PATH", global = true)]
+    pub tls_ca_cert: Option<PathBuf>,
+
+    /// Present this client certificate (PEM) to rediss:// masters; needs --tls-key.
+    #[arg(long, value_name = "PATH", global = true, requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "PATH", global = true, requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
+    /// How to write diagnostics on stderr: text, or one JSON object per line.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Text, global = true)]
+    pub log_format: LogFormat,
+}
+
+/// The shape of diagnostics on stderr.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -97,6 +132,34 @@ pub enum Command {
     /// either way), 69 when too many masters are unreachable to tell.
     Status(StatusArgs),
 
+    /// Check the masters: reachable, a master and not a replica, version, eviction policy,
+    /// persistence, clock skew, odd N, the same server listed twice.
+    ///
+    /// Exits 0 when nothing is an error (warnings allowed), 1 when something is.
+    Doctor(DoctorArgs),
+
+    /// Show the settings redlock would use, and where each comes from (passwords redacted).
+    Config(ConfigArgs),
+
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = "Install, e.g.:\n  \
+        redlock completions bash > ~/.local/share/bash-completion/completions/redlock\n  \
+        redlock completions zsh > ~/.zfunc/_redlock\n  \
+        redlock completions fish > ~/.config/fish/completions/redlock.fish")]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+
+    /// Print the man page (roff), or the page of one subcommand.
+    #[command(after_help = "Install, e.g.:\n  \
+        redlock man > /usr/local/share/man/man1/redlock.1\n  \
+        redlock man run > /usr/local/share/man/man1/redlock-run.1")]
+    Man {
+        /// The subcommand whose page to print (e.g. run); default: the main page.
+        subcommand: Option<String>,
+    },
+
     /// Internal: the detached renewer started by `acquire --renew-while`.
     #[command(hide = true, name = "__renew-while")]
     RenewWhile(RenewWhileArgs),
@@ -110,9 +173,9 @@ pub struct LockArgs {
     pub key: String,
 
     /// How long the lock lives on each master without renewal, e.g. 30s, 2m, 500ms. If redlock
-    /// dies, others wait at most this long.
-    #[arg(short, long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
-    pub ttl: Duration,
+    /// dies, others wait at most this long. Default: 30s (or `ttl` in the config file).
+    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration)]
+    pub ttl: Option<Duration>,
 
     /// If the lock is taken, retry (with jitter) for up to this long before giving up.
     /// Default: try once.
@@ -129,8 +192,9 @@ pub struct LockArgs {
     pub node_timeout: Option<Duration>,
 
     /// Share of the TTL set aside for clock drift between hosts (Redlock's drift factor).
-    #[arg(long, value_name = "FACTOR", default_value_t = 0.01)]
-    pub drift_factor: f64,
+    /// Default: 0.01.
+    #[arg(long, value_name = "FACTOR")]
+    pub drift_factor: Option<f64>,
 
     /// Exit with this code instead of 75 when the lock is held elsewhere (0 suits cron jobs
     /// that should just skip their turn).
@@ -190,9 +254,9 @@ pub struct ExtendArgs {
     #[command(flatten)]
     pub lock: TokenArgs,
 
-    /// The new time to live, counted from now.
-    #[arg(short, long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
-    pub ttl: Duration,
+    /// The new time to live, counted from now. Default: 30s (or `ttl` in the config file).
+    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration)]
+    pub ttl: Option<Duration>,
 }
 
 #[derive(Debug, Args)]
@@ -208,6 +272,24 @@ pub struct StatusArgs {
     /// How long one master gets to answer. Default: 1s.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub node_timeout: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+
+    /// How long one master gets to answer each check. Default: 1s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub node_timeout: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of the detached renewer; the token comes in REDLOCK_TOKEN, never in argv.
@@ -238,6 +320,17 @@ pub struct RunArgs {
     /// if shorter; at most TTL/2, so the command is always dead before the validity ends.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub kill_after: Option<Duration>,
+
+    /// Keep the lock at least this long after the start, even if the command ends sooner: the
+    /// key is left to expire then instead of being deleted (cron on several hosts: the same job
+    /// fired a moment later elsewhere does not run again).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub hold_min: Option<Duration>,
+
+    /// Stop the command (SIGTERM, then SIGKILL after --kill-after) and release the lock once it
+    /// has run this long; redlock then exits 124. Caps how long renewal may hold the lock.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub max_duration: Option<Duration>,
 
     /// The command to run and its arguments (put them after --).
     #[arg(value_name = "COMMAND", required = true, trailing_var_arg = true)]

@@ -24,6 +24,8 @@ pub const OS_ERROR: i32 = 71;
 pub const CONFLICT: i32 = 75;
 /// Bad configuration: config file, environment, or server list (`EX_CONFIG`).
 pub const CONFIG: i32 = 78;
+/// `run`: the command ran longer than `--max-duration` and was stopped (as `timeout(1)`).
+pub const MAX_DURATION: i32 = 124;
 /// The command was found but could not be executed.
 pub const CANNOT_EXECUTE: i32 = 126;
 /// The command was not found.

@@ -11,6 +11,7 @@ pub mod log;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod doctor;
 pub mod exit;
 pub mod lock;
 pub mod supervise;

@@ -7,7 +7,8 @@ use redlock_cli::exit;
 fn main() {
     let code = match Cli::try_parse() {
         Ok(cli) => {
-            redlock_cli::log::set_level(cli.global.verbose);
+            let json = cli.global.log_format == redlock_cli::cli::LogFormat::Json;
+            redlock_cli::log::configure(cli.global.verbose, json);
             match redlock_cli::commands::dispatch(cli) {
                 Ok(code) => code,
                 Err(failure) => {

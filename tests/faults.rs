@@ -216,7 +216,7 @@ fn a_majority_killed_while_the_command_runs_stops_it_before_the_validity_ends() 
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(70), "{}", describe(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("lost the lock \"lost\""), "{stderr}");
+    assert!(stderr.contains("lock \"lost\": lost the lock"), "{stderr}");
 
     let drift_ms = ttl_ms / 100 + 2;
     let validity_floor = since + ttl_ms - drift_ms;

@@ -5,7 +5,7 @@ use std::process::{Command, Stdio};
 use serde_json::json;
 
 use crate::cli::{AcquireArgs, Format, GlobalArgs};
-use crate::config;
+use crate::config::{self, Context};
 use crate::exit::{self, Failure};
 use crate::lock::{Cancel, Holder, Lock, Master};
 use crate::supervise::{self, Event, signals, watch};
@@ -13,13 +13,13 @@ use crate::supervise::{self, Event, signals, watch};
 use super::common::{self, NESTED_PREFIX};
 
 pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
-    let settings = config::acquire_settings(args)?;
-    let masters = config::masters(&global.servers)?;
+    let context = config::context(global)?;
+    let settings = config::acquire_settings(args, &context.defaults)?;
     let (events, inbox) = supervise::channel();
     let cancel = Cancel::default();
     signals::install(events, cancel.clone())
         .map_err(|e| Failure::os(format!("cannot install signal handlers: {e}")))?;
-    let client = common::open_client(masters.clone())?;
+    let client = common::open_client(&context)?;
     let key = &settings.lock.key;
 
     if let Some(token) = common::inherited_lock(&client, key, settings.lock.timing.node_timeout) {
@@ -48,7 +48,7 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
         }
     };
     if let Some(pid) = settings.renew_while
-        && let Err(error) = spawn_renewer(&masters, &lock, pid)
+        && let Err(error) = spawn_renewer(global, &context, &lock, pid)
     {
         common::report_release(&client, &lock);
         return Err(Failure::os(format!(
@@ -106,16 +106,38 @@ fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-/// Starts the detached `redlock __renew-while` that keeps `lock` alive while `pid` lives. The
-/// token and the server URLs (which may carry passwords) travel in its environment, never on
-/// its command line. It gets its own session, so a Ctrl-C meant for the script does not kill
+/// Starts the detached `redlock __renew-while` that keeps `lock` alive while `pid` lives. It
+/// resolves its settings as this process did: the same server list, config file, password
+/// source and TLS files. The token and the server URLs (which may carry passwords) travel in
+/// its environment, never on its command line. It gets its own session, so a Ctrl-C meant for the script does not kill
 /// it before it can release. It holds none of the caller's descriptors: a caller that reads
 /// our stdout or stderr to the end (`$(...)`, a CI runner, a test harness) must not wait for
 /// the renewer, which lives as long as the watched process.
-fn spawn_renewer(masters: &[Master], lock: &Lock, pid: i32) -> std::io::Result<()> {
+fn spawn_renewer(
+    global: &GlobalArgs,
+    context: &Context,
+    lock: &Lock,
+    pid: i32,
+) -> std::io::Result<()> {
     let timing = lock.timing();
-    let servers: Vec<&str> = masters.iter().map(Master::url_with_secrets).collect();
+    let servers: Vec<&str> = context
+        .masters
+        .iter()
+        .map(Master::url_with_secrets)
+        .collect();
     let mut cmd = Command::new(std::env::current_exe()?);
+    let forwarded = [
+        ("--config", &context.config_file),
+        ("--password-file", &global.password_file),
+        ("--tls-ca-cert", &global.tls_ca_cert),
+        ("--tls-cert", &global.tls_cert),
+        ("--tls-key", &global.tls_key),
+    ];
+    for (flag, path) in forwarded {
+        if let Some(path) = path {
+            cmd.arg(flag).arg(path);
+        }
+    }
     cmd.arg("__renew-while")
         .arg(format!("--key={}", lock.key()))
         .arg(format!("--ttl={}ms", timing.ttl.as_millis()))

@@ -5,11 +5,10 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::config::LockSettings;
+use crate::config::{Context, LockSettings};
 use crate::exit::{self, Failure};
 use crate::lock::{
-    AcquireError, AttemptFailure, Cancel, Holder, Lock, Master, MasterFailure, Redlock, Released,
-    Verdict,
+    AcquireError, AttemptFailure, Cancel, Holder, Lock, MasterFailure, Redlock, Released, Verdict,
 };
 use crate::{info, log};
 
@@ -52,10 +51,10 @@ pub fn print(text: &str) {
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
-pub fn open_client(masters: Vec<Master>) -> Result<Arc<Redlock>, Failure> {
-    Redlock::new(masters)
+pub fn open_client(context: &Context) -> Result<Arc<Redlock>, Failure> {
+    Redlock::new(context.masters.clone(), context.tls.clone())
         .map(Arc::new)
-        .map_err(|e| Failure::config(format!("{e:#}")))
+        .map_err(|e| Failure::os(format!("cannot start the client: {e:#}")))
 }
 
 /// Takes the lock as `settings` say. While waiting, says who is in the way (with -v, or when
@@ -155,6 +154,22 @@ pub fn report_release(client: &Redlock, lock: &Lock) {
             list(&failures),
             humantime::format_duration(lock.timing().ttl)
         )),
+    }
+}
+
+/// `--hold-min`: instead of deleting the lock, lets it expire `remaining` from now, so that the
+/// same job started elsewhere meanwhile still finds it taken.
+pub fn hold_until(client: &Redlock, lock: &Lock, remaining: Duration) {
+    let held = client.expire_in(lock, remaining);
+    if held {
+        info!(
+            "keeping lock {:?} for {} more (--hold-min)",
+            lock.key(),
+            humantime::format_duration(Duration::from_millis(remaining.as_millis() as u64))
+        );
+    } else {
+        // The lock is gone already, or its masters are unreachable: nothing left to keep.
+        report_release(client, lock);
     }
 }
 

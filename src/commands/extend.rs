@@ -9,14 +9,15 @@ use crate::lock::{ExtendError, Lock};
 use super::common::{self, NESTED_PREFIX};
 
 pub fn extend(global: &GlobalArgs, args: ExtendArgs) -> Result<i32, Failure> {
-    let settings = config::token_settings(&args.lock, Some(args.ttl))?;
+    let context = config::context(global)?;
+    let settings = config::token_settings(&args.lock, args.ttl, &context.defaults)?;
     let key = &settings.key;
     // A nested token extends the enclosing holder's lock: harmless, and what the caller means.
     let token = settings
         .token
         .strip_prefix(NESTED_PREFIX)
         .unwrap_or(&settings.token);
-    let client = common::open_client(config::masters(&global.servers)?)?;
+    let client = common::open_client(&context)?;
     let mut lock = Lock::from_token(key, token, settings.timing);
     match client.extend(&mut lock) {
         Ok(()) => {

@@ -2,10 +2,13 @@
 
 mod acquire;
 mod common;
+mod doctor;
 mod extend;
+pub mod generate;
 mod release;
 mod renew_while;
 mod run;
+mod show_config;
 mod status;
 
 use crate::cli::{Cli, Command};
@@ -20,6 +23,10 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
         Command::Release(args) => release::release(global, args),
         Command::Extend(args) => extend::extend(global, args),
         Command::Status(args) => status::status(global, args),
+        Command::Doctor(args) => doctor::doctor(global, args),
+        Command::Config(args) => show_config::show_config(global, args),
+        Command::Completions { shell } => generate::completions(shell),
+        Command::Man { subcommand } => generate::man(subcommand.as_deref()),
         Command::RenewWhile(args) => renew_while::renew_while(global, args),
     }
 }

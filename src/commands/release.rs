@@ -9,13 +9,14 @@ use crate::lock::{Lock, Released};
 use super::common::{self, NESTED_PREFIX};
 
 pub fn release(global: &GlobalArgs, args: TokenArgs) -> Result<i32, Failure> {
-    let settings = config::token_settings(&args, None)?;
+    let context = config::context(global)?;
+    let settings = config::token_settings(&args, None, &context.defaults)?;
     let key = &settings.key;
     if settings.token.starts_with(NESTED_PREFIX) {
         info!("lock {key:?} was taken by an enclosing holder: left for it to release");
         return Ok(exit::OK);
     }
-    let client = common::open_client(config::masters(&global.servers)?)?;
+    let client = common::open_client(&context)?;
     let lock = Lock::from_token(key, &settings.token, settings.timing);
     match client.release(&lock) {
         Released::Yes => {

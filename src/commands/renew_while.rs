@@ -16,11 +16,11 @@ use super::common;
 pub fn renew_while(global: &GlobalArgs, args: RenewWhileArgs) -> Result<i32, Failure> {
     let token = std::env::var("REDLOCK_TOKEN")
         .map_err(|_| Failure::usage("__renew-while is internal: it needs REDLOCK_TOKEN"))?;
-    let masters = config::masters(&global.servers)?;
+    let context = config::context(global)?;
     let (events, inbox) = supervise::channel();
     signals::install(events.clone(), Cancel::default())
         .map_err(|e| Failure::os(format!("cannot install signal handlers: {e}")))?;
-    let client = common::open_client(masters)?;
+    let client = common::open_client(&context)?;
     let timing = Timing {
         ttl: args.ttl,
         node_timeout: args.node_timeout,

@@ -4,19 +4,19 @@ use crate::cli::{GlobalArgs, RunArgs};
 use crate::config;
 use crate::exit::{self, Failure};
 use crate::lock::{Cancel, Holder};
-use crate::supervise::{self, Ending, Event, Lease, signals};
+use crate::supervise::{self, Ending, Event, Lease, StopReason, signals};
 
 use super::common;
 
 pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
-    let settings = config::run_settings(args)?;
-    let masters = config::masters(&global.servers)?;
+    let context = config::context(global)?;
+    let settings = config::run_settings(args, &context.defaults)?;
     // Signals first: one that arrives while the lock is being taken must release it.
     let (events, inbox) = supervise::channel();
     let cancel = Cancel::default();
     signals::install(events.clone(), cancel.clone())
         .map_err(|e| Failure::os(format!("cannot install signal handlers: {e}")))?;
-    let client = common::open_client(masters)?;
+    let client = common::open_client(&context)?;
     let words: Vec<String> = settings
         .command
         .iter()
@@ -56,6 +56,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
         }
     };
 
+    let started = std::time::Instant::now();
     let ending = supervise::supervise(
         &client,
         Lease::Held(&lock),
@@ -63,7 +64,19 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
         settings.supervise,
         (events, &inbox),
     );
-    common::report_release(&client, &lock);
+    let lost = matches!(
+        ending,
+        Ending::Stopped {
+            reason: StopReason::LockLost(_),
+            ..
+        }
+    );
+    match settings.hold_min {
+        Some(hold) if !lost && started.elapsed() < hold => {
+            common::hold_until(&client, &lock, hold - started.elapsed());
+        }
+        _ => common::report_release(&client, &lock),
+    }
     finish(ending, &words)
 }
 
@@ -71,8 +84,15 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
 fn finish(ending: Ending, words: &[String]) -> Result<i32, Failure> {
     match ending {
         Ending::Exited(exit) => Ok(exit.shell_code()),
-        // The loss was reported on stderr when it happened.
-        Ending::LockLost { .. } => Err(Failure::new(exit::LOCK_LOST, "")),
+        // The stop was reported on stderr when it happened.
+        Ending::Stopped {
+            reason: StopReason::LockLost(_),
+            ..
+        } => Err(Failure::new(exit::LOCK_LOST, "")),
+        Ending::Stopped {
+            reason: StopReason::MaxDuration(_),
+            ..
+        } => Err(Failure::new(exit::MAX_DURATION, "")),
         Ending::NotStarted(error) => {
             let program = words.first().map_or("", String::as_str);
             let code = supervise::child::spawn_failure_code(&error);

@@ -28,11 +28,9 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
             "--key must not be empty: name the lock, e.g. --key deploy-prod",
         ));
     }
-    let node_timeout = args.node_timeout.unwrap_or(config::DEFAULT_NODE_TIMEOUT);
-    if node_timeout.is_zero() {
-        return Err(Failure::usage("--node-timeout must be above zero, e.g. 1s"));
-    }
-    let client = common::open_client(config::masters(&global.servers)?)?;
+    let context = config::context(global)?;
+    let node_timeout = config::node_timeout(args.node_timeout, &context.defaults)?;
+    let client = common::open_client(&context)?;
     let masters = client.inspect(&args.key, node_timeout);
     let states: Vec<MasterState> = masters.iter().map(|(_, s)| s.clone()).collect();
     let verdict = judge(&states);

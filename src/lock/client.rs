@@ -9,6 +9,7 @@
 
 use std::future::Future;
 use std::pin::{Pin, pin};
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
@@ -198,13 +199,13 @@ pub enum MasterState {
 /// be called from any thread, including a signal-handling one.
 #[derive(Clone)]
 pub struct Cancel {
-    sender: std::sync::Arc<watch::Sender<bool>>,
+    sender: Arc<watch::Sender<bool>>,
 }
 
 impl Default for Cancel {
     fn default() -> Self {
         Cancel {
-            sender: std::sync::Arc::new(watch::Sender::new(false)),
+            sender: Arc::new(watch::Sender::new(false)),
         }
     }
 }
@@ -270,9 +271,16 @@ pub struct Redlock {
 
 impl Redlock {
     /// A client for `masters`; connects lazily, all masters at once, on the first request.
-    pub fn new(masters: Vec<Master>) -> anyhow::Result<Redlock> {
+    /// `tls` is required when a master is `rediss://`.
+    pub fn new(
+        masters: Vec<Master>,
+        tls: Option<Arc<rustls::ClientConfig>>,
+    ) -> anyhow::Result<Redlock> {
         anyhow::ensure!(!masters.is_empty(), "no Redis master given");
-        let nodes = masters.into_iter().map(Node::new).collect();
+        let nodes = masters
+            .into_iter()
+            .map(|m| Node::new(m, tls.clone()))
+            .collect();
         // One worker thread carries every connection's reads and writes; callers block on
         // their own threads.
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -427,6 +435,28 @@ impl Redlock {
         })
     }
 
+    /// Makes the lock expire `remaining` from now instead of deleting it (compare-and-pexpire on
+    /// every master). True when a majority confirmed.
+    pub fn expire_in(&self, lock: &Lock, remaining: Duration) -> bool {
+        let remaining = remaining.max(Duration::from_millis(1));
+        self.runtime.block_on(async {
+            let start = Instant::now();
+            let keys = [lock.key(), &holder_key(lock.key())];
+            let ms = remaining.as_millis().to_string().into_bytes();
+            let args: [&[u8]; 2] = [lock.token.as_bytes(), &ms];
+            let round = self
+                .round(
+                    start + lock.timing.node_timeout,
+                    Until::DecidedAndSent,
+                    binary_vote,
+                    |node| node.eval(&EXTEND, &keys, &args),
+                )
+                .await;
+            self.trace("expire", lock.key(), &round, start.elapsed());
+            round.tally.decision() == Decision::Won
+        })
+    }
+
     /// Deletes the lock on every master where it still holds our token. Bounded by one per-node
     /// timeout; does not wait for slow masters once a majority answered and every master has
     /// been sent the request.
@@ -477,6 +507,25 @@ impl Redlock {
                 .zip(&self.nodes)
                 .map(|(answer, node)| (node.master.clone(), master_state(answer)))
                 .collect()
+        })
+    }
+
+    /// Runs `cmd` on every master at once (diagnostics, not locking): each answer with its
+    /// round-trip time, waiting at most `timeout` for each.
+    pub fn query_each(
+        &self,
+        cmd: &redis::Cmd,
+        timeout: Duration,
+    ) -> Vec<(Master, Result<Value, NodeError>, Duration)> {
+        self.runtime.block_on(async {
+            let queries = self.nodes.iter().map(|node| async move {
+                let start = Instant::now();
+                let answer = tokio::time::timeout(timeout, node.command(cmd.clone()))
+                    .await
+                    .unwrap_or(Err(NodeError::Timeout));
+                (node.master.clone(), answer, start.elapsed())
+            });
+            futures_util::future::join_all(queries).await
         })
     }
 

@@ -15,6 +15,8 @@ pub struct Master {
     /// The URL as given, password included: only ever handed to another redlock process
     /// through its environment, never printed.
     url: String,
+    /// Credentials that came from elsewhere (a password file, the config file), if any.
+    injected: Option<(Option<String>, String)>,
 }
 
 /// Why a server URL was rejected.
@@ -52,7 +54,42 @@ impl Master {
             info,
             display,
             url: url.to_string(),
+            injected: None,
         })
+    }
+
+    /// Adds credentials from outside the URL (a password file, `$REDLOCK_PASSWORD`, the config
+    /// file) to a master whose URL carries no password; a URL's own password wins.
+    pub fn with_credentials(mut self, username: Option<&str>, password: &str) -> Master {
+        if self.has_password() {
+            return self;
+        }
+        let mut settings = self.info.redis_settings().clone().set_password(password);
+        let username = self
+            .info
+            .redis_settings()
+            .username()
+            .map(str::to_string)
+            .or_else(|| username.map(str::to_string));
+        if let Some(user) = &username {
+            settings = settings.set_username(user);
+        }
+        self.info = self.info.set_redis_settings(settings);
+        self.display = display_of(&self.info);
+        self.injected = Some((username, password.to_string()));
+        self
+    }
+
+    /// The credentials added with [`Master::with_credentials`], for handing to a child redlock
+    /// process through its environment; never for display.
+    pub fn injected_credentials(&self) -> Option<(Option<&str>, &str)> {
+        self.injected
+            .as_ref()
+            .map(|(user, password)| (user.as_deref(), password.as_str()))
+    }
+
+    pub fn is_tls(&self) -> bool {
+        matches!(self.info.addr(), ConnectionAddr::TcpTls { .. })
     }
 
     /// The URL as given, secrets included. For passing to a child redlock process through

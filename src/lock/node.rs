@@ -30,7 +30,9 @@ use redis::{
     AsyncConnectionConfig, ConnectionAddr, ErrorKind, RedisConnectionInfo, RedisError, RedisResult,
     ServerErrorKind, Value,
 };
+use rustls::pki_types::ServerName;
 use tokio::net::{TcpStream, UnixStream};
+use tokio_rustls::TlsConnector;
 
 use super::master::Master;
 use super::scripts::{self, Lua};
@@ -62,6 +64,8 @@ impl std::fmt::Display for NodeError {
 
 pub(crate) struct Node {
     pub master: Master,
+    /// TLS settings for `rediss://` masters.
+    tls: Option<Arc<rustls::ClientConfig>>,
     /// Connection settings without the CLIENT SETINFO round trip: without a password or a
     /// database to select, the first request is the first thing sent.
     settings: RedisConnectionInfo,
@@ -84,7 +88,7 @@ struct Connection {
 }
 
 impl Node {
-    pub fn new(master: Master) -> Node {
+    pub fn new(master: Master, tls: Option<Arc<rustls::ClientConfig>>) -> Node {
         let settings = master
             .connection_info()
             .redis_settings()
@@ -92,6 +96,7 @@ impl Node {
             .set_skip_set_lib_name();
         Node {
             master,
+            tls,
             settings,
             slot: Mutex::new(Slot::default()),
         }
@@ -152,8 +157,36 @@ impl Node {
             ConnectionAddr::Unix(path) => {
                 Ok(Box::new(UnixStream::connect(path).await.map_err(failed)?))
             }
+            ConnectionAddr::TcpTls {
+                host,
+                port,
+                insecure,
+                ..
+            } => {
+                if *insecure {
+                    return Err(NodeError::Connect(
+                        "TLS without certificate verification (#insecure) is not supported: \
+                         pass --tls-ca-cert with the CA that signed the server's certificate"
+                            .into(),
+                    ));
+                }
+                let Some(tls) = &self.tls else {
+                    return Err(NodeError::Connect("no TLS settings for rediss://".into()));
+                };
+                let name = ServerName::try_from(host.clone())
+                    .map_err(|e| NodeError::Connect(format!("invalid TLS server name: {e}")))?;
+                let stream = TcpStream::connect((host.as_str(), *port))
+                    .await
+                    .map_err(failed)?;
+                stream.set_nodelay(true).map_err(failed)?;
+                let stream = TlsConnector::from(Arc::clone(tls))
+                    .connect(name, stream)
+                    .await
+                    .map_err(|e| NodeError::Connect(format!("TLS handshake failed: {e}")))?;
+                Ok(Box::new(stream))
+            }
             other => Err(NodeError::Connect(format!(
-                "unsupported address {other}: use redis:// or redis+unix://"
+                "unsupported address {other}: use redis://, rediss:// or redis+unix://"
             ))),
         }
     }
@@ -197,6 +230,15 @@ impl Node {
             result = connection.send(eval).await;
         }
         result.map_err(|e| self.failure(connection.generation, &e))
+    }
+
+    /// Runs one plain command (for diagnostics such as `doctor`).
+    pub async fn command(&self, cmd: redis::Cmd) -> Result<Value, NodeError> {
+        let connection = self.connection().await?;
+        connection
+            .send(cmd)
+            .await
+            .map_err(|e| self.failure(connection.generation, &e))
     }
 
     /// Classifies a failed request; a broken connection is forgotten so that the next request

@@ -57,6 +57,8 @@ pub struct Options {
     /// How long before the validity ends the child must be dead: room for the signal to be
     /// delivered and the processes to die (TTL/25, between 5 ms and 1 s).
     pub stop_margin: Duration,
+    /// Stop the child once it has run this long (`--max-duration`).
+    pub max_duration: Option<Duration>,
 }
 
 impl Options {
@@ -79,6 +81,14 @@ impl Options {
             // Generous: it only matters once the lock is being lost, and it must absorb a late
             // wake-up of this thread on a loaded machine.
             stop_margin: (ttl / 25).clamp(Duration::from_millis(5), Duration::from_secs(1)),
+            max_duration: None,
+        }
+    }
+
+    pub fn with_max_duration(self, max_duration: Option<Duration>) -> Options {
+        Options {
+            max_duration,
+            ..self
         }
     }
 }
@@ -88,10 +98,32 @@ impl Options {
 pub enum Ending {
     /// The child ended by itself (or by a signal it was sent through redlock).
     Exited(Exit),
-    /// The lock was lost while the child ran, and the child was stopped.
-    LockLost { reason: LossReason, child: Exit },
+    /// redlock stopped the child.
+    Stopped { reason: StopReason, child: Exit },
     /// The command could not be started.
     NotStarted(std::io::Error),
+}
+
+/// Why redlock stopped the child.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The lock was lost (or about to run out without a renewal).
+    LockLost(LossReason),
+    /// The child ran longer than `--max-duration`.
+    MaxDuration(Duration),
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopReason::LockLost(reason) => write!(f, "lost the lock: {reason}"),
+            StopReason::MaxDuration(max) => write!(
+                f,
+                "the command ran longer than --max-duration {}",
+                humantime::format_duration(*max)
+            ),
+        }
+    }
 }
 
 /// Where the stop sequence stands.
@@ -100,11 +132,11 @@ enum Stop {
     NotNeeded,
     /// SIGTERM sent; SIGKILL at `kill_at`.
     Terminating {
-        reason: LossReason,
+        reason: StopReason,
         kill_at: Instant,
     },
     /// SIGKILL sent; only the exit is awaited.
-    Killed { reason: LossReason },
+    Killed { reason: StopReason },
 }
 
 /// The lock a supervised command runs under.
@@ -195,10 +227,14 @@ fn wait_for_exit(
 ) -> Stop {
     let key = held.map_or("", Lock::key);
     let mut validity_end = held.map(Lock::validity_end);
+    let max_end = options.max_duration.map(|max| Instant::now() + max);
     let mut stop = Stop::NotNeeded;
     loop {
         let deadline = match &stop {
-            Stop::NotNeeded => validity_end.map(|end| term_deadline(end, options)),
+            Stop::NotNeeded => {
+                let term = validity_end.map(|end| term_deadline(end, options));
+                [term, max_end].into_iter().flatten().min()
+            }
             Stop::Terminating { kill_at, .. } => Some(*kill_at),
             Stop::Killed { .. } => None,
         };
@@ -227,17 +263,22 @@ fn wait_for_exit(
                 );
             }
             Ok(Event::Renewal(Renewal::Lost(reason))) => {
-                if let (Stop::NotNeeded, Some(end)) = (&stop, validity_end) {
-                    stop = begin_stop(child, key, reason, end, options);
+                if matches!(stop, Stop::NotNeeded) {
+                    let reason = StopReason::LockLost(reason);
+                    stop = begin_stop(child, key, reason, validity_end, options);
                 }
             }
             Err(RecvTimeoutError::Timeout) => {
-                stop = match (stop, validity_end) {
-                    (Stop::NotNeeded, Some(end)) => {
-                        begin_stop(child, key, LossReason::Expired, end, options)
+                stop = match stop {
+                    Stop::NotNeeded => {
+                        let now = Instant::now();
+                        let reason = match (max_end, options.max_duration) {
+                            (Some(end), Some(max)) if now >= end => StopReason::MaxDuration(max),
+                            _ => StopReason::LockLost(LossReason::Expired),
+                        };
+                        begin_stop(child, key, reason, validity_end, options)
                     }
-                    (Stop::NotNeeded, None) => Stop::NotNeeded,
-                    (Stop::Terminating { reason, .. } | Stop::Killed { reason }, _) => {
+                    Stop::Terminating { reason, .. } | Stop::Killed { reason } => {
                         log::line(format_args!(
                             "the command did not stop after SIGTERM: sending SIGKILL"
                         ));
@@ -258,7 +299,7 @@ fn finish(
     renewer: Option<Renewer>,
     stop: Stop,
 ) -> Ending {
-    let lost = match stop {
+    let stopped = match stop {
         Stop::NotNeeded => None,
         Stop::Terminating { reason, .. } | Stop::Killed { reason } => {
             // The leader is gone, but what it started may not be: nothing in the group may
@@ -279,8 +320,8 @@ fn finish(
         log::line(format_args!("cannot reap the command: {error}"));
         Exit::Code(crate::exit::OS_ERROR)
     });
-    match lost {
-        Some(reason) => Ending::LockLost {
+    match stopped {
+        Some(reason) => Ending::Stopped {
             reason,
             child: exit,
         },
@@ -301,17 +342,27 @@ fn kill_deadline(validity_end: Instant, options: Options) -> Instant {
         .unwrap_or(validity_end)
 }
 
+/// Sends SIGTERM to the group and schedules SIGKILL `kill_after` later, or earlier if the
+/// validity (when known) requires it.
 fn begin_stop(
     child: &child::Child,
     key: &str,
-    reason: LossReason,
-    validity_end: Instant,
+    reason: StopReason,
+    validity_end: Option<Instant>,
     options: Options,
 ) -> Stop {
     let now = Instant::now();
-    let kill_at = (now + options.kill_after).min(kill_deadline(validity_end, options));
+    let mut kill_at = now + options.kill_after;
+    if let Some(end) = validity_end {
+        kill_at = kill_at.min(kill_deadline(end, options));
+    }
+    let context = if key.is_empty() {
+        String::new()
+    } else {
+        format!("lock {key:?}: ")
+    };
     log::line(format_args!(
-        "lost the lock {key:?}: {reason}; stopping the command (SIGTERM now, SIGKILL in {})",
+        "{context}{reason}; stopping the command (SIGTERM now, SIGKILL in {})",
         humantime::format_duration(round_ms(kill_at.saturating_duration_since(now)))
     ));
     let _ = child.signal_group(libc::SIGTERM);

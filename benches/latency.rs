@@ -1,0 +1,123 @@
+//! In-process latency of one lock: `acquire` (one attempt) followed by `release`, through the
+//! library, against real `redis-server` masters on loopback.
+//!
+//! Cases: 1, 3, 5 and 7 healthy masters, and 5 masters of which 2 are paused with SIGSTOP (a
+//! quorum of 3 still answers, so the lock must not get much slower).
+//!
+//! The client is created once per case and warmed up, so connections are open and the scripts
+//! loaded before anything is timed: this measures the algorithm's rounds, not connecting.
+//!
+//! Besides criterion's report, each case prints one line for `scripts/bench`:
+//! `latency case=N5 ops=… median_us=… p90_us=… p99_us=…`, computed from every timed
+//! acquire+release (criterion's warm-up included: it runs the same warmed-up operation).
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+use common::Cluster;
+use criterion::Criterion;
+use redlock_cli::lock::{Cancel, Holder, Master, Redlock, Released, Timing};
+
+/// The node timeout is far above loopback latency, so no healthy request ever times out and
+/// the paused masters never delay a round that a majority already decided.
+const TIMING: Timing = Timing {
+    ttl: Duration::from_secs(30),
+    node_timeout: Duration::from_secs(1),
+    drift_factor: 0.01,
+};
+
+fn main() {
+    let mut criterion = Criterion::default().without_plots().configure_from_args();
+
+    // Started on the main thread: the servers die with the thread that spawned them.
+    let healthy = Cluster::start(7);
+    for n in [1, 3, 5, 7] {
+        bench_case(
+            &mut criterion,
+            &format!("N{n}"),
+            &healthy.urls()[..n],
+            || {},
+        );
+    }
+
+    let mut degraded = Cluster::start(5);
+    let urls = degraded.urls();
+    bench_case(&mut criterion, "N5_2paused", &urls, || {
+        degraded.server(3).pause();
+        degraded.server(4).pause();
+    });
+    // Leave the servers running normally (the harness would also continue them before killing).
+    degraded.server(3).resume();
+    degraded.server(4).resume();
+
+    criterion.final_summary();
+}
+
+/// Benchmarks acquire+release over `urls`. `before` runs after the warm-up lock, once the
+/// connections are open (the paused case pauses its masters there).
+fn bench_case(criterion: &mut Criterion, case: &str, urls: &[String], before: impl FnOnce()) {
+    let masters = urls
+        .iter()
+        .map(|url| Master::parse(url).expect("master URL"))
+        .collect();
+    let client = Redlock::new(masters, None).expect("client");
+    // Like `redlock run`, write a holder record beside the lock; a fixed one, so that building
+    // it is not part of the measurement.
+    let holder = Holder::this_process(&["bench".to_string()]);
+    let cancel = Cancel::default();
+    let key = format!("bench-latency-{case}");
+    let lock_once = || {
+        let lock = client
+            .acquire(
+                &key,
+                TIMING,
+                Some(&holder),
+                Duration::ZERO,
+                &cancel,
+                &mut |_| {},
+            )
+            .expect("acquire: the key is free, so one attempt must win");
+        // A release that does not find a majority would leave the key behind and make the
+        // next acquire fail: stop here instead.
+        assert_eq!(client.release(&lock), Released::Yes, "release");
+    };
+    lock_once(); // opens every connection and loads the scripts
+    before();
+
+    let samples = RefCell::new(Vec::new());
+    criterion.bench_function(&format!("acquire+release/{case}"), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let start = Instant::now();
+                lock_once();
+                let elapsed = start.elapsed();
+                total += elapsed;
+                samples.borrow_mut().push(elapsed);
+            }
+            total
+        })
+    });
+    print_summary(case, samples.into_inner());
+}
+
+fn print_summary(case: &str, mut samples: Vec<Duration>) {
+    if samples.is_empty() {
+        return; // filtered out on the command line
+    }
+    samples.sort_unstable();
+    let us = |q: f64| {
+        let rank = ((samples.len() as f64 * q).ceil() as usize).clamp(1, samples.len());
+        samples[rank - 1].as_secs_f64() * 1e6
+    };
+    println!(
+        "latency case={case} ops={} median_us={:.1} p90_us={:.1} p99_us={:.1}",
+        samples.len(),
+        us(0.5),
+        us(0.9),
+        us(0.99)
+    );
+}

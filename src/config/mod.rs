@@ -1,0 +1,633 @@
+//! From flags, environment and config file to validated settings. Clap types stop here:
+//! everything past this module works with checked values, and every rejection is one line
+//! naming the option and what to do, with exit code 64 (usage) or 78 (configuration).
+//!
+//! Precedence, for every setting: flag > environment > config file > built-in default.
+
+pub mod file;
+pub mod secrets;
+pub mod tls;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::cli::{AcquireArgs, Format, GlobalArgs, LockArgs, RunArgs, TokenArgs, parse_duration};
+use crate::exit::{self, Failure};
+use crate::lock::{Master, Timing};
+use crate::{log, supervise};
+use tls::TlsPaths;
+
+/// The environment variable with the server list.
+pub const SERVERS_ENV: &str = "REDLOCK_SERVERS";
+/// Where redlock looks when nothing names a server.
+pub const DEFAULT_SERVER: &str = "redis://127.0.0.1:6379";
+/// The TTL when neither flag nor config file gives one.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(30);
+/// The per-node timeout of commands that have no TTL to derive it from.
+pub const DEFAULT_NODE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Where a setting came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    Flag(&'static str),
+    Env(&'static str),
+    File,
+    Default,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Flag(name) => f.write_str(name),
+            Source::Env(name) => write!(f, "${name}"),
+            Source::File => f.write_str("config file"),
+            Source::Default => f.write_str("default"),
+        }
+    }
+}
+
+/// A value and where it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub source: Source,
+}
+
+fn sourced<T>(value: T, source: Source) -> Sourced<T> {
+    Sourced { value, source }
+}
+
+/// Defaults for lock options, from the config file or built in.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Defaults {
+    pub ttl: Sourced<Duration>,
+    pub node_timeout: Option<Sourced<Duration>>,
+    pub drift_factor: Sourced<f64>,
+    pub kill_after: Option<Sourced<Duration>>,
+}
+
+impl Default for Defaults {
+    fn default() -> Self {
+        Defaults {
+            ttl: sourced(DEFAULT_TTL, Source::Default),
+            node_timeout: None,
+            drift_factor: sourced(Timing::DEFAULT_DRIFT_FACTOR, Source::Default),
+            kill_after: None,
+        }
+    }
+}
+
+/// What every command that talks to masters shares.
+pub struct Context {
+    pub masters: Vec<Master>,
+    pub servers_from: Source,
+    /// TLS client settings, built when some master is `rediss://`.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    pub tls_paths: TlsPaths,
+    pub config_file: Option<PathBuf>,
+    /// Where the password for masters without one in their URL came from.
+    pub password_from: Option<String>,
+    pub defaults: Defaults,
+}
+
+/// Resolves the shared settings. Prints warnings (a password on the command line, a secret
+/// readable by others) as it finds them.
+pub fn context(global: &GlobalArgs) -> Result<Context, Failure> {
+    let loaded = file::load(global.config.as_deref())?;
+    let (file_config, config_file, file_exposed) = match loaded {
+        Some(l) => (l.config, Some(l.path), l.readable_by_others),
+        None => (file::FileConfig::default(), None, false),
+    };
+
+    let (urls, servers_from) = server_urls(global, file_config.servers.as_deref())?;
+    if file_exposed
+        && let Some(path) = &config_file
+        && (file_config
+            .servers
+            .iter()
+            .flatten()
+            .any(|u| has_password(u)))
+    {
+        log::warn(format_args!("{}", secrets::exposed(path, "config file")));
+    }
+    if matches!(servers_from, Source::Flag(_)) && urls.iter().any(|u| has_password(u)) {
+        log::warn(format_args!(
+            "warning: a password given with --server is visible to other users in the process \
+             list; put it in $REDLOCK_SERVERS, the config file, or --password-file instead"
+        ));
+    }
+
+    let password = password(global, &file_config)?;
+    let mut masters = parse_masters(&urls, &servers_from)?;
+    if let Some((password, _)) = &password {
+        let username = file_config.username.as_deref();
+        masters = masters
+            .into_iter()
+            .map(|m| m.with_credentials(username, password))
+            .collect();
+    }
+
+    let file_tls = file_config.tls.clone().unwrap_or_default();
+    let tls_paths = TlsPaths {
+        ca_cert: global.tls_ca_cert.clone().or(file_tls.ca_cert),
+        cert: global.tls_cert.clone().or(file_tls.cert),
+        key: global.tls_key.clone().or(file_tls.key),
+    };
+    let tls = if masters.iter().any(Master::is_tls) {
+        Some(tls::client_config(&tls_paths)?)
+    } else {
+        None
+    };
+
+    Ok(Context {
+        masters,
+        servers_from,
+        tls,
+        tls_paths,
+        config_file,
+        password_from: password.map(|(_, from)| from),
+        defaults: defaults(&file_config)?,
+    })
+}
+
+/// The server URLs and where they came from.
+fn server_urls(
+    global: &GlobalArgs,
+    from_file: Option<&[String]>,
+) -> Result<(Vec<String>, Source), Failure> {
+    if !global.servers.is_empty() {
+        return Ok((global.servers.clone(), Source::Flag("--server")));
+    }
+    if let Ok(value) = std::env::var(SERVERS_ENV) {
+        let urls: Vec<String> = value
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        if urls.is_empty() {
+            return Err(Failure::config(format!(
+                "${SERVERS_ENV} is set but empty: list one or more redis:// URLs, or unset it"
+            )));
+        }
+        return Ok((urls, Source::Env(SERVERS_ENV)));
+    }
+    if let Some(urls) = from_file {
+        if urls.is_empty() {
+            return Err(Failure::config(
+                "the config file's `servers` list is empty: list one or more redis:// URLs",
+            ));
+        }
+        return Ok((urls.to_vec(), Source::File));
+    }
+    Ok((vec![DEFAULT_SERVER.to_string()], Source::Default))
+}
+
+/// Parses the URLs and rejects the same master listed twice (it would fake a quorum).
+fn parse_masters(urls: &[String], source: &Source) -> Result<Vec<Master>, Failure> {
+    let mut masters = Vec::with_capacity(urls.len());
+    let mut seen = HashMap::new();
+    for url in urls {
+        let master =
+            Master::parse(url).map_err(|e| Failure::config(format!("{e} (from {source})")))?;
+        if let Some(first) = seen.insert(master.identity(), master.to_string()) {
+            return Err(Failure::config(format!(
+                "{first} and {master} are the same master (from {source}): a master listed \
+                 twice would count twice toward the quorum; list each master once"
+            )));
+        }
+        masters.push(master);
+    }
+    Ok(masters)
+}
+
+/// The masters from flags and environment only (no config file): for the detached renewer,
+/// which is handed exactly what its parent resolved.
+pub fn masters(flags: &[String]) -> Result<Vec<Master>, Failure> {
+    let global = GlobalArgs {
+        servers: flags.to_vec(),
+        ..GlobalArgs::default()
+    };
+    let (urls, source) = server_urls(&global, None)?;
+    parse_masters(&urls, &source)
+}
+
+fn has_password(url: &str) -> bool {
+    crate::lock::master::redact_url(url) != url
+}
+
+/// The password for masters whose URL has none, and a description of where it came from.
+fn password(
+    global: &GlobalArgs,
+    file_config: &file::FileConfig,
+) -> Result<Option<(String, String)>, Failure> {
+    let from_file = |path: PathBuf, source: String| -> Result<(String, String), Failure> {
+        let password = secrets::read_password_file(&path, &source)?;
+        if secrets::readable_by_others(&path) {
+            log::warn(format_args!("{}", secrets::exposed(&path, "password file")));
+        }
+        Ok((
+            password,
+            format!("password file {} ({source})", path.display()),
+        ))
+    };
+    if let Some(path) = &global.password_file {
+        return from_file(path.clone(), "--password-file".into()).map(Some);
+    }
+    if let Some(path) = std::env::var_os(secrets::PASSWORD_FILE_ENV) {
+        let source = format!("${}", secrets::PASSWORD_FILE_ENV);
+        return from_file(PathBuf::from(path), source).map(Some);
+    }
+    if let Ok(password) = std::env::var(secrets::PASSWORD_ENV) {
+        if password.is_empty() {
+            return Err(Failure::config(format!(
+                "${} is set but empty: set the password, or unset it",
+                secrets::PASSWORD_ENV
+            )));
+        }
+        return Ok(Some((password, format!("${}", secrets::PASSWORD_ENV))));
+    }
+    if let Some(path) = &file_config.password_file {
+        return from_file(path.clone(), "config file".into()).map(Some);
+    }
+    Ok(None)
+}
+
+/// Lock defaults from the config file.
+fn defaults(file_config: &file::FileConfig) -> Result<Defaults, Failure> {
+    let duration = |text: &Option<String>, name: &str| -> Result<Option<Duration>, Failure> {
+        text.as_deref()
+            .map(|t| {
+                parse_duration(t).map_err(|e| Failure::config(format!("config file `{name}`: {e}")))
+            })
+            .transpose()
+    };
+    let mut defaults = Defaults::default();
+    if let Some(ttl) = duration(&file_config.ttl, "ttl")? {
+        defaults.ttl = sourced(ttl, Source::File);
+    }
+    defaults.node_timeout =
+        duration(&file_config.node_timeout, "node_timeout")?.map(|d| sourced(d, Source::File));
+    defaults.kill_after =
+        duration(&file_config.kill_after, "kill_after")?.map(|d| sourced(d, Source::File));
+    if let Some(factor) = file_config.drift_factor {
+        defaults.drift_factor = sourced(factor, Source::File);
+    }
+    Ok(defaults)
+}
+
+/// How a lock is named and taken.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LockSettings {
+    pub key: String,
+    pub timing: Timing,
+    /// How long to keep retrying; zero means one attempt.
+    pub wait: Duration,
+    /// The exit code for "held by someone else".
+    pub conflict_exit_code: i32,
+}
+
+/// Everything `redlock run` needs.
+#[derive(Clone, Debug)]
+pub struct RunSettings {
+    pub lock: LockSettings,
+    pub supervise: supervise::Options,
+    pub hold_min: Option<Duration>,
+    pub command: Vec<OsString>,
+}
+
+pub fn lock_settings(args: &LockArgs, defaults: &Defaults) -> Result<LockSettings, Failure> {
+    validate_key(&args.key)?;
+    let ttl = args.ttl.unwrap_or(defaults.ttl.value);
+    validate_ttl(ttl)?;
+    let drift_factor = args.drift_factor.unwrap_or(defaults.drift_factor.value);
+    if !(0.0..0.5).contains(&drift_factor) {
+        return Err(Failure::usage(format!(
+            "--drift-factor {drift_factor} is out of range: use a value from 0 to 0.5 (default \
+             0.01)"
+        )));
+    }
+    let node_timeout = args
+        .node_timeout
+        .or(defaults.node_timeout.as_ref().map(|d| d.value))
+        .unwrap_or_else(|| Timing::default_node_timeout(ttl));
+    validate_node_timeout(node_timeout, ttl)?;
+    let timing = Timing {
+        ttl,
+        node_timeout,
+        drift_factor,
+    };
+    if timing.drift() + node_timeout >= ttl {
+        return Err(Failure::usage(format!(
+            "--ttl {} leaves no validity after the clock-drift allowance and one node timeout: \
+             raise --ttl",
+            show(ttl)
+        )));
+    }
+    let wait = if args.no_wait {
+        Duration::ZERO
+    } else {
+        args.wait.unwrap_or(Duration::ZERO)
+    };
+    Ok(LockSettings {
+        key: args.key.clone(),
+        timing,
+        wait,
+        conflict_exit_code: args.conflict_exit_code.map_or(exit::CONFLICT, i32::from),
+    })
+}
+
+fn validate_key(key: &str) -> Result<(), Failure> {
+    if key.is_empty() {
+        return Err(Failure::usage(
+            "--key must not be empty: name the lock, e.g. --key deploy-prod",
+        ));
+    }
+    Ok(())
+}
+
+fn validate_ttl(ttl: Duration) -> Result<(), Failure> {
+    if ttl < Duration::from_millis(10) {
+        return Err(Failure::usage(format!(
+            "--ttl {} is too short: use at least 10ms (30s suits most jobs; renewal keeps the \
+             lock while the command runs)",
+            show(ttl)
+        )));
+    }
+    // Redis takes PX in milliseconds as a signed 64-bit number; a year is a sane ceiling.
+    if ttl > Duration::from_secs(366 * 24 * 3600) {
+        return Err(Failure::usage(format!(
+            "--ttl {} is too long: use at most a year; renewal keeps a shorter lock alive",
+            show(ttl)
+        )));
+    }
+    Ok(())
+}
+
+fn validate_node_timeout(node_timeout: Duration, ttl: Duration) -> Result<(), Failure> {
+    if node_timeout.is_zero() || node_timeout * 2 >= ttl {
+        return Err(Failure::usage(format!(
+            "--node-timeout {} must be above zero and under half of --ttl {}: a slow master \
+             would eat the whole validity; raise --ttl or lower --node-timeout",
+            show(node_timeout),
+            show(ttl)
+        )));
+    }
+    Ok(())
+}
+
+pub fn run_settings(args: RunArgs, defaults: &Defaults) -> Result<RunSettings, Failure> {
+    let lock = lock_settings(&args.lock, defaults)?;
+    let ttl = lock.timing.ttl;
+    let kill_after = args
+        .kill_after
+        .or(defaults.kill_after.as_ref().map(|d| d.value))
+        .unwrap_or_else(|| supervise::Options::default_kill_after(ttl));
+    let longest = supervise::Options::max_kill_after(ttl);
+    if kill_after > longest {
+        return Err(Failure::usage(format!(
+            "--kill-after {} does not fit inside --ttl {}: the command must be dead before the \
+             lock's validity ends; use at most {} or raise --ttl",
+            show(kill_after),
+            show(ttl),
+            show(longest)
+        )));
+    }
+    if let Some(max) = args.max_duration
+        && max.is_zero()
+    {
+        return Err(Failure::usage(
+            "--max-duration must be above zero, e.g. --max-duration 10m",
+        ));
+    }
+    if args.command.first().is_none_or(|c| c.is_empty()) {
+        return Err(Failure::usage(
+            "no command to run: put it after --, e.g. redlock run --key k -- ./job.sh",
+        ));
+    }
+    Ok(RunSettings {
+        supervise: supervise::Options::new(ttl, kill_after).with_max_duration(args.max_duration),
+        lock,
+        hold_min: args.hold_min.filter(|d| !d.is_zero()),
+        command: args.command,
+    })
+}
+
+/// Everything `redlock acquire` needs.
+#[derive(Clone, Debug)]
+pub struct AcquireSettings {
+    pub lock: LockSettings,
+    pub format: Format,
+    pub renew_while: Option<i32>,
+}
+
+pub fn acquire_settings(
+    args: AcquireArgs,
+    defaults: &Defaults,
+) -> Result<AcquireSettings, Failure> {
+    let lock = lock_settings(&args.lock, defaults)?;
+    if let Some(pid) = args.renew_while
+        && !supervise::watch::process_exists(pid)
+    {
+        return Err(Failure::usage(format!(
+            "--renew-while {pid}: no such process; pass the pid of a running process, e.g. $$ \
+             for the calling shell"
+        )));
+    }
+    Ok(AcquireSettings {
+        lock,
+        format: args.format,
+        renew_while: args.renew_while,
+    })
+}
+
+/// A lock named by key and token (`release`, `extend`), with the timing to use on it.
+#[derive(Clone, Debug)]
+pub struct TokenSettings {
+    pub key: String,
+    pub token: String,
+    pub timing: Timing,
+}
+
+/// Settings for `release` (no TTL) and `extend` (with `ttl`, else the default TTL).
+pub fn token_settings(
+    args: &TokenArgs,
+    ttl: Option<Duration>,
+    defaults: &Defaults,
+) -> Result<TokenSettings, Failure> {
+    validate_key(&args.key)?;
+    if args.token.trim().is_empty() {
+        return Err(Failure::usage(
+            "--token must not be empty: pass the token `redlock acquire` printed",
+        ));
+    }
+    let ttl = ttl.unwrap_or(defaults.ttl.value);
+    validate_ttl(ttl)?;
+    let node_timeout = node_timeout(args.node_timeout, defaults)?;
+    if node_timeout * 2 >= ttl {
+        return Err(Failure::usage(format!(
+            "--ttl {} is too short for --node-timeout {}: use more than twice the node timeout",
+            show(ttl),
+            show(node_timeout)
+        )));
+    }
+    Ok(TokenSettings {
+        key: args.key.clone(),
+        token: args.token.trim().to_string(),
+        timing: Timing {
+            ttl,
+            node_timeout,
+            drift_factor: defaults.drift_factor.value,
+        },
+    })
+}
+
+/// The per-node timeout of a command without a TTL of its own (`status`, `doctor`, `release`).
+pub fn node_timeout(flag: Option<Duration>, defaults: &Defaults) -> Result<Duration, Failure> {
+    let node_timeout = flag
+        .or(defaults.node_timeout.as_ref().map(|d| d.value))
+        .unwrap_or(DEFAULT_NODE_TIMEOUT);
+    if node_timeout.is_zero() {
+        return Err(Failure::usage("--node-timeout must be above zero, e.g. 1s"));
+    }
+    Ok(node_timeout)
+}
+
+pub fn show(d: Duration) -> humantime::FormattedDuration {
+    humantime::format_duration(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn run(args: &[&str]) -> Result<RunSettings, Failure> {
+        let mut argv = vec!["redlock", "run"];
+        argv.extend_from_slice(args);
+        let Command::Run(run) = Cli::try_parse_from(argv).unwrap().command else {
+            panic!("not run")
+        };
+        run_settings(run, &Defaults::default())
+    }
+
+    #[test]
+    fn defaults_are_derived_from_the_ttl() {
+        let s = run(&["--key", "k", "--ttl", "10s", "--", "true"]).unwrap();
+        assert_eq!(s.lock.timing.node_timeout, Duration::from_millis(500));
+        assert_eq!(s.lock.wait, Duration::ZERO);
+        assert_eq!(s.supervise.kill_after, Duration::from_millis(2500));
+        assert_eq!(s.supervise.renew_every, Duration::from_secs(10) / 3);
+        assert_eq!(s.lock.conflict_exit_code, 75);
+        let s = run(&["--key", "k", "--", "true"]).unwrap();
+        assert_eq!(s.lock.timing.ttl, DEFAULT_TTL);
+    }
+
+    #[test]
+    fn rejects_values_that_make_no_sense() {
+        let cases: &[&[&str]] = &[
+            &["--key", "", "--", "true"],
+            &["--key", "k", "--ttl", "0s", "--", "true"],
+            &["--key", "k", "--ttl", "5ms", "--", "true"],
+            &["--key", "k", "--ttl", "100years", "--", "true"],
+            &[
+                "--key",
+                "k",
+                "--ttl",
+                "1s",
+                "--node-timeout",
+                "600ms",
+                "--",
+                "true",
+            ],
+            &[
+                "--key",
+                "k",
+                "--ttl",
+                "1s",
+                "--node-timeout",
+                "0s",
+                "--",
+                "true",
+            ],
+            &[
+                "--key",
+                "k",
+                "--ttl",
+                "10s",
+                "--kill-after",
+                "6s",
+                "--",
+                "true",
+            ],
+            &["--key", "k", "--drift-factor", "0.7", "--", "true"],
+            &["--key", "k", "--drift-factor", "NaN", "--", "true"],
+            &["--key", "k", "--max-duration", "0s", "--", "true"],
+            &["--key", "k", "--", ""],
+        ];
+        for args in cases {
+            let failure = run(args).expect_err(&format!("{args:?} accepted"));
+            assert_eq!(failure.code, exit::USAGE, "{args:?}");
+            assert!(!failure.message.contains('\n'), "{}", failure.message);
+        }
+    }
+
+    #[test]
+    fn duplicate_masters_are_a_configuration_error() {
+        let flags = vec![
+            "redis://localhost:7001".to_string(),
+            "redis://127.0.0.1:7001/2".into(),
+        ];
+        let failure = masters(&flags).unwrap_err();
+        assert_eq!(failure.code, exit::CONFIG);
+        assert!(
+            failure.message.contains("same master"),
+            "{}",
+            failure.message
+        );
+    }
+
+    #[test]
+    fn bad_urls_are_a_configuration_error() {
+        let failure = masters(&["localhost:6379".to_string()]).unwrap_err();
+        assert_eq!(failure.code, exit::CONFIG);
+    }
+
+    #[test]
+    fn file_defaults_apply_below_flags() {
+        let config: file::FileConfig =
+            toml::from_str("ttl = \"2m\"\nnode_timeout = \"300ms\"\nkill_after = \"7s\"").unwrap();
+        let defaults = defaults(&config).unwrap();
+        assert_eq!(
+            defaults.ttl,
+            sourced(Duration::from_secs(120), Source::File)
+        );
+        let mut argv = vec!["redlock", "run", "--key", "k", "--", "true"];
+        let Command::Run(args) = Cli::try_parse_from(&argv).unwrap().command else {
+            panic!()
+        };
+        let s = run_settings(args, &defaults).unwrap();
+        assert_eq!(s.lock.timing.ttl, Duration::from_secs(120));
+        assert_eq!(s.lock.timing.node_timeout, Duration::from_millis(300));
+        assert_eq!(s.supervise.kill_after, Duration::from_secs(7));
+        argv.splice(4..4, ["--ttl", "40s"]);
+        let Command::Run(args) = Cli::try_parse_from(&argv).unwrap().command else {
+            panic!()
+        };
+        assert_eq!(
+            run_settings(args, &defaults).unwrap().lock.timing.ttl,
+            Duration::from_secs(40)
+        );
+    }
+
+    #[test]
+    fn bad_file_values_are_configuration_errors() {
+        let config: file::FileConfig = toml::from_str("ttl = \"soon\"").unwrap();
+        assert_eq!(defaults(&config).unwrap_err().code, exit::CONFIG);
+        assert!(toml::from_str::<file::FileConfig>("ttll = \"1s\"").is_err());
+    }
+}

@@ -1,0 +1,90 @@
+//! TLS settings for `rediss://` masters, built once from files.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::{ClientConfig, RootCertStore};
+
+use crate::exit::Failure;
+
+/// Where the certificates come from; `None` everywhere means the system's trust store and no
+/// client certificate.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TlsPaths {
+    pub ca_cert: Option<PathBuf>,
+    pub cert: Option<PathBuf>,
+    pub key: Option<PathBuf>,
+}
+
+/// Builds the client configuration: trust `ca_cert` (or the system store), and present `cert`
+/// with `key` when both are given.
+pub fn client_config(paths: &TlsPaths) -> Result<Arc<ClientConfig>, Failure> {
+    let mut roots = RootCertStore::empty();
+    match &paths.ca_cert {
+        Some(ca) => {
+            for cert in certificates(ca, "--tls-ca-cert")? {
+                roots
+                    .add(cert)
+                    .map_err(|e| Failure::config(format!("--tls-ca-cert {}: {e}", ca.display())))?;
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            for cert in found.certs {
+                // A broken certificate in the system store is not ours to fix; skip it.
+                let _ = roots.add(cert);
+            }
+            if roots.is_empty() {
+                return Err(Failure::config(
+                    "no trusted certificates in the system store for rediss:// masters; pass \
+                     --tls-ca-cert with the CA that signed their certificates",
+                ));
+            }
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Failure::config(format!("TLS setup failed: {e}")))?
+        .with_root_certificates(roots);
+    let config = match (&paths.cert, &paths.key) {
+        (Some(cert), Some(key)) => {
+            let chain = certificates(cert, "--tls-cert")?;
+            let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| {
+                Failure::config(format!(
+                    "--tls-key {}: no usable private key ({e}); give a PEM key file",
+                    key.display()
+                ))
+            })?;
+            builder.with_client_auth_cert(chain, key_der).map_err(|e| {
+                Failure::config(format!(
+                    "--tls-cert {} and --tls-key {} do not make a client identity: {e}",
+                    cert.display(),
+                    key.display()
+                ))
+            })?
+        }
+        (None, None) => builder.with_no_client_auth(),
+        _ => {
+            return Err(Failure::config(
+                "--tls-cert and --tls-key go together: give both or neither",
+            ));
+        }
+    };
+    Ok(Arc::new(config))
+}
+
+fn certificates(path: &Path, option: &str) -> Result<Vec<CertificateDer<'static>>, Failure> {
+    let unreadable = |why: String| Failure::config(format!("{option} {}: {why}", path.display()));
+    std::fs::metadata(path).map_err(|e| unreadable(e.to_string()))?;
+    let certs = CertificateDer::pem_file_iter(path)
+        .map_err(|e| unreadable(e.to_string()))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| unreadable(e.to_string()))?;
+    if certs.is_empty() {
+        return Err(unreadable("no PEM certificate in the file".into()));
+    }
+    Ok(certs)
+}

@@ -1,0 +1,378 @@
+//! `redlock doctor`'s judgement: what each master reported, checked against what Redlock's
+//! safety needs. Pure functions over the reports, so every rule is unit-tested without Redis.
+//!
+//! What is an error (exit 1) and what a warning:
+//! - unreachable, a replica (its writes fail, or are lost on failover), a server too old for
+//!   SET NX PX and Lua, `allkeys-*` eviction (it can evict a held lock), the same server listed
+//!   under two addresses (it would count twice toward the quorum): errors;
+//! - no `appendfsync always` (a restart can lose held locks), `volatile-*` eviction, an even or
+//!   single master count, clock skew between masters: warnings.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// What one master told us.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    pub server: String,
+    /// Why it could not be asked, if it could not.
+    pub unreachable: Option<String>,
+    pub rtt: Duration,
+    /// `INFO` fields (server, replication, memory, persistence sections).
+    pub info: HashMap<String, String>,
+    /// `CONFIG GET appendfsync`; `None` when CONFIG is disabled (managed services often do).
+    pub appendfsync: Option<String>,
+    /// The master's clock minus ours, from TIME, in milliseconds.
+    pub clock_offset_ms: Option<i64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Ok,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Ok => "ok",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// One finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub severity: Severity,
+    /// Which check: reachable, role, version, eviction, persistence, duplicate, count, clock.
+    pub check: &'static str,
+    pub message: String,
+}
+
+fn finding(severity: Severity, check: &'static str, message: impl Into<String>) -> Finding {
+    Finding {
+        severity,
+        check,
+        message: message.into(),
+    }
+}
+
+/// Clock skew between masters above this is worth a warning: Redlock tolerates offsets (it
+/// relies on clock *rates*), but large ones point to broken time keeping.
+pub const SKEW_WARNING: Duration = Duration::from_millis(500);
+
+/// Parses the text of `INFO` into its `field:value` pairs.
+pub fn parse_info(text: &str) -> HashMap<String, String> {
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| line.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+/// The findings about one master.
+pub fn check_master(report: &Report) -> Vec<Finding> {
+    if let Some(why) = &report.unreachable {
+        return vec![finding(
+            Severity::Error,
+            "reachable",
+            format!("unreachable: {why}"),
+        )];
+    }
+    let mut findings = vec![finding(
+        Severity::Ok,
+        "reachable",
+        format!("reachable, round trip {:.1?}", report.rtt),
+    )];
+    let info = &report.info;
+    let get = |field: &str| info.get(field).map(String::as_str);
+
+    findings.push(match get("role") {
+        Some("master") => finding(Severity::Ok, "role", "a master"),
+        Some(role) => finding(
+            Severity::Error,
+            "role",
+            format!(
+                "a {role}, not a master: writes fail on it, and a lock written through a \
+                 failover can be lost; point redlock at independent masters"
+            ),
+        ),
+        None => finding(Severity::Warning, "role", "role unknown (INFO has no role)"),
+    });
+
+    findings.push(match get("redis_version").map(parse_version) {
+        Some(Some(version)) if version >= (2, 6, 12) => finding(
+            Severity::Ok,
+            "version",
+            format!("version {}", get("redis_version").unwrap_or("?")),
+        ),
+        Some(Some(_)) => finding(
+            Severity::Error,
+            "version",
+            format!(
+                "version {} is too old: Redlock needs SET NX PX and Lua (Redis 2.6.12 or later)",
+                get("redis_version").unwrap_or("?")
+            ),
+        ),
+        _ => finding(Severity::Warning, "version", "version unknown"),
+    });
+
+    let policy = get("maxmemory_policy").unwrap_or("unknown");
+    findings.push(if policy == "noeviction" {
+        finding(Severity::Ok, "eviction", "maxmemory-policy noeviction")
+    } else if policy.starts_with("allkeys") {
+        finding(
+            Severity::Error,
+            "eviction",
+            format!(
+                "maxmemory-policy {policy} can evict a held lock when memory runs short; use \
+                 noeviction (or a volatile-* policy with headroom)"
+            ),
+        )
+    } else if policy.starts_with("volatile") {
+        finding(
+            Severity::Warning,
+            "eviction",
+            format!(
+                "maxmemory-policy {policy} can evict lock keys (they have a TTL) when memory runs \
+                 short; keep headroom, or use noeviction"
+            ),
+        )
+    } else {
+        finding(
+            Severity::Warning,
+            "eviction",
+            format!("maxmemory-policy {policy}: cannot tell whether locks can be evicted"),
+        )
+    });
+
+    findings.push(persistence(
+        get("aof_enabled"),
+        report.appendfsync.as_deref(),
+    ));
+    findings
+}
+
+fn persistence(aof_enabled: Option<&str>, appendfsync: Option<&str>) -> Finding {
+    const DELAYED_RESTART: &str = "or keep a restarted master out of service for longer than \
+                                   the longest TTL (delayed restart)";
+    match (aof_enabled, appendfsync) {
+        (Some("1"), Some("always")) => finding(
+            Severity::Ok,
+            "persistence",
+            "appendonly yes, appendfsync always: locks survive a restart",
+        ),
+        (Some("1"), Some(mode)) => finding(
+            Severity::Warning,
+            "persistence",
+            format!(
+                "appendfsync {mode}: a crash can lose the last writes, and with them a held \
+                 lock; use appendfsync always, {DELAYED_RESTART}"
+            ),
+        ),
+        (Some("1"), None) => finding(
+            Severity::Warning,
+            "persistence",
+            format!(
+                "appendonly yes, but appendfsync is unknown (CONFIG is disabled): make sure it \
+                 is always, {DELAYED_RESTART}"
+            ),
+        ),
+        _ => finding(
+            Severity::Warning,
+            "persistence",
+            format!(
+                "no append-only file: a restart loses every lock (and fencing counter) it held, \
+                 so a second client can take a lock that is still held; enable appendonly yes \
+                 with appendfsync always, {DELAYED_RESTART}"
+            ),
+        ),
+    }
+}
+
+/// Findings about the set of masters as a whole.
+pub fn check_cluster(reports: &[Report]) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let n = reports.len();
+    findings.push(match n {
+        1 => finding(
+            Severity::Warning,
+            "count",
+            "1 master: a plain single-instance lock, not fault tolerant; use 3 or 5",
+        ),
+        n if n % 2 == 0 => finding(
+            Severity::Warning,
+            "count",
+            format!(
+                "{n} masters: an even number tolerates no more failures than {} would; use an \
+                 odd number",
+                n - 1
+            ),
+        ),
+        n => finding(
+            Severity::Ok,
+            "count",
+            format!(
+                "{n} masters: a majority is {}, so {} may fail",
+                n / 2 + 1,
+                n - (n / 2 + 1)
+            ),
+        ),
+    });
+
+    let mut by_run_id: HashMap<&str, Vec<&str>> = HashMap::new();
+    for report in reports {
+        if let Some(run_id) = report.info.get("run_id") {
+            by_run_id.entry(run_id).or_default().push(&report.server);
+        }
+    }
+    let mut duplicates: Vec<_> = by_run_id.values().filter(|s| s.len() > 1).collect();
+    duplicates.sort();
+    if duplicates.is_empty() {
+        findings.push(finding(
+            Severity::Ok,
+            "duplicate",
+            "every master is a distinct server",
+        ));
+    }
+    for servers in duplicates {
+        findings.push(finding(
+            Severity::Error,
+            "duplicate",
+            format!(
+                "{} are the same server (same run_id): it would count {} times toward the \
+                 quorum; list it once",
+                servers.join(" and "),
+                servers.len()
+            ),
+        ));
+    }
+
+    let offsets: Vec<i64> = reports.iter().filter_map(|r| r.clock_offset_ms).collect();
+    if offsets.len() >= 2 {
+        let skew = offsets.iter().max().unwrap() - offsets.iter().min().unwrap();
+        let skew_duration = Duration::from_millis(skew.unsigned_abs());
+        findings.push(if skew_duration > SKEW_WARNING {
+            finding(
+                Severity::Warning,
+                "clock",
+                format!(
+                    "the masters' clocks differ by {skew} ms: check their time synchronisation \
+                     (NTP); Redlock needs clocks that run at the same rate"
+                ),
+            )
+        } else {
+            finding(
+                Severity::Ok,
+                "clock",
+                format!("the masters' clocks agree within {skew} ms"),
+            )
+        });
+    }
+    findings
+}
+
+/// `"7.0.15"` -> (7, 0, 15).
+fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = text.split('.').map(|p| p.parse::<u32>().ok());
+    Some((
+        parts.next()??,
+        parts.next()??,
+        parts.next().flatten().unwrap_or(0),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn healthy(server: &str, run_id: &str) -> Report {
+        let info = parse_info(&format!(
+            "# Server\r\nredis_version:7.0.15\r\nrun_id:{run_id}\r\n# Replication\r\nrole:master\r\n\
+             # Memory\r\nmaxmemory_policy:noeviction\r\n# Persistence\r\naof_enabled:1\r\n"
+        ));
+        Report {
+            server: server.into(),
+            info,
+            appendfsync: Some("always".into()),
+            clock_offset_ms: Some(0),
+            ..Report::default()
+        }
+    }
+
+    fn worst(findings: &[Finding]) -> Severity {
+        findings.iter().map(|f| f.severity).max().unwrap()
+    }
+
+    #[test]
+    fn a_durable_master_is_all_ok() {
+        assert_eq!(worst(&check_master(&healthy("a", "1"))), Severity::Ok);
+        let three = [healthy("a", "1"), healthy("b", "2"), healthy("c", "3")];
+        assert_eq!(worst(&check_cluster(&three)), Severity::Ok);
+    }
+
+    #[test]
+    fn replicas_old_versions_and_allkeys_eviction_are_errors() {
+        let mut replica = healthy("a", "1");
+        replica.info.insert("role".into(), "slave".into());
+        assert_eq!(worst(&check_master(&replica)), Severity::Error);
+        let mut old = healthy("a", "1");
+        old.info.insert("redis_version".into(), "2.6.11".into());
+        assert_eq!(worst(&check_master(&old)), Severity::Error);
+        let mut evicting = healthy("a", "1");
+        evicting
+            .info
+            .insert("maxmemory_policy".into(), "allkeys-lru".into());
+        assert_eq!(worst(&check_master(&evicting)), Severity::Error);
+    }
+
+    #[test]
+    fn weak_persistence_is_a_warning_that_explains_delayed_restart() {
+        let mut no_aof = healthy("a", "1");
+        no_aof.info.insert("aof_enabled".into(), "0".into());
+        let findings = check_master(&no_aof);
+        assert_eq!(worst(&findings), Severity::Warning);
+        let message = &findings
+            .iter()
+            .find(|f| f.check == "persistence")
+            .unwrap()
+            .message;
+        assert!(message.contains("delayed restart"), "{message}");
+        let mut everysec = healthy("a", "1");
+        everysec.appendfsync = Some("everysec".into());
+        assert_eq!(worst(&check_master(&everysec)), Severity::Warning);
+    }
+
+    #[test]
+    fn the_same_server_twice_is_an_error_and_even_counts_a_warning() {
+        let findings = check_cluster(&[healthy("a", "1"), healthy("b", "1"), healthy("c", "3")]);
+        assert_eq!(worst(&findings), Severity::Error);
+        let findings = check_cluster(&[healthy("a", "1"), healthy("b", "2")]);
+        assert_eq!(worst(&findings), Severity::Warning);
+    }
+
+    #[test]
+    fn clock_skew_beyond_half_a_second_is_a_warning() {
+        let mut late = healthy("b", "2");
+        late.clock_offset_ms = Some(800);
+        let findings = check_cluster(&[healthy("a", "1"), late, healthy("c", "3")]);
+        assert!(
+            findings
+                .iter()
+                .any(|f| f.check == "clock" && f.severity == Severity::Warning)
+        );
+    }
+
+    #[test]
+    fn unreachable_is_an_error() {
+        let report = Report {
+            server: "a".into(),
+            unreachable: Some("timed out".into()),
+            ..Report::default()
+        };
+        assert_eq!(worst(&check_master(&report)), Severity::Error);
+    }
+}
