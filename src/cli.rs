@@ -174,12 +174,12 @@ pub struct LockArgs {
 
     /// How long the lock lives on each master without renewal, e.g. 30s, 2m, 500ms. If redlock
     /// dies, others wait at most this long. Default: 30s (or `ttl` in the config file).
-    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
     pub ttl: Option<Duration>,
 
     /// If the lock is taken, retry (with jitter) for up to this long before giving up.
     /// Default: try once.
-    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "no_wait")]
+    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, conflicts_with = "no_wait")]
     pub wait: Option<Duration>,
 
     /// Try once and give up at once if the lock is taken (the default; same as --wait 0).
@@ -188,7 +188,7 @@ pub struct LockArgs {
 
     /// How long one master gets to answer one request, connecting included. Default: TTL/20,
     /// between 10ms and 1s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
     pub node_timeout: Option<Duration>,
 
     /// Share of the TTL set aside for clock drift between hosts (Redlock's drift factor).
@@ -245,7 +245,7 @@ pub struct TokenArgs {
     pub token: String,
 
     /// How long one master gets to answer. Default: 1s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
     pub node_timeout: Option<Duration>,
 }
 
@@ -255,7 +255,7 @@ pub struct ExtendArgs {
     pub lock: TokenArgs,
 
     /// The new time to live, counted from now. Default: 30s (or `ttl` in the config file).
-    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
     pub ttl: Option<Duration>,
 }
 
@@ -270,7 +270,7 @@ pub struct StatusArgs {
     pub json: bool,
 
     /// How long one master gets to answer. Default: 1s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
     pub node_timeout: Option<Duration>,
 }
 
@@ -281,7 +281,7 @@ pub struct DoctorArgs {
     pub json: bool,
 
     /// How long one master gets to answer each check. Default: 1s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
     pub node_timeout: Option<Duration>,
 }
 
@@ -297,9 +297,9 @@ pub struct ConfigArgs {
 pub struct RenewWhileArgs {
     #[arg(long)]
     pub key: String,
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub ttl: Duration,
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
     pub node_timeout: Duration,
     #[arg(long)]
     pub drift_factor: f64,
@@ -318,18 +318,18 @@ pub struct RunArgs {
 
     /// On lock loss, time between SIGTERM and SIGKILL to the command. Default: 5s, or TTL/4
     /// if shorter; at most TTL/2, so the command is always dead before the validity ends.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
     pub kill_after: Option<Duration>,
 
     /// Keep the lock at least this long after the start, even if the command ends sooner: the
     /// key is left to expire then instead of being deleted (cron on several hosts: the same job
     /// fired a moment later elsewhere does not run again).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
     pub hold_min: Option<Duration>,
 
     /// Stop the command (SIGTERM, then SIGKILL after --kill-after) and release the lock once it
     /// has run this long; redlock then exits 124. Caps how long renewal may hold the lock.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
     pub max_duration: Option<Duration>,
 
     /// The command to run and its arguments (put them after --).

@@ -34,7 +34,10 @@ fn usage_error(error: &clap::Error) -> i32 {
             exit::OK
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            let _ = error.print();
+            redlock_cli::log::line(format_args!(
+                "a subcommand is required (run, acquire, release, extend, status, doctor, \
+                 config, completions, man); see 'redlock --help'"
+            ));
             exit::USAGE
         }
         _ => {

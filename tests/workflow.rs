@@ -307,9 +307,19 @@ fn status_reports_held_free_split_and_unknown() {
     assert!(json["holder"]["pid"].is_u64());
     let masters = json["masters"].as_array().unwrap();
     assert_eq!(masters.len(), 3);
+    // A majority at least holds it (the acquire does not wait for the last master).
+    let held: Vec<_> = masters.iter().filter(|m| m["held"] == true).collect();
+    assert!(held.len() >= 2, "{json}");
     for master in masters {
         assert_eq!(master["reachable"], true);
-        assert_eq!(master["held"], true);
+        assert!(
+            master["server"]
+                .as_str()
+                .unwrap()
+                .starts_with("redis://127.0.0.1:")
+        );
+    }
+    for master in held {
         assert_eq!(master["token"], token.as_str());
         assert!(master["ttl_ms"].as_u64().unwrap() > 25_000);
         assert!(

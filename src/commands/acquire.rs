@@ -15,6 +15,7 @@ use super::common::{self, NESTED_PREFIX};
 pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
     let settings = config::acquire_settings(args, &context.defaults)?;
+    context.warn();
     let (events, inbox) = supervise::channel();
     let cancel = Cancel::default();
     signals::install(events, cancel.clone())

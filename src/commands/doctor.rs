@@ -19,6 +19,7 @@ pub const FOUND_ERRORS: i32 = 1;
 pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
     let timeout = config::node_timeout(args.node_timeout, &context.defaults)?;
+    context.warn();
     let client = common::open_client(&context)?;
 
     let mut info = redis::cmd("INFO");

@@ -11,6 +11,7 @@ use super::common::{self, NESTED_PREFIX};
 pub fn release(global: &GlobalArgs, args: TokenArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
     let settings = config::token_settings(&args, None, &context.defaults)?;
+    context.warn();
     let key = &settings.key;
     if settings.token.starts_with(NESTED_PREFIX) {
         info!("lock {key:?} was taken by an enclosing holder: left for it to release");

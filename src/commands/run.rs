@@ -11,6 +11,7 @@ use super::common;
 pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
     let settings = config::run_settings(args, &context.defaults)?;
+    context.warn();
     // Signals first: one that arrives while the lock is being taken must release it.
     let (events, inbox) = supervise::channel();
     let cancel = Cancel::default();

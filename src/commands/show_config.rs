@@ -14,6 +14,7 @@ use super::common;
 
 pub fn show_config(global: &GlobalArgs, args: ConfigArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
+    context.warn();
     let defaults = &context.defaults;
     let path =
         |p: &Option<std::path::PathBuf>| p.as_deref().map(Path::display).map(|d| d.to_string());

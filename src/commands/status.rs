@@ -30,6 +30,7 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
     }
     let context = config::context(global)?;
     let node_timeout = config::node_timeout(args.node_timeout, &context.defaults)?;
+    context.warn();
     let client = common::open_client(&context)?;
     let masters = client.inspect(&args.key, node_timeout);
     let states: Vec<MasterState> = masters.iter().map(|(_, s)| s.clone()).collect();

@@ -62,9 +62,14 @@ pub const CONFIG_ENV: &str = "REDLOCK_CONFIG";
 
 /// Finds and parses the config file, if any.
 pub fn load(flag: Option<&Path>) -> Result<Option<Loaded>, Failure> {
+    if flag.is_none() && std::env::var_os(CONFIG_ENV).is_some_and(|p| p.is_empty()) {
+        return Err(Failure::config(format!(
+            "${CONFIG_ENV} is set but empty: name the config file, or unset it"
+        )));
+    }
     let named = flag
         .map(|p| (p.to_path_buf(), "--config"))
-        .or_else(|| std::env::var_os(CONFIG_ENV).map(|p| (PathBuf::from(p), CONFIG_ENV)));
+        .or_else(|| std::env::var_os(CONFIG_ENV).map(|p| (PathBuf::from(p), "$REDLOCK_CONFIG")));
     let path = match named {
         Some((path, source)) => {
             if !path.is_file() {

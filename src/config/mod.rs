@@ -92,11 +92,24 @@ pub struct Context {
     /// Where the password for masters without one in their URL came from.
     pub password_from: Option<String>,
     pub defaults: Defaults,
+    /// Warnings found while resolving (exposed secrets). Printed by [`Context::warn`] once the
+    /// command's input is accepted, so that a rejection stays one line.
+    warnings: Vec<String>,
 }
 
-/// Resolves the shared settings. Prints warnings (a password on the command line, a secret
-/// readable by others) as it finds them.
+impl Context {
+    /// Prints the warnings found while resolving; call once the input is validated.
+    pub fn warn(&self) {
+        for warning in &self.warnings {
+            log::warn(format_args!("{warning}"));
+        }
+    }
+}
+
+/// Resolves the shared settings. Warnings (a password on the command line, a secret readable by
+/// others) are kept for [`Context::warn`].
 pub fn context(global: &GlobalArgs) -> Result<Context, Failure> {
+    let mut warnings = Vec::new();
     let loaded = file::load(global.config.as_deref())?;
     let (file_config, config_file, file_exposed) = match loaded {
         Some(l) => (l.config, Some(l.path), l.readable_by_others),
@@ -112,16 +125,16 @@ pub fn context(global: &GlobalArgs) -> Result<Context, Failure> {
             .flatten()
             .any(|u| has_password(u)))
     {
-        log::warn(format_args!("{}", secrets::exposed(path, "config file")));
+        warnings.push(secrets::exposed(path, "config file"));
     }
     if matches!(servers_from, Source::Flag(_)) && urls.iter().any(|u| has_password(u)) {
-        log::warn(format_args!(
+        warnings.push(
             "warning: a password given with --server is visible to other users in the process \
              list; put it in $REDLOCK_SERVERS, the config file, or --password-file instead"
-        ));
+                .to_string(),
+        );
     }
-
-    let password = password(global, &file_config)?;
+    let password = password(global, &file_config, &mut warnings)?;
     let mut masters = parse_masters(&urls, &servers_from)?;
     if let Some((password, _)) = &password {
         let username = file_config.username.as_deref();
@@ -151,6 +164,7 @@ pub fn context(global: &GlobalArgs) -> Result<Context, Failure> {
         config_file,
         password_from: password.map(|(_, from)| from),
         defaults: defaults(&file_config)?,
+        warnings,
     })
 }
 
@@ -223,11 +237,12 @@ fn has_password(url: &str) -> bool {
 fn password(
     global: &GlobalArgs,
     file_config: &file::FileConfig,
+    warnings: &mut Vec<String>,
 ) -> Result<Option<(String, String)>, Failure> {
-    let from_file = |path: PathBuf, source: String| -> Result<(String, String), Failure> {
+    let mut from_file = |path: PathBuf, source: String| -> Result<(String, String), Failure> {
         let password = secrets::read_password_file(&path, &source)?;
         if secrets::readable_by_others(&path) {
-            log::warn(format_args!("{}", secrets::exposed(&path, "password file")));
+            warnings.push(secrets::exposed(&path, "password file"));
         }
         Ok((
             password,
@@ -239,6 +254,11 @@ fn password(
     }
     if let Some(path) = std::env::var_os(secrets::PASSWORD_FILE_ENV) {
         let source = format!("${}", secrets::PASSWORD_FILE_ENV);
+        if path.is_empty() {
+            return Err(Failure::config(format!(
+                "{source} is set but empty: name the password file, or unset it"
+            )));
+        }
         return from_file(PathBuf::from(path), source).map(Some);
     }
     if let Ok(password) = std::env::var(secrets::PASSWORD_ENV) {
@@ -256,7 +276,18 @@ fn password(
     Ok(None)
 }
 
-/// Lock defaults from the config file.
+/// A rejected value: a usage error naming the flag when it came from one, a configuration
+/// error naming the config file's key when it came from there.
+fn rejected(from_file: bool, flag: &str, key: &str, value: &str, why: &str) -> Failure {
+    if from_file {
+        Failure::config(format!("config file `{key}` {value} {why}"))
+    } else {
+        Failure::usage(format!("{flag} {value} {why}"))
+    }
+}
+
+/// Lock defaults from the config file, each checked on its own (combinations are checked
+/// where they meet the flags).
 fn defaults(file_config: &file::FileConfig) -> Result<Defaults, Failure> {
     let duration = |text: &Option<String>, name: &str| -> Result<Option<Duration>, Failure> {
         text.as_deref()
@@ -267,13 +298,24 @@ fn defaults(file_config: &file::FileConfig) -> Result<Defaults, Failure> {
     };
     let mut defaults = Defaults::default();
     if let Some(ttl) = duration(&file_config.ttl, "ttl")? {
+        validate_ttl(ttl, true)?;
         defaults.ttl = sourced(ttl, Source::File);
     }
     defaults.node_timeout =
         duration(&file_config.node_timeout, "node_timeout")?.map(|d| sourced(d, Source::File));
+    if defaults
+        .node_timeout
+        .as_ref()
+        .is_some_and(|d| d.value.is_zero())
+    {
+        return Err(Failure::config(
+            "config file `node_timeout` must be above zero, e.g. \"1s\"",
+        ));
+    }
     defaults.kill_after =
         duration(&file_config.kill_after, "kill_after")?.map(|d| sourced(d, Source::File));
     if let Some(factor) = file_config.drift_factor {
+        validate_drift_factor(factor, true)?;
         defaults.drift_factor = sourced(factor, Source::File);
     }
     Ok(defaults)
@@ -302,19 +344,15 @@ pub struct RunSettings {
 pub fn lock_settings(args: &LockArgs, defaults: &Defaults) -> Result<LockSettings, Failure> {
     validate_key(&args.key)?;
     let ttl = args.ttl.unwrap_or(defaults.ttl.value);
-    validate_ttl(ttl)?;
+    validate_ttl(ttl, false)?;
     let drift_factor = args.drift_factor.unwrap_or(defaults.drift_factor.value);
-    if !(0.0..0.5).contains(&drift_factor) {
-        return Err(Failure::usage(format!(
-            "--drift-factor {drift_factor} is out of range: use a value from 0 to 0.5 (default \
-             0.01)"
-        )));
-    }
+    validate_drift_factor(drift_factor, false)?;
+    let node_timeout_from_file = args.node_timeout.is_none() && defaults.node_timeout.is_some();
     let node_timeout = args
         .node_timeout
         .or(defaults.node_timeout.as_ref().map(|d| d.value))
         .unwrap_or_else(|| Timing::default_node_timeout(ttl));
-    validate_node_timeout(node_timeout, ttl)?;
+    validate_node_timeout(node_timeout, ttl, node_timeout_from_file)?;
     let timing = Timing {
         ttl,
         node_timeout,
@@ -349,32 +387,61 @@ fn validate_key(key: &str) -> Result<(), Failure> {
     Ok(())
 }
 
-fn validate_ttl(ttl: Duration) -> Result<(), Failure> {
+fn validate_ttl(ttl: Duration, from_file: bool) -> Result<(), Failure> {
+    let value = show(ttl).to_string();
     if ttl < Duration::from_millis(10) {
-        return Err(Failure::usage(format!(
-            "--ttl {} is too short: use at least 10ms (30s suits most jobs; renewal keeps the \
-             lock while the command runs)",
-            show(ttl)
-        )));
+        return Err(rejected(
+            from_file,
+            "--ttl",
+            "ttl",
+            &value,
+            "is too short: use at least 10ms (30s suits most jobs; renewal keeps the lock while \
+             the command runs)",
+        ));
     }
     // Redis takes PX in milliseconds as a signed 64-bit number; a year is a sane ceiling.
     if ttl > Duration::from_secs(366 * 24 * 3600) {
-        return Err(Failure::usage(format!(
-            "--ttl {} is too long: use at most a year; renewal keeps a shorter lock alive",
-            show(ttl)
-        )));
+        return Err(rejected(
+            from_file,
+            "--ttl",
+            "ttl",
+            &value,
+            "is too long: use at most a year; renewal keeps a shorter lock alive",
+        ));
     }
     Ok(())
 }
 
-fn validate_node_timeout(node_timeout: Duration, ttl: Duration) -> Result<(), Failure> {
+fn validate_drift_factor(factor: f64, from_file: bool) -> Result<(), Failure> {
+    if !(0.0..0.5).contains(&factor) {
+        return Err(rejected(
+            from_file,
+            "--drift-factor",
+            "drift_factor",
+            &factor.to_string(),
+            "is out of range: use a value from 0 to 0.5 (default 0.01)",
+        ));
+    }
+    Ok(())
+}
+
+fn validate_node_timeout(
+    node_timeout: Duration,
+    ttl: Duration,
+    from_file: bool,
+) -> Result<(), Failure> {
     if node_timeout.is_zero() || node_timeout * 2 >= ttl {
-        return Err(Failure::usage(format!(
-            "--node-timeout {} must be above zero and under half of --ttl {}: a slow master \
-             would eat the whole validity; raise --ttl or lower --node-timeout",
-            show(node_timeout),
-            show(ttl)
-        )));
+        return Err(rejected(
+            from_file,
+            "--node-timeout",
+            "node_timeout",
+            &show(node_timeout).to_string(),
+            &format!(
+                "must be above zero and under half of the TTL {}: a slow master would eat the \
+                 whole validity; raise the TTL or lower the node timeout",
+                show(ttl)
+            ),
+        ));
     }
     Ok(())
 }
@@ -382,19 +449,25 @@ fn validate_node_timeout(node_timeout: Duration, ttl: Duration) -> Result<(), Fa
 pub fn run_settings(args: RunArgs, defaults: &Defaults) -> Result<RunSettings, Failure> {
     let lock = lock_settings(&args.lock, defaults)?;
     let ttl = lock.timing.ttl;
+    let kill_after_from_file = args.kill_after.is_none() && defaults.kill_after.is_some();
     let kill_after = args
         .kill_after
         .or(defaults.kill_after.as_ref().map(|d| d.value))
         .unwrap_or_else(|| supervise::Options::default_kill_after(ttl));
     let longest = supervise::Options::max_kill_after(ttl);
     if kill_after > longest {
-        return Err(Failure::usage(format!(
-            "--kill-after {} does not fit inside --ttl {}: the command must be dead before the \
-             lock's validity ends; use at most {} or raise --ttl",
-            show(kill_after),
-            show(ttl),
-            show(longest)
-        )));
+        return Err(rejected(
+            kill_after_from_file,
+            "--kill-after",
+            "kill_after",
+            &show(kill_after).to_string(),
+            &format!(
+                "does not fit inside the TTL {}: the command must be dead before the lock's \
+                 validity ends; use at most {} or raise the TTL",
+                show(ttl),
+                show(longest)
+            ),
+        ));
     }
     if let Some(max) = args.max_duration
         && max.is_zero()
@@ -465,7 +538,7 @@ pub fn token_settings(
         ));
     }
     let ttl = ttl.unwrap_or(defaults.ttl.value);
-    validate_ttl(ttl)?;
+    validate_ttl(ttl, false)?;
     let node_timeout = node_timeout(args.node_timeout, defaults)?;
     if node_timeout * 2 >= ttl {
         return Err(Failure::usage(format!(

@@ -41,9 +41,26 @@ impl Master {
                 "expected redis://host:port, rediss://host:port or redis+unix:///path".into(),
             ));
         }
-        let info = url
+        // redis-rs parses rediss:// only with its own TLS stack compiled in; ours is rustls in
+        // `node`, so parse the URL as redis:// and mark the address as TLS ourselves.
+        let tls = url.starts_with("rediss://");
+        let plain = if tls {
+            format!("redis://{}", &url["rediss://".len()..])
+        } else {
+            url.to_string()
+        };
+        let mut info = plain
+            .as_str()
             .into_connection_info()
             .map_err(|e| bad(strip_secrets(&e.to_string(), url)))?;
+        if tls && let ConnectionAddr::Tcp(host, port) = info.addr().clone() {
+            info = info.set_addr(ConnectionAddr::TcpTls {
+                host,
+                port,
+                insecure: url.ends_with("#insecure"),
+                tls_params: None,
+            });
+        }
         if let ConnectionAddr::Tcp(host, _) | ConnectionAddr::TcpTls { host, .. } = info.addr()
             && host.is_empty()
         {
@@ -264,6 +281,14 @@ mod tests {
         let c = Master::parse("redis://127.0.0.1:6380").unwrap();
         assert_eq!(a.identity(), b.identity());
         assert_ne!(a.identity(), c.identity());
+    }
+
+    #[test]
+    fn rediss_urls_are_tls_addresses() {
+        let m = Master::parse("rediss://u:pw@db1:6380/1").unwrap();
+        assert!(m.is_tls());
+        assert_eq!(m.to_string(), "rediss://u:***@db1:6380/1");
+        assert!(!Master::parse("redis://db1:6380").unwrap().is_tls());
     }
 
     #[test]

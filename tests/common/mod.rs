@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
-/// The redlock binary under test, with a clean environment for redlock's own variables.
+/// The redlock binary under test, with a clean environment for redlock's own variables, and
+/// no user config file (a developer's own ~/.config/redlock must not leak into the tests).
 pub fn redlock() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_redlock"));
     for var in [
@@ -28,9 +29,12 @@ pub fn redlock() -> Command {
         "REDLOCK_VALIDITY_MS",
         "REDLOCK_CONFIG",
         "REDLOCK_FENCE",
+        "REDLOCK_PASSWORD",
+        "REDLOCK_PASSWORD_FILE",
     ] {
         cmd.env_remove(var);
     }
+    cmd.env("XDG_CONFIG_HOME", "/nonexistent/redlock-tests");
     cmd
 }
 
@@ -52,6 +56,8 @@ fn redis_server_binary() -> PathBuf {
 /// One redis-server process.
 pub struct Server {
     pub port: u16,
+    /// The TLS port, for servers started with [`Server::start_tls`].
+    pub tls_port: Option<u16>,
     dir: TempDir,
     extra_args: Vec<String>,
     process: Option<Child>,
@@ -60,16 +66,46 @@ pub struct Server {
 
 impl Server {
     fn start(extra_args: &[&str]) -> Server {
+        Server::start_inner(extra_args, None)
+    }
+
+    /// A server that also listens for TLS, with `pki`'s server certificate; with
+    /// `require_client_cert`, clients must present a certificate signed by the CA. The plain
+    /// port stays open for the test's own inspection.
+    pub fn start_tls(pki: &Pki, require_client_cert: bool) -> Server {
+        Server::start_inner(&[], Some((pki, require_client_cert)))
+    }
+
+    fn start_inner(extra_args: &[&str], tls: Option<(&Pki, bool)>) -> Server {
         let mut last_error = String::new();
         for _ in 0..10 {
             let port = free_port();
+            let mut args: Vec<String> = extra_args.iter().map(|s| s.to_string()).collect();
+            let tls_port = tls.map(|(pki, require)| {
+                let tls_port = free_port();
+                let path = |p: &Path| p.to_string_lossy().into_owned();
+                args.extend([
+                    "--tls-port".into(),
+                    tls_port.to_string(),
+                    "--tls-cert-file".into(),
+                    path(&pki.server_cert),
+                    "--tls-key-file".into(),
+                    path(&pki.server_key),
+                    "--tls-ca-cert-file".into(),
+                    path(&pki.ca),
+                    "--tls-auth-clients".into(),
+                    if require { "yes" } else { "no" }.into(),
+                ]);
+                tls_port
+            });
             let mut server = Server {
                 port,
+                tls_port,
                 dir: tempfile::Builder::new()
                     .prefix("redlock-test-")
                     .tempdir()
                     .expect("create temp dir"),
-                extra_args: extra_args.iter().map(|s| s.to_string()).collect(),
+                extra_args: args,
                 process: None,
                 paused: false,
             };
@@ -129,6 +165,14 @@ impl Server {
 
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// The TLS URL, by host name (the certificate names `localhost` and `127.0.0.1`).
+    pub fn tls_url(&self) -> String {
+        format!(
+            "rediss://localhost:{}",
+            self.tls_port.expect("not a TLS server")
+        )
     }
 
     pub fn dir(&self) -> &Path {
@@ -325,6 +369,61 @@ impl Cluster {
     }
 }
 
+/// A test PKI: a CA, a server certificate for localhost / 127.0.0.1, and a client
+/// certificate, all signed by the CA, as PEM files in a temporary directory.
+pub struct Pki {
+    _dir: TempDir,
+    pub ca: PathBuf,
+    pub server_cert: PathBuf,
+    pub server_key: PathBuf,
+    pub client_cert: PathBuf,
+    pub client_key: PathBuf,
+}
+
+impl Pki {
+    pub fn generate() -> Pki {
+        use rcgen::{
+            BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose,
+        };
+        let dir = tempfile::tempdir().expect("temp dir");
+        let write = |name: &str, content: String| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, content).expect("write PEM");
+            path
+        };
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        ca_params
+            .distinguished_name
+            .push(DnType::CommonName, "redlock test CA");
+        let ca_key = KeyPair::generate().unwrap();
+        let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+        let ca = write("ca.pem", ca_cert.pem());
+        let issuer = Issuer::new(ca_params, ca_key);
+        let leaf = |names: Vec<String>, cn: &str| {
+            let mut params = CertificateParams::new(names).unwrap();
+            params.distinguished_name.push(DnType::CommonName, cn);
+            let key = KeyPair::generate().unwrap();
+            let cert = params.signed_by(&key, &issuer).unwrap();
+            (cert.pem(), key.serialize_pem())
+        };
+        let (server_pem, server_key_pem) = leaf(
+            vec!["localhost".to_string(), "127.0.0.1".to_string()],
+            "localhost",
+        );
+        let (client_pem, client_key_pem) = leaf(vec!["redlock-client".to_string()], "client");
+        Pki {
+            ca,
+            server_cert: write("server.pem", server_pem),
+            server_key: write("server.key", server_key_pem),
+            client_cert: write("client.pem", client_pem),
+            client_key: write("client.key", client_key_pem),
+            _dir: dir,
+        }
+    }
+}
+
 /// A port nobody listens on right now (the server may still lose a race for it; `start`
 /// retries).
 fn free_port() -> u16 {
@@ -342,7 +441,12 @@ fn ping(port: u16) -> bool {
         return false;
     };
     let _ = connection.set_read_timeout(Some(Duration::from_millis(500)));
-    redis::cmd("PING").query::<String>(&mut connection).is_ok()
+    // Any reply means the server is up, an error reply included (NOAUTH when the default user
+    // is disabled).
+    match redis::cmd("PING").query::<String>(&mut connection) {
+        Ok(_) => true,
+        Err(error) => error.code().is_some(),
+    }
 }
 
 /// Waits until `condition` holds or `timeout` passes; returns whether it held.

@@ -1,0 +1,229 @@
+//! Where settings come from: flag > environment > config file > default, with the config file
+//! found at --config, $REDLOCK_CONFIG, or the user's location; and `redlock config` to see them.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{Cluster, describe, redlock};
+use serde_json::Value;
+
+fn write_config(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("config.toml");
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+fn servers_line(cluster: &Cluster) -> String {
+    let urls: Vec<String> = cluster.urls().iter().map(|u| format!("{u:?}")).collect();
+    format!("servers = [{}]\n", urls.join(", "))
+}
+
+fn show(cmd: &mut std::process::Command) -> Value {
+    let output = cmd.args(["config", "--json"]).output().unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn servers_and_defaults_come_from_the_config_file() {
+    let cluster = Cluster::start(3);
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        &format!(
+            "{}ttl = \"3s\"\nkill_after = \"1s\"\n",
+            servers_line(&cluster)
+        ),
+    );
+    let output = redlock()
+        .args(["--config", config.to_str().unwrap()])
+        .args([
+            "run",
+            "--key",
+            "cfg",
+            "--",
+            "sh",
+            "-c",
+            "echo $REDLOCK_VALIDITY_MS",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let validity: u64 = String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        validity < 3000 && validity > 2000,
+        "ttl from the file not used: {validity}"
+    );
+
+    let json = show(redlock().args(["--config", config.to_str().unwrap()]));
+    assert_eq!(json["config_file"], config.to_str().unwrap());
+    assert_eq!(json["servers"]["source"], "config file");
+    assert_eq!(json["servers"]["urls"].as_array().unwrap().len(), 3);
+    assert_eq!(json["ttl"]["value"], "3s");
+    assert_eq!(json["ttl"]["source"], "config file");
+    assert_eq!(json["kill_after"]["source"], "config file");
+    assert_eq!(json["drift_factor"]["source"], "default");
+}
+
+#[test]
+fn flags_beat_the_environment_which_beats_the_file() {
+    let file_cluster = Cluster::start(1);
+    let env_cluster = Cluster::start(1);
+    let flag_cluster = Cluster::start(1);
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &servers_line(&file_cluster));
+    let config_flag = ["--config", config.to_str().unwrap()];
+
+    let json = show(redlock().args(config_flag));
+    assert_eq!(json["servers"]["urls"][0], file_cluster.urls()[0]);
+
+    let json = show(
+        redlock()
+            .args(config_flag)
+            .env("REDLOCK_SERVERS", env_cluster.servers_env()),
+    );
+    assert_eq!(json["servers"]["source"], "$REDLOCK_SERVERS");
+    assert_eq!(json["servers"]["urls"][0], env_cluster.urls()[0]);
+
+    let json = show(
+        redlock()
+            .args(config_flag)
+            .args(["-s", &flag_cluster.urls()[0]])
+            .env("REDLOCK_SERVERS", env_cluster.servers_env()),
+    );
+    assert_eq!(json["servers"]["source"], "--server");
+    assert_eq!(json["servers"]["urls"][0], flag_cluster.urls()[0]);
+
+    // And a lock really goes where the winning source says.
+    let output = redlock()
+        .args(config_flag)
+        .args(["-s", &flag_cluster.urls()[0]])
+        .args(["acquire", "--key", "where", "--ttl", "30s"])
+        .env("REDLOCK_SERVERS", env_cluster.servers_env())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    assert!(flag_cluster.servers[0].get("where").is_some());
+    assert!(env_cluster.key_gone_everywhere("where"));
+    assert!(file_cluster.key_gone_everywhere("where"));
+
+    // A --ttl flag beats the file's ttl.
+    let with_ttl = write_config(
+        dir.path(),
+        &format!("{}ttl = \"9s\"\n", servers_line(&file_cluster)),
+    );
+    let output = redlock()
+        .args(["--config", with_ttl.to_str().unwrap()])
+        .args([
+            "run",
+            "--ttl",
+            "4s",
+            "--key",
+            "t",
+            "--",
+            "sh",
+            "-c",
+            "echo $REDLOCK_VALIDITY_MS",
+        ])
+        .output()
+        .unwrap();
+    let validity: u64 = String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(validity < 4000, "{validity}");
+}
+
+#[test]
+fn the_config_file_is_found_through_the_environment_and_the_users_location() {
+    let cluster = Cluster::start(1);
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &servers_line(&cluster));
+    let json = show(redlock().env("REDLOCK_CONFIG", &config));
+    assert_eq!(json["config_file"], config.to_str().unwrap());
+
+    // ~/.config/redlock/config.toml, with HOME pointing at a scratch directory.
+    let home = tempfile::tempdir().unwrap();
+    let user_dir = home.path().join(".config/redlock");
+    std::fs::create_dir_all(&user_dir).unwrap();
+    let user_config = write_config(&user_dir, &servers_line(&cluster));
+    let json = show(
+        redlock()
+            .env("HOME", home.path())
+            .env_remove("XDG_CONFIG_HOME"),
+    );
+    assert_eq!(json["config_file"], user_config.to_str().unwrap());
+    assert_eq!(json["servers"]["urls"][0], cluster.urls()[0]);
+
+    // $XDG_CONFIG_HOME wins over ~/.config.
+    let xdg = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(xdg.path().join("redlock")).unwrap();
+    let xdg_config = write_config(&xdg.path().join("redlock"), "ttl = \"7s\"\n");
+    let json = show(
+        redlock()
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", xdg.path()),
+    );
+    assert_eq!(json["config_file"], xdg_config.to_str().unwrap());
+    assert_eq!(json["ttl"]["value"], "7s");
+}
+
+#[test]
+fn global_options_are_accepted_after_the_subcommand() {
+    let cluster = Cluster::start(1);
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &servers_line(&cluster));
+    let output = redlock()
+        .args([
+            "run",
+            "--config",
+            config.to_str().unwrap(),
+            "-v",
+            "--key",
+            "after",
+        ])
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("acquired"));
+}
+
+#[test]
+fn a_broken_config_file_is_one_line_and_exit_78() {
+    let dir = tempfile::tempdir().unwrap();
+    for (body, expected) in [
+        ("servers = [\"redis://a:1\"\nttl = ", "line"),
+        ("ttll = \"1s\"\n", "unknown field"),
+        ("ttl = \"soon\"\n", "ttl"),
+        ("servers = []\n", "empty"),
+        ("servers = [\"nope\"]\n", "invalid server URL"),
+    ] {
+        let config = write_config(dir.path(), body);
+        let output = redlock()
+            .args([
+                "--config",
+                config.to_str().unwrap(),
+                "run",
+                "--key",
+                "k",
+                "--",
+                "true",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(78),
+            "{body:?}: {}",
+            describe(&output)
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{body:?}: {stderr}");
+        assert!(stderr.contains(expected), "{body:?}: {stderr}");
+    }
+}

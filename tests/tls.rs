@@ -1,0 +1,321 @@
+//! TLS (`rediss://`) and ACL users against real servers: certificates made by the test, a
+//! server that requires client certificates, passwords from every source, and passwords never
+//! shown.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Output;
+
+use common::{Pki, Server, describe, redlock};
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn tls_servers(pki: &Pki, n: usize, require_client_cert: bool) -> Vec<Server> {
+    (0..n)
+        .map(|_| Server::start_tls(pki, require_client_cert))
+        .collect()
+}
+
+fn server_flags(servers: &[Server], url: fn(&Server) -> String) -> Vec<String> {
+    servers
+        .iter()
+        .flat_map(|s| ["-s".to_string(), url(s)])
+        .collect()
+}
+
+#[test]
+fn rediss_with_the_right_ca_locks_and_releases() {
+    let pki = Pki::generate();
+    let servers = tls_servers(&pki, 3, false);
+    let output = redlock()
+        .args(server_flags(&servers, Server::tls_url))
+        .args(["--tls-ca-cert", pki.ca.to_str().unwrap()])
+        .args(["run", "--key", "tls", "--", "sh", "-c", "echo $REDLOCK_KEY"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "tls");
+    for server in &servers {
+        assert!(
+            server.keys().is_empty(),
+            "lock left on {}",
+            server.tls_url()
+        );
+    }
+}
+
+#[test]
+fn a_certificate_from_another_ca_is_refused() {
+    let pki = Pki::generate();
+    let stranger = Pki::generate();
+    let servers = tls_servers(&pki, 1, false);
+    let output = redlock()
+        .args(server_flags(&servers, Server::tls_url))
+        .args(["--tls-ca-cert", stranger.ca.to_str().unwrap()])
+        .args(["run", "--key", "tls", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(69), "{}", describe(&output));
+    let message = stderr(&output);
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(message.contains("TLS handshake failed"), "{message}");
+    assert!(servers[0].keys().is_empty());
+}
+
+#[test]
+fn a_server_requiring_client_certificates_gets_one_from_tls_cert_and_key() {
+    let pki = Pki::generate();
+    let servers = tls_servers(&pki, 3, true);
+    let base = || {
+        let mut cmd = redlock();
+        cmd.args(server_flags(&servers, Server::tls_url))
+            .args(["--tls-ca-cert", pki.ca.to_str().unwrap()]);
+        cmd
+    };
+    let without = base()
+        .args(["run", "--key", "mtls", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(without.status.code(), Some(69), "{}", describe(&without));
+
+    let with = base()
+        .args(["--tls-cert", pki.client_cert.to_str().unwrap()])
+        .args(["--tls-key", pki.client_key.to_str().unwrap()])
+        .args(["run", "--key", "mtls", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(with.status.success(), "{}", describe(&with));
+}
+
+#[test]
+fn tls_files_can_come_from_the_config_file() {
+    let pki = Pki::generate();
+    let servers = tls_servers(&pki, 3, true);
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    let urls: Vec<String> = servers
+        .iter()
+        .map(|s| format!("{:?}", s.tls_url()))
+        .collect();
+    std::fs::write(
+        &config,
+        format!(
+            "servers = [{}]\n[tls]\nca_cert = {:?}\ncert = {:?}\nkey = {:?}\n",
+            urls.join(", "),
+            pki.ca,
+            pki.client_cert,
+            pki.client_key
+        ),
+    )
+    .unwrap();
+    let output = redlock()
+        .args(["--config", config.to_str().unwrap()])
+        .args(["run", "--key", "from-file", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+}
+
+/// A server with an ACL user `locker` (password `s3cret`) and the default user disabled.
+fn acl_server() -> Server {
+    common::Cluster::start_with(
+        1,
+        &[
+            "--user", "locker", "on", ">s3cret", "~*", "&*", "+@all", "--user", "default", "off",
+        ],
+    )
+    .servers
+    .pop()
+    .unwrap()
+}
+
+#[test]
+fn acl_user_with_password_from_file_env_or_url() {
+    let server = acl_server();
+    let url = format!("redis://locker@127.0.0.1:{}", server.port);
+    let dir = tempfile::tempdir().unwrap();
+    let password_file = dir.path().join("password");
+    std::fs::write(&password_file, "s3cret\n").unwrap();
+    std::fs::set_permissions(&password_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+
+    let by_file = redlock()
+        .args([
+            "-s",
+            &url,
+            "--password-file",
+            password_file.to_str().unwrap(),
+        ])
+        .args(["run", "--key", "acl", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(by_file.status.success(), "{}", describe(&by_file));
+    assert!(stderr(&by_file).is_empty(), "{}", describe(&by_file));
+
+    let by_env_file = redlock()
+        .args(["-s", &url, "run", "--key", "acl", "--", "true"])
+        .env("REDLOCK_PASSWORD_FILE", &password_file)
+        .output()
+        .unwrap();
+    assert!(by_env_file.status.success(), "{}", describe(&by_env_file));
+
+    let by_env = redlock()
+        .args(["-s", &url, "run", "--key", "acl", "--", "true"])
+        .env("REDLOCK_PASSWORD", "s3cret")
+        .output()
+        .unwrap();
+    assert!(by_env.status.success(), "{}", describe(&by_env));
+
+    let in_servers_env = redlock()
+        .args(["run", "--key", "acl", "--", "true"])
+        .env(
+            "REDLOCK_SERVERS",
+            format!("redis://locker:s3cret@127.0.0.1:{}", server.port),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        in_servers_env.status.success(),
+        "{}",
+        describe(&in_servers_env)
+    );
+
+    // The default user is off: without credentials the master refuses, and says so.
+    let none = redlock()
+        .args(["-s", &server.url(), "run", "--key", "acl", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(none.status.code(), Some(69), "{}", describe(&none));
+}
+
+#[test]
+fn passwords_are_never_shown() {
+    let server = acl_server();
+    let secret = "wr0ng-but-secret";
+    let url = format!("redis://locker:{secret}@127.0.0.1:{}", server.port);
+
+    // A wrong password: the failure names the master, never the password.
+    let output = redlock()
+        .args(["run", "--key", "k", "--", "true"])
+        .env("REDLOCK_SERVERS", &url)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(69), "{}", describe(&output));
+    let all = format!(
+        "{}{}",
+        stderr(&output),
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert!(!all.contains(secret), "{all}");
+    assert!(all.contains("redis://locker:***@127.0.0.1"), "{all}");
+
+    // Resolved settings, status and doctor, text and JSON, -vv included.
+    for args in [
+        &["config"][..],
+        &["config", "--json"],
+        &["status", "--key", "k"],
+        &["status", "--key", "k", "--json"],
+        &["-vv", "doctor", "--json"],
+        &["-vv", "run", "--key", "k", "--", "true"],
+    ] {
+        let output = redlock()
+            .args(args)
+            .env("REDLOCK_SERVERS", &url)
+            .output()
+            .unwrap();
+        let all = format!(
+            "{}{}",
+            stderr(&output),
+            String::from_utf8_lossy(&output.stdout)
+        );
+        assert!(!all.contains(secret), "{args:?} showed the password: {all}");
+    }
+
+    // A malformed URL: the error shows it redacted.
+    let output = redlock()
+        .args(["run", "--key", "k", "--", "true"])
+        .env(
+            "REDLOCK_SERVERS",
+            format!("redis://locker:{secret}@host:99999"),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(78), "{}", describe(&output));
+    assert!(!stderr(&output).contains(secret), "{}", describe(&output));
+}
+
+#[test]
+fn exposed_secrets_are_warned_about() {
+    let server = acl_server();
+    let dir = tempfile::tempdir().unwrap();
+
+    // A password on the command line is visible in `ps`.
+    let url = format!("redis://locker:s3cret@127.0.0.1:{}", server.port);
+    let output = redlock()
+        .args(["-s", &url, "run", "--key", "w", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    assert!(
+        stderr(&output).contains("visible to other users"),
+        "{}",
+        describe(&output)
+    );
+
+    // A password file others can read.
+    let password_file = dir.path().join("password");
+    std::fs::write(&password_file, "s3cret\n").unwrap();
+    std::fs::set_permissions(&password_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let output = redlock()
+        .args(["-s", &format!("redis://locker@127.0.0.1:{}", server.port)])
+        .args(["--password-file", password_file.to_str().unwrap()])
+        .args(["run", "--key", "w", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    assert!(
+        stderr(&output).contains("chmod 600"),
+        "{}",
+        describe(&output)
+    );
+
+    // A config file others can read that holds a password.
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, format!("servers = [{url:?}]\n")).unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let output = redlock()
+        .args([
+            "--config",
+            config.to_str().unwrap(),
+            "run",
+            "--key",
+            "w",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let message = stderr(&output);
+    assert!(
+        message.contains("config file") && message.contains("chmod 600"),
+        "{message}"
+    );
+    // Private, it is quiet.
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let output = redlock()
+        .args([
+            "--config",
+            config.to_str().unwrap(),
+            "run",
+            "--key",
+            "w",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert!(stderr(&output).is_empty(), "{}", describe(&output));
+}
