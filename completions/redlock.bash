@@ -205,7 +205,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__acquire)
-            opts="-k -t -w -f -s -v -q -h -V --key --ttl --wait --no-wait --node-timeout --drift-factor --conflict-exit-code --format --renew-while --server --verbose --quiet --config --password-file --tls-ca-cert --tls-cert --tls-key --log-format --help --version"
+            opts="-k -t -w -f -s -v -q -h -V --key --ttl --wait --no-wait --node-timeout --drift-factor --fence --conflict-exit-code --format --renew-while --server --verbose --quiet --config --password-file --tls-ca-cert --tls-cert --tls-key --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -787,7 +787,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__run)
-            opts="-k -t -w -s -v -q -h -V --key --ttl --wait --no-wait --node-timeout --drift-factor --conflict-exit-code --kill-after --hold-min --max-duration --server --verbose --quiet --config --password-file --tls-ca-cert --tls-cert --tls-key --log-format --help --version"
+            opts="-k -t -w -s -v -q -h -V --key --ttl --wait --no-wait --node-timeout --drift-factor --fence --conflict-exit-code --kill-after --hold-min --max-duration --server --verbose --quiet --config --password-file --tls-ca-cert --tls-cert --tls-key --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -65,6 +65,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand run" -l tls-key -d 'The 
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l log-format -d 'How to write diagnostics on stderr: text, or one JSON object per line' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l no-wait -d 'Try once and give up at once if the lock is taken (the default; same as --wait 0)'
+complete -c redlock -n "__fish_redlock_using_subcommand run" -l fence -d 'Also obtain a fencing token: a number greater than any handed out before for this key, given to the command as REDLOCK_FENCE (acquire prints it with --format env or json). Have the protected resource refuse numbers lower than the highest it has seen'
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -88,6 +89,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-key -d '
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l log-format -d 'How to write diagnostics on stderr: text, or one JSON object per line' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l no-wait -d 'Try once and give up at once if the lock is taken (the default; same as --wait 0)'
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l fence -d 'Also obtain a fencing token: a number greater than any handed out before for this key, given to the command as REDLOCK_FENCE (acquire prints it with --format env or json). Have the protected resource refuse numbers lower than the highest it has seen'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s h -l help -d 'Print help (see more with \'--help\')'

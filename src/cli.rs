@@ -196,6 +196,12 @@ pub struct LockArgs {
     #[arg(long, value_name = "FACTOR")]
     pub drift_factor: Option<f64>,
 
+    /// Also obtain a fencing token: a number greater than any handed out before for this key,
+    /// given to the command as REDLOCK_FENCE (acquire prints it with --format env or json).
+    /// Have the protected resource refuse numbers lower than the highest it has seen.
+    #[arg(long)]
+    pub fence: bool,
+
     /// Exit with this code instead of 75 when the lock is held elsewhere (0 suits cron jobs
     /// that should just skip their turn).
     #[arg(long, value_name = "CODE", value_parser = clap::value_parser!(u8))]

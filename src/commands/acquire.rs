@@ -25,7 +25,10 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
 
     if let Some(token) = common::inherited_lock(&client, key, settings.lock.timing.node_timeout) {
         let nested = format!("{NESTED_PREFIX}{token}");
-        common::print(&render(settings.format, key, &nested, None, None));
+        let fence = std::env::var("REDLOCK_FENCE")
+            .ok()
+            .and_then(|f| f.parse().ok());
+        common::print(&render(settings.format, key, &nested, None, None, fence));
         return Ok(exit::OK);
     }
 
@@ -48,6 +51,11 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
             return Err(Failure::new(exit::killed_by(signal), ""));
         }
     };
+    let fence = if settings.lock.fence {
+        Some(common::fence(&client, &lock)?)
+    } else {
+        None
+    };
     if let Some(pid) = settings.renew_while
         && let Err(error) = spawn_renewer(global, &context, &lock, pid)
     {
@@ -62,6 +70,7 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
         lock.token(),
         Some(&lock),
         Some(&holder),
+        fence,
     ));
     Ok(exit::OK)
 }
@@ -73,6 +82,7 @@ fn render(
     token: &str,
     lock: Option<&Lock>,
     holder: Option<&Holder>,
+    fence: Option<u64>,
 ) -> String {
     let validity_ms = lock.map(|l| l.validity().as_millis() as u64);
     match format {
@@ -86,6 +96,9 @@ fn render(
             if let Some(ms) = validity_ms {
                 out.push_str(&format!("export REDLOCK_VALIDITY_MS={ms}\n"));
             }
+            if let Some(fence) = fence {
+                out.push_str(&format!("export REDLOCK_FENCE={fence}\n"));
+            }
             out
         }
         Format::Json => {
@@ -95,6 +108,7 @@ fn render(
                 "nested": token.starts_with(NESTED_PREFIX),
                 "ttl_ms": lock.map(|l| l.timing().ttl.as_millis() as u64),
                 "validity_ms": validity_ms,
+                "fence": fence,
                 "holder": holder.map(Holder::to_json),
             });
             format!("{value}\n")
@@ -177,7 +191,7 @@ mod tests {
 
     #[test]
     fn env_format_quotes_for_eval() {
-        let out = render(Format::Env, "it's", "tok", None, None);
+        let out = render(Format::Env, "it's", "tok", None, None, None);
         assert_eq!(
             out,
             "export REDLOCK_KEY='it'\\''s'\nexport REDLOCK_TOKEN='tok'\n"

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use crate::config::{Context, LockSettings};
 use crate::exit::{self, Failure};
 use crate::lock::{
-    AcquireError, AttemptFailure, Cancel, Holder, Lock, MasterFailure, Redlock, Released, Verdict,
+    AcquireError, AttemptFailure, Cancel, FenceError, Holder, Lock, MasterFailure, Redlock,
+    Released, Verdict,
 };
 use crate::{info, log};
 
@@ -137,6 +138,44 @@ fn describe_failure(
             ),
         ),
     }
+}
+
+/// Obtains a fencing token for a lock just taken (`--fence`); on failure the lock is released
+/// and the failure explains why.
+pub fn fence(client: &Redlock, lock: &Lock) -> Result<u64, Failure> {
+    let key = lock.key();
+    client.fence(lock).map_err(|error| {
+        let (code, message) = match error {
+            FenceError::Unreachable { failures } => (
+                exit::UNAVAILABLE,
+                format!(
+                    "took lock {key:?} but cannot reach a majority of masters for its fencing \
+                     token: {}; the lock was released",
+                    list(&failures)
+                ),
+            ),
+            FenceError::Expired => (
+                exit::LOCK_LOST,
+                format!("lock {key:?} expired before its fencing token was granted; raise --ttl"),
+            ),
+            FenceError::Contended => (
+                exit::UNAVAILABLE,
+                format!(
+                    "the fencing counter of lock {key:?} kept changing under us: is another \
+                     client writing redlock:fence:{key}? The lock was released"
+                ),
+            ),
+            FenceError::Corrupt { master } => (
+                exit::UNAVAILABLE,
+                format!(
+                    "{master} holds something that is not a number at redlock:fence:{key}; fix \
+                     or delete that key. The lock was released"
+                ),
+            ),
+        };
+        report_release(client, lock);
+        Failure::new(code, message)
+    })
 }
 
 /// Says what a release found, when it is worth saying.

@@ -27,6 +27,12 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     let key = &settings.lock.key;
     let node_timeout = settings.lock.timing.node_timeout;
     if common::inherited_lock(&client, key, node_timeout).is_some() {
+        if settings.lock.fence && std::env::var_os("REDLOCK_FENCE").is_none() {
+            crate::log::warn(format_args!(
+                "warning: --fence: the enclosing redlock took lock {key:?} without --fence, so \
+                 there is no fencing token to pass on"
+            ));
+        }
         let ending = supervise::supervise(
             &client,
             Lease::Inherited,
@@ -57,10 +63,15 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
         }
     };
 
+    let fence = if settings.lock.fence {
+        Some(common::fence(&client, &lock)?)
+    } else {
+        None
+    };
     let started = std::time::Instant::now();
     let ending = supervise::supervise(
         &client,
-        Lease::Held(&lock),
+        Lease::Held(&lock, fence),
         &settings.command,
         settings.supervise,
         (events, &inbox),

@@ -6,8 +6,9 @@
 //! {"key": "deploy", "verdict": "held", "quorum": 2, "token": "…", "expires_in_ms": 28000,
 //!  "holder": {"host": "ci-3", "pid": 4412, "user": "ci", "command": "make deploy",
 //!             "since_ms": 1763700000000},
+//!  "fence": 41,
 //!  "masters": [{"server": "redis://r1:6379", "reachable": true, "held": true, "token": "…",
-//!               "ttl_ms": 28100, "holder": {…}, "error": null}, …]}
+//!               "ttl_ms": 28100, "holder": {…}, "error": null, "fence": 41}, …]}
 //! ```
 
 use std::fmt::Write;
@@ -33,15 +34,20 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
     context.warn();
     let client = common::open_client(&context)?;
     let masters = client.inspect(&args.key, node_timeout);
+    let fences: Vec<Option<u64>> = client
+        .read_fence(&args.key, node_timeout)
+        .into_iter()
+        .map(|(_, value)| value.ok().flatten())
+        .collect();
     let states: Vec<MasterState> = masters.iter().map(|(_, s)| s.clone()).collect();
     let verdict = judge(&states);
     let text = if args.json {
         format!(
             "{}\n",
-            to_json(&args.key, client.quorum(), &verdict, &masters)
+            to_json(&args.key, client.quorum(), &verdict, &masters, &fences)
         )
     } else {
-        to_text(&args.key, &verdict, &masters)
+        to_text(&args.key, &verdict, &masters, &fences)
     };
     common::print(&text);
     match verdict {
@@ -76,6 +82,7 @@ fn to_json(
     quorum: usize,
     verdict: &Verdict,
     masters: &[(Master, MasterState)],
+    fences: &[Option<u64>],
 ) -> Value {
     let (token, holder, expires_in) = match verdict {
         Verdict::Held {
@@ -86,7 +93,7 @@ fn to_json(
         } => (Some(token.as_str()), holder.as_ref(), *expires_in),
         _ => (None, None, None),
     };
-    let masters: Vec<Value> = masters
+    let mut masters: Vec<Value> = masters
         .iter()
         .map(|(master, state)| match state {
             MasterState::Free => json!({
@@ -104,8 +111,12 @@ fn to_json(
             }),
         })
         .collect();
+    for (entry, fence) in masters.iter_mut().zip(fences) {
+        entry["fence"] = json!(fence);
+    }
     json!({
         "key": key,
+        "fence": fences.iter().flatten().max(),
         "verdict": verdict_name(verdict),
         "quorum": quorum,
         "token": token,
@@ -115,7 +126,12 @@ fn to_json(
     })
 }
 
-fn to_text(key: &str, verdict: &Verdict, masters: &[(Master, MasterState)]) -> String {
+fn to_text(
+    key: &str,
+    verdict: &Verdict,
+    masters: &[(Master, MasterState)],
+    fences: &[Option<u64>],
+) -> String {
     let total = masters.len();
     let mut out = match verdict {
         Verdict::Held {
@@ -157,6 +173,12 @@ fn to_text(key: &str, verdict: &Verdict, masters: &[(Master, MasterState)]) -> S
             MasterState::Unreachable(error) => format!("unreachable: {error}"),
         };
         let _ = writeln!(out, "  {:width$}  {line}", master.to_string());
+    }
+    if let Some(fence) = fences.iter().flatten().max() {
+        let _ = writeln!(
+            out,
+            "fencing counter: {fence} (the next --fence token is higher)"
+        );
     }
     out
 }

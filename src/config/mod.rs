@@ -330,6 +330,8 @@ pub struct LockSettings {
     pub wait: Duration,
     /// The exit code for "held by someone else".
     pub conflict_exit_code: i32,
+    /// Obtain a fencing token after taking the lock.
+    pub fence: bool,
 }
 
 /// Everything `redlock run` needs.
@@ -375,6 +377,7 @@ pub fn lock_settings(args: &LockArgs, defaults: &Defaults) -> Result<LockSetting
         timing,
         wait,
         conflict_exit_code: args.conflict_exit_code.map_or(exit::CONFLICT, i32::from),
+        fence: args.fence,
     })
 }
 

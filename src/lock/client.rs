@@ -228,7 +228,7 @@ impl Cancel {
 
 /// When a round may stop waiting for answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Until {
+pub(super) enum Until {
     /// As soon as the quorum decision is known.
     Decided,
     /// Once decided and every request is on the wire (see `transport`): a release must reach
@@ -240,13 +240,13 @@ enum Until {
 
 /// The answers of one round, by master index: `Some(Err(Timeout))` where the deadline passed,
 /// `None` where the round decided without waiting for that master.
-struct Round {
-    tally: Tally,
-    answers: Vec<Option<Result<Value, NodeError>>>,
+pub(super) struct Round {
+    pub(super) tally: Tally,
+    pub(super) answers: Vec<Option<Result<Value, NodeError>>>,
 }
 
 impl Round {
-    fn failures(&self, nodes: &[Node]) -> Vec<MasterFailure> {
+    pub(super) fn failures(&self, nodes: &[Node]) -> Vec<MasterFailure> {
         self.answers
             .iter()
             .zip(nodes)
@@ -265,8 +265,8 @@ impl Round {
 pub struct Redlock {
     // Declared first so that it is dropped first: the connections' driver tasks stop before
     // the nodes that own the connections go away.
-    runtime: tokio::runtime::Runtime,
-    nodes: Vec<Node>,
+    pub(super) runtime: tokio::runtime::Runtime,
+    pub(super) nodes: Vec<Node>,
 }
 
 impl Redlock {
@@ -531,7 +531,7 @@ impl Redlock {
 
     /// Sends one request to every master at once and collects answers until `until` is met or
     /// `deadline` passes.
-    async fn round<'a, F, Fut>(
+    pub(super) async fn round<'a, F, Fut>(
         &'a self,
         deadline: Instant,
         until: Until,
@@ -603,7 +603,7 @@ impl Redlock {
         Round { tally, answers }
     }
 
-    fn trace(&self, what: &str, key: &str, round: &Round, elapsed: Duration) {
+    pub(super) fn trace(&self, what: &str, key: &str, round: &Round, elapsed: Duration) {
         if !crate::log::enabled(2) {
             return;
         }
@@ -646,7 +646,7 @@ fn acquire_vote(answer: &Result<Value, NodeError>) -> Vote {
     }
 }
 
-fn binary_vote(answer: &Result<Value, NodeError>) -> Vote {
+pub(super) fn binary_vote(answer: &Result<Value, NodeError>) -> Vote {
     match answer {
         Ok(Value::Int(1)) => Vote::Yes,
         Ok(Value::Int(0)) => Vote::No,

@@ -7,9 +7,11 @@
 //! - [`scripts`]: the Lua each master runs, and the key layout.
 //! - [`master`]: server URLs, redaction, identity.
 //! - [`holder`]: the record of who holds a lock.
+//! - [`fence`]: fencing tokens, a number per lock that only goes up.
 //! - [`verdict`]: who holds a lock, judged from all masters' states.
 
 pub mod client;
+pub mod fence;
 pub mod holder;
 pub mod master;
 pub mod node;
@@ -22,6 +24,7 @@ pub use client::{
     AcquireError, AttemptFailure, Cancel, ExtendError, Lock, MasterFailure, MasterState, Redlock,
     Released, Timing,
 };
+pub use fence::FenceError;
 pub use holder::Holder;
 pub use master::Master;
 pub use node::NodeError;

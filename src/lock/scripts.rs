@@ -6,6 +6,7 @@
 //! - `redlock:holder:K` holds a small JSON record of who holds the lock (host, pid, user,
 //!   command, since). It is written, extended and deleted in the same script as `K`, so it never
 //!   outlives the lock and never appears without it.
+//! - `redlock:fence:K` holds the fencing counter (`--fence`): a number, without TTL.
 //!
 //! Every script checks the token before touching anything, so a client can only ever extend or
 //! delete its own lock, and nothing here re-creates a key that expired: a failed extension never
@@ -85,9 +86,32 @@ return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET
     )
 });
 
+/// Fencing: sets the counter to the proposed number only if that is greater than what the
+/// master has (a missing counter counts as 0). KEYS: counter. ARGV: proposed number.
+/// Returns 1 when set, 0 when the master already had that number or more. Lua numbers are
+/// doubles: exact up to 2^53, far beyond any count of grants.
+pub static FENCE_PROPOSE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(
+        r"
+local current = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+if tonumber(ARGV[1]) > current then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return 1
+end
+return 0
+",
+    )
+});
+
 /// Every script, loaded on each new connection before anything else is sent on it.
-pub fn all() -> [&'static Lua; 4] {
-    [&ACQUIRE, &EXTEND, &RELEASE, &INSPECT]
+pub fn all() -> [&'static Lua; 5] {
+    [&ACQUIRE, &EXTEND, &RELEASE, &INSPECT, &FENCE_PROPOSE]
+}
+
+/// The key that holds the fencing counter of lock `key`. It has no TTL: the counter must
+/// outlive every lock, or numbers would repeat.
+pub fn fence_key(key: &str) -> String {
+    format!("redlock:fence:{key}")
 }
 
 /// The key that holds the holder record of lock `key`.

@@ -142,8 +142,9 @@ enum Stop {
 /// The lock a supervised command runs under.
 #[derive(Clone, Copy, Debug)]
 pub enum Lease<'a> {
-    /// Taken by this redlock: renewed here, and the command is stopped if it is lost.
-    Held(&'a Lock),
+    /// Taken by this redlock, with its fencing token if one was obtained: renewed here, and the
+    /// command is stopped if it is lost.
+    Held(&'a Lock, Option<u64>),
     /// Held by an enclosing redlock (re-entrance): that one renews it, and stops its whole
     /// process group, this redlock included, if it is lost. The command inherits REDLOCK_*.
     Inherited,
@@ -152,7 +153,7 @@ pub enum Lease<'a> {
 impl<'a> Lease<'a> {
     fn held(self) -> Option<&'a Lock> {
         match self {
-            Lease::Held(lock) => Some(lock),
+            Lease::Held(lock, _) => Some(lock),
             Lease::Inherited => None,
         }
     }
@@ -168,7 +169,7 @@ pub fn supervise(
     (events, inbox): (Sender<Event>, &Receiver<Event>),
 ) -> Ending {
     let held = lease.held();
-    let env: Vec<(&str, String)> = held.map_or_else(Vec::new, |lock| {
+    let mut env: Vec<(&str, String)> = held.map_or_else(Vec::new, |lock| {
         vec![
             ("REDLOCK_KEY", lock.key().to_string()),
             ("REDLOCK_TOKEN", lock.token().to_string()),
@@ -178,6 +179,9 @@ pub fn supervise(
             ),
         ]
     });
+    if let Lease::Held(_, Some(fence)) = lease {
+        env.push(("REDLOCK_FENCE", fence.to_string()));
+    }
     let child = match child::spawn(command, &env) {
         Ok(child) => child,
         Err(error) => return Ending::NotStarted(error),

@@ -238,7 +238,18 @@ impl Server {
         let client = redis::Client::open(self.url()).expect("client");
         let connection = client
             .get_connection_with_timeout(Duration::from_secs(5))
-            .expect("connect to test redis");
+            .unwrap_or_else(|error| {
+                let log =
+                    std::fs::read_to_string(self.dir.path().join("redis.log")).unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(5).collect();
+                panic!(
+                    "cannot connect to the test redis-server on port {} ({error}); running: {}, \
+                     paused: {}; last log lines: {tail:?}",
+                    self.port,
+                    self.process.is_some(),
+                    self.paused
+                )
+            });
         connection
             .set_read_timeout(Some(Duration::from_secs(5)))
             .expect("read timeout");
