@@ -5,7 +5,7 @@
 //! outcome is certain. The round's futures are polled here, in the caller's task, and dropped
 //! when the round stops; see [`Node::eval`] for why that keeps the order of requests on each
 //! master. The public methods block: `run` is a plain threaded program, and the small runtime
-//! inside (one worker thread) only carries the connections.
+//! inside (single-threaded, driven by the caller) only carries the connections.
 
 use std::future::Future;
 use std::pin::{Pin, pin};
@@ -20,6 +20,7 @@ use tokio::sync::watch;
 use super::holder::Holder;
 use super::master::Master;
 use super::node::{Node, NodeError};
+use super::notices::{self, Notices};
 use super::quorum::{Decision, Loss, Tally, Vote, majority};
 use super::scripts::{ACQUIRE, EXTEND, INSPECT, RELEASE, holder_key};
 use crate::{debug, info};
@@ -281,11 +282,11 @@ impl Redlock {
             .into_iter()
             .map(|m| Node::new(m, tls.clone()))
             .collect();
-        // One worker thread carries every connection's reads and writes; callers block on
-        // their own threads.
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("redlock-io")
+        // No I/O thread: connections are driven by whichever thread is inside a request
+        // (`block_on`). Between requests nothing moves, and nothing needs to: a round that must
+        // reach every master (a release) waits until its requests are written, and anything
+        // still queued travels, in order, with the next request.
+        let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_io()
             .enable_time()
             .build()?;
@@ -300,9 +301,10 @@ impl Redlock {
         majority(self.nodes.len())
     }
 
-    /// Takes the lock on a majority, retrying with jittered backoff until `wait` is spent
-    /// (`Duration::ZERO`: one attempt). `on_retry` hears about each failed attempt that will be
-    /// retried, so a caller can say who is in the way.
+    /// Takes the lock on a majority, retrying until `wait` is spent (`Duration::ZERO`: one
+    /// attempt): at once when a release notice arrives (see `notices`), otherwise with jittered
+    /// backoff. `on_retry` hears about each failed attempt that will be retried, so a caller
+    /// can say who is in the way.
     pub fn acquire(
         &self,
         key: &str,
@@ -316,6 +318,8 @@ impl Redlock {
         let holder_json = holder.map(|h| h.to_json().to_string()).unwrap_or_default();
         self.runtime.block_on(async {
             let mut attempt = 0u32;
+            let mut notices: Option<Notices> = None;
+            let mut woken = false;
             loop {
                 if cancel.is_cancelled() {
                     return Err(AcquireError::Cancelled);
@@ -330,7 +334,7 @@ impl Redlock {
                     Some(Err(failure)) => failure,
                     None => {
                         // Requests of the interrupted attempt may have reached some masters.
-                        self.release_token(key, &token, timing).await;
+                        self.release_token(key, &token, timing, false).await;
                         return Err(AcquireError::Cancelled);
                     }
                 };
@@ -339,10 +343,35 @@ impl Redlock {
                     return Err(AcquireError::Failed(failure));
                 }
                 on_retry(&failure);
-                let delay = retry_delay(attempt).min(give_up_at - now);
+                if notices.is_none() && matches!(failure, AttemptFailure::Held { .. }) {
+                    // Someone holds it: listen for its release. It may have come between the
+                    // attempt and the subscription, so try once more right away.
+                    let deadline = (now + timing.node_timeout).min(give_up_at);
+                    notices = Some(Notices::subscribe(&self.nodes, key, deadline).await);
+                    continue;
+                }
+                // Woken by a notice and beaten to it: whoever won may have lost the race too
+                // (contenders splitting the vote), so look again soon, before the next notice.
+                let delay = if woken {
+                    Duration::from_millis(fastrand::u64(1..=5))
+                } else {
+                    retry_delay(attempt)
+                }
+                .min(give_up_at - now);
                 attempt = attempt.saturating_add(1);
+                woken = false;
+                let notice = async {
+                    match notices.as_mut() {
+                        Some(notices) => notices.next().await,
+                        None => std::future::pending().await,
+                    }
+                };
                 tokio::select! {
                     () = tokio::time::sleep(delay) => {}
+                    () = notice => {
+                        woken = true;
+                        attempt = 0;
+                    }
                     () = cancel.cancelled() => return Err(AcquireError::Cancelled),
                 }
             }
@@ -395,7 +424,7 @@ impl Redlock {
                 }
             }
         };
-        self.release_token(key, token, timing).await;
+        self.release_token(key, token, timing, false).await;
         Err(failure)
     }
 
@@ -462,13 +491,25 @@ impl Redlock {
     /// been sent the request.
     pub fn release(&self, lock: &Lock) -> Released {
         self.runtime
-            .block_on(self.release_token(lock.key(), lock.token(), lock.timing))
+            .block_on(self.release_token(lock.key(), lock.token(), lock.timing, true))
     }
 
-    async fn release_token(&self, key: &str, token: &str, timing: Timing) -> Released {
+    /// Deletes our key on every master; `announce` publishes the release to waiters.
+    async fn release_token(
+        &self,
+        key: &str,
+        token: &str,
+        timing: Timing,
+        announce: bool,
+    ) -> Released {
         let start = Instant::now();
         let keys = [key, &holder_key(key)];
-        let args: [&[u8]; 1] = [token.as_bytes()];
+        let channel = if announce {
+            notices::channel(key)
+        } else {
+            String::new()
+        };
+        let args: [&[u8]; 2] = [token.as_bytes(), channel.as_bytes()];
         let round = self
             .round(
                 start + timing.node_timeout,

@@ -3,6 +3,7 @@
 //! - [`quorum`]: the decision as a pure function of per-master answers.
 //! - [`client`]: the fan-out rounds (acquire, extend, release, inspect) over real masters.
 //! - [`node`]: one kept-open connection per master.
+//! - [`notices`]: release notices that wake waiters at once.
 //! - [`transport`]: the counted byte stream under each connection.
 //! - [`scripts`]: the Lua each master runs, and the key layout.
 //! - [`master`]: server URLs, redaction, identity.
@@ -15,6 +16,7 @@ pub mod fence;
 pub mod holder;
 pub mod master;
 pub mod node;
+pub mod notices;
 pub mod quorum;
 pub mod scripts;
 pub mod transport;

@@ -143,6 +143,14 @@ impl Node {
         Ok(slot.connection.clone().expect("just set"))
     }
 
+    /// A separate connection for pub/sub (a subscribed connection can send nothing else).
+    pub async fn pubsub(&self) -> Result<redis::aio::PubSub, NodeError> {
+        let stream = self.open_stream().await?;
+        redis::aio::PubSub::new(&self.settings, stream)
+            .await
+            .map_err(|e| NodeError::Connect(describe(&e)))
+    }
+
     async fn open_stream(&self) -> Result<Box<dyn Stream>, NodeError> {
         let failed = |e: std::io::Error| NodeError::Connect(e.to_string());
         match self.master.connection_info().addr() {

@@ -60,8 +60,10 @@ return 0
     )
 });
 
-/// Releases the lock if it is still ours: compare-and-delete, holder record included.
-/// KEYS: lock, holder. ARGV: token.
+/// Releases the lock if it is still ours: compare-and-delete, holder record included, and
+/// announces it to waiters on the release channel when asked to (a real release; not the clean-up
+/// of a failed attempt, which would only wake contenders for nothing).
+/// KEYS: lock, holder. ARGV: token, channel to announce on (empty: none).
 /// Returns 1 when deleted, 0 when the key is missing or holds another token.
 pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
@@ -69,6 +71,9 @@ pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[2])
   redis.call('DEL', KEYS[1])
+  if ARGV[2] ~= '' then
+    redis.call('PUBLISH', ARGV[2], '')
+  end
   return 1
 end
 return 0

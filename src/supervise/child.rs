@@ -6,19 +6,16 @@
 //!   not run on without the lock. Linux sends it when the *thread* that forked the child exits,
 //!   so the spawn happens on the main thread, which lives as long as the process.
 //! - The group is signalled only while the leader is unreaped (a zombie still owns the group
-//!   id), so a signal can never hit an unrelated group that reused the id. The exit is observed
-//!   with `waitid(WNOWAIT)` on a watcher thread; only the supervisor reaps, after its last signal.
+//!   id), so a signal can never hit an unrelated group that reused the id. The exit is noticed
+//!   through SIGCHLD and checked with `waitid(WNOWAIT)`; only the supervisor reaps, after its
+//!   last signal.
 //! - When redlock runs in the foreground of a terminal, the terminal is handed to the child's
 //!   group (as a shell does for a job), so an interactive command can read from it instead of
 //!   being stopped by SIGTTIN; redlock takes it back when the child ends.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io;
-use std::os::unix::process::CommandExt;
-use std::process::Command;
-use std::sync::mpsc::Sender;
-
-use super::Event;
+use std::path::PathBuf;
 
 pub struct Child {
     pid: libc::pid_t,
@@ -47,42 +44,21 @@ impl Exit {
 /// Starts `command` with `env` added to redlock's environment; stdin, stdout and stderr are
 /// inherited untouched.
 pub fn spawn(command: &[OsString], env: &[(&str, String)]) -> io::Result<Child> {
-    let (program, args) = command
-        .split_first()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no command given"))?;
-    // SAFETY: getpid cannot fail.
-    let parent = unsafe { libc::getpid() };
-    let terminal = foreground_terminal();
-    let mut cmd = Command::new(program);
-    cmd.args(args).process_group(0);
-    for (name, value) in env {
-        cmd.env(name, value);
+    if command.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "no command given",
+        ));
     }
-    let child_setup = move || -> io::Result<()> {
-        // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number and touches no memory.
-        if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } == -1 {
-            return Err(io::Error::last_os_error());
-        }
-        // If redlock died between fork and prctl, the death signal will never come: refuse to
-        // run the command without the lock rather than run it unguarded.
-        // SAFETY: getppid cannot fail.
-        if unsafe { libc::getppid() } != parent {
-            return Err(io::Error::from_raw_os_error(libc::ESRCH));
-        }
-        if let Some(fd) = terminal {
-            // SAFETY: getpid cannot fail; this process already leads its own group (std calls
-            // setpgid before running this closure).
-            give_terminal(fd, unsafe { libc::getpid() });
-        }
-        Ok(())
-    };
-    // SAFETY: the closure runs in the forked child before exec and only makes
-    // async-signal-safe system calls (prctl, getppid, getpid, pthread_sigmask, tcsetpgrp); it
-    // allocates nothing and takes no lock.
-    unsafe { cmd.pre_exec(child_setup) };
-    let child = cmd.spawn()?;
-    let pid = libc::pid_t::try_from(child.id()).expect("pid fits pid_t");
-    // std's Child is dropped here without waiting: reaping is ours, see `reap`.
+    // Found on PATH here, once, rather than by execvp in the child trying every directory; the
+    // command still sees argv[0] as it was typed.
+    let program = find_program(&command[0]);
+    let terminal = foreground_terminal();
+    let handled: Vec<i32> = super::signals::FORWARDED
+        .into_iter()
+        .chain([libc::SIGCHLD])
+        .collect();
+    let pid = super::spawn::spawn(program.as_os_str(), command, env, terminal, &handled)?;
     Ok(Child {
         pid,
         reaped: false,
@@ -106,32 +82,23 @@ impl Child {
         Ok(())
     }
 
-    /// Starts a thread that reports [`Event::ChildExited`] once the child has exited, without
-    /// reaping it.
-    pub fn watch_exit(&self, events: Sender<Event>) -> io::Result<()> {
-        let pid = self.pid;
-        std::thread::Builder::new()
-            .name("redlock-child".into())
-            .spawn(move || {
-                loop {
-                    let mut info = std::mem::MaybeUninit::<libc::siginfo_t>::zeroed();
-                    // SAFETY: `info` is valid storage for one siginfo_t; WNOWAIT leaves the child
-                    // waitable, so the supervisor still owns the reaping.
-                    let rc = unsafe {
-                        libc::waitid(
-                            libc::P_PID,
-                            pid as libc::id_t,
-                            info.as_mut_ptr(),
-                            libc::WEXITED | libc::WNOWAIT,
-                        )
-                    };
-                    if rc == 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-                        break;
-                    }
-                }
-                let _ = events.send(Event::ChildExited);
-            })?;
-        Ok(())
+    /// True once the child has exited. Does not reap it: the group id stays ours until
+    /// [`Child::reap`], so the supervisor may still signal the group.
+    pub fn has_exited(&self) -> bool {
+        let mut info = std::mem::MaybeUninit::<libc::siginfo_t>::zeroed();
+        // SAFETY: `info` is valid storage for one siginfo_t, zeroed so that si_pid reads 0 when
+        // the child has not exited; WNOWAIT leaves the child waitable.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                self.pid as libc::id_t,
+                info.as_mut_ptr(),
+                libc::WEXITED | libc::WNOWAIT | libc::WNOHANG,
+            )
+        };
+        // SAFETY: waitid succeeded (or failed, then the zeroed value is read), so `info` is
+        // initialised either way.
+        rc == 0 && unsafe { info.assume_init().si_pid() } == self.pid
     }
 
     /// Reaps the exited child and takes the terminal back. After this the group is never
@@ -160,6 +127,25 @@ impl Child {
             Exit::Code(libc::WEXITSTATUS(status))
         })
     }
+}
+
+/// The executable `program` names, looked up on PATH like execvp does (the first regular file
+/// with execute permission); `program` itself when it contains a slash or nothing matches, so
+/// that the spawn reports the error execvp would.
+fn find_program(program: &OsStr) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::PermissionsExt;
+    if program.as_bytes().contains(&b'/') {
+        return PathBuf::from(program);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+        .unwrap_or_else(|| PathBuf::from(program))
 }
 
 /// The terminal on stdin, if redlock is in its foreground process group (and so a child in a

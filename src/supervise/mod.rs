@@ -4,7 +4,7 @@
 //! one event loop on the main thread, fed by three sources:
 //!
 //! - the signal thread ([`signals`]): forwarded to the child's process group;
-//! - the exit watcher ([`child`]): the child ended, stop looping;
+//! - SIGCHLD, on the same signal thread: if the child ([`child`]) ended, stop looping;
 //! - the renewal thread ([`renew`]): each extension moves the validity forward.
 //!
 //! Between events it sleeps until its own deadline, computed from the last validity it saw:
@@ -16,6 +16,7 @@ pub mod child;
 pub mod guard;
 pub mod renew;
 pub mod signals;
+mod spawn;
 pub mod watch;
 
 use std::ffi::OsString;
@@ -33,8 +34,6 @@ use renew::{LossReason, Renewal, Renewer};
 pub enum Event {
     /// redlock received this signal.
     Signal(i32),
-    /// The child exited (not yet reaped).
-    ChildExited,
     /// News from the renewal thread.
     Renewal(Renewal),
     /// The process watched by `acquire --renew-while` exited.
@@ -198,12 +197,7 @@ pub fn supervise(
             None
         }
     };
-    if let Err(error) = child.watch_exit(events.clone()) {
-        // Without the watcher the exit would go unnoticed: do not leave the child unguarded.
-        let _ = child.signal_group(libc::SIGKILL);
-        finish(child, guard, None, Stop::NotNeeded);
-        return Ending::NotStarted(error);
-    }
+    // The child may have exited before this point; its SIGCHLD is then already queued.
     let renewer = held.and_then(|lock| {
         Renewer::start(
             Arc::clone(client),
@@ -247,7 +241,12 @@ fn wait_for_exit(
             None => inbox.recv().map_err(|_| RecvTimeoutError::Disconnected),
         };
         match event {
-            Ok(Event::ChildExited) | Err(RecvTimeoutError::Disconnected) => return stop,
+            Ok(Event::Signal(libc::SIGCHLD)) => {
+                if child.has_exited() {
+                    return stop;
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => return stop,
             Ok(Event::WatchedExited) => {}
             Ok(Event::Signal(signal)) => {
                 info!("forwarding {} to the command", signals::name(signal));

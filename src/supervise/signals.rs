@@ -34,9 +34,12 @@ pub fn is_terminating(signal: i32) -> bool {
 
 /// Installs the handlers and starts the thread that reports signals as events.
 pub fn install(events: Sender<Event>, cancel: Cancel) -> std::io::Result<()> {
+    // SIGCHLD too: it tells the supervisor that its child may have exited, so no thread has
+    // to sit in waitpid. It is never forwarded.
     let caught: Vec<i32> = FORWARDED
         .into_iter()
         .filter(|s| !ignored_at_start(*s))
+        .chain([libc::SIGCHLD])
         .collect();
     let mut signals = Signals::new(&caught)?;
     std::thread::Builder::new()
