@@ -612,7 +612,7 @@ impl Redlock {
                         // sent to that master).
                         if until == Until::DecidedAndSent && tally.decision() != Decision::Undecided
                         {
-                            if self.nodes.iter().all(Node::is_flushed) {
+                            if self.nodes.iter().all(|node| node.is_flushed(STALL)) {
                                 return Poll::Ready(());
                             }
                             let tick = recheck.get_or_insert_with(|| {
@@ -666,6 +666,11 @@ impl Redlock {
         );
     }
 }
+
+/// How long a master may take no bytes at all before a round stops waiting to get a release
+/// onto its wire: far longer than a healthy socket ever refuses writes, short next to a node
+/// timeout.
+const STALL: Duration = Duration::from_millis(10);
 
 /// A fresh random token: 128 bits from the OS generator, as 32 hex digits.
 fn new_token() -> String {

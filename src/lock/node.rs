@@ -8,13 +8,13 @@
 //!    That is what keeps a release from overtaking an acquire still pending on a slow or paused
 //!    master: both travel the same connection, and the master runs them in order.
 //! 2. **Never withdrawn.** Once queued, a request stays queued even when the caller stops
-//!    waiting (a round decided without this master, or its deadline passed): a detached task
-//!    takes the reply. redis-rs skips a queued request whose caller is gone, which would make
-//!    "was it sent?" a race; here the answer is always yes.
-//! 3. **One message per request.** The scripts are loaded (SCRIPT LOAD, no reply awaited) as
-//!    the first thing on every new connection, so EVALSHA never needs an EVAL fallback in the
-//!    middle of a request, where a release queued in between could overtake it. The fallback
-//!    stays for the rare SCRIPT FLUSH by an operator.
+//!    waiting (a round decided without this master, or its deadline passed). redis-rs skips a
+//!    queued request whose caller is gone, which would make "was it sent?" a race; see
+//!    [`Request`] for how the answer is always yes.
+//! 3. **One message per request.** A script is loaded (SCRIPT LOAD, no reply awaited) just
+//!    ahead of its first call on each connection, so EVALSHA never needs an EVAL fallback in
+//!    the middle of a request, where a release queued in between could overtake it. The
+//!    fallback stays for the rare SCRIPT FLUSH by an operator.
 //!
 //! A request that is not yet queued (still connecting) when the caller stops waiting is never
 //! sent. A connection is dropped only when broken, never because a reply is late. Each one runs
@@ -22,8 +22,11 @@
 //! wire.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::Poll;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
 use redis::{
@@ -35,7 +38,7 @@ use tokio::net::{TcpStream, UnixStream};
 use tokio_rustls::TlsConnector;
 
 use super::master::Master;
-use super::scripts::{self, Lua};
+use super::scripts::Lua;
 use super::transport::{Counted, Flow, Stream};
 
 /// Why one master did not answer usefully.
@@ -85,6 +88,8 @@ struct Connection {
     generation: u64,
     pipeline: MultiplexedConnection,
     flow: Arc<Flow>,
+    /// The scripts already loaded on this connection, one bit each (see `Lua::bit`).
+    loaded: Arc<AtomicU32>,
 }
 
 impl Node {
@@ -123,13 +128,8 @@ impl Node {
             generation: 0,
             pipeline,
             flow,
+            loaded: Arc::new(AtomicU32::new(0)),
         };
-        // Before anyone else can use it (rule 3).
-        for script in scripts::all() {
-            let mut load = redis::cmd("SCRIPT");
-            load.arg("LOAD").arg(script.code).set_no_response(true);
-            let _ = connection.send(load).await;
-        }
         let mut slot = self.slot.lock().expect("node slot poisoned");
         // Another thread may have connected meanwhile; keep one connection so that everything
         // sent to this master shares one FIFO.
@@ -214,10 +214,11 @@ impl Node {
         }
     }
 
-    /// True when every request queued to this master so far is on the wire (or there is no
-    /// connection, so nothing is pending).
-    pub fn is_flushed(&self) -> bool {
-        self.cached().is_none_or(|c| c.flow.is_flushed())
+    /// True when every request queued to this master so far is on the wire, or nothing more
+    /// can be written to it for now (stalled for `patience`), or there is no connection.
+    pub fn is_flushed(&self, patience: Duration) -> bool {
+        self.cached()
+            .is_none_or(|c| c.flow.is_flushed() || c.flow.is_stalled(patience))
     }
 
     /// Runs `script` with EVALSHA (EVAL if the master lost its script cache since we
@@ -229,6 +230,13 @@ impl Node {
         args: &[&[u8]],
     ) -> Result<Value, NodeError> {
         let connection = self.connection().await?;
+        if connection.loaded.fetch_or(script.bit, Ordering::SeqCst) & script.bit == 0 {
+            // First use on this connection: load it just ahead of the call (rule 3), without
+            // waiting for the reply; the two travel back to back.
+            let mut load = redis::cmd("SCRIPT");
+            load.arg("LOAD").arg(script.code).set_no_response(true);
+            let _ = connection.send(load).await;
+        }
         let mut evalsha = redis::cmd("EVALSHA");
         evalsha.arg(&script.sha).arg(keys.len()).arg(keys).arg(args);
         let mut result = connection.send(evalsha).await;
@@ -262,30 +270,70 @@ impl Node {
 }
 
 impl Connection {
-    /// Queues `cmd` now, during the caller's poll (rule 1), and returns its reply; if the caller
-    /// stops waiting, a detached task takes the reply (rule 2). The request is counted in the
-    /// flow before it is queued. An error reply (which the multiplexed connection hands back as
-    /// a value) becomes an error.
+    /// Queues `cmd` during the caller's poll (rule 1) and returns its reply; see [`Request`]
+    /// for rule 2. An error reply (which the multiplexed connection hands back as a value)
+    /// becomes an error.
     async fn send(&self, cmd: redis::Cmd) -> RedisResult<Value> {
-        self.flow.queue(cmd.get_packed_command().len());
+        let bytes = cmd.get_packed_command().len();
         let mut pipeline = self.pipeline.clone();
-        let mut request = Box::pin(async move { pipeline.send_packed_command(&cmd).await });
-        let first = std::future::poll_fn(|cx| Poll::Ready(request.as_mut().poll(cx))).await;
-        let result = match first {
-            Poll::Ready(result) => result,
-            Poll::Pending => {
-                let (reply, answer) = tokio::sync::oneshot::channel();
-                tokio::spawn(async move {
-                    let _ = reply.send(request.await);
-                });
-                answer.await.unwrap_or_else(|_| {
-                    Err(redis::RedisError::from(std::io::Error::from(
-                        std::io::ErrorKind::BrokenPipe,
-                    )))
-                })
-            }
+        let request = Request {
+            call: Some(Box::pin(
+                async move { pipeline.send_packed_command(&cmd).await },
+            )),
+            flow: Arc::clone(&self.flow),
+            bytes,
+            queued: false,
         };
-        result.and_then(Value::extract_error)
+        request.await.and_then(Value::extract_error)
+    }
+}
+
+/// One request on a connection, never withdrawn once queued (rule 2).
+///
+/// It is queued on its first poll, and counted in the flow at that same moment. If the caller
+/// drops it while something on the connection is still unwritten, redis-rs could skip it (it
+/// drops queued requests nobody waits for); so the remainder is handed to a background task that
+/// takes the reply. Once the connection is flushed the driver has taken the request and dropping
+/// is safe, which is the usual case: writes go out before replies come back.
+struct Request {
+    call: Option<Pin<Box<dyn Future<Output = RedisResult<Value>> + Send>>>,
+    flow: Arc<Flow>,
+    bytes: usize,
+    queued: bool,
+}
+
+impl Future for Request {
+    type Output = RedisResult<Value>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if !self.queued {
+            self.queued = true;
+            self.flow.queue(self.bytes);
+        }
+        let Some(call) = self.call.as_mut() else {
+            return Poll::Ready(Err(RedisError::from(std::io::Error::other(
+                "request polled after completion",
+            ))));
+        };
+        let result = call.as_mut().poll(cx);
+        if result.is_ready() {
+            self.call = None;
+        }
+        result
+    }
+}
+
+impl Drop for Request {
+    fn drop(&mut self) {
+        if let Some(call) = self.call.take()
+            && self.queued
+            && !self.flow.is_flushed()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move {
+                let _ = call.await;
+            });
+        }
     }
 }
 

@@ -18,12 +18,14 @@ use std::sync::LazyLock;
 pub struct Lua {
     pub code: &'static str,
     pub sha: String,
+    /// This script's bit in a connection's mask of loaded scripts.
+    pub bit: u32,
 }
 
 impl Lua {
-    fn new(code: &'static str) -> Lua {
+    fn new(code: &'static str, bit: u32) -> Lua {
         let sha = redis::Script::new(code).get_hash().to_string();
-        Lua { code, sha }
+        Lua { code, sha, bit }
     }
 }
 
@@ -42,6 +44,7 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 end
 return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1])}
 ",
+        1,
     )
 });
 
@@ -57,6 +60,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 ",
+        2,
     )
 });
 
@@ -78,6 +82,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 ",
+        4,
     )
 });
 
@@ -88,6 +93,7 @@ pub static INSPECT: LazyLock<Lua> = LazyLock::new(|| {
         r"
 return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2])}
 ",
+        8,
     )
 });
 
@@ -105,13 +111,9 @@ if tonumber(ARGV[1]) > current then
 end
 return 0
 ",
+        16,
     )
 });
-
-/// Every script, loaded on each new connection before anything else is sent on it.
-pub fn all() -> [&'static Lua; 5] {
-    [&ACQUIRE, &EXTEND, &RELEASE, &INSPECT, &FENCE_PROPOSE]
-}
 
 /// The key that holds the fencing counter of lock `key`. It has no TTL: the counter must
 /// outlive every lock, or numbers would repeat.

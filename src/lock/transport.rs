@@ -12,26 +12,59 @@
 //! 3. `written >= queued` then proves that every request queued so far, ours included, is in
 //!    the kernel's hands: it reaches the master even if redlock exits now, and a paused master
 //!    runs it when it wakes up, after the requests sent before it.
+//!
+//! A master that stops reading for long (paused for thousands of requests) fills its socket
+//! buffers; then nothing more can be written to it and `is_stalled` says so, so that callers
+//! stop waiting for it.
 
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// Bytes queued for one connection and bytes written to its socket.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Flow {
     queued: AtomicU64,
     written: AtomicU64,
+    /// When the writes last made progress, or when bytes were queued on a flushed connection:
+    /// microseconds since `origin`.
+    moved_at: AtomicU64,
+    origin: Instant,
+}
+
+impl Default for Flow {
+    fn default() -> Self {
+        Flow {
+            queued: AtomicU64::new(0),
+            written: AtomicU64::new(0),
+            moved_at: AtomicU64::new(0),
+            origin: Instant::now(),
+        }
+    }
 }
 
 impl Flow {
-    /// Counts a request about to be queued.
+    fn now(&self) -> u64 {
+        u64::try_from(self.origin.elapsed().as_micros()).unwrap_or(u64::MAX)
+    }
+
+    /// Counts a request being queued.
     pub fn queue(&self, bytes: usize) {
+        if self.is_flushed() {
+            // A backlog starts now: the stall clock counts from here.
+            self.moved_at.store(self.now(), Ordering::SeqCst);
+        }
         self.queued.fetch_add(bytes as u64, Ordering::SeqCst);
+    }
+
+    fn wrote(&self, bytes: usize) {
+        self.written.fetch_add(bytes as u64, Ordering::SeqCst);
+        self.moved_at.store(self.now(), Ordering::SeqCst);
     }
 
     /// Starts the count after the connection's own handshake (AUTH, SELECT), which was
@@ -44,6 +77,16 @@ impl Flow {
     /// True when everything queued so far has been written to the socket.
     pub fn is_flushed(&self) -> bool {
         self.written.load(Ordering::SeqCst) >= self.queued.load(Ordering::SeqCst)
+    }
+
+    /// True when bytes are waiting and the socket has taken none for `patience`: the master
+    /// stopped reading (paused, or gone without closing) and its buffers are full. Waiting for
+    /// such a master to take a request would only burn the caller's deadline.
+    pub fn is_stalled(&self, patience: Duration) -> bool {
+        let since = self
+            .now()
+            .saturating_sub(self.moved_at.load(Ordering::SeqCst));
+        !self.is_flushed() && since > u64::try_from(patience.as_micros()).unwrap_or(u64::MAX)
     }
 }
 
@@ -81,7 +124,7 @@ impl AsyncWrite for Counted {
     ) -> Poll<io::Result<usize>> {
         let result = Pin::new(&mut self.inner).poll_write(cx, buf);
         if let Poll::Ready(Ok(n)) = result {
-            self.flow.written.fetch_add(n as u64, Ordering::SeqCst);
+            self.flow.wrote(n);
         }
         result
     }
@@ -93,7 +136,7 @@ impl AsyncWrite for Counted {
     ) -> Poll<io::Result<usize>> {
         let result = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
         if let Poll::Ready(Ok(n)) = result {
-            self.flow.written.fetch_add(n as u64, Ordering::SeqCst);
+            self.flow.wrote(n);
         }
         result
     }

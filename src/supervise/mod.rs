@@ -197,21 +197,23 @@ pub fn supervise(
             None
         }
     };
-    // The child may have exited before this point; its SIGCHLD is then already queued.
-    let renewer = held.and_then(|lock| {
+    // The child may have exited before this point; its SIGCHLD is then already queued. The
+    // renewal thread starts when the first renewal is due: a short command never needs it.
+    let mut start_renewer = || {
+        let lock = held?.clone();
         Renewer::start(
             Arc::clone(client),
-            lock.clone(),
+            lock,
             options.renew_every,
-            events,
+            events.clone(),
         )
         .inspect_err(|error| {
             // No renewal: the deadline stops the child before the validity ends.
             log::line(format_args!("cannot start the renewal thread: {error}"));
         })
         .ok()
-    });
-    let stop = wait_for_exit(&child, held, options, inbox);
+    };
+    let (stop, renewer) = wait_for_exit(&child, held, options, inbox, &mut start_renewer);
     finish(child, guard, renewer, stop)
 }
 
@@ -222,16 +224,19 @@ fn wait_for_exit(
     held: Option<&Lock>,
     options: Options,
     inbox: &Receiver<Event>,
-) -> Stop {
+    start_renewer: &mut dyn FnMut() -> Option<Renewer>,
+) -> (Stop, Option<Renewer>) {
     let key = held.map_or("", Lock::key);
     let mut validity_end = held.map(Lock::validity_end);
     let max_end = options.max_duration.map(|max| Instant::now() + max);
+    let mut renew_due = held.map(|_| Instant::now() + options.renew_every);
+    let mut renewer = None;
     let mut stop = Stop::NotNeeded;
     loop {
         let deadline = match &stop {
             Stop::NotNeeded => {
                 let term = validity_end.map(|end| term_deadline(end, options));
-                [term, max_end].into_iter().flatten().min()
+                [term, max_end, renew_due].into_iter().flatten().min()
             }
             Stop::Terminating { kill_at, .. } => Some(*kill_at),
             Stop::Killed { .. } => None,
@@ -243,10 +248,10 @@ fn wait_for_exit(
         match event {
             Ok(Event::Signal(libc::SIGCHLD)) => {
                 if child.has_exited() {
-                    return stop;
+                    return (stop, renewer);
                 }
             }
-            Err(RecvTimeoutError::Disconnected) => return stop,
+            Err(RecvTimeoutError::Disconnected) => return (stop, renewer),
             Ok(Event::WatchedExited) => {}
             Ok(Event::Signal(signal)) => {
                 info!("forwarding {} to the command", signals::name(signal));
@@ -272,14 +277,35 @@ fn wait_for_exit(
                 }
             }
             Err(RecvTimeoutError::Timeout) => {
+                let now = Instant::now();
                 stop = match stop {
                     Stop::NotNeeded => {
-                        let now = Instant::now();
-                        let reason = match (max_end, options.max_duration) {
-                            (Some(end), Some(max)) if now >= end => StopReason::MaxDuration(max),
-                            _ => StopReason::LockLost(LossReason::Expired),
-                        };
-                        begin_stop(child, key, reason, validity_end, options)
+                        let expiring =
+                            validity_end.is_some_and(|end| now >= term_deadline(end, options));
+                        match (max_end, options.max_duration) {
+                            (Some(end), Some(max)) if now >= end => begin_stop(
+                                child,
+                                key,
+                                StopReason::MaxDuration(max),
+                                validity_end,
+                                options,
+                            ),
+                            _ if expiring => begin_stop(
+                                child,
+                                key,
+                                StopReason::LockLost(LossReason::Expired),
+                                validity_end,
+                                options,
+                            ),
+                            _ => {
+                                // The first renewal is due: from now on a thread keeps it up.
+                                if renew_due.is_some_and(|due| now >= due) {
+                                    renew_due = None;
+                                    renewer = start_renewer();
+                                }
+                                Stop::NotNeeded
+                            }
+                        }
                     }
                     Stop::Terminating { reason, .. } | Stop::Killed { reason } => {
                         log::line(format_args!(

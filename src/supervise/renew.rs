@@ -52,7 +52,7 @@ pub struct Renewer {
 }
 
 impl Renewer {
-    /// Starts renewing `lock` every `every`.
+    /// Renews `lock` now, then every `every` after each successful renewal.
     pub fn start(
         client: Arc<Redlock>,
         mut lock: Lock,
@@ -65,7 +65,8 @@ impl Renewer {
         std::thread::Builder::new()
             .name("redlock-renew".into())
             .spawn(move || {
-                let mut next = Instant::now() + every;
+                // Started when the first renewal is due (see the supervisor): renew at once.
+                let mut next = Instant::now();
                 while sleep_until(&stop_flag, next) {
                     let start = Instant::now();
                     let report = match client.extend(&mut lock) {
