@@ -47,7 +47,7 @@ pub fn enabled(verbosity: u8) -> bool {
 pub fn emit(level: Level, args: std::fmt::Arguments<'_>) {
     let line = if JSON.load(Ordering::Relaxed) {
         let value = serde_json::json!({
-            "time": humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            "time": humantime::format_rfc3339_micros(SystemTime::now()).to_string(),
             "level": level.name(),
             "message": args.to_string(),
         });

@@ -108,9 +108,15 @@ impl Node {
     }
 
     async fn connection(&self) -> Result<Connection, NodeError> {
-        if let Some(found) = self.cached() {
-            return Ok(found);
+        match self.cached() {
+            Some(found) => Ok(found),
+            // Boxed: connecting is rare and its future is large (TCP, TLS, handshake); inline,
+            // it would make every request's future that large, and every round would copy it.
+            None => Box::pin(self.connect()).await,
         }
+    }
+
+    async fn connect(&self) -> Result<Connection, NodeError> {
         let flow = Arc::new(Flow::default());
         let stream = Counted::new(self.open_stream().await?, Arc::clone(&flow));
         // Deadlines are the caller's: the whole request, connecting included, runs under the
@@ -274,7 +280,7 @@ impl Connection {
     /// for rule 2. An error reply (which the multiplexed connection hands back as a value)
     /// becomes an error.
     async fn send(&self, cmd: redis::Cmd) -> RedisResult<Value> {
-        let bytes = cmd.get_packed_command().len();
+        let bytes = packed_len(&cmd);
         let mut pipeline = self.pipeline.clone();
         let request = Request {
             call: Some(Box::pin(
@@ -337,8 +343,51 @@ impl Drop for Request {
     }
 }
 
+/// The length of `cmd` on the wire (RESP: `*<n>`, then `$<len>` and the bytes of each
+/// argument, each line ending in CRLF), without encoding it a second time.
+fn packed_len(cmd: &redis::Cmd) -> usize {
+    fn digits(mut n: usize) -> usize {
+        let mut count = 1;
+        while n >= 10 {
+            n /= 10;
+            count += 1;
+        }
+        count
+    }
+    let mut args = 0;
+    let mut len = 0;
+    for arg in cmd.args_iter() {
+        let size = match arg {
+            redis::Arg::Simple(bytes) => bytes.len(),
+            // Not used by redlock; measure such a command the slow way.
+            _ => return cmd.get_packed_command().len(),
+        };
+        args += 1;
+        len += 1 + digits(size) + 2 + size + 2;
+    }
+    len + 1 + digits(args) + 2
+}
+
 /// A one-line description of a redis-rs error, without the noise of its Debug form.
 fn describe(error: &RedisError) -> String {
     let text = error.to_string();
     text.lines().next().unwrap_or_default().trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_len_matches_the_encoding() {
+        let mut cmd = redis::cmd("EVALSHA");
+        cmd.arg("0123456789abcdef0123456789abcdef01234567")
+            .arg(2)
+            .arg(&["lock", "redlock:holder:lock"][..])
+            .arg(&[b"token".as_slice(), &[b'x'; 1234], b""][..]);
+        assert_eq!(packed_len(&cmd), cmd.get_packed_command().len());
+        let mut load = redis::cmd("SCRIPT");
+        load.arg("LOAD").arg("return 1");
+        assert_eq!(packed_len(&load), load.get_packed_command().len());
+    }
 }

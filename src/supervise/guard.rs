@@ -99,20 +99,22 @@ impl Guard {
         }
     }
 
-    /// Tells the guard redlock is done (the child was reaped), and reaps the guard.
+    /// Tells the guard redlock is done. Does not wait for it to leave: that would put one more
+    /// process wake-up between the command's exit and the release of the lock. It is reaped
+    /// here if it is already gone, else when redlock exits (by whoever reaps orphans); its
+    /// stack, which it may still be running on, is then simply not unmapped.
     pub fn dismiss(self) {
         let byte = [1u8];
         // SAFETY: writes one byte from a live buffer to a descriptor we own.
         unsafe { libc::write(self.stand_down.as_raw_fd(), byte.as_ptr().cast(), 1) };
         drop(self.stand_down);
         let mut status = 0;
-        // SAFETY: waits for our own child; `status` is valid storage. The guard exits as soon
-        // as it reads the byte, so this returns at once.
-        while unsafe { libc::waitpid(self.pid, &mut status, libc::__WALL) } == -1
-            && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
-        {}
-        // SAFETY: the guard has exited, so nothing runs on its stack any more.
-        unsafe { libc::munmap(self.stack, STACK) };
+        // SAFETY: polls our own child without blocking; `status` is valid storage.
+        let reaped = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG | libc::__WALL) };
+        if reaped == self.pid {
+            // SAFETY: the guard has exited, so nothing runs on its stack any more.
+            unsafe { libc::munmap(self.stack, STACK) };
+        }
     }
 }
 
