@@ -11,10 +11,10 @@
 //!    waiting (a round decided without this master, or its deadline passed). redis-rs skips a
 //!    queued request whose caller is gone, which would make "was it sent?" a race; see
 //!    [`Request`] for how the answer is always yes.
-//! 3. **One message per request.** A script is loaded (SCRIPT LOAD, no reply awaited) just
-//!    ahead of its first call on each connection, so EVALSHA never needs an EVAL fallback in
-//!    the middle of a request, where a release queued in between could overtake it. The
-//!    fallback stays for the rare SCRIPT FLUSH by an operator.
+//! 3. **One message per request.** A script's first call on each connection is an EVAL with
+//!    its body (which caches it on the master); later calls are EVALSHA. So EVALSHA never needs
+//!    an EVAL fallback in the middle of a request, where a release queued in between could
+//!    overtake it. The fallback stays for the rare SCRIPT FLUSH by an operator.
 //!
 //! A request that is not yet queued (still connecting) when the caller stops waiting is never
 //! sent. A connection is dropped only when broken, never because a reply is late. Each one runs
@@ -236,20 +236,21 @@ impl Node {
         args: &[&[u8]],
     ) -> Result<Value, NodeError> {
         let connection = self.connection().await?;
-        if connection.loaded.fetch_or(script.bit, Ordering::SeqCst) & script.bit == 0 {
-            // First use on this connection: load it just ahead of the call (rule 3), without
-            // waiting for the reply; the two travel back to back.
-            let mut load = redis::cmd("SCRIPT");
-            load.arg("LOAD").arg(script.code).set_no_response(true);
-            let _ = connection.send(load).await;
-        }
-        let mut evalsha = redis::cmd("EVALSHA");
-        evalsha.arg(&script.sha).arg(keys.len()).arg(keys).arg(args);
-        let mut result = connection.send(evalsha).await;
+        let eval = |verb: &str, script_ref: &str| {
+            let mut cmd = redis::cmd(verb);
+            cmd.arg(script_ref).arg(keys.len()).arg(keys).arg(args);
+            cmd
+        };
+        let first_use = connection.loaded.fetch_or(script.bit, Ordering::SeqCst) & script.bit == 0;
+        // First use on this connection: EVAL with the body, which also caches the script on
+        // the master. After that, EVALSHA; its EVAL fallback only matters after a SCRIPT FLUSH.
+        let mut result = if first_use {
+            connection.send(eval("EVAL", script.code)).await
+        } else {
+            connection.send(eval("EVALSHA", &script.sha)).await
+        };
         if matches!(&result, Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript)) {
-            let mut eval = redis::cmd("EVAL");
-            eval.arg(script.code).arg(keys.len()).arg(keys).arg(args);
-            result = connection.send(eval).await;
+            result = connection.send(eval("EVAL", script.code)).await;
         }
         result.map_err(|e| self.failure(connection.generation, &e))
     }
