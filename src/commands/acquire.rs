@@ -8,7 +8,7 @@ use crate::cli::{AcquireArgs, Format, GlobalArgs};
 use crate::config::{self, Context};
 use crate::exit::{self, Failure};
 use crate::lock::{Cancel, Holder, Lock, Master};
-use crate::supervise::{self, Event, signals, watch};
+use crate::supervise::{self, signals, watch};
 
 use super::common::{self, NESTED_PREFIX};
 
@@ -40,16 +40,7 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     let lock = match common::acquire(&client, &settings.lock, &holder, &cancel, global.quiet) {
         Ok(lock) => lock,
         Err(Some(failure)) => return Err(failure),
-        Err(None) => {
-            let signal = inbox
-                .try_iter()
-                .find_map(|e| match e {
-                    Event::Signal(s) if signals::is_terminating(s) => Some(s),
-                    _ => None,
-                })
-                .unwrap_or(libc::SIGINT);
-            return Err(Failure::new(exit::killed_by(signal), ""));
-        }
+        Err(None) => return Err(common::interrupted(&inbox, key)),
     };
     let fence = if settings.lock.fence {
         Some(common::fence(&client, &lock)?)

@@ -5,12 +5,15 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::sync::mpsc::Receiver;
+
 use crate::config::{Context, LockSettings};
 use crate::exit::{self, Failure};
 use crate::lock::{
     AcquireError, AttemptFailure, Cancel, FenceError, Holder, Lock, MasterFailure, Redlock,
     Released, Verdict,
 };
+use crate::supervise::{Event, signals};
 use crate::{info, log};
 
 /// The prefix `acquire` puts on the token of a nested (re-entrant) acquisition: `release`
@@ -42,6 +45,23 @@ pub fn inherited_lock(client: &Redlock, key: &str, node_timeout: Duration) -> Op
             None
         }
     }
+}
+
+/// The failure for a wait that a signal ended: exit 128+N for the terminating signal found in
+/// `inbox` (SIGINT if none is there any more), and nothing printed.
+pub fn interrupted(inbox: &Receiver<Event>, key: &str) -> Failure {
+    let signal = inbox
+        .try_iter()
+        .find_map(|event| match event {
+            Event::Signal(s) if signals::is_terminating(s) => Some(s),
+            _ => None,
+        })
+        .unwrap_or(libc::SIGINT);
+    info!(
+        "{} while waiting for lock {key:?}: gave up",
+        signals::name(signal)
+    );
+    Failure::new(exit::killed_by(signal), "")
 }
 
 /// Writes `text` to stdout. A closed pipe (`redlock status | head -1`) is not an error: the

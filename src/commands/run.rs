@@ -4,7 +4,7 @@ use crate::cli::{GlobalArgs, RunArgs};
 use crate::config;
 use crate::exit::{self, Failure};
 use crate::lock::{Cancel, Holder};
-use crate::supervise::{self, Ending, Event, Lease, StopReason, signals};
+use crate::supervise::{self, Ending, Lease, StopReason, signals};
 
 use super::common;
 
@@ -47,20 +47,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     let lock = match common::acquire(&client, &settings.lock, &holder, &cancel, global.quiet) {
         Ok(lock) => lock,
         Err(Some(failure)) => return Err(failure),
-        Err(None) => {
-            let signal = inbox
-                .try_iter()
-                .find_map(|event| match event {
-                    Event::Signal(s) if signals::is_terminating(s) => Some(s),
-                    _ => None,
-                })
-                .unwrap_or(libc::SIGINT);
-            crate::info!(
-                "{} while waiting for lock {key:?}: gave up",
-                signals::name(signal)
-            );
-            return Err(Failure::new(exit::killed_by(signal), ""));
-        }
+        Err(None) => return Err(common::interrupted(&inbox, key)),
     };
 
     let fence = if settings.lock.fence {

@@ -47,23 +47,12 @@ impl Guard {
         let [read_end, write_end] = fds;
         // SAFETY: `write_end` came from pipe2 above and nothing else owns it.
         let stand_down = unsafe { OwnedFd::from_raw_fd(write_end) };
-        // SAFETY: an anonymous private mapping, checked below.
-        let stack = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                STACK,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-                -1,
-                0,
-            )
-        };
-        if stack == libc::MAP_FAILED {
+        let Some(stack) = super::spawn::map_stack(STACK) else {
             let error = io::Error::last_os_error();
             // SAFETY: closes the read end we own.
             unsafe { libc::close(read_end) };
             return Err(error);
-        }
+        };
         // Both numbers in the argument itself, so the guard reads no shared memory.
         let argument = (u64::from(group as u32) << 32) | u64::from(read_end as u32);
         let mut all = std::mem::MaybeUninit::<libc::sigset_t>::zeroed();

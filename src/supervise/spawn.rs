@@ -47,6 +47,22 @@ struct Plan {
     error: AtomicI32,
 }
 
+/// Maps `size` bytes for a cloned process to run on; `None` when the kernel refuses.
+pub(super) fn map_stack(size: usize) -> Option<*mut libc::c_void> {
+    // SAFETY: an anonymous private mapping, with no address hint; the result is checked.
+    let stack = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            size,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        )
+    };
+    (stack != libc::MAP_FAILED).then_some(stack)
+}
+
 /// Starts `program` (a path, already looked up on PATH) with `argv` (argv[0] as the user typed
 /// it) and `env` added to redlock's environment, in a new process group, with the parent-death
 /// signal set and, when `terminal` is given, the terminal handed to its group. Returns its pid.
@@ -116,20 +132,8 @@ pub fn spawn(
     };
 
     const STACK: usize = 64 * 1024;
-    // SAFETY: an anonymous private mapping; checked for failure below.
-    let stack = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            STACK,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-            -1,
-            0,
-        )
-    };
-    let pid = if stack == libc::MAP_FAILED {
-        -1
-    } else {
+    let stack = map_stack(STACK);
+    let pid = if let Some(stack) = stack {
         // SAFETY: the stack grows down on every Linux target we build for, so the child starts
         // at the top of the mapping. `plan` outlives the child's use of it: with CLONE_VFORK
         // this call returns only once the child has exec'd or exited.
@@ -141,13 +145,15 @@ pub fn spawn(
                 (&raw const plan).cast_mut().cast(),
             )
         }
+    } else {
+        -1
     };
     let clone_error = io::Error::last_os_error();
     // SAFETY: restores the mask saved above; unmaps the stack we mapped (the child no longer
     // runs on it: it has exec'd or exited).
     unsafe {
         libc::pthread_sigmask(libc::SIG_SETMASK, &plan.mask, std::ptr::null_mut());
-        if stack != libc::MAP_FAILED {
+        if let Some(stack) = stack {
             libc::munmap(stack, STACK);
         }
     }
