@@ -425,3 +425,27 @@ fn usage_errors_give_64_and_one_line() {
         "a rejected command touched Redis"
     );
 }
+
+#[test]
+fn a_master_on_a_unix_socket_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("redis.sock");
+    let socket_arg = socket.to_str().unwrap();
+    let cluster = Cluster::start_with(1, &["--unixsocket", socket_arg, "--unixsocketperm", "700"]);
+    let output = common::redlock()
+        .args(["-s", &format!("redis+unix://{socket_arg}")])
+        .args([
+            "run",
+            "--key",
+            "unix",
+            "--",
+            "sh",
+            "-c",
+            "echo $REDLOCK_KEY",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "unix");
+    assert!(cluster.key_gone_everywhere("unix"));
+}
