@@ -60,7 +60,7 @@ fn main() {
             assert!(
                 states
                     .iter()
-                    .all(|(_, state)| !matches!(state, MasterState::Unreachable(_))),
+                    .all(|m| !matches!(m.state, MasterState::Unreachable(_))),
                 "a resumed master did not catch up: {states:?}"
             );
         }

@@ -46,7 +46,6 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show the settings redlock would use, and where each comes from (passwords redacted)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (bash, zsh, fish, elvish, powershell)')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the man page (roff), or the page of one subcommand')
-            [CompletionResult]::new('__renew-while', '__renew-while', [CompletionResultType]::ParameterValue, 'Internal: the detached renewer started by `acquire --renew-while`')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -120,7 +119,7 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             [CompletionResult]::new('-k', '-k', [CompletionResultType]::ParameterName, 'The lock''s name')
             [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'The lock''s name')
             [CompletionResult]::new('--token', '--token', [CompletionResultType]::ParameterName, 'The token `acquire` printed')
-            [CompletionResult]::new('--node-timeout', '--node-timeout', [CompletionResultType]::ParameterName, 'How long one master gets to answer. Default: 1s')
+            [CompletionResult]::new('--node-timeout', '--node-timeout', [CompletionResultType]::ParameterName, 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s')
             [CompletionResult]::new('-s', '-s', [CompletionResultType]::ParameterName, 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379')
             [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)')
@@ -143,7 +142,7 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             [CompletionResult]::new('-k', '-k', [CompletionResultType]::ParameterName, 'The lock''s name')
             [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'The lock''s name')
             [CompletionResult]::new('--token', '--token', [CompletionResultType]::ParameterName, 'The token `acquire` printed')
-            [CompletionResult]::new('--node-timeout', '--node-timeout', [CompletionResultType]::ParameterName, 'How long one master gets to answer. Default: 1s')
+            [CompletionResult]::new('--node-timeout', '--node-timeout', [CompletionResultType]::ParameterName, 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s')
             [CompletionResult]::new('-t', '-t', [CompletionResultType]::ParameterName, 'The new time to live, counted from now. Default: 30s (or `ttl` in the config file)')
             [CompletionResult]::new('--ttl', '--ttl', [CompletionResultType]::ParameterName, 'The new time to live, counted from now. Default: 30s (or `ttl` in the config file)')
             [CompletionResult]::new('-s', '-s', [CompletionResultType]::ParameterName, 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379')
@@ -266,31 +265,6 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
-        'redlock;__renew-while' {
-            [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'key')
-            [CompletionResult]::new('--ttl', '--ttl', [CompletionResultType]::ParameterName, 'ttl')
-            [CompletionResult]::new('--node-timeout', '--node-timeout', [CompletionResultType]::ParameterName, 'node-timeout')
-            [CompletionResult]::new('--drift-factor', '--drift-factor', [CompletionResultType]::ParameterName, 'drift-factor')
-            [CompletionResult]::new('--pid', '--pid', [CompletionResultType]::ParameterName, 'The process to outlive no longer than')
-            [CompletionResult]::new('--valid-until-ns', '--valid-until-ns', [CompletionResultType]::ParameterName, 'The lock''s validity end, as CLOCK_MONOTONIC nanoseconds')
-            [CompletionResult]::new('-s', '-s', [CompletionResultType]::ParameterName, 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379')
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)')
-            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file')
-            [CompletionResult]::new('--tls-ca-cert', '--tls-ca-cert', [CompletionResultType]::ParameterName, 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store')
-            [CompletionResult]::new('--tls-cert', '--tls-cert', [CompletionResultType]::ParameterName, 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key')
-            [CompletionResult]::new('--tls-key', '--tls-key', [CompletionResultType]::ParameterName, 'The private key (PEM) of --tls-cert')
-            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text, or one JSON object per line')
-            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
-            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
         'redlock;help' {
             [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Take the lock, run a command while renewing it, release it, and exit with the command''s status')
             [CompletionResult]::new('acquire', 'acquire', [CompletionResultType]::ParameterValue, 'Take the lock and print its token, for scripts that release it in a later step')
@@ -301,7 +275,6 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show the settings redlock would use, and where each comes from (passwords redacted)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (bash, zsh, fish, elvish, powershell)')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the man page (roff), or the page of one subcommand')
-            [CompletionResult]::new('__renew-while', '__renew-while', [CompletionResultType]::ParameterValue, 'Internal: the detached renewer started by `acquire --renew-while`')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -330,9 +303,6 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             break
         }
         'redlock;help;man' {
-            break
-        }
-        'redlock;help;__renew-while' {
             break
         }
         'redlock;help;help' {

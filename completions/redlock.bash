@@ -16,9 +16,6 @@ _redlock() {
             ",$1")
                 cmd="redlock"
                 ;;
-            redlock,__renew-while)
-                cmd="redlock__subcmd____renew__subcmd__while"
-                ;;
             redlock,acquire)
                 cmd="redlock__subcmd__acquire"
                 ;;
@@ -48,9 +45,6 @@ _redlock() {
                 ;;
             redlock,status)
                 cmd="redlock__subcmd__status"
-                ;;
-            redlock__subcmd__help,__renew-while)
-                cmd="redlock__subcmd__help__subcmd____renew__subcmd__while"
                 ;;
             redlock__subcmd__help,acquire)
                 cmd="redlock__subcmd__help__subcmd__acquire"
@@ -89,82 +83,12 @@ _redlock() {
 
     case "${cmd}" in
         redlock)
-            opts="-s -v -q -h -V --server --verbose --quiet --config --password-file --tls-ca-cert --tls-cert --tls-key --log-format --help --version run acquire release extend status doctor config completions man __renew-while help"
+            opts="-s -v -q -h -V --server --verbose --quiet --config --password-file --tls-ca-cert --tls-cert --tls-key --log-format --help --version run acquire release extend status doctor config completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --server)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                -s)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --password-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --tls-ca-cert)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --tls-cert)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --tls-key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --log-format)
-                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        redlock__subcmd____renew__subcmd__while)
-            opts="-s -v -q -h -V --key --ttl --node-timeout --drift-factor --pid --valid-until-ns --server --verbose --quiet --config --password-file --tls-ca-cert --tls-cert --tls-key --log-format --help --version"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --ttl)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --node-timeout)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --drift-factor)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --pid)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --valid-until-ns)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -511,22 +435,8 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__help)
-            opts="run acquire release extend status doctor config completions man __renew-while help"
+            opts="run acquire release extend status doctor config completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        redlock__subcmd__help__subcmd____renew__subcmd__while)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -43,7 +43,6 @@ set edit:completion:arg-completer[redlock] = {|@words|
             cand config 'Show the settings redlock would use, and where each comes from (passwords redacted)'
             cand completions 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
             cand man 'Print the man page (roff), or the page of one subcommand'
-            cand __renew-while 'Internal: the detached renewer started by `acquire --renew-while`'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'redlock;run'= {
@@ -114,7 +113,7 @@ set edit:completion:arg-completer[redlock] = {|@words|
             cand -k 'The lock''s name'
             cand --key 'The lock''s name'
             cand --token 'The token `acquire` printed'
-            cand --node-timeout 'How long one master gets to answer. Default: 1s'
+            cand --node-timeout 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s'
             cand -s 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379'
             cand --server 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379'
             cand --config 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)'
@@ -136,7 +135,7 @@ set edit:completion:arg-completer[redlock] = {|@words|
             cand -k 'The lock''s name'
             cand --key 'The lock''s name'
             cand --token 'The token `acquire` printed'
-            cand --node-timeout 'How long one master gets to answer. Default: 1s'
+            cand --node-timeout 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s'
             cand -t 'The new time to live, counted from now. Default: 30s (or `ttl` in the config file)'
             cand --ttl 'The new time to live, counted from now. Default: 30s (or `ttl` in the config file)'
             cand -s 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379'
@@ -253,30 +252,6 @@ set edit:completion:arg-completer[redlock] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
-        &'redlock;__renew-while'= {
-            cand --key 'key'
-            cand --ttl 'ttl'
-            cand --node-timeout 'node-timeout'
-            cand --drift-factor 'drift-factor'
-            cand --pid 'The process to outlive no longer than'
-            cand --valid-until-ns 'The lock''s validity end, as CLOCK_MONOTONIC nanoseconds'
-            cand -s 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379'
-            cand --server 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379'
-            cand --config 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)'
-            cand --password-file 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file'
-            cand --tls-ca-cert 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store'
-            cand --tls-cert 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key'
-            cand --tls-key 'The private key (PEM) of --tls-cert'
-            cand --log-format 'How to write diagnostics on stderr: text, or one JSON object per line'
-            cand -v 'Say more on stderr: -v what redlock does, -vv what each master answered'
-            cand --verbose 'Say more on stderr: -v what redlock does, -vv what each master answered'
-            cand -q 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
-            cand --quiet 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
-            cand -h 'Print help'
-            cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
         &'redlock;help'= {
             cand run 'Take the lock, run a command while renewing it, release it, and exit with the command''s status'
             cand acquire 'Take the lock and print its token, for scripts that release it in a later step'
@@ -287,7 +262,6 @@ set edit:completion:arg-completer[redlock] = {|@words|
             cand config 'Show the settings redlock would use, and where each comes from (passwords redacted)'
             cand completions 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
             cand man 'Print the man page (roff), or the page of one subcommand'
-            cand __renew-while 'Internal: the detached renewer started by `acquire --renew-while`'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'redlock;help;run'= {
@@ -307,8 +281,6 @@ set edit:completion:arg-completer[redlock] = {|@words|
         &'redlock;help;completions'= {
         }
         &'redlock;help;man'= {
-        }
-        &'redlock;help;__renew-while'= {
         }
         &'redlock;help;help'= {
         }

@@ -45,7 +45,6 @@ complete -c redlock -n "__fish_redlock_needs_command" -f -a "doctor" -d 'Check t
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "config" -d 'Show the settings redlock would use, and where each comes from (passwords redacted)'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "man" -d 'Print the man page (roff), or the page of one subcommand'
-complete -c redlock -n "__fish_redlock_needs_command" -f -a "__renew-while" -d 'Internal: the detached renewer started by `acquire --renew-while`'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s k -l key -d 'The lock\'s name (the Redis key). Everyone who must not overlap uses the same key' -r
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s t -l ttl -d 'How long the lock lives on each master without renewal, e.g. 30s, 2m, 500ms. If redlock dies, others wait at most this long. Default: 30s (or `ttl` in the config file)' -r
@@ -77,8 +76,8 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l node-timeout
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l drift-factor -d 'Share of the TTL set aside for clock drift between hosts (Redlock\'s drift factor). Default: 0.01' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l conflict-exit-code -d 'Exit with this code instead of 75 when the lock is held elsewhere (0 suits cron jobs that should just skip their turn)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s f -l format -d 'How to print the lock' -r -f -a "plain\t'The token alone'
-env\t'`export REDLOCK_KEY=... REDLOCK_TOKEN=...` lines, for `eval`'
-json\t'One JSON object: key, token, ttl_ms, validity_ms, holder'"
+env\t'`export` lines for `eval`: REDLOCK_KEY, REDLOCK_TOKEN, REDLOCK_VALIDITY_MS, and REDLOCK_FENCE with --fence'
+json\t'One JSON object: key, token, nested, ttl_ms, validity_ms, fence, holder'"
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l renew-while -d 'Keep the lock renewed by a small detached process for as long as process PID lives (e.g. $$, the calling shell); it is released when PID exits' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
@@ -96,7 +95,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s h -l help -d
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s k -l key -d 'The lock\'s name' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l token -d 'The token `acquire` printed' -r
-complete -c redlock -n "__fish_redlock_using_subcommand release" -l node-timeout -d 'How long one master gets to answer. Default: 1s' -r
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l node-timeout -d 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
@@ -111,7 +110,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand release" -s h -l help -d
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s k -l key -d 'The lock\'s name' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l token -d 'The token `acquire` printed' -r
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -l node-timeout -d 'How long one master gets to answer. Default: 1s' -r
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l node-timeout -d 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s t -l ttl -d 'The new time to live, counted from now. Default: 30s (or `ttl` in the config file)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
@@ -191,32 +190,13 @@ complete -c redlock -n "__fish_redlock_using_subcommand man" -s v -l verbose -d 
 complete -c redlock -n "__fish_redlock_using_subcommand man" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
 complete -c redlock -n "__fish_redlock_using_subcommand man" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand man" -s V -l version -d 'Print version'
-complete -c redlock -n "__fish_redlock_using_subcommand __renew-while" -l key -r
-complete -c redlock -n "__fish_redlock_using_subcommand __renew-while" -l ttl -r
-complete -c redlock -n "__fish_redlock_using_subcommand __renew-while" -l node-timeout -r
-complete -c redlock -n "__fish_redlock_using_subcommand __renew-while" -l drift-factor -r
-complete -c redlock -n "__fish_redlock_using_subcommand __renew-while" -l pid -d 'The process to outlive no longer than' -r
-complete -c redlock -n "__fish_redlock_using_subcommand __renew-while" -l valid-until-ns -d 'The lock\'s validity end, as CLOCK_MONOTONIC nanoseconds' -r
-complete -c redlock -n "__fish_redlock_using_subcommand __renew-while" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r
-complete -c redlock -n "__fish_redlock_using_subcommand __renew-while" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand __renew-while" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand __renew-while" -l tls-ca-cert -d 'Trust this CA (PEM) for rediss:// masters instead of the system\'s trust store' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand __renew-while" -l tls-cert -d 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand __renew-while" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand __renew-while" -l log-format -d 'How to write diagnostics on stderr: text, or one JSON object per line' -r -f -a "text\t''
-json\t''"
-complete -c redlock -n "__fish_redlock_using_subcommand __renew-while" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
-complete -c redlock -n "__fish_redlock_using_subcommand __renew-while" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
-complete -c redlock -n "__fish_redlock_using_subcommand __renew-while" -s h -l help -d 'Print help'
-complete -c redlock -n "__fish_redlock_using_subcommand __renew-while" -s V -l version -d 'Print version'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man __renew-while help" -f -a "run" -d 'Take the lock, run a command while renewing it, release it, and exit with the command\'s status'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man __renew-while help" -f -a "acquire" -d 'Take the lock and print its token, for scripts that release it in a later step'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man __renew-while help" -f -a "release" -d 'Release a lock taken with `acquire`, on every master'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man __renew-while help" -f -a "extend" -d 'Extend a lock taken with `acquire` to a full TTL again, on a majority of masters'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man __renew-while help" -f -a "status" -d 'Show who holds a lock, master by master, and the verdict'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man __renew-while help" -f -a "doctor" -d 'Check the masters: reachable, a master and not a replica, version, eviction policy, persistence, clock skew, odd N, the same server listed twice'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man __renew-while help" -f -a "config" -d 'Show the settings redlock would use, and where each comes from (passwords redacted)'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man __renew-while help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man __renew-while help" -f -a "man" -d 'Print the man page (roff), or the page of one subcommand'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man __renew-while help" -f -a "__renew-while" -d 'Internal: the detached renewer started by `acquire --renew-while`'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man __renew-while help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "run" -d 'Take the lock, run a command while renewing it, release it, and exit with the command\'s status'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "acquire" -d 'Take the lock and print its token, for scripts that release it in a later step'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "release" -d 'Release a lock taken with `acquire`, on every master'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "extend" -d 'Extend a lock taken with `acquire` to a full TTL again, on a majority of masters'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "status" -d 'Show who holds a lock, master by master, and the verdict'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "doctor" -d 'Check the masters: reachable, a master and not a replica, version, eviction policy, persistence, clock skew, odd N, the same server listed twice'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "config" -d 'Show the settings redlock would use, and where each comes from (passwords redacted)'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "man" -d 'Print the man page (roff), or the page of one subcommand'
+complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -20,8 +20,10 @@ use clap::{Args, Parser, Subcommand};
 )]
 #[command(
     after_help = "Exit codes: the command's own status, 128+N if it was killed by signal N, \
-    75 lock held elsewhere, 69 masters unreachable, 70 lock lost while running, 64 usage, \
-    78 configuration, 126/127 command not executable/not found. See 'man redlock'."
+    75 lock held elsewhere, 69 masters unreachable, 70 lock lost (or release/extend with a token \
+    that no longer holds it), 124 --max-duration reached, 64 usage, 78 configuration, \
+    71 operating-system error, 126/127 command not executable/not found; status: 0 held, \
+    1 free, 2 split; doctor: 1 when a check found an error. See 'man redlock'."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -159,10 +161,6 @@ pub enum Command {
         /// The subcommand whose page to print (e.g. run); default: the main page.
         subcommand: Option<String>,
     },
-
-    /// Internal: the detached renewer started by `acquire --renew-while`.
-    #[command(hide = true, name = "__renew-while")]
-    RenewWhile(RenewWhileArgs),
 }
 
 /// What names a lock and how it is taken.
@@ -213,9 +211,10 @@ pub struct LockArgs {
 pub enum Format {
     /// The token alone.
     Plain,
-    /// `export REDLOCK_KEY=... REDLOCK_TOKEN=...` lines, for `eval`.
+    /// `export` lines for `eval`: REDLOCK_KEY, REDLOCK_TOKEN, REDLOCK_VALIDITY_MS, and
+    /// REDLOCK_FENCE with --fence.
     Env,
-    /// One JSON object: key, token, ttl_ms, validity_ms, holder.
+    /// One JSON object: key, token, nested, ttl_ms, validity_ms, fence, holder.
     Json,
 }
 
@@ -250,7 +249,8 @@ pub struct TokenArgs {
     )]
     pub token: String,
 
-    /// How long one master gets to answer. Default: 1s.
+    /// How long one master gets to answer. Default: 1s for release; for extend, as for
+    /// acquire: TTL/20, between 10ms and 1s.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
     pub node_timeout: Option<Duration>,
 }
@@ -296,6 +296,21 @@ pub struct ConfigArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The first argument that makes `redlock` the detached renewer `acquire --renew-while` starts.
+pub const RENEW_WHILE: &str = "__renew-while";
+
+/// The renewer's command line: `redlock __renew-while [global options] --key K ...`. Internal,
+/// so not a subcommand of [`Cli`]: help, completions and man pages never offer it.
+#[derive(Debug, Parser)]
+#[command(name = "redlock __renew-while")]
+pub struct RenewWhileCli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(flatten)]
+    pub args: RenewWhileArgs,
 }
 
 /// Arguments of the detached renewer; the token comes in REDLOCK_TOKEN, never in argv.
@@ -362,6 +377,10 @@ pub fn one_line(error: &clap::Error, subcommand: Option<&str>) -> String {
         } else if line.starts_with('-') || line.starts_with('<') {
             message.push_str(", ");
             message.push_str(line);
+        } else if line.starts_with("[possible values") || line.starts_with("tip: a similar") {
+            // What would have been right: worth the room on the line.
+            message.push_str(if line.starts_with('[') { " " } else { "; " });
+            message.push_str(line);
         }
     }
     match subcommand {
@@ -391,9 +410,20 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             "invalid duration {text:?}: add a unit, e.g. {text}s or {text}ms"
         ));
     }
-    humantime::parse_duration(text)
-        .map_err(|e| format!("invalid duration {text:?}: {e} (examples: 30s, 1m30s, 250ms)"))
+    let duration = humantime::parse_duration(text)
+        .map_err(|e| format!("invalid duration {text:?}: {e} (examples: 30s, 1m30s, 250ms)"))?;
+    // Far beyond any lock or wait a script needs, and short enough that deadlines computed
+    // from it cannot overflow, nor milliseconds overflow Redis's 64-bit integers.
+    if duration > LONGEST_DURATION {
+        return Err(format!(
+            "invalid duration {text:?}: longer than a year (366d), the most redlock accepts"
+        ));
+    }
+    Ok(duration)
 }
+
+/// The longest duration any option or config value accepts.
+pub const LONGEST_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
 
 #[cfg(test)]
 mod tests {

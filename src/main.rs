@@ -1,28 +1,42 @@
+use std::ffi::OsString;
 use std::io::Write;
 
 use clap::Parser;
-use redlock_cli::cli::Cli;
+
+use redlock_cli::cli::{Cli, GlobalArgs, RENEW_WHILE, RenewWhileCli};
 use redlock_cli::exit;
 
 fn main() {
-    let code = match Cli::try_parse() {
-        Ok(cli) => {
-            let json = cli.global.log_format == redlock_cli::cli::LogFormat::Json;
-            redlock_cli::log::configure(cli.global.verbose, json);
-            match redlock_cli::commands::dispatch(cli) {
-                Ok(code) => code,
-                Err(failure) => {
-                    if !failure.message.is_empty() {
-                        redlock_cli::log::line(format_args!("{}", failure.message));
-                    }
-                    failure.code
-                }
+    let mut args: Vec<OsString> = std::env::args_os().collect();
+    let parsed = if args.get(1).is_some_and(|a| a == RENEW_WHILE) {
+        args.remove(1);
+        RenewWhileCli::try_parse_from(args).map(|cli| {
+            configure_log(&cli.global);
+            redlock_cli::commands::renew_while(cli)
+        })
+    } else {
+        Cli::try_parse_from(args).map(|cli| {
+            configure_log(&cli.global);
+            redlock_cli::commands::dispatch(cli)
+        })
+    };
+    let code = match parsed {
+        Ok(Ok(code)) => code,
+        Ok(Err(failure)) => {
+            if !failure.message.is_empty() {
+                redlock_cli::log::line(format_args!("{}", failure.message));
             }
+            failure.code
         }
         Err(error) => usage_error(&error),
     };
     let _ = std::io::stdout().flush();
     std::process::exit(code);
+}
+
+fn configure_log(global: &GlobalArgs) {
+    let json = global.log_format == redlock_cli::cli::LogFormat::Json;
+    redlock_cli::log::configure(global.verbose, json);
 }
 
 /// Prints help and version as clap does; anything else becomes one line and exit code 64.
@@ -34,14 +48,18 @@ fn usage_error(error: &clap::Error) -> i32 {
             exit::OK
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let names = redlock_cli::commands::generate::subcommands();
             redlock_cli::log::line(format_args!(
-                "a subcommand is required (run, acquire, release, extend, status, doctor, \
-                 config, completions, man); see 'redlock --help'"
+                "a subcommand is required ({}); see 'redlock --help'",
+                names.join(", ")
             ));
             exit::USAGE
         }
         _ => {
-            let args: Vec<String> = std::env::args().collect();
+            // Lossy: an argument that is not UTF-8 must not stop the error from being reported.
+            let args: Vec<String> = std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
             let subcommand = redlock_cli::cli::subcommand_in(&args);
             let line = redlock_cli::cli::one_line(error, subcommand.as_deref());
             redlock_cli::log::line(format_args!("{line}"));

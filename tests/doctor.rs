@@ -137,6 +137,17 @@ fn clock_warned(json: &Value) -> bool {
         .any(|c| c["level"] == "warning")
 }
 
+/// The text report's findings at `level` ("error", "warning"), one line each.
+fn findings<'a>(text: &'a str, level: &'a str) -> impl Iterator<Item = &'a str> {
+    text.lines()
+        .filter(move |l| l.trim_start().starts_with(level))
+}
+
+/// The text report's last line: the counts, e.g. "1 error, 0 warnings".
+fn summary(text: &str) -> &str {
+    text.trim_end().lines().last().unwrap_or_default()
+}
+
 #[test]
 fn durable_masters_pass_every_check() {
     let cluster = Cluster::start_with(3, DURABLE);
@@ -193,9 +204,8 @@ fn durable_masters_pass_every_check() {
     let output = loop {
         attempt += 1;
         let output = output_of(doctor_on(&urls));
-        let clock_line_warns = stdout(&output)
-            .lines()
-            .any(|l| l.trim_start().starts_with("warning") && l.contains("clocks differ"));
+        let clock_line_warns =
+            findings(&stdout(&output), "warning").any(|l| l.contains("clocks differ"));
         if !clock_line_warns || attempt == 3 {
             break output;
         }
@@ -203,8 +213,8 @@ fn durable_masters_pass_every_check() {
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     let text = stdout(&output);
     assert_eq!(
-        text.trim_end().lines().last(),
-        Some("0 errors, 0 warnings"),
+        summary(&text),
+        "0 errors, 0 warnings",
         "{}",
         describe(&output)
     );
@@ -217,9 +227,10 @@ fn durable_masters_pass_every_check() {
     }
     assert!(text.contains("all masters"), "{}", describe(&output));
     assert!(
-        !text
-            .lines()
-            .any(|l| l.trim_start().starts_with("error") || l.trim_start().starts_with("warning")),
+        findings(&text, "error")
+            .chain(findings(&text, "warning"))
+            .next()
+            .is_none(),
         "{}",
         describe(&output)
     );
@@ -264,16 +275,12 @@ fn a_replica_among_the_masters_is_an_error() {
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     let text = stdout(&output);
     assert!(
-        text.lines()
-            .any(|l| l.trim_start().starts_with("error") && l.contains("not a master")),
+        findings(&text, "error").any(|l| l.contains("not a master")),
         "{}",
         describe(&output)
     );
     assert!(
-        text.trim_end()
-            .lines()
-            .last()
-            .is_some_and(|l| l.starts_with("1 errors, ")),
+        summary(&text).starts_with("1 error, "),
         "{}",
         describe(&output)
     );
@@ -382,16 +389,12 @@ fn masters_without_an_append_only_file_get_a_delayed_restart_warning() {
     let output = output_of(doctor_on(&urls));
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     let text = stdout(&output);
-    let persistence_warnings = text
-        .lines()
-        .filter(|l| l.trim_start().starts_with("warning") && l.contains("delayed restart"))
+    let persistence_warnings = findings(&text, "warning")
+        .filter(|l| l.contains("delayed restart"))
         .count();
     assert_eq!(persistence_warnings, 3, "{}", describe(&output));
     assert!(
-        text.trim_end()
-            .lines()
-            .last()
-            .is_some_and(|l| l.starts_with("0 errors, ")),
+        summary(&text).starts_with("0 errors, "),
         "{}",
         describe(&output)
     );
@@ -440,11 +443,7 @@ fn the_same_server_under_two_addresses_is_an_error_naming_both() {
     let output = output_of(doctor_on(&urls));
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     assert!(
-        stdout(&output)
-            .lines()
-            .any(|l| l.trim_start().starts_with("error")
-                && l.contains(&tcp_url)
-                && l.contains(socket_str)),
+        findings(&stdout(&output), "error").any(|l| l.contains(&tcp_url) && l.contains(socket_str)),
         "{}",
         describe(&output)
     );
@@ -481,9 +480,7 @@ fn an_even_or_single_master_count_is_a_warning() {
     let output = output_of(doctor_on(&urls[..1]));
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     assert!(
-        stdout(&output)
-            .lines()
-            .any(|l| l.trim_start().starts_with("warning") && l.contains("1 master")),
+        findings(&stdout(&output), "warning").any(|l| l.contains("1 master")),
         "{}",
         describe(&output)
     );
@@ -533,16 +530,12 @@ fn a_dead_master_is_an_error_and_the_others_are_still_checked() {
     assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
     let text = stdout(&output);
     assert!(
-        text.lines()
-            .any(|l| l.trim_start().starts_with("error") && l.contains("unreachable")),
+        findings(&text, "error").any(|l| l.contains("unreachable")),
         "{}",
         describe(&output)
     );
     assert!(
-        text.trim_end()
-            .lines()
-            .last()
-            .is_some_and(|l| l.starts_with("1 errors, ")),
+        summary(&text).starts_with("1 error, "),
         "{}",
         describe(&output)
     );

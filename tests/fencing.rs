@@ -1,5 +1,6 @@
 //! Fencing tokens (`--fence`) against real masters: strictly increasing over many grants, in
-//! lock order under contention, across restarts of durable masters; what is left when masters
+//! lock order under contention, across restarts of durable masters, from two different
+//! majorities (what makes NEXTID sound where INCR is not); what is left when masters
 //! restart empty; and a paused holder's late write refused by a resource that checks tokens.
 
 mod common;
@@ -90,16 +91,67 @@ fn tokens_strictly_increase_in_lock_order_under_contention() {
     assert_strictly_increasing(&tokens);
 }
 
+/// Between two grants every master restarts, one after the other: only what each wrote to its
+/// append-only file can carry the counter over (without persistence it would start again at 1,
+/// see the last test below).
 #[test]
 fn tokens_survive_durable_masters_restarting_one_at_a_time() {
     let mut cluster = Cluster::start_with(3, &["--appendonly", "yes", "--appendfsync", "always"]);
     let mut tokens = Vec::new();
-    for round in 0..12 {
-        tokens.push(grant(&cluster, "durable"));
-        cluster.server(round % 3).restart();
+    for _ in 0..4 {
+        let token = grant(&cluster, "durable");
+        tokens.push(token);
+        for i in 0..3 {
+            cluster.server(i).restart();
+            assert_eq!(
+                cluster.servers[i].get("redlock:fence:durable"),
+                Some(token.to_string()),
+                "master {i} lost the counter in its restart"
+            );
+        }
     }
     tokens.push(grant(&cluster, "durable"));
     assert_strictly_increasing(&tokens);
+}
+
+/// Why the token comes from NEXTID (read the maximum from a majority, then store max+1 on a
+/// majority) and not from INCR on each master with the maximum of a majority's answers. Start
+/// from counters 10, 5, 5, as a proposal that reached only master 0 leaves them. Grant one
+/// reaches masters 0 and 1, grant two masters 1 and 2. INCR would hand out 11, then 7; NEXTID
+/// 11, then 12, because grant one stored 11 on a majority and every majority overlaps it.
+#[test]
+fn a_grant_seen_by_a_different_majority_still_gets_a_larger_token() {
+    let mut cluster = Cluster::start(3);
+    let counter = "redlock:fence:overlap";
+    cluster.servers[0].set(counter, "10");
+    cluster.servers[1].set(counter, "5");
+    cluster.servers[2].set(counter, "5");
+
+    cluster.server(2).pause();
+    let first = grant(&cluster, "overlap");
+    cluster.server(2).resume();
+    assert_eq!(first, 11);
+    let stored: Vec<Option<String>> = cluster.servers.iter().map(|s| s.get(counter)).collect();
+    assert!(
+        stored.iter().filter(|v| v.as_deref() == Some("11")).count() >= 2,
+        "the token was not stored on a majority: {stored:?}"
+    );
+
+    // Master 2 receives what was queued for it while paused; let it catch up, then take
+    // master 0 away.
+    assert!(common::eventually(Duration::from_secs(5), || cluster
+        .servers[2]
+        .get(counter)
+        .as_deref()
+        == Some("11")));
+    cluster.server(0).pause();
+    let second = grant(&cluster, "overlap");
+    cluster.server(0).resume();
+    assert!(
+        second > first,
+        "token {second} after {first}: two majorities gave out tokens out of order"
+    );
+    assert_eq!(second, 12);
 }
 
 #[test]
@@ -230,7 +282,8 @@ fn a_holder_paused_past_its_validity_has_its_late_write_rejected() {
 
     let b = cluster
         .redlock()
-        .args(["run", "--fence", "--key", "res", "--", &fenced_append()])
+        .args(["run", "--fence", "--key", "res", "--wait", "5s", "--"])
+        .arg(fenced_append())
         .arg(&data)
         .arg("written by B")
         .output()

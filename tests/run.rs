@@ -2,10 +2,27 @@
 
 mod common;
 
+use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Cluster, describe, send_signal, wait_for_file};
+use common::{Captured, Cluster, describe, holder_age, send_signal, wait_for_file};
+
+/// Creates the file a gated script waits for.
+fn open_gate(gate: &Path) {
+    std::fs::write(gate, "go\n").unwrap();
+}
+
+/// The gated holder script: says it holds the lock, then holds it until the test creates
+/// the gate. Run as `sh holder.sh` from `dir`, so that the holder's command line is short and
+/// known.
+fn write_gated_holder(dir: &Path) {
+    std::fs::write(
+        dir.join("holder.sh"),
+        "echo ready > ready\nwhile [ ! -e gate ]; do sleep 0.02; done\n",
+    )
+    .unwrap();
+}
 
 fn run(cluster: &Cluster, args: &[&str]) -> Output {
     cluster
@@ -68,6 +85,22 @@ fn a_missing_command_gives_127_and_a_non_executable_one_126() {
     );
     assert_eq!(output.status.code(), Some(126), "{}", describe(&output));
     assert_eq!(stderr(&output).lines().count(), 1, "{}", describe(&output));
+
+    // A script whose #! interpreter is missing: 127 as in a shell, but not "not found".
+    let script = dir.path().join("bad-interpreter.sh");
+    std::fs::write(&script, "#!/nonexistent/interpreter\necho hi\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let output = run(
+        &cluster,
+        &["--key", "spawn", "--", script.to_str().unwrap()],
+    );
+    assert_eq!(output.status.code(), Some(127), "{}", describe(&output));
+    assert!(
+        stderr(&output).contains("interpreter on its #! line was not found"),
+        "{}",
+        describe(&output)
+    );
+    assert_eq!(stderr(&output).lines().count(), 1, "{}", describe(&output));
     assert!(
         cluster.key_gone_everywhere("spawn"),
         "the lock was not released"
@@ -96,8 +129,12 @@ fn the_command_sees_the_lock_in_its_environment_and_keeps_stdio() {
     assert_eq!(fields[1], "env");
     assert_eq!(fields[2].len(), 32, "token: {stdout}");
     let validity: u64 = fields[3].parse().unwrap();
+    // The validity is the TTL less the time the acquire took and the clock-drift allowance
+    // (TTL x 0.01 + 2 ms).
+    let ttl = 10_000;
+    let drift = ttl / 100 + 2;
     assert!(
-        validity > 8_000 && validity <= 10_000,
+        validity > ttl / 2 && validity <= ttl - drift,
         "validity {validity}"
     );
     assert_eq!(stderr(&output), "oops\n");
@@ -107,8 +144,8 @@ fn the_command_sees_the_lock_in_its_environment_and_keeps_stdio() {
 fn a_contender_gets_75_while_the_lock_is_held_and_runs_once_it_is_free() {
     let cluster = Cluster::start(3);
     let dir = tempfile::tempdir().unwrap();
-    let ready = dir.path().join("ready");
-    let holder_script = format!("echo ready > {}; sleep 2", ready.display());
+    write_gated_holder(dir.path());
+    let before_holder = Instant::now();
     let mut holder = cluster
         .redlock()
         .args([
@@ -119,24 +156,46 @@ fn a_contender_gets_75_while_the_lock_is_held_and_runs_once_it_is_free() {
             "10s",
             "--",
             "sh",
-            "-c",
-            &holder_script,
+            "holder.sh",
         ])
+        .current_dir(dir.path())
         .spawn()
         .unwrap();
-    wait_for_file(&ready, Duration::from_secs(10));
+    wait_for_file(&dir.path().join("ready"), Duration::from_secs(10));
+    // Let the holder's age reach whole seconds, so that the message's "for AGE" is seen to
+    // count (this only makes it older; no timing is asserted).
+    std::thread::sleep(Duration::from_millis(1500));
 
     let marker = dir.path().join("ran");
     let touch = format!("touch {}", marker.display());
     let output = run(&cluster, &["--key", "busy", "--", "sh", "-c", &touch]);
+    let upper = before_holder.elapsed() + Duration::from_secs(1);
     assert_eq!(output.status.code(), Some(75), "{}", describe(&output));
     let message = stderr(&output);
     assert_eq!(message.lines().count(), 1, "{message}");
-    assert!(message.contains("lock \"busy\" is held by"), "{message}");
+    // Who is in the way: `lock "busy" is held by HOST (pid P, user U, "sh holder.sh") for 1s,
+    // expires in 9s unless renewed; use --wait DURATION to wait for it`.
     assert!(
-        message.contains(&format!("pid {}", holder.id())),
+        message.starts_with("redlock: lock \"busy\" is held by "),
         "{message}"
     );
+    let age = holder_age(&message, holder.id(), "sh holder.sh");
+    assert!(
+        age >= Duration::from_secs(1) && age <= upper,
+        "held for {age:?}, but it was taken less than {upper:?} ago and more than 1.5s ago: \
+         {message}"
+    );
+    let expiry = message
+        .split(", expires in ")
+        .nth(1)
+        .and_then(|rest| rest.split(" unless renewed").next())
+        .unwrap_or_else(|| panic!("no expiry in: {message}"));
+    let expiry = humantime::parse_duration(expiry).unwrap();
+    assert!(
+        expiry >= Duration::from_secs(1) && expiry <= Duration::from_secs(10),
+        "{message}"
+    );
+    assert!(message.contains("--wait"), "{message}");
     assert!(!marker.exists(), "the command ran without the lock");
 
     // cron style: a conflict is not an error.
@@ -161,13 +220,28 @@ fn a_contender_gets_75_while_the_lock_is_held_and_runs_once_it_is_free() {
     assert_eq!(output.status.code(), Some(75), "{}", describe(&output));
     assert!(stderr(&output).is_empty(), "{}", describe(&output));
 
-    // --wait: runs as soon as the holder is done.
-    let output = run(
-        &cluster,
-        &["--key", "busy", "--wait", "30s", "--", "sh", "-c", &touch],
+    // --wait: the contender waits while the lock is held, and runs as soon as it is free.
+    let mut waiter = cluster
+        .redlock()
+        .args([
+            "run", "-v", "--key", "busy", "--wait", "60s", "--", "sh", "-c",
+        ])
+        .arg(&touch)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let watch = Captured::stderr_of(&mut waiter);
+    watch.wait_for("waiting for lock \"busy\"", Duration::from_secs(30));
+    assert!(!marker.exists(), "the command ran without the lock");
+    assert!(
+        waiter.try_wait().unwrap().is_none(),
+        "the waiter did not wait"
     );
-    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-    assert!(marker.exists());
+    open_gate(&dir.path().join("gate"));
+    let status = waiter.wait().unwrap();
+    let log = watch.finish();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert!(marker.exists(), "{log}");
     assert!(holder.wait().unwrap().success());
     assert!(cluster.key_gone_everywhere("busy"));
 }
@@ -205,7 +279,12 @@ fn a_command_running_for_three_ttls_keeps_the_lock_the_whole_time() {
     let cluster = Cluster::start(3);
     let dir = tempfile::tempdir().unwrap();
     let token_file = dir.path().join("token");
-    let script = format!("echo $REDLOCK_TOKEN > {}; sleep 3.5", token_file.display());
+    let gate = dir.path().join("gate");
+    let script = format!(
+        "echo $REDLOCK_TOKEN > {}; while [ ! -e {} ]; do sleep 0.02; done",
+        token_file.display(),
+        gate.display()
+    );
     let mut child = cluster
         .redlock()
         .args([
@@ -216,6 +295,7 @@ fn a_command_running_for_three_ttls_keeps_the_lock_the_whole_time() {
     let token = wait_for_file(&token_file, Duration::from_secs(10));
     let started = Instant::now();
     let mut checks = 0;
+    // The command runs until the gate opens: well over three TTLs.
     while started.elapsed() < Duration::from_millis(3200) {
         let holding = cluster.holding("long", &token);
         assert!(
@@ -238,41 +318,79 @@ fn a_command_running_for_three_ttls_keeps_the_lock_the_whole_time() {
         checks += 1;
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert!(checks >= 10);
+    assert!(checks >= 3, "only {checks} checks");
+    // One last look, after the three TTLs.
+    assert!(cluster.holding("long", &token) >= 2);
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the command ended early"
+    );
+    open_gate(&gate);
     assert!(child.wait().unwrap().success());
     assert!(cluster.key_gone_everywhere("long"));
 }
 
-/// A child that traps `signal`, reports it and exits 3; redlock must forward the signal, exit
-/// with the child's status, and release the lock.
+/// The command leads a process group of two: a shell and a background perl, each trapping
+/// `signal`, reporting it in a file and exiting (the shell with 3). redlock must forward the
+/// signal to the whole group (so both report), exit with the command's status, and release the
+/// lock.
+///
+/// The background member is perl, not a shell: a non-interactive sh starts its background jobs
+/// with SIGINT and SIGQUIT ignored, and a shell cannot trap a signal ignored at its start;
+/// perl's handler replaces the inherited disposition. `&` without job control keeps it in the
+/// shell's process group.
 fn forwarded(signal: i32, name: &str) {
     let cluster = Cluster::start(3);
     let dir = tempfile::tempdir().unwrap();
-    let ready = dir.path().join("ready");
-    let got = dir.path().join("got");
-    let script = format!(
-        "trap 'echo {name} > {got}; exit 3' {name}; echo ready > {ready}; while :; do sleep 0.05; done",
-        got = got.display(),
-        ready = ready.display()
+    let member = format!(
+        r#"perl -e '$SIG{{{name}}} = sub {{ open my $f, ">", "member-got"; print $f "{name}\n"; close $f; exit 0 }}; open my $r, ">", "member-ready"; print $r "ready\n"; close $r; for (1..1500) {{ select(undef, undef, undef, 0.02) }}' &"#
     );
-    let child = cluster
+    // The shell waits (boundedly) for the member's report before exiting, so that nothing
+    // redlock does once the leader is gone can be mistaken for the forwarded signal. No core
+    // files from SIGQUIT.
+    let script = format!(
+        "ulimit -c 0\n\
+         {member}\n\
+         trap 'echo {name} > leader-got; i=0; while [ ! -s member-got ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done; exit 3' {name}\n\
+         echo ready > leader-ready\n\
+         while :; do sleep 0.05; done\n"
+    );
+    std::fs::write(dir.path().join("command.sh"), script).unwrap();
+    let mut child = cluster
         .redlock()
         .args([
-            "run", "--key", "sig", "--ttl", "5s", "--", "sh", "-c", &script,
+            "run",
+            "--key",
+            "sig",
+            "--ttl",
+            "5s",
+            "--",
+            "sh",
+            "command.sh",
         ])
+        .current_dir(dir.path())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for_file(&ready, Duration::from_secs(10));
+    let watch = Captured::stderr_of(&mut child);
+    wait_for_file(&dir.path().join("leader-ready"), Duration::from_secs(10));
+    wait_for_file(&dir.path().join("member-ready"), Duration::from_secs(10));
     send_signal(child.id(), signal);
-    let output = child.wait_with_output().unwrap();
+    let status = child.wait().unwrap();
+    let log = watch.finish();
+    assert_eq!(status.code(), Some(3), "{name}: {status:?}: {log}");
+    let read = |file: &str| {
+        std::fs::read_to_string(dir.path().join(file))
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
+    assert_eq!(read("leader-got"), name, "{name}: the command's leader");
     assert_eq!(
-        output.status.code(),
-        Some(3),
-        "{name}: {}",
-        describe(&output)
+        read("member-got"),
+        name,
+        "{name}: not forwarded to the rest of the command's process group"
     );
-    assert_eq!(std::fs::read_to_string(&got).unwrap().trim(), name);
     assert!(
         cluster.key_gone_everywhere("sig"),
         "{name}: lock left behind"
@@ -296,28 +414,42 @@ fn sighup_reaches_the_command_and_the_lock_is_released() {
 }
 
 #[test]
+fn sigquit_reaches_the_command_and_the_lock_is_released() {
+    forwarded(libc::SIGQUIT, "QUIT");
+}
+
+#[test]
 fn sigusr1_reaches_the_command() {
     forwarded(libc::SIGUSR1, "USR1");
+}
+
+#[test]
+fn sigusr2_reaches_the_command() {
+    forwarded(libc::SIGUSR2, "USR2");
 }
 
 #[test]
 fn a_signal_while_waiting_ends_the_wait_at_once() {
     let cluster = Cluster::start(3);
     cluster.servers.iter().for_each(|s| s.set("held", "other"));
-    let child = cluster
+    let mut child = cluster
         .redlock()
-        .args(["run", "--key", "held", "--wait", "60s", "--", "true"])
+        .args(["run", "-v", "--key", "held", "--wait", "120s", "--", "true"])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    let watch = Captured::stderr_of(&mut child);
+    // The signal handlers are in place once redlock is waiting.
+    watch.wait_for("waiting for lock \"held\"", Duration::from_secs(30));
     let sent = Instant::now();
     send_signal(child.id(), libc::SIGTERM);
-    let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(143), "{}", describe(&output));
+    let status = child.wait().unwrap();
+    let log = watch.finish();
+    assert_eq!(status.code(), Some(143), "{log}");
+    // Far less than the 120 s it was ready to wait: the signal ended it, not the clock.
     assert!(
-        sent.elapsed() < Duration::from_secs(5),
-        "the wait did not end at once"
+        sent.elapsed() < Duration::from_secs(60),
+        "the wait did not end at the signal"
     );
     assert!(
         cluster

@@ -231,6 +231,11 @@ fn passwords_are_never_shown() {
             String::from_utf8_lossy(&output.stdout)
         );
         assert!(!all.contains(secret), "{args:?} showed the password: {all}");
+        // Each of them names the master, so the URL was printed, redacted.
+        assert!(
+            all.contains("locker:***@127.0.0.1"),
+            "{args:?} did not name the master: {all}"
+        );
     }
 
     // A malformed URL: the error shows it redacted.

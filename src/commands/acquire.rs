@@ -4,11 +4,11 @@ use std::process::{Command, Stdio};
 
 use serde_json::json;
 
-use crate::cli::{AcquireArgs, Format, GlobalArgs};
+use crate::cli::{AcquireArgs, Format, GlobalArgs, RENEW_WHILE};
 use crate::config::{self, Context};
 use crate::exit::{self, Failure};
-use crate::lock::{Cancel, Holder, Lock, Master};
-use crate::supervise::{self, signals, watch};
+use crate::lock::{Holder, Lock, Master};
+use crate::supervise::watch;
 
 use super::common::{self, NESTED_PREFIX};
 
@@ -16,10 +16,7 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
     let settings = config::acquire_settings(args, &context.defaults)?;
     context.warn();
-    let (events, inbox) = supervise::channel();
-    let cancel = Cancel::default();
-    signals::install(events, cancel.clone())
-        .map_err(|e| Failure::os(format!("cannot install signal handlers: {e}")))?;
+    let signals = common::listen_for_signals()?;
     let client = common::open_client(&context)?;
     let key = &settings.lock.key;
 
@@ -28,7 +25,7 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
         let fence = std::env::var("REDLOCK_FENCE")
             .ok()
             .and_then(|f| f.parse().ok());
-        common::print(&render(settings.format, key, &nested, None, None, fence));
+        common::print_all(&render(settings.format, key, &nested, None, None, fence))?;
         return Ok(exit::OK);
     }
 
@@ -37,16 +34,8 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     let parent = unsafe { libc::getppid() };
     let holder_pid = settings.renew_while.unwrap_or(parent);
     let holder = Holder::of_process(holder_pid.unsigned_abs());
-    let lock = match common::acquire(&client, &settings.lock, &holder, &cancel, global.quiet) {
-        Ok(lock) => lock,
-        Err(Some(failure)) => return Err(failure),
-        Err(None) => return Err(common::interrupted(&inbox, key)),
-    };
-    let fence = if settings.lock.fence {
-        Some(common::fence(&client, &lock)?)
-    } else {
-        None
-    };
+    let lock = common::acquire(&client, &settings.lock, &holder, &signals, global.quiet)?;
+    let fence = common::fence_if_asked(&client, &lock, settings.lock.fence)?;
     if let Some(pid) = settings.renew_while
         && let Err(error) = spawn_renewer(global, &context, &lock, pid)
     {
@@ -55,7 +44,7 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
             "cannot start the renewer for --renew-while: {error}; the lock was released"
         )));
     }
-    common::print(&render(
+    let printed = common::print_all(&render(
         settings.format,
         key,
         lock.token(),
@@ -63,6 +52,14 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
         Some(&holder),
         fence,
     ));
+    if let Err(failure) = printed {
+        // Nobody has the token: give the lock back (a renewer finds it gone and stops).
+        common::report_release(&client, &lock);
+        return Err(Failure::new(
+            failure.code,
+            format!("{}; the lock was released", failure.message),
+        ));
+    }
     Ok(exit::OK)
 }
 
@@ -132,6 +129,7 @@ fn spawn_renewer(
         .map(Master::url_with_secrets)
         .collect();
     let mut cmd = Command::new(std::env::current_exe()?);
+    cmd.arg(RENEW_WHILE);
     let forwarded = [
         ("--config", &context.config_file),
         ("--password-file", &global.password_file),
@@ -144,8 +142,7 @@ fn spawn_renewer(
             cmd.arg(flag).arg(path);
         }
     }
-    cmd.arg("__renew-while")
-        .arg(format!("--key={}", lock.key()))
+    cmd.arg(format!("--key={}", lock.key()))
         .arg(format!("--ttl={}ms", timing.ttl.as_millis()))
         .arg(format!(
             "--node-timeout={}ms",

@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, Sender};
 
 use crate::config::{Context, LockSettings};
 use crate::exit::{self, Failure};
@@ -13,8 +13,13 @@ use crate::lock::{
     AcquireError, AttemptFailure, Cancel, FenceError, Holder, Lock, MasterFailure, Redlock,
     Released, Verdict,
 };
-use crate::supervise::{Event, signals};
+use crate::supervise::{self, Event, signals};
 use crate::{info, log};
+
+/// What to check when masters fail: the cause is in each master's error (refused, timed out,
+/// wrong password, a TLS port spoken to in plain text).
+pub const UNREACHABLE_ADVICE: &str =
+    "check that they run and are reachable, and that the server URLs and credentials are right";
 
 /// The prefix `acquire` puts on the token of a nested (re-entrant) acquisition: `release`
 /// leaves such a lock to the outer holder.
@@ -33,7 +38,7 @@ pub fn inherited_lock(client: &Redlock, key: &str, node_timeout: Duration) -> Op
     let states: Vec<_> = client
         .inspect(key, node_timeout)
         .into_iter()
-        .map(|(_, state)| state)
+        .map(|inspection| inspection.state)
         .collect();
     match crate::lock::judge(&states) {
         Verdict::Held { token: holder, .. } if holder == token => {
@@ -47,9 +52,31 @@ pub fn inherited_lock(client: &Redlock, key: &str, node_timeout: Duration) -> Op
     }
 }
 
+/// What a command that may wait for a lock hears of signals: the supervisor's channel, with the
+/// handlers installed on it, and the cancel that a terminating signal triggers.
+pub struct Signals {
+    pub events: Sender<Event>,
+    pub inbox: Receiver<Event>,
+    pub cancel: Cancel,
+}
+
+/// Installs the signal handlers. Done before taking the lock, so that a signal arriving
+/// meanwhile ends the wait and releases whatever was taken.
+pub fn listen_for_signals() -> Result<Signals, Failure> {
+    let (events, inbox) = supervise::channel();
+    let cancel = Cancel::default();
+    signals::install(events.clone(), cancel.clone())
+        .map_err(|e| Failure::os(format!("cannot install signal handlers: {e}")))?;
+    Ok(Signals {
+        events,
+        inbox,
+        cancel,
+    })
+}
+
 /// The failure for a wait that a signal ended: exit 128+N for the terminating signal found in
 /// `inbox` (SIGINT if none is there any more), and nothing printed.
-pub fn interrupted(inbox: &Receiver<Event>, key: &str) -> Failure {
+fn interrupted(inbox: &Receiver<Event>, key: &str) -> Failure {
     let signal = inbox
         .try_iter()
         .find_map(|event| match event {
@@ -64,12 +91,29 @@ pub fn interrupted(inbox: &Receiver<Event>, key: &str) -> Failure {
     Failure::new(exit::killed_by(signal), "")
 }
 
-/// Writes `text` to stdout. A closed pipe (`redlock status | head -1`) is not an error: the
-/// reader has what it wanted.
-pub fn print(text: &str) {
+/// Writes a report to stdout. A closed pipe (`redlock status | head -1`) is not an error: the
+/// reader has what it wanted. Any other failure (a full disk) is: the report was lost.
+pub fn print(text: &str) -> Result<(), Failure> {
+    match write_stdout(text) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(cannot_write(&e)),
+        _ => Ok(()),
+    }
+}
+
+/// Writes what the caller cannot do without (a token): any failure, a closed pipe included,
+/// is an error.
+pub fn print_all(text: &str) -> Result<(), Failure> {
+    write_stdout(text).map_err(|e| cannot_write(&e))
+}
+
+fn write_stdout(text: &str) -> std::io::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    out.write_all(text.as_bytes()).and_then(|()| out.flush())
+}
+
+fn cannot_write(error: &std::io::Error) -> Failure {
+    Failure::os(format!("cannot write to standard output: {error}"))
 }
 
 pub fn open_client(context: &Context) -> Result<Arc<Redlock>, Failure> {
@@ -79,35 +123,30 @@ pub fn open_client(context: &Context) -> Result<Arc<Redlock>, Failure> {
 }
 
 /// Takes the lock as `settings` say. While waiting, says who is in the way (with -v, or when
-/// stderr is a terminal). `Err(None)` means the wait was cancelled by a signal.
+/// stderr is a terminal). A wait that a signal ended fails with 128+N, quietly.
 pub fn acquire(
     client: &Redlock,
     settings: &LockSettings,
     holder: &Holder,
-    cancel: &Cancel,
+    signals: &Signals,
     quiet: bool,
-) -> Result<Lock, Option<Failure>> {
+) -> Result<Lock, Failure> {
     let mut progress = WaitProgress::new(&settings.key, quiet);
     let result = client.acquire(
         &settings.key,
         settings.timing,
         Some(holder),
         settings.wait,
-        cancel,
+        &signals.cancel,
         &mut |failure| progress.update(failure),
     );
     progress.finish();
-    match result {
-        Ok(lock) => Ok(lock),
-        Err(AcquireError::Cancelled) => Err(None),
-        Err(AcquireError::Failed(failure)) => Err(Some(describe_failure(
-            &settings.key,
-            &failure,
-            settings,
-            client.quorum(),
-            quiet,
-        ))),
-    }
+    result.map_err(|error| match error {
+        AcquireError::Cancelled => interrupted(&signals.inbox, &settings.key),
+        AcquireError::Failed(failure) => {
+            describe_failure(&settings.key, &failure, settings, client.quorum(), quiet)
+        }
+    })
 }
 
 fn describe_failure(
@@ -144,8 +183,7 @@ fn describe_failure(
         AttemptFailure::Unreachable { needed, failures } => Failure::new(
             exit::UNAVAILABLE,
             format!(
-                "cannot reach a majority of masters for lock {key:?} (need {needed}): {}; check \
-                 that they run and are reachable, or pass the right --server",
+                "cannot reach a majority of masters for lock {key:?} (need {needed}): {}; {UNREACHABLE_ADVICE}",
                 list(failures)
             ),
         ),
@@ -160,9 +198,17 @@ fn describe_failure(
     }
 }
 
-/// Obtains a fencing token for a lock just taken (`--fence`); on failure the lock is released
-/// and the failure explains why.
-pub fn fence(client: &Redlock, lock: &Lock) -> Result<u64, Failure> {
+/// Obtains a fencing token for a lock just taken, if `--fence` asked for one; on failure the
+/// lock is released and the failure explains why.
+pub fn fence_if_asked(client: &Redlock, lock: &Lock, asked: bool) -> Result<Option<u64>, Failure> {
+    if asked {
+        fence(client, lock).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+fn fence(client: &Redlock, lock: &Lock) -> Result<u64, Failure> {
     let key = lock.key();
     client.fence(lock).map_err(|error| {
         let (code, message) = match error {

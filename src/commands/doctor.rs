@@ -109,11 +109,22 @@ pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> Result<i32, Failure> {
         for finding in &cluster {
             let _ = writeln!(out, "  {:<8} {}", finding.severity.name(), finding.message);
         }
-        let _ = writeln!(out, "{errors} errors, {warnings} warnings");
+        let _ = writeln!(
+            out,
+            "{}, {}",
+            counted(errors, "error"),
+            counted(warnings, "warning")
+        );
         out
     };
-    common::print(&output);
+    common::print(&output)?;
     Ok(if errors == 0 { exit::OK } else { FOUND_ERRORS })
+}
+
+/// "1 error", "2 errors", "0 errors".
+fn counted(count: usize, noun: &str) -> String {
+    let plural = if count == 1 { "" } else { "s" };
+    format!("{count} {noun}{plural}")
 }
 
 fn finding_json(finding: &Finding) -> serde_json::Value {

@@ -10,7 +10,7 @@ use super::common::{self, NESTED_PREFIX};
 
 pub fn extend(global: &GlobalArgs, args: ExtendArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
-    let settings = config::token_settings(&args.lock, args.ttl, &context.defaults)?;
+    let settings = config::extend_settings(&args, &context.defaults)?;
     context.warn();
     let key = &settings.key;
     // A nested token extends the enclosing holder's lock: harmless, and what the caller means.

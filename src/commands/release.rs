@@ -10,7 +10,7 @@ use super::common::{self, NESTED_PREFIX};
 
 pub fn release(global: &GlobalArgs, args: TokenArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
-    let settings = config::token_settings(&args, None, &context.defaults)?;
+    let settings = config::release_settings(&args, &context.defaults)?;
     context.warn();
     let key = &settings.key;
     if settings.token.starts_with(NESTED_PREFIX) {

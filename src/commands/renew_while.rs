@@ -5,10 +5,9 @@ use std::time::Duration;
 use crate::cli::{GlobalArgs, RenewWhileArgs};
 use crate::config;
 use crate::exit::{self, Failure};
-use crate::lock::{Cancel, Lock, Timing};
+use crate::lock::{Lock, Timing};
 use crate::supervise::renew::LossReason;
 use crate::supervise::watch::{self, WatchEnd};
-use crate::supervise::{self, signals};
 use crate::{info, log};
 
 use super::common;
@@ -17,9 +16,7 @@ pub fn renew_while(global: &GlobalArgs, args: RenewWhileArgs) -> Result<i32, Fai
     let token = std::env::var("REDLOCK_TOKEN")
         .map_err(|_| Failure::usage("__renew-while is internal: it needs REDLOCK_TOKEN"))?;
     let context = config::context(global)?;
-    let (events, inbox) = supervise::channel();
-    signals::install(events.clone(), Cancel::default())
-        .map_err(|e| Failure::os(format!("cannot install signal handlers: {e}")))?;
+    let signals = common::listen_for_signals()?;
     let client = common::open_client(&context)?;
     let timing = Timing {
         ttl: args.ttl,
@@ -29,7 +26,13 @@ pub fn renew_while(global: &GlobalArgs, args: RenewWhileArgs) -> Result<i32, Fai
     let validity_end = watch::monotonic_ns_to_instant(args.valid_until_ns);
     let lock = Lock::with_validity(&args.key, &token, timing, validity_end);
     let every: Duration = args.ttl / 3;
-    match watch::renew_while(&client, lock.clone(), args.pid, every, (events, &inbox)) {
+    match watch::renew_while(
+        &client,
+        lock.clone(),
+        args.pid,
+        every,
+        (signals.events, &signals.inbox),
+    ) {
         WatchEnd::WatchedExited | WatchEnd::Signalled(_) => {
             common::report_release(&client, &lock);
         }

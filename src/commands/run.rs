@@ -1,10 +1,12 @@
 //! `redlock run`: lock, run, renew, release, exit with the command's status.
 
+use std::path::Path;
+
 use crate::cli::{GlobalArgs, RunArgs};
 use crate::config;
 use crate::exit::{self, Failure};
-use crate::lock::{Cancel, Holder};
-use crate::supervise::{self, Ending, Lease, StopReason, signals};
+use crate::lock::Holder;
+use crate::supervise::{self, Ending, Lease, StopReason};
 
 use super::common;
 
@@ -12,11 +14,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
     let settings = config::run_settings(args, &context.defaults)?;
     context.warn();
-    // Signals first: one that arrives while the lock is being taken must release it.
-    let (events, inbox) = supervise::channel();
-    let cancel = Cancel::default();
-    signals::install(events.clone(), cancel.clone())
-        .map_err(|e| Failure::os(format!("cannot install signal handlers: {e}")))?;
+    let signals = common::listen_for_signals()?;
     let client = common::open_client(&context)?;
     let words: Vec<String> = settings
         .command
@@ -38,30 +36,21 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
             Lease::Inherited,
             &settings.command,
             settings.supervise,
-            (events, &inbox),
+            (signals.events, &signals.inbox),
         );
         return finish(ending, &words);
     }
 
     let holder = Holder::this_process(&words);
-    let lock = match common::acquire(&client, &settings.lock, &holder, &cancel, global.quiet) {
-        Ok(lock) => lock,
-        Err(Some(failure)) => return Err(failure),
-        Err(None) => return Err(common::interrupted(&inbox, key)),
-    };
-
-    let fence = if settings.lock.fence {
-        Some(common::fence(&client, &lock)?)
-    } else {
-        None
-    };
+    let lock = common::acquire(&client, &settings.lock, &holder, &signals, global.quiet)?;
+    let fence = common::fence_if_asked(&client, &lock, settings.lock.fence)?;
     let started = std::time::Instant::now();
     let ending = supervise::supervise(
         &client,
         Lease::Held(&lock, fence),
         &settings.command,
         settings.supervise,
-        (events, &inbox),
+        (signals.events, &signals.inbox),
     );
     let lost = matches!(
         ending,
@@ -95,11 +84,19 @@ fn finish(ending: Ending, words: &[String]) -> Result<i32, Failure> {
         Ending::NotStarted(error) => {
             let program = words.first().map_or("", String::as_str);
             let code = supervise::child::spawn_failure_code(&error);
-            let message = if code == exit::NOT_FOUND {
-                format!("command not found: {program} (check the name and $PATH)")
-            } else {
-                format!("cannot execute {program}: {error} (is it an executable file?)")
-            };
+            let message =
+                if code == exit::NOT_FOUND && program.contains('/') && Path::new(program).is_file()
+                {
+                    // The file is there: what is missing is the interpreter its #! line names.
+                    format!(
+                        "cannot execute {program}: the interpreter on its #! line was not found \
+                     (check that line)"
+                    )
+                } else if code == exit::NOT_FOUND {
+                    format!("command not found: {program} (check the name and $PATH)")
+                } else {
+                    format!("cannot execute {program}: {error} (is it an executable file?)")
+                };
             Err(Failure::new(code, message))
         }
     }

@@ -95,6 +95,6 @@ pub fn show_config(global: &GlobalArgs, args: ConfigArgs) -> Result<i32, Failure
         }
         out
     };
-    common::print(&output);
+    common::print(&output)?;
     Ok(exit::OK)
 }

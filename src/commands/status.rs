@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use crate::cli::{GlobalArgs, StatusArgs};
 use crate::config;
 use crate::exit::{self, Failure};
-use crate::lock::{Holder, Master, MasterState, Verdict, judge};
+use crate::lock::{Holder, Inspection, MasterState, Verdict, judge};
 
 use super::common;
 
@@ -34,33 +34,39 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
     context.warn();
     let client = common::open_client(&context)?;
     let masters = client.inspect(&args.key, node_timeout);
-    let fences: Vec<Option<u64>> = client
-        .read_fence(&args.key, node_timeout)
-        .into_iter()
-        .map(|(_, value)| value.ok().flatten())
-        .collect();
-    let states: Vec<MasterState> = masters.iter().map(|(_, s)| s.clone()).collect();
+    let states: Vec<MasterState> = masters.iter().map(|m| m.state.clone()).collect();
     let verdict = judge(&states);
     let text = if args.json {
         format!(
             "{}\n",
-            to_json(&args.key, client.quorum(), &verdict, &masters, &fences)
+            to_json(&args.key, client.quorum(), &verdict, &masters)
         )
     } else {
-        to_text(&args.key, &verdict, &masters, &fences)
+        to_text(&args.key, &verdict, &masters)
     };
-    common::print(&text);
+    common::print(&text)?;
     match verdict {
         Verdict::Held { .. } => Ok(exit::OK),
         Verdict::Free => Ok(exit::STATUS_FREE),
         Verdict::Split => Ok(exit::STATUS_SPLIT),
-        Verdict::Unknown => Err(Failure::new(
-            exit::UNAVAILABLE,
-            format!(
-                "cannot tell who holds lock {:?}: too many masters are unreachable",
-                args.key
-            ),
-        )),
+        Verdict::Unknown => {
+            let unreachable: Vec<String> = masters
+                .iter()
+                .filter_map(|m| match &m.state {
+                    MasterState::Unreachable(error) => Some(format!("{} {error}", m.master)),
+                    _ => None,
+                })
+                .collect();
+            Err(Failure::new(
+                exit::UNAVAILABLE,
+                format!(
+                    "cannot tell who holds lock {:?}: too many masters are unreachable ({}); {}",
+                    args.key,
+                    unreachable.join(", "),
+                    common::UNREACHABLE_ADVICE
+                ),
+            ))
+        }
     }
 }
 
@@ -77,13 +83,7 @@ fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-fn to_json(
-    key: &str,
-    quorum: usize,
-    verdict: &Verdict,
-    masters: &[(Master, MasterState)],
-    fences: &[Option<u64>],
-) -> Value {
+fn to_json(key: &str, quorum: usize, verdict: &Verdict, masters: &[Inspection]) -> Value {
     let (token, holder, expires_in) = match verdict {
         Verdict::Held {
             token,
@@ -93,30 +93,29 @@ fn to_json(
         } => (Some(token.as_str()), holder.as_ref(), *expires_in),
         _ => (None, None, None),
     };
-    let mut masters: Vec<Value> = masters
+    let fence = masters.iter().filter_map(|m| m.fence).max();
+    let masters: Vec<Value> = masters
         .iter()
-        .map(|(master, state)| match state {
+        .map(|Inspection { master, state, fence }| match state {
             MasterState::Free => json!({
                 "server": master.to_string(), "reachable": true, "held": false,
-                "token": null, "ttl_ms": null, "holder": null, "error": null,
+                "token": null, "ttl_ms": null, "holder": null, "error": null, "fence": fence,
             }),
             MasterState::Held { token, ttl, holder } => json!({
                 "server": master.to_string(), "reachable": true, "held": true,
                 "token": token, "ttl_ms": ttl.map(ms), "holder": holder.as_ref().map(Holder::to_json),
-                "error": null,
+                "error": null, "fence": fence,
             }),
             MasterState::Unreachable(error) => json!({
                 "server": master.to_string(), "reachable": false, "held": null,
                 "token": null, "ttl_ms": null, "holder": null, "error": error.to_string(),
+                "fence": fence,
             }),
         })
         .collect();
-    for (entry, fence) in masters.iter_mut().zip(fences) {
-        entry["fence"] = json!(fence);
-    }
     json!({
         "key": key,
-        "fence": fences.iter().flatten().max(),
+        "fence": fence,
         "verdict": verdict_name(verdict),
         "quorum": quorum,
         "token": token,
@@ -126,12 +125,7 @@ fn to_json(
     })
 }
 
-fn to_text(
-    key: &str,
-    verdict: &Verdict,
-    masters: &[(Master, MasterState)],
-    fences: &[Option<u64>],
-) -> String {
+fn to_text(key: &str, verdict: &Verdict, masters: &[Inspection]) -> String {
     let total = masters.len();
     let mut out = match verdict {
         Verdict::Held {
@@ -159,10 +153,10 @@ fn to_text(
     };
     let width = masters
         .iter()
-        .map(|(m, _)| m.to_string().len())
+        .map(|m| m.master.to_string().len())
         .max()
         .unwrap_or(0);
-    for (master, state) in masters {
+    for Inspection { master, state, .. } in masters {
         let line = match state {
             MasterState::Free => "free".to_string(),
             MasterState::Held { token, ttl, .. } => {
@@ -174,7 +168,7 @@ fn to_text(
         };
         let _ = writeln!(out, "  {:width$}  {line}", master.to_string());
     }
-    if let Some(fence) = fences.iter().flatten().max() {
+    if let Some(fence) = masters.iter().filter_map(|m| m.fence).max() {
         let _ = writeln!(
             out,
             "fencing counter: {fence} (the next --fence token is higher)"

@@ -86,8 +86,10 @@ pub fn load(flag: Option<&Path>) -> Result<Option<Loaded>, Failure> {
             None => return Ok(None),
         },
     };
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| Failure::config(format!("cannot read config file {}: {e}", path.display())))?;
+    let unreadable =
+        |why: String| Failure::config(format!("cannot read config file {}: {why}", path.display()));
+    let bytes = super::read_bounded(&path, 1024 * 1024).map_err(|e| unreadable(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|_| unreadable("it is not UTF-8 text".into()))?;
     let config: FileConfig = toml::from_str(&text).map_err(|e| {
         let why = e.message().trim().to_string();
         let line = e

@@ -15,7 +15,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cli::{AcquireArgs, Format, GlobalArgs, LockArgs, RunArgs, TokenArgs, parse_duration};
+use crate::cli::{
+    AcquireArgs, ExtendArgs, Format, GlobalArgs, LockArgs, RunArgs, TokenArgs, parse_duration,
+};
 use crate::exit::{self, Failure};
 use crate::lock::{Master, Timing};
 use crate::{log, supervise};
@@ -347,11 +349,34 @@ pub fn lock_settings(args: &LockArgs, defaults: &Defaults) -> Result<LockSetting
     validate_key(&args.key)?;
     let ttl = args.ttl.unwrap_or(defaults.ttl.value);
     validate_ttl(ttl, false)?;
-    let drift_factor = args.drift_factor.unwrap_or(defaults.drift_factor.value);
+    let timing = lock_timing(ttl, args.node_timeout, args.drift_factor, defaults)?;
+    let wait = if args.no_wait {
+        Duration::ZERO
+    } else {
+        args.wait.unwrap_or(Duration::ZERO)
+    };
+    Ok(LockSettings {
+        key: args.key.clone(),
+        timing,
+        wait,
+        conflict_exit_code: args.conflict_exit_code.map_or(exit::CONFLICT, i32::from),
+        fence: args.fence,
+    })
+}
+
+/// The timing of a lock that lives `ttl`: node timeout and drift factor from the flags, else
+/// the config file, else (the node timeout) derived from the TTL; checked to leave the lock
+/// some validity.
+fn lock_timing(
+    ttl: Duration,
+    node_timeout_flag: Option<Duration>,
+    drift_factor_flag: Option<f64>,
+    defaults: &Defaults,
+) -> Result<Timing, Failure> {
+    let drift_factor = drift_factor_flag.unwrap_or(defaults.drift_factor.value);
     validate_drift_factor(drift_factor, false)?;
-    let node_timeout_from_file = args.node_timeout.is_none() && defaults.node_timeout.is_some();
-    let node_timeout = args
-        .node_timeout
+    let node_timeout_from_file = node_timeout_flag.is_none() && defaults.node_timeout.is_some();
+    let node_timeout = node_timeout_flag
         .or(defaults.node_timeout.as_ref().map(|d| d.value))
         .unwrap_or_else(|| Timing::default_node_timeout(ttl));
     validate_node_timeout(node_timeout, ttl, node_timeout_from_file)?;
@@ -367,18 +392,7 @@ pub fn lock_settings(args: &LockArgs, defaults: &Defaults) -> Result<LockSetting
             show(ttl)
         )));
     }
-    let wait = if args.no_wait {
-        Duration::ZERO
-    } else {
-        args.wait.unwrap_or(Duration::ZERO)
-    };
-    Ok(LockSettings {
-        key: args.key.clone(),
-        timing,
-        wait,
-        conflict_exit_code: args.conflict_exit_code.map_or(exit::CONFLICT, i32::from),
-        fence: args.fence,
-    })
+    Ok(timing)
 }
 
 fn validate_key(key: &str) -> Result<(), Failure> {
@@ -391,25 +405,15 @@ fn validate_key(key: &str) -> Result<(), Failure> {
 }
 
 fn validate_ttl(ttl: Duration, from_file: bool) -> Result<(), Failure> {
-    let value = show(ttl).to_string();
-    if ttl < Duration::from_millis(10) {
+    // The upper bound (a year) is every duration's, checked when it is parsed.
+    if ttl < Duration::from_millis(100) {
         return Err(rejected(
             from_file,
             "--ttl",
             "ttl",
-            &value,
-            "is too short: use at least 10ms (30s suits most jobs; renewal keeps the lock while \
-             the command runs)",
-        ));
-    }
-    // Redis takes PX in milliseconds as a signed 64-bit number; a year is a sane ceiling.
-    if ttl > Duration::from_secs(366 * 24 * 3600) {
-        return Err(rejected(
-            from_file,
-            "--ttl",
-            "ttl",
-            &value,
-            "is too long: use at most a year; renewal keeps a shorter lock alive",
+            &show(ttl).to_string(),
+            "is too short: use at least 100ms (30s suits most jobs; renewal keeps the lock \
+             while the command runs)",
         ));
     }
     Ok(())
@@ -528,37 +532,43 @@ pub struct TokenSettings {
     pub timing: Timing,
 }
 
-/// Settings for `release` (no TTL) and `extend` (with `ttl`, else the default TTL).
-pub fn token_settings(
-    args: &TokenArgs,
-    ttl: Option<Duration>,
-    defaults: &Defaults,
-) -> Result<TokenSettings, Failure> {
+/// Settings for `release`. A release does not depend on the lock's TTL, so none is checked.
+pub fn release_settings(args: &TokenArgs, defaults: &Defaults) -> Result<TokenSettings, Failure> {
+    let token = checked_token(args)?;
+    Ok(TokenSettings {
+        key: args.key.clone(),
+        token,
+        timing: Timing {
+            ttl: defaults.ttl.value,
+            node_timeout: node_timeout(args.node_timeout, defaults)?,
+            drift_factor: defaults.drift_factor.value,
+        },
+    })
+}
+
+/// Settings for `extend`: the new TTL (else the default TTL), timed as `acquire` would time a
+/// lock of that TTL.
+pub fn extend_settings(args: &ExtendArgs, defaults: &Defaults) -> Result<TokenSettings, Failure> {
+    let token = checked_token(&args.lock)?;
+    let ttl = args.ttl.unwrap_or(defaults.ttl.value);
+    validate_ttl(ttl, false)?;
+    Ok(TokenSettings {
+        key: args.lock.key.clone(),
+        token,
+        timing: lock_timing(ttl, args.lock.node_timeout, None, defaults)?,
+    })
+}
+
+/// The key and token of `release` and `extend`, checked; the token without stray whitespace.
+fn checked_token(args: &TokenArgs) -> Result<String, Failure> {
     validate_key(&args.key)?;
-    if args.token.trim().is_empty() {
+    let token = args.token.trim();
+    if token.is_empty() {
         return Err(Failure::usage(
             "--token must not be empty: pass the token `redlock acquire` printed",
         ));
     }
-    let ttl = ttl.unwrap_or(defaults.ttl.value);
-    validate_ttl(ttl, false)?;
-    let node_timeout = node_timeout(args.node_timeout, defaults)?;
-    if node_timeout * 2 >= ttl {
-        return Err(Failure::usage(format!(
-            "--ttl {} is too short for --node-timeout {}: use more than twice the node timeout",
-            show(ttl),
-            show(node_timeout)
-        )));
-    }
-    Ok(TokenSettings {
-        key: args.key.clone(),
-        token: args.token.trim().to_string(),
-        timing: Timing {
-            ttl,
-            node_timeout,
-            drift_factor: defaults.drift_factor.value,
-        },
-    })
+    Ok(token.to_string())
 }
 
 /// The per-node timeout of a command without a TTL of its own (`status`, `doctor`, `release`).
@@ -570,6 +580,23 @@ pub fn node_timeout(flag: Option<Duration>, defaults: &Defaults) -> Result<Durat
         return Err(Failure::usage("--node-timeout must be above zero, e.g. 1s"));
     }
     Ok(node_timeout)
+}
+
+/// Reads a small file whole: at most `limit` bytes. Anything bigger is not what the option
+/// expects (`/dev/zero`, a disk image), and must not be read into memory to find out.
+pub(crate) fn read_bounded(path: &std::path::Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::other(format!(
+            "larger than {} KiB: is it the right file?",
+            limit / 1024
+        )));
+    }
+    Ok(bytes)
 }
 
 pub fn show(d: Duration) -> humantime::FormattedDuration {
@@ -605,11 +632,16 @@ mod tests {
 
     #[test]
     fn rejects_values_that_make_no_sense() {
+        // Past a year, a duration is refused as it is parsed.
+        assert!(
+            Cli::try_parse_from(["redlock", "run", "-k", "k", "-t", "100years", "--", "true"])
+                .is_err()
+        );
         let cases: &[&[&str]] = &[
             &["--key", "", "--", "true"],
             &["--key", "k", "--ttl", "0s", "--", "true"],
             &["--key", "k", "--ttl", "5ms", "--", "true"],
-            &["--key", "k", "--ttl", "100years", "--", "true"],
+            &["--key", "k", "--ttl", "50ms", "--", "true"],
             &[
                 "--key",
                 "k",

@@ -20,12 +20,14 @@ pub fn readable_by_others(path: &Path) -> bool {
 
 /// Reads a password file: its first line, without the line ending.
 pub fn read_password_file(path: &Path, source: &str) -> Result<String, Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let unreadable = |why: String| {
         Failure::config(format!(
-            "cannot read the password file {} (from {source}): {e}",
+            "cannot read the password file {} (from {source}): {why}",
             path.display()
         ))
-    })?;
+    };
+    let bytes = super::read_bounded(path, 64 * 1024).map_err(|e| unreadable(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|_| unreadable("it is not text".into()))?;
     let password = text.lines().next().unwrap_or("").to_string();
     if password.is_empty() {
         return Err(Failure::config(format!(

@@ -52,7 +52,8 @@ pub fn client_config(paths: &TlsPaths) -> Result<Arc<ClientConfig>, Failure> {
     let config = match (&paths.cert, &paths.key) {
         (Some(cert), Some(key)) => {
             let chain = certificates(cert, "--tls-cert")?;
-            let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| {
+            let key_pem = read_pem(key, "--tls-key")?;
+            let key_der = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| {
                 Failure::config(format!(
                     "--tls-key {}: no usable private key ({e}); give a PEM key file",
                     key.display()
@@ -78,13 +79,18 @@ pub fn client_config(paths: &TlsPaths) -> Result<Arc<ClientConfig>, Failure> {
 
 fn certificates(path: &Path, option: &str) -> Result<Vec<CertificateDer<'static>>, Failure> {
     let unreadable = |why: String| Failure::config(format!("{option} {}: {why}", path.display()));
-    std::fs::metadata(path).map_err(|e| unreadable(e.to_string()))?;
-    let certs = CertificateDer::pem_file_iter(path)
-        .map_err(|e| unreadable(e.to_string()))?
+    let pem = read_pem(path, option)?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| unreadable(e.to_string()))?;
     if certs.is_empty() {
         return Err(unreadable("no PEM certificate in the file".into()));
     }
     Ok(certs)
+}
+
+/// A PEM file's bytes; certificate chains and keys are a few KiB, so 1 MiB is plenty.
+fn read_pem(path: &Path, option: &str) -> Result<Vec<u8>, Failure> {
+    super::read_bounded(path, 1024 * 1024)
+        .map_err(|e| Failure::config(format!("{option} {}: {e}", path.display())))
 }

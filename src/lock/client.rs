@@ -22,7 +22,7 @@ use super::master::Master;
 use super::node::{Node, NodeError};
 use super::notices::{self, Notices};
 use super::quorum::{Decision, Loss, Tally, Vote, majority};
-use super::scripts::{ACQUIRE, EXTEND, INSPECT, RELEASE, holder_key};
+use super::scripts::{ACQUIRE, EXTEND, INSPECT, RELEASE, fence_key, holder_key};
 use crate::{debug, info};
 
 /// How long a lock lives and how patient each request is.
@@ -196,6 +196,15 @@ pub enum MasterState {
     Unreachable(NodeError),
 }
 
+/// What one master has of a lock.
+#[derive(Clone, Debug)]
+pub struct Inspection {
+    pub master: Master,
+    pub state: MasterState,
+    /// The fencing counter: `None` where no `--fence` grant was ever made.
+    pub fence: Option<u64>,
+}
+
 /// Wakes a waiting `acquire` when a signal asks redlock to stop. Cheap to clone; `cancel` may
 /// be called from any thread, including a signal-handling one.
 #[derive(Clone)]
@@ -235,8 +244,24 @@ pub(super) enum Until {
     /// Once decided and every request is on the wire (see `transport`): a release must reach
     /// even the masters whose answers are not waited for, also when redlock exits right after.
     DecidedAndSent,
+    /// Once won, or refused by a majority, or every master answered (or the deadline passed):
+    /// a lost extension must tell a lock that is gone from one that is only out of reach, and
+    /// an early loss (one refusal, one dead master) says neither.
+    Conclusive,
     /// Every master answered (or the deadline passed).
     AllAnswered,
+}
+
+impl Until {
+    /// Whether a round may stop listening, with every request already queued.
+    fn reached(self, tally: &Tally) -> bool {
+        match self {
+            Until::Decided => tally.decision() != Decision::Undecided,
+            Until::Conclusive => tally.decision() == Decision::Won || tally.refused_by_majority(),
+            // Decided and written out: checked where the writes can be seen.
+            Until::DecidedAndSent | Until::AllAnswered => false,
+        }
+    }
 }
 
 /// The answers of one round, by master index: `Some(Err(Timeout))` where the deadline passed,
@@ -445,7 +470,7 @@ impl Redlock {
                 node_deadline
             };
             let round = self
-                .round(deadline, Until::Decided, binary_vote, |node| {
+                .round(deadline, Until::Conclusive, binary_vote, |node| {
                     node.eval(&EXTEND, &keys, &args)
                 })
                 .await;
@@ -528,11 +553,12 @@ impl Redlock {
         }
     }
 
-    /// Reads the lock's state on every master (waits for all of them, up to one node timeout).
-    pub fn inspect(&self, key: &str, node_timeout: Duration) -> Vec<(Master, MasterState)> {
+    /// Reads the lock's state and fencing counter on every master (waits for all of them, up
+    /// to one node timeout).
+    pub fn inspect(&self, key: &str, node_timeout: Duration) -> Vec<Inspection> {
         self.runtime.block_on(async {
             let start = Instant::now();
-            let keys = [key, &holder_key(key)];
+            let keys = [key, &holder_key(key), &fence_key(key)];
             let round = self
                 .round(
                     start + node_timeout,
@@ -546,7 +572,14 @@ impl Redlock {
                 .answers
                 .into_iter()
                 .zip(&self.nodes)
-                .map(|(answer, node)| (node.master.clone(), master_state(answer)))
+                .map(|(answer, node)| Inspection {
+                    master: node.master.clone(),
+                    fence: answer
+                        .as_ref()
+                        .and_then(|a| a.as_ref().ok())
+                        .and_then(fence_of),
+                    state: master_state(answer),
+                })
                 .collect()
         })
     }
@@ -635,7 +668,7 @@ impl Redlock {
                         };
                     }
                 }
-                if until == Until::Decided && tally.decision() != Decision::Undecided {
+                if until.reached(&tally) {
                     return Poll::Ready(());
                 }
             }
@@ -723,6 +756,18 @@ fn held_by(round: &Round) -> AttemptFailure {
 fn bulk(value: &Value) -> Option<&[u8]> {
     match value {
         Value::BulkString(bytes) => Some(bytes),
+        _ => None,
+    }
+}
+
+/// The fencing counter in an INSPECT reply: `None` where no grant was ever made (or the key
+/// holds something that is not a counter).
+fn fence_of(reply: &Value) -> Option<u64> {
+    match reply {
+        Value::Array(fields) => match fields.get(3)? {
+            Value::Nil => None,
+            value => super::fence::counter(value),
+        },
         _ => None,
     }
 }

@@ -29,11 +29,11 @@ use std::time::Instant;
 
 use redis::Value;
 
+use super::Lock;
 use super::client::{MasterFailure, Redlock, Round, Until, binary_vote};
 use super::node::NodeError;
 use super::quorum::{Decision, Loss, Vote};
 use super::scripts::{FENCE_PROPOSE, fence_key};
-use super::{Lock, Master};
 
 /// Why no fencing token was granted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,27 +118,6 @@ impl Redlock {
         }
         Ok(latest)
     }
-
-    /// The fencing counter on every master (for `status`): `None` where never set.
-    pub fn read_fence(
-        &self,
-        key: &str,
-        timeout: std::time::Duration,
-    ) -> Vec<(Master, Result<Option<u64>, NodeError>)> {
-        let cmd = redis::Cmd::get(fence_key(key));
-        self.query_each(&cmd, timeout)
-            .into_iter()
-            .map(|(master, answer, _)| {
-                let value = answer.and_then(|v| match v {
-                    Value::Nil => Ok(None),
-                    other => counter(&other).map(Some).ok_or_else(|| {
-                        NodeError::Server("the fencing counter is not a number".into())
-                    }),
-                });
-                (master, value)
-            })
-            .collect()
-    }
 }
 
 /// Every answer counts for a read; only failures do not.
@@ -151,7 +130,7 @@ fn answered(answer: &Result<Value, NodeError>) -> Vote {
 }
 
 /// A counter as stored: missing is 0.
-fn counter(value: &Value) -> Option<u64> {
+pub(super) fn counter(value: &Value) -> Option<u64> {
     match value {
         Value::Nil => Some(0),
         Value::BulkString(bytes) => std::str::from_utf8(bytes).ok()?.trim().parse().ok(),

@@ -84,20 +84,35 @@ impl Holder {
         Duration::from_millis(now.saturating_sub(self.since_ms))
     }
 
-    /// `ci-3 (pid 4412, "make deploy") for 2m10s`
+    /// `ci-3 (pid 4412, user ci, "make deploy") for 2m10s`, on one line: control characters
+    /// in the record (a command line with a newline or an escape sequence) are escaped.
     pub fn describe(&self) -> String {
         let mut held = self.held_for();
         // Whole seconds read better than "2m 10s 412ms 118us".
         held = Duration::from_secs(held.as_secs());
         format!(
             "{} (pid {}, user {}, \"{}\") for {}",
-            self.host,
+            printable(&self.host),
             self.pid,
-            self.user,
-            abbreviate(&self.command, 60),
+            printable(&self.user),
+            abbreviate(&printable(&self.command), 60),
             humantime::format_duration(held)
         )
     }
+}
+
+/// `text` with control characters escaped (`\n`, `\u{1b}`), so that it stays one line and
+/// cannot drive the terminal.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// `text` cut to at most `max` characters, with an ellipsis when cut.
@@ -211,6 +226,14 @@ mod tests {
         assert_eq!(Holder::from_json(text.as_bytes()), Some(holder));
         assert_eq!(Holder::from_json(b"not json"), None);
         assert_eq!(Holder::from_json(br#"{"host":"h"}"#), None);
+    }
+
+    #[test]
+    fn a_description_is_one_line_without_escape_sequences() {
+        let holder = Holder::this_process(&["sh".into(), "-c".into(), "a\nb \u{1b}[31mred".into()]);
+        let line = holder.describe();
+        assert!(!line.chars().any(char::is_control), "{line:?}");
+        assert!(line.contains(r"a\nb \u{1b}[31mred"), "{line}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! One Redis master: where it is, how to log in, and how to name it without leaking a password.
 
 use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
 
 use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
@@ -44,20 +45,37 @@ impl Master {
         // redis-rs parses rediss:// only with its own TLS stack compiled in; ours is rustls in
         // `node`, so parse the URL as redis:// and mark the address as TLS ourselves.
         let tls = url.starts_with("rediss://");
+        if tls && url.ends_with("#insecure") {
+            return Err(bad(
+                "TLS without certificate verification (#insecure) is not supported: drop \
+                 #insecure and pass --tls-ca-cert with the CA that signed the server's certificate"
+                    .into(),
+            ));
+        }
         let plain = if tls {
             format!("redis://{}", &url["rediss://".len()..])
         } else {
             url.to_string()
         };
-        let mut info = plain
-            .as_str()
-            .into_connection_info()
-            .map_err(|e| bad(strip_secrets(&e.to_string(), url)))?;
+        let mut info = plain.as_str().into_connection_info().map_err(|e| {
+            // redis-rs says "Redis URL did not parse - InvalidClientConfig": keep the first
+            // half, and say what a good URL looks like.
+            let why = e.to_string();
+            let why = why.split(" - ").next().unwrap_or_default();
+            bad(format!(
+                "{}; expected redis://[user:pass@]host:port[/db], rediss://... or \
+                 redis+unix:///path",
+                strip_secrets(why, url)
+            ))
+        })?;
+        if info.redis_settings().db() < 0 {
+            return Err(bad("the database number must be 0 or more".into()));
+        }
         if tls && let ConnectionAddr::Tcp(host, port) = info.addr().clone() {
             info = info.set_addr(ConnectionAddr::TcpTls {
                 host,
                 port,
-                insecure: url.ends_with("#insecure"),
+                insecure: false,
                 tls_params: None,
             });
         }
@@ -160,17 +178,63 @@ pub enum Identity {
     Other(String),
 }
 
-/// Lower-cases the host and maps the usual spellings of loopback to one, so that
-/// `localhost:6379` and `127.0.0.1:6379` are caught as the same master.
+/// One spelling per address, so that the same master written two ways is caught: host names
+/// lower-cased; IP addresses in their standard form, including the old forms the system's
+/// resolver also takes (`127.1`, `2130706433`, `0x7f000001`, `0177.0.0.1`) and IPv4 written as
+/// IPv6 (`::ffff:127.0.0.1`); `localhost` and both loopback addresses as one.
 fn normalize_host(host: &str) -> String {
     let host = host
         .trim_start_matches('[')
         .trim_end_matches(']')
         .to_ascii_lowercase();
-    match host.as_str() {
-        "localhost" | "127.0.0.1" | "::1" | "0:0:0:0:0:0:0:1" => "loopback".into(),
-        _ => host,
+    let ip = host.parse::<IpAddr>().ok().or_else(|| old_ipv4_form(&host));
+    let ip = match ip {
+        Some(IpAddr::V6(v6)) => Some(v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4)),
+        other => other,
+    };
+    match ip {
+        Some(ip) if ip == Ipv4Addr::LOCALHOST || ip == Ipv6Addr::LOCALHOST => {
+            "loopback".to_string()
+        }
+        Some(ip) => ip.to_string(),
+        None if host == "localhost" => "loopback".to_string(),
+        None => host,
     }
+}
+
+/// An IPv4 address in one of the forms `inet_aton` accepts beyond the dotted quad (and the
+/// resolver with it, when redis-rs connects): one to four numbers, each decimal, octal (`0`
+/// prefix) or hex (`0x`), the last one filling the bytes left. Only parses, never looks up.
+fn old_ipv4_form(host: &str) -> Option<IpAddr> {
+    let parts: Vec<u32> = host
+        .split('.')
+        .map(|part| {
+            let (digits, radix) = if let Some(hex) = part.strip_prefix("0x") {
+                (hex, 16)
+            } else if part.len() > 1 && part.starts_with('0') {
+                (&part[1..], 8)
+            } else {
+                (part, 10)
+            };
+            if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+                return None;
+            }
+            u32::from_str_radix(digits, radix).ok()
+        })
+        .collect::<Option<_>>()?;
+    let (last, leading) = parts.split_last()?;
+    if leading.len() > 3 || leading.iter().any(|&byte| byte > 0xff) {
+        return None;
+    }
+    let last_bits = 32 - 8 * leading.len() as u32;
+    if last_bits < 32 && *last >= 1 << last_bits {
+        return None;
+    }
+    let high = leading
+        .iter()
+        .enumerate()
+        .fold(0u32, |acc, (i, &byte)| acc | byte << (24 - 8 * i as u32));
+    Some(IpAddr::V4(Ipv4Addr::from(high | last)))
 }
 
 fn display_of(info: &ConnectionInfo) -> String {
@@ -281,6 +345,42 @@ mod tests {
         let c = Master::parse("redis://127.0.0.1:6380").unwrap();
         assert_eq!(a.identity(), b.identity());
         assert_ne!(a.identity(), c.identity());
+    }
+
+    #[test]
+    fn every_spelling_of_an_ip_address_has_one_identity() {
+        let identity = |url: &str| Master::parse(url).unwrap().identity();
+        for same in [
+            "redis://127.1:6379",
+            "redis://2130706433:6379",
+            "redis://0x7f000001:6379",
+            "redis://127.000.000.001:6379",
+            "redis://[::ffff:127.0.0.1]:6379",
+            "redis://[::1]:6379",
+            "redis://LOCALHOST:6379",
+        ] {
+            assert_eq!(identity(same), identity("redis://127.0.0.1:6379"), "{same}");
+        }
+        for same in ["redis://10.1:6379", "redis://[::ffff:10.0.0.1]:6379"] {
+            assert_eq!(identity(same), identity("redis://10.0.0.1:6379"), "{same}");
+        }
+        assert_eq!(
+            identity("redis://[2001:DB8::1]:6379"),
+            identity("redis://[2001:db8:0:0:0:0:0:1]:6379")
+        );
+        assert_ne!(
+            identity("redis://10.0.0.1:6379"),
+            identity("redis://10.0.0.2:6379")
+        );
+        // Names are never looked up, only compared.
+        assert_eq!(identity("redis://Db1:6379"), identity("redis://db1:6379"));
+        assert_ne!(identity("redis://db1:6379"), identity("redis://db2:6379"));
+    }
+
+    #[test]
+    fn tls_without_verification_is_refused() {
+        let err = Master::parse("rediss://h:6380/#insecure").unwrap_err();
+        assert!(err.to_string().contains("--tls-ca-cert"), "{err}");
     }
 
     #[test]

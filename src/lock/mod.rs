@@ -23,8 +23,8 @@ pub mod transport;
 pub mod verdict;
 
 pub use client::{
-    AcquireError, AttemptFailure, Cancel, ExtendError, Lock, MasterFailure, MasterState, Redlock,
-    Released, Timing,
+    AcquireError, AttemptFailure, Cancel, ExtendError, Inspection, Lock, MasterFailure,
+    MasterState, Redlock, Released, Timing,
 };
 pub use fence::FenceError;
 pub use holder::Holder;

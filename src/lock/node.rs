@@ -171,19 +171,8 @@ impl Node {
             ConnectionAddr::Unix(path) => {
                 Ok(Box::new(UnixStream::connect(path).await.map_err(failed)?))
             }
-            ConnectionAddr::TcpTls {
-                host,
-                port,
-                insecure,
-                ..
-            } => {
-                if *insecure {
-                    return Err(NodeError::Connect(
-                        "TLS without certificate verification (#insecure) is not supported: \
-                         pass --tls-ca-cert with the CA that signed the server's certificate"
-                            .into(),
-                    ));
-                }
+            // `Master::parse` refuses #insecure, so every TLS address here verifies the server.
+            ConnectionAddr::TcpTls { host, port, .. } => {
                 let Some(tls) = &self.tls else {
                     return Err(NodeError::Connect("no TLS settings for rediss://".into()));
                 };

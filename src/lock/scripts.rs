@@ -86,12 +86,13 @@ return 0
     )
 });
 
-/// Reads the lock's state on one master in one round trip.
-/// KEYS: lock, holder. Returns {token or nil, PTTL of the lock, holder record or nil}.
+/// Reads the lock's state on one master in one round trip. KEYS: lock, holder, fencing
+/// counter. Returns {token or nil, PTTL of the lock, holder record or nil, counter or nil}.
 pub static INSPECT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
         r"
-return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2])}
+return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]),
+        redis.call('GET', KEYS[3])}
 ",
         8,
     )

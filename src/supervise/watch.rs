@@ -153,6 +153,8 @@ mod tests {
         let at = Instant::now() + Duration::from_millis(1500);
         let back = monotonic_ns_to_instant(instant_to_monotonic_ns(at));
         let error = if back > at { back - at } else { at - back };
-        assert!(error < Duration::from_millis(5), "{error:?}");
+        // Each conversion is off by the time between its two clock reads: nanoseconds, unless
+        // the thread is preempted right there, as it can be on a loaded machine.
+        assert!(error < Duration::from_millis(100), "{error:?}");
     }
 }

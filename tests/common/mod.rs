@@ -453,10 +453,10 @@ fn ping(port: u16) -> bool {
     };
     let _ = connection.set_read_timeout(Some(Duration::from_millis(500)));
     // Any reply means the server is up, an error reply included (NOAUTH when the default user
-    // is disabled).
+    // is disabled), except LOADING: a restarted server still reading its append-only file.
     match redis::cmd("PING").query::<String>(&mut connection) {
         Ok(_) => true,
-        Err(error) => error.code().is_some(),
+        Err(error) => error.code().is_some_and(|code| code != "LOADING"),
     }
 }
 
@@ -542,4 +542,259 @@ pub fn now_ms() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as u64
+}
+
+/// A `redlock run` started in the background, whose command tells the test when it runs and
+/// then waits for the test to let it finish.
+///
+/// The command is `sh -c SCRIPT sh DIR`, where DIR is [`Running::dir`] (`$d` in the script):
+///
+/// ```text
+/// d=$1
+/// echo "$REDLOCK_TOKEN" > "$d/token"
+/// SETUP
+/// echo $$ > "$d/ready"        # the shell's pid, which leads the command's process group
+/// BODY                        # by default: wait until "$d/gate" exists, then exit 0
+/// ```
+///
+/// redlock's stdout and stderr are read as they come, so a test can wait for a line
+/// ([`Running::wait_for_stderr`]) while the command runs. Dropping a `Running` that is still
+/// running SIGKILLs redlock (whose guard then takes the command down).
+pub struct Running {
+    pub child: Child,
+    pub dir: TempDir,
+    stdout: Captured,
+    stderr: Captured,
+}
+
+/// The shell loop that waits for the gate file ([`Running::open_gate`]).
+pub const WAIT_FOR_GATE: &str = "while [ ! -e \"$d/gate\" ]; do sleep 0.02; done";
+
+impl Running {
+    /// Spawns `cmd` (a `redlock ... run [options]`, without `--`) with the default command:
+    /// write the token, announce ready, wait for the gate, exit 0.
+    pub fn start(cmd: &mut Command) -> Running {
+        Running::start_script(cmd, "", WAIT_FOR_GATE)
+    }
+
+    /// Like [`Running::start`], with `setup` run before the ready file is written and `body`
+    /// after it (instead of waiting for the gate; include [`WAIT_FOR_GATE`] to keep it).
+    pub fn start_script(cmd: &mut Command, setup: &str, body: &str) -> Running {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let script = format!(
+            "d=$1\necho \"$REDLOCK_TOKEN\" > \"$d/token\"\n{setup}\necho $$ > \"$d/ready\"\n{body}\n"
+        );
+        let mut child = cmd
+            .args(["--", "sh", "-c", &script, "sh"])
+            .arg(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn redlock");
+        let stdout = Captured::start(child.stdout.take().expect("stdout"));
+        let stderr = Captured::start(child.stderr.take().expect("stderr"));
+        Running {
+            child,
+            dir,
+            stdout,
+            stderr,
+        }
+    }
+
+    /// A file in the command's directory.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Waits until the command announced itself, and returns its pid (the leader of its
+    /// process group). Fails at once, with redlock's output, if redlock exits first.
+    pub fn wait_ready(&mut self) -> i32 {
+        let ready = self.path("ready");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let content = std::fs::read_to_string(&ready).unwrap_or_default();
+            // Written by one `echo`: the pid and a newline.
+            if content.ends_with('\n') {
+                return content.trim().parse().expect("pid in the ready file");
+            }
+            if self.child.try_wait().expect("try_wait").is_some() {
+                let output = self.wait_output();
+                panic!(
+                    "redlock ended before the command was ready:\n{}",
+                    describe(&output)
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the command never became ready; stderr so far:\n{}",
+                self.stderr_so_far()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// `$REDLOCK_TOKEN` as the command saw it (call after [`Running::wait_ready`]).
+    pub fn token(&self) -> String {
+        let token = std::fs::read_to_string(self.path("token")).expect("token file");
+        token.trim().to_string()
+    }
+
+    /// Lets the default command (or a body that waits with [`WAIT_FOR_GATE`]) finish.
+    pub fn open_gate(&self) {
+        std::fs::write(self.path("gate"), "open\n").expect("write the gate file");
+    }
+
+    /// True while redlock has not exited.
+    pub fn is_running(&mut self) -> bool {
+        self.child.try_wait().expect("try_wait").is_none()
+    }
+
+    /// What redlock wrote on stderr so far.
+    pub fn stderr_so_far(&self) -> String {
+        self.stderr.text()
+    }
+
+    /// Waits until redlock's stderr contains `needle`; returns whether it did in time.
+    pub fn wait_for_stderr(&self, needle: &str, timeout: Duration) -> bool {
+        eventually(timeout, || self.stderr.text().contains(needle))
+    }
+
+    /// Waits for redlock to exit, and returns its status and everything it wrote.
+    pub fn wait_output(&mut self) -> Output {
+        let status = self.child.wait().expect("wait for redlock");
+        // The pipes close when the last process holding them (the command's included) exits;
+        // whatever is left running after a few seconds is not waited for.
+        eventually(Duration::from_secs(5), || {
+            self.stdout.finished() && self.stderr.finished()
+        });
+        Output {
+            status,
+            stdout: self.stdout.bytes(),
+            stderr: self.stderr.bytes(),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// One of a child's output pipes, read to the end by a thread of its own, so that a test can
+/// wait for a line while the child runs.
+pub struct Captured {
+    bytes: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+impl Captured {
+    pub fn start(mut pipe: impl std::io::Read + Send + 'static) -> Captured {
+        let bytes = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = std::sync::Arc::clone(&bytes);
+        let reader = std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) => return,
+                    Ok(n) => sink.lock().unwrap().extend_from_slice(&chunk[..n]),
+                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => return,
+                }
+            }
+        });
+        Captured { bytes, reader }
+    }
+
+    /// The child's stderr, which must be piped.
+    pub fn stderr_of(child: &mut Child) -> Captured {
+        Captured::start(child.stderr.take().expect("stderr must be piped"))
+    }
+
+    /// The child's stdout, which must be piped.
+    pub fn stdout_of(child: &mut Child) -> Captured {
+        Captured::start(child.stdout.take().expect("stdout must be piped"))
+    }
+
+    pub fn bytes(&self) -> Vec<u8> {
+        self.bytes.lock().unwrap().clone()
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes()).into_owned()
+    }
+
+    pub fn finished(&self) -> bool {
+        self.reader.is_finished()
+    }
+
+    /// Waits until `needle` was written; panics with what was written otherwise.
+    pub fn wait_for(&self, needle: &str, timeout: Duration) -> String {
+        let found = eventually(timeout, || self.text().contains(needle));
+        let text = self.text();
+        assert!(found, "{needle:?} never appeared: {text}");
+        text
+    }
+
+    /// Everything written, once every writer closed the pipe.
+    pub fn finish(self) -> String {
+        self.reader.join().unwrap();
+        String::from_utf8_lossy(&self.bytes.lock().unwrap()).into_owned()
+    }
+}
+
+/// This machine's host name, as holder records have it.
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the pointer and length describe `buf`, which outlives the call.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    assert_eq!(rc, 0, "gethostname");
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// The user running the tests (and so the holders they start).
+pub fn this_user() -> String {
+    for var in ["USER", "LOGNAME"] {
+        if let Ok(name) = std::env::var(var)
+            && !name.is_empty()
+        {
+            return name;
+        }
+    }
+    let output = Command::new("id").arg("-un").output().unwrap();
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+/// `command` as messages show it: cut to 60 characters, with an ellipsis when cut.
+pub fn abbreviated(command: &str) -> String {
+    if command.chars().count() <= 60 {
+        return command.to_string();
+    }
+    let mut cut: String = command.chars().take(59).collect();
+    cut.push('…');
+    cut
+}
+
+/// Checks that `text` names the holder as `HOST (pid PID, user USER, "COMMAND") for AGE`, with
+/// this machine's host name and user, and returns AGE.
+pub fn holder_age(text: &str, pid: impl std::fmt::Display, command: &str) -> Duration {
+    let expected = format!(
+        "{} (pid {pid}, user {}, \"{}\") for ",
+        hostname(),
+        this_user(),
+        abbreviated(command)
+    );
+    let start = text
+        .find(&expected)
+        .unwrap_or_else(|| panic!("expected `{expected}` in: {text}"))
+        + expected.len();
+    let rest = &text[start..];
+    let end = rest.find([',', ';', '\n', '\r']).unwrap_or(rest.len());
+    humantime::parse_duration(&rest[..end])
+        .unwrap_or_else(|e| panic!("the holder's age is not a duration ({e}): {text}"))
 }
