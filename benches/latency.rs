@@ -7,12 +7,17 @@
 //! The client is created once per case and warmed up, so connections are open and the scripts
 //! loaded before anything is timed: this measures the algorithm's rounds, not connecting.
 //!
+//! Beside each healthy case, the same locks taken by a minimal raw-socket client
+//! (`support/floor.rs`): the floor this machine sets for any client, printed as `floor-N…`.
+//!
 //! Besides criterion's report, each case prints one line for `scripts/bench`:
 //! `latency case=N5 ops=… median_us=… p90_us=… p99_us=…`, computed from every timed
 //! acquire+release (criterion's warm-up included: it runs the same warmed-up operation).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/floor.rs"]
+mod floor;
 
 use std::time::{Duration, Instant};
 
@@ -45,6 +50,9 @@ fn main() {
     let healthy = Cluster::start(7);
     for n in [1, 3, 5, 7] {
         bench_case(&mut criterion, &format!("N{n}"), &healthy.urls()[..n], None);
+        // Right after redlock's case, on the same masters, so that drift stays out of the
+        // comparison.
+        bench_floor(&mut criterion, n, &healthy.urls()[..n]);
     }
 
     let mut degraded = Cluster::start(5);
@@ -134,6 +142,31 @@ fn bench_case(
         })
     });
     print_summary(case, samples);
+}
+
+/// The same acquire+release by the minimal client of `floor`: what this machine allows.
+fn bench_floor(criterion: &mut Criterion, n: usize, urls: &[String]) {
+    let holder = Holder::this_process(&["bench".to_string()])
+        .to_json()
+        .to_string();
+    let mut floor = floor::Floor::connect(urls, &format!("bench-floor-N{n}"), holder.as_bytes());
+    floor.lock_once(); // the scripts are loaded; this checks that a lock goes through
+
+    let mut samples = Vec::new();
+    criterion.bench_function(&format!("floor acquire+release/N{n}"), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let start = Instant::now();
+                floor.lock_once();
+                let elapsed = start.elapsed();
+                total += elapsed;
+                samples.push(elapsed);
+            }
+            total
+        })
+    });
+    print_summary(&format!("floor-N{n}"), samples);
 }
 
 fn print_summary(case: &str, mut samples: Vec<Duration>) {

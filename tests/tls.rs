@@ -188,6 +188,59 @@ fn acl_user_with_password_from_file_env_or_url() {
         .output()
         .unwrap();
     assert_eq!(none.status.code(), Some(69), "{}", describe(&none));
+    assert!(stderr(&none).contains("NOAUTH"), "{}", describe(&none));
+
+    // A wrong password is named as such, not as an unreachable server.
+    let wrong = redlock()
+        .args(["-s", &url, "run", "--key", "acl", "--", "true"])
+        .env("REDLOCK_PASSWORD", "not-the-password")
+        .output()
+        .unwrap();
+    assert_eq!(wrong.status.code(), Some(69), "{}", describe(&wrong));
+    assert!(
+        stderr(&wrong).contains("AUTH refused: WRONGPASS"),
+        "{}",
+        describe(&wrong)
+    );
+}
+
+#[test]
+fn a_database_number_in_the_url_is_where_the_lock_lives() {
+    let server = acl_server();
+    let in_db = |db: u32| {
+        redis::Client::open(format!(
+            "redis://locker:s3cret@127.0.0.1:{}/{db}",
+            server.port
+        ))
+        .unwrap()
+        .get_connection()
+        .unwrap()
+    };
+    let url = format!("redis://locker:s3cret@127.0.0.1:{}/3", server.port);
+    let acquired = redlock()
+        .args(["-s", &url, "acquire", "--key", "in-db-3", "--ttl", "30s"])
+        .output()
+        .unwrap();
+    assert!(acquired.status.success(), "{}", describe(&acquired));
+    let token = String::from_utf8(acquired.stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let get = |db: u32| -> Option<String> {
+        redis::cmd("GET")
+            .arg("in-db-3")
+            .query(&mut in_db(db))
+            .unwrap()
+    };
+    assert_eq!(get(3).as_deref(), Some(token.as_str()));
+    assert_eq!(get(0), None, "the lock must not land in database 0");
+
+    let released = redlock()
+        .args(["-s", &url, "release", "--key", "in-db-3", "--token", &token])
+        .output()
+        .unwrap();
+    assert!(released.status.success(), "{}", describe(&released));
+    assert_eq!(get(3), None);
 }
 
 #[test]

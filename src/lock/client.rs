@@ -241,7 +241,7 @@ impl Cancel {
 pub(super) enum Until {
     /// As soon as the quorum decision is known.
     Decided,
-    /// Once decided and every request is on the wire (see `transport`): a release must reach
+    /// Once decided and every request is on the wire (see `pipe`): a release must reach
     /// even the masters whose answers are not waited for, also when redlock exits right after.
     DecidedAndSent,
     /// Once won, or refused by a majority, or every master answered (or the deadline passed):
@@ -289,10 +289,10 @@ impl Round {
 
 /// A Redlock client over a fixed set of masters.
 pub struct Redlock {
-    // Declared first so that it is dropped first: the connections' driver tasks stop before
-    // the nodes that own the connections go away.
-    pub(super) runtime: tokio::runtime::Runtime,
+    // Declared first so that it is dropped first: the connections close while the runtime
+    // that registered their sockets is still there.
     pub(super) nodes: Vec<Node>,
+    pub(super) runtime: tokio::runtime::Runtime,
 }
 
 impl Redlock {
@@ -315,7 +315,7 @@ impl Redlock {
             .enable_io()
             .enable_time()
             .build()?;
-        Ok(Redlock { runtime, nodes })
+        Ok(Redlock { nodes, runtime })
     }
 
     pub fn masters(&self) -> impl Iterator<Item = &Master> {

@@ -2,9 +2,10 @@
 //!
 //! - [`quorum`]: the decision as a pure function of per-master answers.
 //! - [`client`]: the fan-out rounds (acquire, extend, release, inspect) over real masters.
-//! - [`node`]: one kept-open connection per master.
+//! - [`node`]: one kept-open connection per master: connecting, logging in, running scripts.
+//! - [`pipe`]: a connection's ordered requests and answers, and proof of what was sent.
+//! - [`resp`]: encoding commands and framing replies of the Redis protocol.
 //! - [`notices`]: release notices that wake waiters at once.
-//! - [`transport`]: the counted byte stream under each connection.
 //! - [`scripts`]: the Lua each master runs, and the key layout.
 //! - [`master`]: server URLs, redaction, identity.
 //! - [`holder`]: the record of who holds a lock.
@@ -17,9 +18,10 @@ pub mod holder;
 pub mod master;
 pub mod node;
 pub mod notices;
+pub mod pipe;
 pub mod quorum;
+pub mod resp;
 pub mod scripts;
-pub mod transport;
 pub mod verdict;
 
 pub use client::{

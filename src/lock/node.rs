@@ -1,45 +1,31 @@
 //! One connection per master, opened on first use and kept for the whole invocation.
 //!
-//! The connection is a redis-rs multiplexed connection: requests are written in the order they
-//! are queued and answered in that order. Three rules keep that order meaningful:
+//! Each connection is a [`Pipe`]: requests reach the master in the order they are made, are
+//! never withdrawn once queued, and the pipe can prove they are on the wire (see `pipe` for
+//! why each of these matters). On top of it this module adds what a master needs: connecting
+//! (TCP, Unix socket or TLS) and logging in, running scripts, and telling failures apart.
 //!
-//! 1. **Queued in the caller's order.** A request is pushed onto the connection's queue during
-//!    the caller's own poll, so requests reach each master in the order the caller made them.
-//!    That is what keeps a release from overtaking an acquire still pending on a slow or paused
-//!    master: both travel the same connection, and the master runs them in order.
-//! 2. **Never withdrawn.** Once queued, a request stays queued even when the caller stops
-//!    waiting (a round decided without this master, or its deadline passed). redis-rs skips a
-//!    queued request whose caller is gone, which would make "was it sent?" a race; see
-//!    [`Request`] for how the answer is always yes.
-//! 3. **One message per request.** A script's first call on each connection is an EVAL with
-//!    its body (which caches it on the master); later calls are EVALSHA. So EVALSHA never needs
-//!    an EVAL fallback in the middle of a request, where a release queued in between could
-//!    overtake it. The fallback stays for the rare SCRIPT FLUSH by an operator.
+//! A script's first call on each connection is an EVAL with its body (which caches it on the
+//! master); later calls are EVALSHA. So EVALSHA never needs an EVAL fallback in the middle of a
+//! request, where a release queued in between could overtake it. The fallback stays for the
+//! rare SCRIPT FLUSH by an operator.
 //!
 //! A request that is not yet queued (still connecting) when the caller stops waiting is never
-//! sent. A connection is dropped only when broken, never because a reply is late. Each one runs
-//! over a counted stream (see `transport`), so a caller can tell when what it queued is on the
-//! wire.
+//! sent. A connection is dropped only when broken, never because an answer is late.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use redis::aio::MultiplexedConnection;
-use redis::{
-    AsyncConnectionConfig, ConnectionAddr, ErrorKind, RedisConnectionInfo, RedisError, RedisResult,
-    ServerErrorKind, Value,
-};
+use redis::{ConnectionAddr, ErrorKind, RedisConnectionInfo, RedisError, ServerErrorKind, Value};
 use rustls::pki_types::ServerName;
 use tokio::net::{TcpStream, UnixStream};
 use tokio_rustls::TlsConnector;
 
 use super::master::Master;
+use super::pipe::{Pipe, Stream};
+use super::resp;
 use super::scripts::Lua;
-use super::transport::{Counted, Flow, Stream};
 
 /// Why one master did not answer usefully.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,8 +55,8 @@ pub(crate) struct Node {
     pub master: Master,
     /// TLS settings for `rediss://` masters.
     tls: Option<Arc<rustls::ClientConfig>>,
-    /// Connection settings without the CLIENT SETINFO round trip: without a password or a
-    /// database to select, the first request is the first thing sent.
+    /// Login and database; also used for the pub/sub connections (redis-rs), without the
+    /// CLIENT SETINFO round trip.
     settings: RedisConnectionInfo,
     slot: Mutex<Slot>,
 }
@@ -86,8 +72,7 @@ struct Slot {
 #[derive(Clone)]
 struct Connection {
     generation: u64,
-    pipeline: MultiplexedConnection,
-    flow: Arc<Flow>,
+    pipe: Arc<Pipe>,
     /// The scripts already loaded on this connection, one bit each (see `Lua::bit`).
     loaded: Arc<AtomicU32>,
 }
@@ -117,23 +102,11 @@ impl Node {
     }
 
     async fn connect(&self) -> Result<Connection, NodeError> {
-        let flow = Arc::new(Flow::default());
-        let stream = Counted::new(self.open_stream().await?, Arc::clone(&flow));
-        // Deadlines are the caller's: the whole request, connecting included, runs under the
-        // round's per-node timeout, so none is set here.
-        let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(None)
-            .set_response_timeout(None);
-        let (pipeline, driver) =
-            MultiplexedConnection::new_with_config(&self.settings, stream, config)
-                .await
-                .map_err(|e| NodeError::Connect(describe(&e)))?;
-        tokio::spawn(driver);
-        flow.baseline();
+        let pipe = Pipe::new(self.open_stream().await?);
+        self.log_in(&pipe).await?;
         let connection = Connection {
             generation: 0,
-            pipeline,
-            flow,
+            pipe: Arc::new(pipe),
             loaded: Arc::new(AtomicU32::new(0)),
         };
         let mut slot = self.slot.lock().expect("node slot poisoned");
@@ -147,6 +120,44 @@ impl Node {
             });
         }
         Ok(slot.connection.clone().expect("just set"))
+    }
+
+    /// AUTH and SELECT when the URL asks for them, sent together; nothing to wait for (and no
+    /// round trip) otherwise. Deadlines are the caller's: the whole request, connecting
+    /// included, runs under the round's per-node timeout.
+    async fn log_in(&self, pipe: &Pipe) -> Result<(), NodeError> {
+        let db = self.settings.db().to_string();
+        let auth = self.settings.password().map(|password| {
+            let mut args: Vec<&[u8]> = vec![b"AUTH"];
+            args.extend(self.settings.username().map(str::as_bytes));
+            args.push(password.as_bytes());
+            args
+        });
+        let select = (self.settings.db() != 0).then(|| vec![b"SELECT".as_slice(), db.as_bytes()]);
+        let steps: Vec<_> = auth
+            .into_iter()
+            .chain(select)
+            .map(|args| {
+                let verb = String::from_utf8_lossy(args[0]).into_owned();
+                let request = pipe.request(move |out: &mut Vec<u8>| {
+                    resp::encode(out, args.len(), args.iter().copied());
+                });
+                async move { (verb, request.await) }
+            })
+            .collect();
+        for (verb, answer) in futures_util::future::join_all(steps).await {
+            match answer.map(Value::extract_error) {
+                Ok(Ok(_)) => {}
+                Ok(Err(refused)) => {
+                    return Err(NodeError::Connect(format!(
+                        "{verb} refused: {}",
+                        describe(&refused)
+                    )));
+                }
+                Err(broken) => return Err(NodeError::Connect(broken)),
+            }
+        }
+        Ok(())
     }
 
     /// A separate connection for pub/sub (a subscribed connection can send nothing else).
@@ -213,7 +224,7 @@ impl Node {
     /// can be written to it for now (stalled for `patience`), or there is no connection.
     pub fn is_flushed(&self, patience: Duration) -> bool {
         self.cached()
-            .is_none_or(|c| c.flow.is_flushed() || c.flow.is_stalled(patience))
+            .is_none_or(|c| c.pipe.is_flushed() || c.pipe.is_stalled(patience))
     }
 
     /// Runs `script` with EVALSHA (EVAL if the master lost its script cache since we
@@ -225,159 +236,83 @@ impl Node {
         args: &[&[u8]],
     ) -> Result<Value, NodeError> {
         let connection = self.connection().await?;
-        let eval = |verb: &str, script_ref: &str| {
-            let mut cmd = redis::cmd(verb);
-            cmd.arg(script_ref).arg(keys.len()).arg(keys).arg(args);
-            cmd
-        };
         let first_use = connection.loaded.fetch_or(script.bit, Ordering::SeqCst) & script.bit == 0;
         // First use on this connection: EVAL with the body, which also caches the script on
         // the master. After that, EVALSHA; its EVAL fallback only matters after a SCRIPT FLUSH.
         let mut result = if first_use {
-            connection.send(eval("EVAL", script.code)).await
+            connection.eval("EVAL", script.code, keys, args).await
         } else {
-            connection.send(eval("EVALSHA", &script.sha)).await
+            connection.eval("EVALSHA", &script.sha, keys, args).await
         };
-        if matches!(&result, Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript)) {
-            result = connection.send(eval("EVAL", script.code)).await;
+        if matches!(&result, Ok(Err(e)) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript))
+        {
+            result = connection.eval("EVAL", script.code, keys, args).await;
         }
-        result.map_err(|e| self.failure(connection.generation, &e))
+        self.settle(connection.generation, result)
     }
 
     /// Runs one plain command (for diagnostics such as `doctor`).
     pub async fn command(&self, cmd: redis::Cmd) -> Result<Value, NodeError> {
         let connection = self.connection().await?;
-        connection
-            .send(cmd)
-            .await
-            .map_err(|e| self.failure(connection.generation, &e))
+        let answer = connection
+            .pipe
+            .request(|out: &mut Vec<u8>| cmd.write_packed_command(out))
+            .await;
+        self.settle(connection.generation, answer.map(Value::extract_error))
     }
 
-    /// Classifies a failed request; a broken connection is forgotten so that the next request
-    /// reconnects, while an error reply leaves it in place.
-    fn failure(&self, generation: u64, error: &RedisError) -> NodeError {
-        if error.is_io_error() || error.is_connection_dropped() || error.is_unrecoverable_error() {
-            self.forget(generation);
-            NodeError::Io(describe(error))
-        } else {
-            NodeError::Server(describe(error))
+    /// An answer as the caller wants it: a broken connection is forgotten, so that the next
+    /// request reconnects, while an error reply leaves it in place.
+    fn settle(
+        &self,
+        generation: u64,
+        answer: Result<Result<Value, RedisError>, String>,
+    ) -> Result<Value, NodeError> {
+        match answer {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(refused)) => Err(NodeError::Server(describe(&refused))),
+            Err(broken) => {
+                self.forget(generation);
+                Err(NodeError::Io(broken))
+            }
         }
     }
 }
 
 impl Connection {
-    /// Queues `cmd` during the caller's poll (rule 1) and returns its reply; see [`Request`]
-    /// for rule 2. An error reply (which the multiplexed connection hands back as a value)
-    /// becomes an error.
-    async fn send(&self, cmd: redis::Cmd) -> RedisResult<Value> {
-        let bytes = packed_len(&cmd);
-        let mut pipeline = self.pipeline.clone();
-        let request = Request {
-            call: Some(Box::pin(
-                async move { pipeline.send_packed_command(&cmd).await },
-            )),
-            flow: Arc::clone(&self.flow),
-            bytes,
-            queued: false,
-        };
-        request.await.and_then(Value::extract_error)
+    /// `verb` (EVAL or EVALSHA) of `script` (its body or SHA1), queued during the caller's
+    /// poll; the outer error is a broken connection, the inner one an error reply.
+    async fn eval(
+        &self,
+        verb: &str,
+        script: &str,
+        keys: &[&str],
+        args: &[&[u8]],
+    ) -> Result<Result<Value, RedisError>, String> {
+        let count = 3 + keys.len() + args.len();
+        let key_count = keys.len().to_string();
+        let answer = self
+            .pipe
+            .request(|out: &mut Vec<u8>| {
+                let head = [verb.as_bytes(), script.as_bytes(), key_count.as_bytes()];
+                let keys = keys.iter().map(|k| k.as_bytes());
+                resp::encode(
+                    out,
+                    count,
+                    head.into_iter().chain(keys).chain(args.iter().copied()),
+                );
+            })
+            .await;
+        answer.map(Value::extract_error)
     }
 }
 
-/// One request on a connection, never withdrawn once queued (rule 2).
-///
-/// It is queued on its first poll, and counted in the flow at that same moment. If the caller
-/// drops it while something on the connection is still unwritten, redis-rs could skip it (it
-/// drops queued requests nobody waits for); so the remainder is handed to a background task that
-/// takes the reply. Once the connection is flushed the driver has taken the request and dropping
-/// is safe, which is the usual case: writes go out before replies come back.
-struct Request {
-    call: Option<Pin<Box<dyn Future<Output = RedisResult<Value>> + Send>>>,
-    flow: Arc<Flow>,
-    bytes: usize,
-    queued: bool,
-}
-
-impl Future for Request {
-    type Output = RedisResult<Value>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        if !self.queued {
-            self.queued = true;
-            self.flow.queue(self.bytes);
-        }
-        let Some(call) = self.call.as_mut() else {
-            return Poll::Ready(Err(RedisError::from(std::io::Error::other(
-                "request polled after completion",
-            ))));
-        };
-        let result = call.as_mut().poll(cx);
-        if result.is_ready() {
-            self.call = None;
-        }
-        result
-    }
-}
-
-impl Drop for Request {
-    fn drop(&mut self) {
-        if let Some(call) = self.call.take()
-            && self.queued
-            && !self.flow.is_flushed()
-            && let Ok(runtime) = tokio::runtime::Handle::try_current()
-        {
-            runtime.spawn(async move {
-                let _ = call.await;
-            });
-        }
-    }
-}
-
-/// The length of `cmd` on the wire (RESP: `*<n>`, then `$<len>` and the bytes of each
-/// argument, each line ending in CRLF), without encoding it a second time.
-fn packed_len(cmd: &redis::Cmd) -> usize {
-    fn digits(mut n: usize) -> usize {
-        let mut count = 1;
-        while n >= 10 {
-            n /= 10;
-            count += 1;
-        }
-        count
-    }
-    let mut args = 0;
-    let mut len = 0;
-    for arg in cmd.args_iter() {
-        let size = match arg {
-            redis::Arg::Simple(bytes) => bytes.len(),
-            // Not used by redlock; measure such a command the slow way.
-            _ => return cmd.get_packed_command().len(),
-        };
-        args += 1;
-        len += 1 + digits(size) + 2 + size + 2;
-    }
-    len + 1 + digits(args) + 2
-}
-
-/// A one-line description of a redis-rs error, without the noise of its Debug form.
+/// A one-line description of a redis-rs error, without the noise of its Debug form. An error
+/// reply reads as the master wrote it (`WRONGPASS invalid username-password pair ...`).
 fn describe(error: &RedisError) -> String {
-    let text = error.to_string();
+    let text = match (error.code(), error.detail()) {
+        (Some(code), Some(detail)) => format!("{code} {detail}"),
+        _ => error.to_string(),
+    };
     text.lines().next().unwrap_or_default().trim().to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn packed_len_matches_the_encoding() {
-        let mut cmd = redis::cmd("EVALSHA");
-        cmd.arg("0123456789abcdef0123456789abcdef01234567")
-            .arg(2)
-            .arg(&["lock", "redlock:holder:lock"][..])
-            .arg(&[b"token".as_slice(), &[b'x'; 1234], b""][..]);
-        assert_eq!(packed_len(&cmd), cmd.get_packed_command().len());
-        let mut load = redis::cmd("SCRIPT");
-        load.arg("LOAD").arg("return 1");
-        assert_eq!(packed_len(&load), load.get_packed_command().len());
-    }
 }

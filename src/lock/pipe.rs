@@ -1,0 +1,437 @@
+//! One connection to a master: requests go out in the order they are made, answers are matched
+//! to them in that order, and the pipe can tell when everything queued is on the wire.
+//!
+//! Why a pipe of our own rather than a general-purpose multiplexed client: redlock's safety
+//! rests on three properties that such a client leaves to chance, and the hot path (a handful
+//! of tiny requests) should cost little more than the system calls it needs.
+//!
+//! 1. **Queued in the caller's order.** A request is appended to the outgoing buffer during
+//!    the caller's own poll, so requests reach a master in the order the caller made them. That
+//!    keeps a release from overtaking an acquire still pending on a slow or paused master: both
+//!    travel the same connection, and the master runs them in order.
+//! 2. **Never withdrawn.** Once queued, a request's bytes stay queued even when its caller stops
+//!    waiting (a round decided without this master, or its deadline passed). They are written
+//!    by whichever request uses the pipe next, ahead of it; the answer is read and dropped.
+//! 3. **Proof of sending.** `is_flushed` is true once every byte queued so far is in the
+//!    kernel's hands (for TLS: encrypted and handed over): it then reaches the master even if
+//!    redlock exits now, and a paused master runs it when it wakes up. A master that stopped
+//!    reading fills its socket buffers; `is_stalled` says so, so that callers stop waiting.
+//!
+//! There is no background task: the pipe moves only while some request on it is being polled.
+//! Every poll writes what it can, reads what arrived and hands each answer to its request. The
+//! last poller is the one the runtime wakes when the socket is ready, so a request that finishes
+//! or is dropped wakes another one still waiting, which takes over.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use redis::Value;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use super::resp;
+
+/// Any byte stream a pipe can run over (TCP, Unix socket, TLS).
+pub trait Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> Stream for T {}
+
+/// What a request gets back: the master's reply (an error reply is a value too), or why the
+/// connection broke.
+pub type Answer = Result<Value, String>;
+
+pub struct Pipe {
+    state: Mutex<State>,
+}
+
+struct State {
+    stream: Box<dyn Stream>,
+    /// Encoded requests; `outbox[written..]` has not been written yet.
+    outbox: Vec<u8>,
+    written: usize,
+    /// Bytes handed to the stream that a `poll_flush` has not yet confirmed (TLS buffers).
+    unflushed: bool,
+    /// When writing last made progress, or when a backlog began on a flushed pipe.
+    moved_at: Instant,
+    /// Bytes read and not yet split into answers.
+    inbox: Vec<u8>,
+    /// Where each read lands first; kept, so that it is zeroed once rather than per read.
+    chunk: Box<[u8]>,
+    /// One slot per request whose answer has not been collected, oldest first. `slots[i]`
+    /// belongs to request number `first + i`.
+    slots: VecDeque<Slot>,
+    first: u64,
+    /// How many answers have arrived since the pipe opened: the next one belongs to request
+    /// number `answered`.
+    answered: u64,
+    /// Why the connection broke; every later request fails with it.
+    broken: Option<String>,
+}
+
+#[derive(Default)]
+struct Slot {
+    answer: Option<Answer>,
+    waker: Option<Waker>,
+    /// The request was collected or dropped: nobody wants the answer.
+    done: bool,
+}
+
+impl Pipe {
+    pub fn new(stream: Box<dyn Stream>) -> Pipe {
+        Pipe {
+            state: Mutex::new(State {
+                stream,
+                outbox: Vec::with_capacity(1024),
+                written: 0,
+                unflushed: false,
+                moved_at: Instant::now(),
+                inbox: Vec::with_capacity(1024),
+                chunk: vec![0; 4096].into_boxed_slice(),
+                slots: VecDeque::new(),
+                first: 0,
+                answered: 0,
+                broken: None,
+            }),
+        }
+    }
+
+    /// A request whose bytes `encode` appends to the outgoing buffer on the first poll.
+    pub fn request<E: FnOnce(&mut Vec<u8>)>(&self, encode: E) -> Request<'_, E> {
+        Request {
+            pipe: self,
+            encode: Some(encode),
+            number: None,
+        }
+    }
+
+    /// True when every request queued so far is on the wire.
+    pub fn is_flushed(&self) -> bool {
+        self.lock().is_flushed()
+    }
+
+    /// True when bytes are waiting and the stream has taken none for `patience`: the master
+    /// stopped reading (paused, or gone without closing) and its buffers are full.
+    pub fn is_stalled(&self, patience: Duration) -> bool {
+        let state = self.lock();
+        !state.is_flushed() && state.moved_at.elapsed() > patience
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().expect("pipe state poisoned")
+    }
+}
+
+impl State {
+    fn is_flushed(&self) -> bool {
+        self.written == self.outbox.len() && !self.unflushed
+    }
+
+    fn slot(&mut self, number: u64) -> &mut Slot {
+        &mut self.slots[(number - self.first) as usize]
+    }
+
+    /// Writes what it can, reads what arrived, and hands out the answers, waking the requests
+    /// that got one. (Waking under the lock is safe: a waker only schedules its task, it never
+    /// polls it in place.)
+    fn make_progress(&mut self, cx: &mut Context<'_>) {
+        if self.broken.is_none()
+            && let Err(why) = self.write(cx).and_then(|()| self.read(cx))
+        {
+            self.break_down(why);
+        }
+    }
+
+    fn write(&mut self, cx: &mut Context<'_>) -> Result<(), String> {
+        while self.written < self.outbox.len() {
+            match Pin::new(&mut self.stream).poll_write(cx, &self.outbox[self.written..]) {
+                Poll::Ready(Ok(0)) => return Err("the connection stopped taking bytes".into()),
+                Poll::Ready(Ok(n)) => {
+                    self.written += n;
+                    self.unflushed = true;
+                    self.moved_at = Instant::now();
+                }
+                Poll::Ready(Err(e)) => return Err(e.to_string()),
+                Poll::Pending => return Ok(()),
+            }
+        }
+        self.outbox.clear();
+        self.written = 0;
+        if self.unflushed {
+            match Pin::new(&mut self.stream).poll_flush(cx) {
+                Poll::Ready(Ok(())) => self.unflushed = false,
+                Poll::Ready(Err(e)) => return Err(e.to_string()),
+                Poll::Pending => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn read(&mut self, cx: &mut Context<'_>) -> Result<(), String> {
+        loop {
+            let mut buf = ReadBuf::new(&mut self.chunk);
+            match Pin::new(&mut self.stream).poll_read(cx, &mut buf) {
+                Poll::Ready(Ok(())) if buf.filled().is_empty() => {
+                    return Err("the master closed the connection".into());
+                }
+                Poll::Ready(Ok(())) => {
+                    let n = buf.filled().len();
+                    self.inbox.extend_from_slice(&self.chunk[..n]);
+                }
+                Poll::Ready(Err(e)) => return Err(e.to_string()),
+                Poll::Pending => break,
+            }
+        }
+        let mut start = 0;
+        while let Some(len) = resp::reply_len(&self.inbox[start..])? {
+            let frame = &self.inbox[start..start + len];
+            let answer = resp::integer(frame)
+                .map(Value::Int)
+                .map_or_else(|| redis::parse_redis_value(frame), Ok)
+                .map_err(|e| e.to_string());
+            start += len;
+            self.deliver(answer?)?;
+        }
+        self.inbox.drain(..start);
+        Ok(())
+    }
+
+    /// Hands the next answer to the request it belongs to.
+    fn deliver(&mut self, value: Value) -> Result<(), String> {
+        let number = self.answered;
+        if number >= self.first + self.slots.len() as u64 {
+            return Err("the master answered a request that was never sent".into());
+        }
+        self.answered += 1;
+        let slot = self.slot(number);
+        if !slot.done {
+            slot.answer = Some(Ok(value));
+            if let Some(waker) = slot.waker.take() {
+                waker.wake();
+            }
+        }
+        self.trim();
+        Ok(())
+    }
+
+    /// Fails every request still waiting, and every later one.
+    fn break_down(&mut self, why: String) {
+        let unanswered = self.answered - self.first;
+        for slot in self.slots.iter_mut().skip(unanswered as usize) {
+            if !slot.done {
+                slot.answer = Some(Err(why.clone()));
+                if let Some(waker) = slot.waker.take() {
+                    waker.wake();
+                }
+            }
+        }
+        self.answered = self.first + self.slots.len() as u64;
+        self.outbox.clear();
+        self.written = 0;
+        self.unflushed = false;
+        self.broken = Some(why);
+        self.trim();
+    }
+
+    /// Forgets the oldest slots whose answer arrived and is no longer wanted.
+    fn trim(&mut self) {
+        while self.first < self.answered && self.slots.front().is_some_and(|s| s.done) {
+            self.slots.pop_front();
+            self.first += 1;
+        }
+    }
+
+    /// A request that still waits, to take over the pipe's I/O from one that leaves.
+    fn successor(&mut self) -> Option<Waker> {
+        self.slots
+            .iter_mut()
+            .find(|s| !s.done && s.answer.is_none() && s.waker.is_some())
+            .and_then(|s| s.waker.clone())
+    }
+}
+
+/// One request on a pipe; see the module rules for what happens when it is dropped.
+pub struct Request<'p, E> {
+    pipe: &'p Pipe,
+    encode: Option<E>,
+    /// Its number on the pipe, once queued.
+    number: Option<u64>,
+}
+
+impl<E: FnOnce(&mut Vec<u8>) + Unpin> Future for Request<'_, E> {
+    type Output = Answer;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Answer> {
+        let mut state = self.pipe.lock();
+        let number = match self.number {
+            Some(number) => number,
+            None => {
+                if let Some(why) = &state.broken {
+                    return Poll::Ready(Err(why.clone()));
+                }
+                if state.is_flushed() {
+                    // A backlog starts now: the stall clock counts from here.
+                    state.moved_at = Instant::now();
+                }
+                let encode = self.encode.take().expect("a request is encoded once");
+                encode(&mut state.outbox);
+                let number = state.first + state.slots.len() as u64;
+                state.slots.push_back(Slot::default());
+                self.number = Some(number);
+                number
+            }
+        };
+        state.make_progress(cx);
+        let slot = state.slot(number);
+        let result = match slot.answer.take() {
+            Some(answer) => {
+                slot.done = true;
+                state.trim();
+                // Collected: nothing is left for `drop` to do.
+                self.number = None;
+                Poll::Ready(answer)
+            }
+            None => {
+                match &mut slot.waker {
+                    Some(waker) => waker.clone_from(cx.waker()),
+                    None => slot.waker = Some(cx.waker().clone()),
+                }
+                Poll::Pending
+            }
+        };
+        let successor = if result.is_ready() {
+            state.successor()
+        } else {
+            None
+        };
+        drop(state);
+        if let Some(waker) = successor {
+            waker.wake();
+        }
+        result
+    }
+}
+
+impl<E> Drop for Request<'_, E> {
+    fn drop(&mut self) {
+        let Some(number) = self.number else {
+            return; // never queued: nothing was sent
+        };
+        let mut state = self.pipe.lock();
+        let slot = state.slot(number);
+        slot.done = true;
+        slot.answer = None;
+        slot.waker = None;
+        state.trim();
+        let successor = state.successor();
+        drop(state);
+        if let Some(waker) = successor {
+            waker.wake();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
+    /// Polls `future` once, as a runtime would on its first turn.
+    async fn poll_once<F: Future + Unpin>(future: F) -> Poll<F::Output> {
+        let mut future = future;
+        std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut future).poll(cx))).await
+    }
+
+    fn ping(out: &mut Vec<u8>) {
+        resp::encode(out, 1, [b"PING".as_slice()]);
+    }
+
+    #[test]
+    fn answers_are_matched_in_order_even_when_a_request_is_dropped() {
+        runtime().block_on(async {
+            let (ours, mut server) = tokio::io::duplex(64 * 1024);
+            let pipe = Pipe::new(Box::new(ours));
+            let first = pipe.request(ping);
+            let second = pipe.request(|out: &mut Vec<u8>| {
+                resp::encode(out, 2, [b"ECHO".as_slice(), b"two"]);
+            });
+            let mut first = Box::pin(first);
+            let mut second = Box::pin(second);
+            // Queue both, then drop the first before its answer arrives.
+            assert!(poll_once(first.as_mut()).await.is_pending());
+            assert!(poll_once(second.as_mut()).await.is_pending());
+            drop(first);
+            let mut sent = vec![0u8; 64];
+            let n = server.read(&mut sent).await.expect("read");
+            assert_eq!(
+                &sent[..n],
+                b"*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$3\r\ntwo\r\n"
+            );
+            assert!(pipe.is_flushed());
+            server
+                .write_all(b"+PONG\r\n$3\r\ntwo\r\n")
+                .await
+                .expect("write");
+            assert_eq!(
+                second.await,
+                Ok(Value::BulkString(b"two".to_vec())),
+                "the dropped request's answer must not be handed to the next one"
+            );
+        });
+    }
+
+    #[test]
+    fn a_closed_connection_fails_waiting_and_later_requests() {
+        runtime().block_on(async {
+            let (ours, server) = tokio::io::duplex(1024);
+            let pipe = Pipe::new(Box::new(ours));
+            let mut waiting = Box::pin(pipe.request(ping));
+            assert!(poll_once(waiting.as_mut()).await.is_pending());
+            drop(server);
+            assert!(waiting.await.is_err());
+            assert!(pipe.request(ping).await.is_err());
+        });
+    }
+
+    #[test]
+    fn an_answer_nobody_asked_for_breaks_the_pipe() {
+        runtime().block_on(async {
+            let (ours, mut server) = tokio::io::duplex(1024);
+            let pipe = Pipe::new(Box::new(ours));
+            server
+                .write_all(b"+PONG\r\n+PONG\r\n")
+                .await
+                .expect("write");
+            // The first PONG answers this request; the second answers nothing.
+            let answer = pipe.request(ping).await;
+            assert_eq!(answer, Ok(Value::SimpleString("PONG".into())));
+            let later = pipe.request(ping).await;
+            assert!(later.is_err(), "{later:?}");
+        });
+    }
+
+    #[test]
+    fn a_stalled_writer_is_reported() {
+        runtime().block_on(async {
+            // A tiny buffer that nobody reads: the second request cannot be written.
+            let (ours, _server) = tokio::io::duplex(16);
+            let pipe = Pipe::new(Box::new(ours));
+            let mut big = Box::pin(pipe.request(|out: &mut Vec<u8>| {
+                resp::encode(out, 2, [b"ECHO".as_slice(), &[b'x'; 100]]);
+            }));
+            assert!(poll_once(big.as_mut()).await.is_pending());
+            assert!(!pipe.is_flushed());
+            assert!(!pipe.is_stalled(Duration::from_secs(60)));
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            assert!(pipe.is_stalled(Duration::from_millis(10)));
+        });
+    }
+}
