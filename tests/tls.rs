@@ -7,7 +7,7 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 use std::process::Output;
 
-use common::{Pki, Server, describe, redlock};
+use common::{Cluster, Pki, Server, describe, redlock};
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -63,6 +63,23 @@ fn a_certificate_from_another_ca_is_refused() {
     assert_eq!(message.lines().count(), 1, "{message}");
     assert!(message.contains("TLS handshake failed"), "{message}");
     assert!(servers[0].keys().is_empty());
+}
+
+#[test]
+fn rediss_to_a_plaintext_port_says_so() {
+    let pki = Pki::generate();
+    let plaintext = Cluster::start(1);
+    let port = plaintext.urls()[0].rsplit(':').next().unwrap().to_string();
+    let output = redlock()
+        .args(["-s", &format!("rediss://127.0.0.1:{port}")])
+        .args(["--tls-ca-cert", pki.ca.to_str().unwrap()])
+        .args(["run", "--ttl", "2s", "--key", "tls", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(69), "{}", describe(&output));
+    let message = stderr(&output);
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(message.contains("does this port serve TLS?"), "{message}");
 }
 
 #[test]

@@ -596,7 +596,7 @@ impl Redlock {
                 let start = Instant::now();
                 let answer = tokio::time::timeout(timeout, node.command(cmd.clone()))
                     .await
-                    .unwrap_or(Err(NodeError::Timeout));
+                    .unwrap_or_else(|_| Err(node.timed_out()));
                 (node.master.clone(), answer, start.elapsed())
             });
             futures_util::future::join_all(queries).await
@@ -659,8 +659,10 @@ impl Redlock {
                         return match expired.as_mut().poll(cx) {
                             Poll::Ready(()) => {
                                 tally.expire();
-                                for answer in answers.iter_mut().filter(|a| a.is_none()) {
-                                    *answer = Some(Err(NodeError::Timeout));
+                                for (answer, node) in answers.iter_mut().zip(&self.nodes) {
+                                    if answer.is_none() {
+                                        *answer = Some(Err(node.timed_out()));
+                                    }
                                 }
                                 Poll::Ready(())
                             }

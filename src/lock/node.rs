@@ -13,7 +13,7 @@
 //! A request that is not yet queued (still connecting) when the caller stops waiting is never
 //! sent. A connection is dropped only when broken, never because an answer is late.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -59,6 +59,9 @@ pub(crate) struct Node {
     /// CLIENT SETINFO round trip.
     settings: RedisConnectionInfo,
     slot: Mutex<Slot>,
+    /// True from the start of a TLS handshake until it succeeds: a deadline that passes while
+    /// it is true means the server did not answer TLS at all (most often a plaintext port).
+    in_tls_handshake: AtomicBool,
 }
 
 /// The cached connection and a generation number, so that a caller who saw connection 3 fail
@@ -89,6 +92,7 @@ impl Node {
             tls,
             settings,
             slot: Mutex::new(Slot::default()),
+            in_tls_handshake: AtomicBool::new(false),
         }
     }
 
@@ -189,19 +193,35 @@ impl Node {
                 };
                 let name = ServerName::try_from(host.clone())
                     .map_err(|e| NodeError::Connect(format!("invalid TLS server name: {e}")))?;
+                self.in_tls_handshake.store(false, Ordering::SeqCst);
                 let stream = TcpStream::connect((host.as_str(), *port))
                     .await
                     .map_err(failed)?;
                 stream.set_nodelay(true).map_err(failed)?;
+                self.in_tls_handshake.store(true, Ordering::SeqCst);
                 let stream = TlsConnector::from(Arc::clone(tls))
                     .connect(name, stream)
                     .await
                     .map_err(|e| NodeError::Connect(format!("TLS handshake failed: {e}")))?;
+                self.in_tls_handshake.store(false, Ordering::SeqCst);
                 Ok(Box::new(stream))
             }
             other => Err(NodeError::Connect(format!(
                 "unsupported address {other}: use redis://, rediss:// or redis+unix://"
             ))),
+        }
+    }
+
+    /// What to report when a deadline passed before this master answered.
+    pub fn timed_out(&self) -> NodeError {
+        if self.in_tls_handshake.load(Ordering::SeqCst) {
+            NodeError::Connect(
+                "no answer to the TLS handshake: does this port serve TLS? (rediss:// needs a \
+                 TLS port; use redis:// for a plaintext one)"
+                    .into(),
+            )
+        } else {
+            NodeError::Timeout
         }
     }
 
