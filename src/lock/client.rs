@@ -243,6 +243,8 @@ pub(super) enum Until {
     Decided,
     /// Once decided and every request is on the wire (see `pipe`): a release must reach
     /// even the masters whose answers are not waited for, also when redlock exits right after.
+    /// A master still being connected to has no request queued and counts as done: no
+    /// acquire can be pending there on this connection, so there is nothing to overtake.
     DecidedAndSent,
     /// Once won, or refused by a majority, or every master answered (or the deadline passed):
     /// a lost extension must tell a lock that is gone from one that is only out of reach, and

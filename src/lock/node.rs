@@ -6,9 +6,10 @@
 //! (TCP, Unix socket or TLS) and logging in, running scripts, and telling failures apart.
 //!
 //! A script's first call on each connection is an EVAL with its body (which caches it on the
-//! master); later calls are EVALSHA. So EVALSHA never needs an EVAL fallback in the middle of a
-//! request, where a release queued in between could overtake it. The fallback stays for the
-//! rare SCRIPT FLUSH by an operator.
+//! master); later calls are EVALSHA. So EVALSHA does not normally need an EVAL fallback in the
+//! middle of a request, where a release queued in between could overtake it. The fallback
+//! stays for the rare cases: a SCRIPT FLUSH by an operator, a first EVAL refused before the
+//! script was cached (LOADING, BUSY), two threads racing on a script's first use.
 //!
 //! A request that is not yet queued (still connecting) when the caller stops waiting is never
 //! sent. A connection is dropped only when broken, never because an answer is late.
@@ -98,7 +99,14 @@ impl Node {
 
     async fn connection(&self) -> Result<Connection, NodeError> {
         match self.cached() {
-            Some(found) => Ok(found),
+            Some(found) if !found.pipe.is_broken() => Ok(found),
+            Some(broken) => {
+                // It broke during some other request's poll (an answer followed by a close, a
+                // protocol error). Nothing more can be sent on it, so a new connection cannot
+                // let anything overtake what it carried.
+                self.forget(broken.generation);
+                Box::pin(self.connect()).await
+            }
             // Boxed: connecting is rare and its future is large (TCP, TLS, handshake); inline,
             // it would make every request's future that large, and every round would copy it.
             None => Box::pin(self.connect()).await,

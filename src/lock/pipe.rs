@@ -106,6 +106,11 @@ impl Pipe {
         }
     }
 
+    /// True once the connection broke; nothing more can be sent on it.
+    pub fn is_broken(&self) -> bool {
+        self.lock().broken.is_some()
+    }
+
     /// True when every request queued so far is on the wire.
     pub fn is_flushed(&self) -> bool {
         self.lock().is_flushed()
@@ -136,10 +141,14 @@ impl State {
     /// that got one. (Waking under the lock is safe: a waker only schedules its task, it never
     /// polls it in place.)
     fn make_progress(&mut self, cx: &mut Context<'_>) {
-        if self.broken.is_none()
-            && let Err(why) = self.write(cx).and_then(|()| self.read(cx))
-        {
-            self.break_down(why);
+        if self.broken.is_none() {
+            // Read even when writing failed: what the master said before it closed counts
+            // (an answer, or why it refused us: maxclients, protected mode).
+            let wrote = self.write(cx);
+            let read = self.read(cx);
+            if let Err(why) = read.and(wrote) {
+                self.break_down(why);
+            }
         }
     }
 
@@ -168,18 +177,25 @@ impl State {
         Ok(())
     }
 
+    /// Reads what arrived and hands out every complete answer, also those that came just
+    /// before the connection ended; then reports the end, if any.
     fn read(&mut self, cx: &mut Context<'_>) -> Result<(), String> {
+        let mut ended = None;
         loop {
             let mut buf = ReadBuf::new(&mut self.chunk);
             match Pin::new(&mut self.stream).poll_read(cx, &mut buf) {
                 Poll::Ready(Ok(())) if buf.filled().is_empty() => {
-                    return Err("the master closed the connection".into());
+                    ended = Some("the master closed the connection".to_string());
+                    break;
                 }
                 Poll::Ready(Ok(())) => {
                     let n = buf.filled().len();
                     self.inbox.extend_from_slice(&self.chunk[..n]);
                 }
-                Poll::Ready(Err(e)) => return Err(e.to_string()),
+                Poll::Ready(Err(e)) => {
+                    ended = Some(e.to_string());
+                    break;
+                }
                 Poll::Pending => break,
             }
         }
@@ -194,7 +210,7 @@ impl State {
             self.deliver(answer?)?;
         }
         self.inbox.drain(..start);
-        Ok(())
+        ended.map_or(Ok(()), Err)
     }
 
     /// Hands the next answer to the request it belongs to.
@@ -217,8 +233,8 @@ impl State {
 
     /// Fails every request still waiting, and every later one.
     fn break_down(&mut self, why: String) {
-        let unanswered = self.answered - self.first;
-        for slot in self.slots.iter_mut().skip(unanswered as usize) {
+        let answered = self.answered - self.first;
+        for slot in self.slots.iter_mut().skip(answered as usize) {
             if !slot.done {
                 slot.answer = Some(Err(why.clone()));
                 if let Some(waker) = slot.waker.take() {
@@ -251,7 +267,8 @@ impl State {
     }
 }
 
-/// One request on a pipe; see the module rules for what happens when it is dropped.
+/// One request on a pipe; see the module rules for what happens when it is dropped. Like any
+/// future, it must not be polled again once it returned its answer.
 pub struct Request<'p, E> {
     pipe: &'p Pipe,
     encode: Option<E>,
@@ -415,6 +432,36 @@ mod tests {
             assert_eq!(answer, Ok(Value::SimpleString("PONG".into())));
             let later = pipe.request(ping).await;
             assert!(later.is_err(), "{later:?}");
+        });
+    }
+
+    #[test]
+    fn an_answer_followed_by_close_is_delivered() {
+        runtime().block_on(async {
+            let (ours, mut server) = tokio::io::duplex(1024);
+            let pipe = Pipe::new(Box::new(ours));
+            let mut request = Box::pin(pipe.request(ping));
+            assert!(poll_once(request.as_mut()).await.is_pending());
+            // The master answers, then closes (shutdown, CLIENT KILL, restart).
+            server.write_all(b":1\r\n").await.expect("write");
+            drop(server);
+            assert_eq!(request.await, Ok(Value::Int(1)));
+            assert!(pipe.is_broken());
+        });
+    }
+
+    #[test]
+    fn why_a_master_refused_us_is_kept() {
+        runtime().block_on(async {
+            let (ours, mut server) = tokio::io::duplex(1024);
+            let pipe = Pipe::new(Box::new(ours));
+            server
+                .write_all(b"-ERR max number of clients reached\r\n")
+                .await
+                .expect("write");
+            drop(server);
+            let answer = pipe.request(ping).await;
+            assert!(matches!(answer, Ok(Value::ServerError(_))), "{answer:?}");
         });
     }
 

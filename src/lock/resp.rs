@@ -9,17 +9,21 @@
 
 /// Appends one command (an array of bulk strings) to `out`: `*<n>`, then `$<len>` and the
 /// bytes of each argument, every line ending in CRLF.
+/// `count` must be the number of `args`: a wrong count would desynchronize the connection.
 pub fn encode<'a>(out: &mut Vec<u8>, count: usize, args: impl IntoIterator<Item = &'a [u8]>) {
     out.push(b'*');
     push_decimal(out, count);
     out.extend_from_slice(b"\r\n");
+    let mut written = 0;
     for arg in args {
+        written += 1;
         out.push(b'$');
         push_decimal(out, arg.len());
         out.extend_from_slice(b"\r\n");
         out.extend_from_slice(arg);
         out.extend_from_slice(b"\r\n");
     }
+    debug_assert_eq!(written, count, "RESP array count and arguments disagree");
 }
 
 fn push_decimal(out: &mut Vec<u8>, mut n: usize) {
