@@ -200,6 +200,32 @@ fn a_minority_killed_while_the_command_runs_does_not_disturb_it() {
     assert!(cluster.key_gone_everywhere("redlock:holder:minority"));
 }
 
+/// Masters that close idle connections (`timeout 1`): every renewal finds its kept connection
+/// closed. Each must go through at the first try, on a new connection, rather than fail, wait
+/// and be retried.
+#[test]
+fn connections_closed_by_an_idle_timeout_are_replaced_without_a_failed_renewal() {
+    let cluster = Cluster::start_with(3, &["--timeout", "1"]);
+    let mut run = Running::start(
+        cluster
+            .redlock()
+            .args(["-vv", "run", "--key", "idle", "--ttl", "6s"]),
+    );
+    run.wait_ready();
+    // Renewals every 2 s, each after more than a second of silence on every connection.
+    assert_kept_while_running(&cluster, &mut run, "idle", Duration::from_secs(5));
+    run.open_gate();
+    let output = run.wait_output();
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("renewed"), "{stderr}");
+    assert!(
+        !stderr.contains("not confirmed"),
+        "a renewal failed on a closed connection: {stderr}"
+    );
+    assert!(cluster.key_gone_everywhere("idle"));
+}
+
 /// A majority paused around a renewal: the renewal is not confirmed, is retried, succeeds once
 /// the masters are back, and the command runs on past the validity it started with.
 #[test]

@@ -263,6 +263,24 @@ impl Node {
         keys: &[&str],
         args: &[&[u8]],
     ) -> Result<Value, NodeError> {
+        let kept = self.cached().is_some();
+        match self.eval_once(script, keys, args).await {
+            // A kept connection may have been closed by the master while it sat idle (its
+            // `timeout` setting, a restart): the request then fails as it arrives. Every script
+            // is safe to run twice (each compares the token, only reads, or only raises a
+            // number; a repeated acquire finds its own token), so try once more, on a new
+            // connection; the failed one is forgotten by now.
+            Err(NodeError::Io(_)) if kept => self.eval_once(script, keys, args).await,
+            other => other,
+        }
+    }
+
+    async fn eval_once(
+        &self,
+        script: &Lua,
+        keys: &[&str],
+        args: &[&[u8]],
+    ) -> Result<Value, NodeError> {
         let connection = self.connection().await?;
         let first_use = connection.loaded.fetch_or(script.bit, Ordering::SeqCst) & script.bit == 0;
         // First use on this connection: EVAL with the body, which also caches the script on

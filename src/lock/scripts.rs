@@ -31,8 +31,10 @@ impl Lua {
 
 /// Takes the lock: `SET K token NX PX ttl`, then the holder record with the same TTL.
 /// KEYS: lock, holder. ARGV: token, ttl in ms, holder record (may be empty).
-/// Returns 1 when the lock was taken; otherwise {holder record or nil, PTTL of the lock}, so
-/// that a refusal also says who is in the way, at no extra round trip.
+/// Returns 1 when the lock was taken, or was already taken with this very token (the same
+/// request sent again after a connection failed; tokens are never reused); otherwise {holder
+/// record or nil, PTTL of the lock}, so that a refusal also says who is in the way, at no
+/// extra round trip.
 pub static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
         r"
@@ -40,6 +42,9 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if ARGV[3] ~= '' then
     redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
   end
+  return 1
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
   return 1
 end
 return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1])}
