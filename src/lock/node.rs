@@ -97,19 +97,21 @@ impl Node {
         }
     }
 
-    async fn connection(&self) -> Result<Connection, NodeError> {
+    /// The connection to use, and whether it is a kept one (opened for an earlier request)
+    /// rather than opened just now.
+    async fn connection(&self) -> Result<(Connection, bool), NodeError> {
         match self.cached() {
-            Some(found) if !found.pipe.is_broken() => Ok(found),
+            Some(found) if !found.pipe.is_broken() => Ok((found, true)),
             Some(broken) => {
                 // It broke during some other request's poll (an answer followed by a close, a
                 // protocol error). Nothing more can be sent on it, so a new connection cannot
                 // let anything overtake what it carried.
                 self.forget(broken.generation);
-                Box::pin(self.connect()).await
+                Ok((Box::pin(self.connect()).await?, false))
             }
             // Boxed: connecting is rare and its future is large (TCP, TLS, handshake); inline,
             // it would make every request's future that large, and every round would copy it.
-            None => Box::pin(self.connect()).await,
+            None => Ok((Box::pin(self.connect()).await?, false)),
         }
     }
 
@@ -263,25 +265,28 @@ impl Node {
         keys: &[&str],
         args: &[&[u8]],
     ) -> Result<Value, NodeError> {
-        let kept = self.cached().is_some();
-        match self.eval_once(script, keys, args).await {
+        let (connection, kept) = self.connection().await?;
+        match self.eval_on(&connection, script, keys, args).await {
             // A kept connection may have been closed by the master while it sat idle (its
             // `timeout` setting, a restart): the request then fails as it arrives. Every script
             // is safe to run twice (each compares the token, only reads, or only raises a
             // number; a repeated acquire finds its own token), so try once more, on a new
             // connection; the failed one is forgotten by now.
-            Err(NodeError::Io(_)) if kept => self.eval_once(script, keys, args).await,
+            Err(NodeError::Io(_)) if kept => {
+                let (fresh, _) = self.connection().await?;
+                self.eval_on(&fresh, script, keys, args).await
+            }
             other => other,
         }
     }
 
-    async fn eval_once(
+    async fn eval_on(
         &self,
+        connection: &Connection,
         script: &Lua,
         keys: &[&str],
         args: &[&[u8]],
     ) -> Result<Value, NodeError> {
-        let connection = self.connection().await?;
         let first_use = connection.loaded.fetch_or(script.bit, Ordering::SeqCst) & script.bit == 0;
         // First use on this connection: EVAL with the body, which also caches the script on
         // the master. After that, EVALSHA; its EVAL fallback only matters after a SCRIPT FLUSH.
@@ -299,7 +304,7 @@ impl Node {
 
     /// Runs one plain command (for diagnostics such as `doctor`).
     pub async fn command(&self, cmd: redis::Cmd) -> Result<Value, NodeError> {
-        let connection = self.connection().await?;
+        let (connection, _) = self.connection().await?;
         let answer = connection
             .pipe
             .request(|out: &mut Vec<u8>| cmd.write_packed_command(out))
@@ -336,11 +341,13 @@ impl Connection {
         args: &[&[u8]],
     ) -> Result<Result<Value, RedisError>, String> {
         let count = 3 + keys.len() + args.len();
-        let key_count = keys.len().to_string();
+        // The scripts take 2 or 3 keys: one digit, without formatting a string per request.
+        debug_assert!(keys.len() < 10, "one-digit key count");
+        let key_count = [b'0' + keys.len() as u8];
         let answer = self
             .pipe
             .request(|out: &mut Vec<u8>| {
-                let head = [verb.as_bytes(), script.as_bytes(), key_count.as_bytes()];
+                let head = [verb.as_bytes(), script.as_bytes(), &key_count];
                 let keys = keys.iter().map(|k| k.as_bytes());
                 resp::encode(
                     out,
