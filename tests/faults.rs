@@ -12,7 +12,7 @@ use common::{
 
 /// Reads the holder record redlock stored beside the lock (from any master that has it).
 fn holder_since_ms(cluster: &Cluster, key: &str) -> u64 {
-    let holder_key = format!("redlock:holder:{key}");
+    let holder_key = format!("__redlock:{{{key}}}:holder:{key}");
     let record = cluster
         .values(&holder_key)
         .into_iter()
@@ -74,7 +74,7 @@ fn a_paused_minority_costs_at_most_one_node_timeout_and_still_gets_the_release()
         "a resumed master kept the key: {:?}",
         cluster.values("paused")
     );
-    assert!(cluster.key_gone_everywhere("redlock:holder:paused"));
+    assert!(cluster.key_gone_everywhere("__redlock:{paused}:holder:paused"));
 }
 
 #[test]
@@ -197,7 +197,7 @@ fn a_minority_killed_while_the_command_runs_does_not_disturb_it() {
         "{:?}",
         cluster.values("minority")
     );
-    assert!(cluster.key_gone_everywhere("redlock:holder:minority"));
+    assert!(cluster.key_gone_everywhere("__redlock:{minority}:holder:minority"));
 }
 
 /// Masters that close idle connections (`timeout 1`): every renewal finds its kept connection
@@ -292,7 +292,7 @@ fn a_majority_paused_briefly_is_survived_by_retrying_the_renewal() {
         "{:?}",
         cluster.values("blip")
     );
-    assert!(cluster.key_gone_everywhere("redlock:holder:blip"));
+    assert!(cluster.key_gone_everywhere("__redlock:{blip}:holder:blip"));
 }
 
 /// The safety promise: the command never runs past the lock's validity, and on loss it gets
@@ -407,7 +407,7 @@ fn redlock_killed_with_sigkill_takes_the_command_with_it_and_the_key_expires() {
     // last master), it has a TTL, and so does the holder record.
     let mut holding = 0;
     for server in &cluster.servers {
-        for key in ["killed", "redlock:holder:killed"] {
+        for key in ["killed", "__redlock:{killed}:holder:killed"] {
             let pttl = server.pttl(key);
             assert!(pttl != -1, "{key} has no TTL: it would never expire");
             assert!(pttl <= 2000, "{key} PTTL {pttl}");
@@ -429,7 +429,7 @@ fn redlock_killed_with_sigkill_takes_the_command_with_it_and_the_key_expires() {
         "the key did not expire: {:?}",
         cluster.values("killed")
     );
-    assert!(cluster.key_gone_everywhere("redlock:holder:killed"));
+    assert!(cluster.key_gone_everywhere("__redlock:{killed}:holder:killed"));
 }
 
 #[test]
@@ -457,5 +457,5 @@ fn a_master_restarted_empty_during_the_run_is_tolerated_as_a_minority() {
         "{:?}",
         cluster.values("restart")
     );
-    assert!(cluster.key_gone_everywhere("redlock:holder:restart"));
+    assert!(cluster.key_gone_everywhere("__redlock:{restart}:holder:restart"));
 }

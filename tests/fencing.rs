@@ -54,7 +54,7 @@ fn two_hundred_sequential_grants_strictly_increase() {
     assert_eq!(tokens[0], 1);
     // The counter has no TTL: it must outlive every lock.
     for server in &cluster.servers {
-        assert_eq!(server.pttl("redlock:fence:seq"), -1);
+        assert_eq!(server.pttl("__redlock:{seq}:fence:seq"), -1);
     }
 }
 
@@ -104,7 +104,7 @@ fn tokens_survive_durable_masters_restarting_one_at_a_time() {
         for i in 0..3 {
             cluster.server(i).restart();
             assert_eq!(
-                cluster.servers[i].get("redlock:fence:durable"),
+                cluster.servers[i].get("__redlock:{durable}:fence:durable"),
                 Some(token.to_string()),
                 "master {i} lost the counter in its restart"
             );
@@ -122,7 +122,7 @@ fn tokens_survive_durable_masters_restarting_one_at_a_time() {
 #[test]
 fn a_grant_seen_by_a_different_majority_still_gets_a_larger_token() {
     let mut cluster = Cluster::start(3);
-    let counter = "redlock:fence:overlap";
+    let counter = "__redlock:{overlap}:fence:overlap";
     cluster.servers[0].set(counter, "10");
     cluster.servers[1].set(counter, "5");
     cluster.servers[2].set(counter, "5");
@@ -311,5 +311,26 @@ fn a_holder_paused_past_its_validity_has_its_late_write_rejected() {
         std::fs::read_to_string(&data).unwrap(),
         "written by B\n",
         "the stale holder's write got through"
+    );
+}
+
+/// Upgrading from a version that kept the counter at `redlock:fence:K`: the first grant goes
+/// above it (on the masters that had it), and the old key is left as it was.
+#[test]
+fn the_counter_of_the_old_layout_is_carried_over() {
+    let cluster = Cluster::start(3);
+    cluster.servers[0].set("redlock:fence:upgraded", "41");
+    cluster.servers[1].set("redlock:fence:upgraded", "40");
+    assert_eq!(grant(&cluster, "upgraded"), 42);
+    assert_eq!(grant(&cluster, "upgraded"), 43);
+    assert_eq!(
+        cluster.servers[0].get("redlock:fence:upgraded").as_deref(),
+        Some("41")
+    );
+    assert_eq!(
+        cluster.servers[0]
+            .get("__redlock:{upgraded}:fence:upgraded")
+            .as_deref(),
+        Some("43")
     );
 }

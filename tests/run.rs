@@ -47,7 +47,7 @@ fn exit_status_of_the_command_is_passed_through() {
         assert!(stderr(&output).is_empty(), "{}", describe(&output));
     }
     assert!(cluster.key_gone_everywhere("status"));
-    assert!(cluster.key_gone_everywhere("redlock:holder:status"));
+    assert!(cluster.key_gone_everywhere("__redlock:{status}:holder:status"));
 }
 
 #[test]
@@ -395,7 +395,7 @@ fn forwarded(signal: i32, name: &str) {
         cluster.key_gone_everywhere("sig"),
         "{name}: lock left behind"
     );
-    assert!(cluster.key_gone_everywhere("redlock:holder:sig"));
+    assert!(cluster.key_gone_everywhere("__redlock:{sig}:holder:sig"));
 }
 
 #[test]

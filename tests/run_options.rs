@@ -30,7 +30,7 @@ fn hold_min_keeps_the_lock_after_a_quick_command_so_a_second_cron_host_skips() {
     // The key stays, set to expire when the hold ends (10 s after the start), not after the
     // full TTL (30 s): it expires by itself, with nothing left to release it. The holder
     // record goes with it.
-    for key in ["cron", "redlock:holder:cron"] {
+    for key in ["cron", "__redlock:{cron}:holder:cron"] {
         let held: Vec<i64> = cluster
             .servers
             .iter()

@@ -5,12 +5,13 @@ mod common;
 
 use common::Cluster;
 use redis::Value;
-use redlock_cli::lock::scripts::{ACQUIRE, holder_key};
+use redlock_cli::lock::keys;
+use redlock_cli::lock::scripts::ACQUIRE;
 
 fn acquire(connection: &mut redis::Connection, token: &str) -> Value {
     redis::Script::new(ACQUIRE.code)
         .key("lock")
-        .key(holder_key("lock"))
+        .key(keys::holder("lock"))
         .arg(token)
         .arg(30_000)
         .arg("{\"pid\":1}")
@@ -30,6 +31,8 @@ fn an_acquire_sent_twice_with_its_token_wins_once_and_refuses_others() {
         Value::Array(fields) => {
             assert_eq!(fields[0], Value::BulkString(b"{\"pid\":1}".to_vec()));
             assert!(matches!(fields[1], Value::Int(ms) if ms > 0 && ms <= 30_000));
+            // ...and which token holds it, so a record can be checked against it.
+            assert_eq!(fields[2], Value::BulkString(b"token-a".to_vec()));
         }
         other => panic!("token-b was not refused: {other:?}"),
     }

@@ -59,7 +59,7 @@ fn acquire_in_one_process_and_release_in_another() {
     let output = redlock(&cluster, &["release", "--key", "deploy", "--token", &token]);
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     assert!(cluster.key_gone_everywhere("deploy"));
-    assert!(cluster.key_gone_everywhere("redlock:holder:deploy"));
+    assert!(cluster.key_gone_everywhere("__redlock:{deploy}:holder:deploy"));
 }
 
 #[test]
@@ -112,7 +112,7 @@ fn extend_renews_by_quorum_and_never_recreates_a_lock() {
         .servers
         .iter()
         .filter(|s| {
-            let (lock, record) = (s.pttl("ext"), s.pttl("redlock:holder:ext"));
+            let (lock, record) = (s.pttl("ext"), s.pttl("__redlock:{ext}:holder:ext"));
             lock > 10_000 && lock <= 20_000 && record > 10_000 && record <= 20_000
         })
         .count();
@@ -225,9 +225,12 @@ fn the_holder_record_names_the_script_and_goes_with_the_lock() {
         .collect();
     assert!(holding.len() >= 2);
     for server in holding {
-        let record: Value =
-            serde_json::from_str(&server.get("redlock:holder:who").expect("no holder record"))
-                .unwrap();
+        let record: Value = serde_json::from_str(
+            &server
+                .get("__redlock:{who}:holder:who")
+                .expect("no holder record"),
+        )
+        .unwrap();
         assert_eq!(record["pid"], shell_pid, "the holder is the calling script");
         assert!(
             record["command"].as_str().unwrap().starts_with("sh -c"),
@@ -307,7 +310,7 @@ fn renew_while_keeps_the_lock_for_several_ttls_and_releases_it_when_the_process_
         released_on()
     );
     assert!(cluster.key_gone_everywhere("rw"));
-    assert!(cluster.key_gone_everywhere("redlock:holder:rw"));
+    assert!(cluster.key_gone_everywhere("__redlock:{rw}:holder:rw"));
     assert!(
         eventually(Duration::from_secs(10), || !renewer_running(watched.id())),
         "the renewer outlived the watched process"
@@ -346,7 +349,7 @@ fn renew_while_stops_when_the_lock_is_released_by_the_script() {
         "the renewer kept running after the release"
     );
     assert!(cluster.key_gone_everywhere("rw2"));
-    assert!(cluster.key_gone_everywhere("redlock:holder:rw2"));
+    assert!(cluster.key_gone_everywhere("__redlock:{rw2}:holder:rw2"));
     watched.kill().unwrap();
     watched.wait().unwrap();
 }

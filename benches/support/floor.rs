@@ -15,8 +15,8 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 
-use redlock_cli::lock::notices;
-use redlock_cli::lock::scripts::{ACQUIRE, RELEASE, holder_key};
+use redlock_cli::lock::keys;
+use redlock_cli::lock::scripts::{ACQUIRE, RELEASE};
 
 /// One master: its socket, how many requests it still owes an answer, and unparsed bytes.
 struct Conn {
@@ -68,7 +68,7 @@ impl Floor {
             quorum: conns.len() / 2 + 1,
             conns,
             key: key.to_string(),
-            channel: notices::channel(key),
+            channel: keys::released_channel(key),
             holder: holder.to_vec(),
             next_token: 0,
         }
@@ -79,7 +79,7 @@ impl Floor {
     pub fn lock_once(&mut self) {
         self.next_token += 1;
         let token = format!("floor-token-{:020}", self.next_token);
-        let holder_key = holder_key(&self.key);
+        let holder_key = keys::holder(&self.key);
         let keys = [self.key.as_bytes(), holder_key.as_bytes()];
         let acquire = encode(&[
             b"EVALSHA",

@@ -228,14 +228,18 @@ fn fence(client: &Redlock, lock: &Lock) -> Result<u64, Failure> {
                 exit::UNAVAILABLE,
                 format!(
                     "the fencing counter of lock {key:?} kept changing under us: is another \
-                     client writing redlock:fence:{key}? The lock was released"
+                     client writing {}? The lock was released",
+                    crate::lock::keys::fence(key)
                 ),
             ),
-            FenceError::Corrupt { master } => (
+            FenceError::Corrupt {
+                master,
+                key: counter,
+            } => (
                 exit::UNAVAILABLE,
                 format!(
-                    "{master} holds something that is not a number at redlock:fence:{key}; fix \
-                     or delete that key. The lock was released"
+                    "{master} holds something that is not a number at {counter}; fix or delete \
+                     that key. The lock was released"
                 ),
             ),
         };

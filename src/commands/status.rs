@@ -24,11 +24,7 @@ use crate::lock::{Holder, Inspection, MasterState, Verdict, judge};
 use super::common;
 
 pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
-    if args.key.is_empty() {
-        return Err(Failure::usage(
-            "--key must not be empty: name the lock, e.g. --key deploy-prod",
-        ));
-    }
+    config::validate_key(&args.key)?;
     let context = config::context(global)?;
     let node_timeout = config::node_timeout(args.node_timeout, &context.defaults)?;
     context.warn();

@@ -395,13 +395,18 @@ fn lock_timing(
     Ok(timing)
 }
 
-fn validate_key(key: &str) -> Result<(), Failure> {
-    if key.is_empty() {
-        return Err(Failure::usage(
+/// Checks a lock name given with `--key` (exit 64 when it cannot name a lock).
+pub fn validate_key(key: &str) -> Result<(), Failure> {
+    use crate::lock::keys::{KeyError, check_lock_key};
+    match check_lock_key(key) {
+        Ok(()) => Ok(()),
+        Err(KeyError::Empty) => Err(Failure::usage(
             "--key must not be empty: name the lock, e.g. --key deploy-prod",
-        ));
+        )),
+        Err(error @ KeyError::Reserved(_)) => Err(Failure::usage(format!(
+            "--key {key:?}: {error} (holder records, fencing counters); choose another name"
+        ))),
     }
-    Ok(())
 }
 
 fn validate_ttl(ttl: Duration, from_file: bool) -> Result<(), Failure> {

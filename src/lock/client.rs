@@ -18,11 +18,12 @@ use redis::Value;
 use tokio::sync::watch;
 
 use super::holder::Holder;
+use super::keys;
 use super::master::Master;
 use super::node::{Node, NodeError};
-use super::notices::{self, Notices};
+use super::notices::Notices;
 use super::quorum::{Decision, Loss, Tally, Vote, majority};
-use super::scripts::{ACQUIRE, EXTEND, INSPECT, RELEASE, fence_key, holder_key};
+use super::scripts::{ACQUIRE, EXTEND, INSPECT, RELEASE};
 use crate::{debug, info};
 
 /// How long a lock lives and how patient each request is.
@@ -342,7 +343,6 @@ impl Redlock {
         on_retry: &mut dyn FnMut(&AttemptFailure),
     ) -> Result<Lock, AcquireError> {
         let give_up_at = Instant::now() + wait;
-        let holder_json = holder.map(|h| h.to_json().to_string()).unwrap_or_default();
         self.runtime.block_on(async {
             let mut attempt = 0u32;
             let mut notices: Option<Notices> = None;
@@ -353,7 +353,7 @@ impl Redlock {
                 }
                 let token = new_token();
                 let outcome = tokio::select! {
-                    outcome = self.attempt(key, &token, timing, &holder_json) => Some(outcome),
+                    outcome = self.attempt(key, &token, timing, holder) => Some(outcome),
                     () = cancel.cancelled() => None,
                 };
                 let failure = match outcome {
@@ -412,12 +412,13 @@ impl Redlock {
         key: &str,
         token: &str,
         timing: Timing,
-        holder_json: &str,
+        holder: Option<&Holder>,
     ) -> Result<Lock, AttemptFailure> {
+        let record = holder.map(|h| h.record(token)).unwrap_or_default();
         let start = Instant::now();
-        let keys = [key, &holder_key(key)];
+        let keys = [key, &keys::holder(key)];
         let ttl_ms = timing.ttl_ms();
-        let args: [&[u8]; 3] = [token.as_bytes(), &ttl_ms, holder_json.as_bytes()];
+        let args: [&[u8]; 3] = [token.as_bytes(), &ttl_ms, record.as_bytes()];
         let round = self
             .round(
                 start + timing.node_timeout,
@@ -460,7 +461,7 @@ impl Redlock {
     pub fn extend(&self, lock: &mut Lock) -> Result<(), ExtendError> {
         self.runtime.block_on(async {
             let start = Instant::now();
-            let keys = [lock.key(), &holder_key(lock.key())];
+            let keys = [lock.key(), &keys::holder(lock.key())];
             let ttl_ms = lock.timing.ttl_ms();
             let args: [&[u8]; 2] = [lock.token.as_bytes(), &ttl_ms];
             // Past the validity an answer no longer counts, so there is no point waiting longer
@@ -497,7 +498,7 @@ impl Redlock {
         let remaining = remaining.max(Duration::from_millis(1));
         self.runtime.block_on(async {
             let start = Instant::now();
-            let keys = [lock.key(), &holder_key(lock.key())];
+            let keys = [lock.key(), &keys::holder(lock.key())];
             let ms = remaining.as_millis().to_string().into_bytes();
             let args: [&[u8]; 2] = [lock.token.as_bytes(), &ms];
             let round = self
@@ -530,9 +531,9 @@ impl Redlock {
         announce: bool,
     ) -> Released {
         let start = Instant::now();
-        let keys = [key, &holder_key(key)];
+        let keys = [key, &keys::holder(key)];
         let channel = if announce {
-            notices::channel(key)
+            keys::released_channel(key)
         } else {
             String::new()
         };
@@ -560,7 +561,7 @@ impl Redlock {
     pub fn inspect(&self, key: &str, node_timeout: Duration) -> Vec<Inspection> {
         self.runtime.block_on(async {
             let start = Instant::now();
-            let keys = [key, &holder_key(key), &fence_key(key)];
+            let keys = [key, &keys::holder(key), &keys::fence(key)];
             let round = self
                 .round(
                     start + node_timeout,
@@ -709,7 +710,7 @@ impl Redlock {
 /// timeout.
 const STALL: Duration = Duration::from_millis(10);
 
-/// A fresh random token: 128 bits from the OS generator, as 32 hex digits.
+/// A fresh random token: a UUIDv4 (122 random bits from the OS generator), as 32 hex digits.
 fn new_token() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
@@ -737,14 +738,18 @@ pub(super) fn binary_vote(answer: &Result<Value, NodeError>) -> Vote {
     }
 }
 
-/// The holder named by the masters that refused, and the longest remaining TTL among them.
+/// The holder named by the masters that refused (its record, where it belongs to the token now
+/// in the lock), and the longest remaining TTL among them.
 fn held_by(round: &Round) -> AttemptFailure {
     let mut holder = None;
     let mut expires_in = None;
     for answer in round.answers.iter().flatten() {
         if let Ok(Value::Array(fields)) = answer {
-            if holder.is_none() {
-                holder = fields.first().and_then(bulk).and_then(Holder::from_json);
+            if holder.is_none()
+                && let (Some(record), Some(token)) =
+                    (fields.first().and_then(bulk), fields.get(2).and_then(bulk))
+            {
+                holder = Holder::from_record(record, token);
             }
             if let Some(Value::Int(ms)) = fields.get(1)
                 && *ms >= 0
@@ -795,7 +800,10 @@ fn master_state(answer: Option<Result<Value, NodeError>>) -> MasterState {
     MasterState::Held {
         token: String::from_utf8_lossy(token).into_owned(),
         ttl,
-        holder: fields.get(2).and_then(bulk).and_then(Holder::from_json),
+        holder: fields
+            .get(2)
+            .and_then(bulk)
+            .and_then(|record| Holder::from_record(record, token)),
     }
 }
 

@@ -19,6 +19,12 @@
 //! once. Per-node INCR with a maximum over a majority would not be sound: two holders could
 //! each win a majority of increments and receive the same number.
 //!
+//! Upgrading from an earlier build: the counter moved to a new key (see `keys`). The read also takes
+//! the counter at its old name into the maximum, so the first grant after the upgrade goes
+//! above every grant made before it; from then on the new key alone carries the order. The old
+//! key is only read, never written. (Hosts still running an older redlock read only the old
+//! key: upgrade every host that uses `--fence` on a key together.)
+//!
 //! What is left when masters lose data (no persistence): a master that restarts empty counts
 //! as 0. The next token is still greater than the last one as long as one master that kept the
 //! latest value answers the read. If a majority lost its data and every master that kept the
@@ -31,9 +37,10 @@ use redis::Value;
 
 use super::Lock;
 use super::client::{MasterFailure, Redlock, Round, Until, binary_vote};
-use super::node::NodeError;
+use super::keys;
+use super::node::{Node, NodeError};
 use super::quorum::{Decision, Loss, Vote};
-use super::scripts::{FENCE_PROPOSE, fence_key};
+use super::scripts::FENCE_PROPOSE;
 
 /// Why no fencing token was granted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,8 +51,9 @@ pub enum FenceError {
     Expired,
     /// Proposals kept colliding (only possible when the lock is not actually exclusive).
     Contended,
-    /// A master holds something that is not a number under the counter's key.
-    Corrupt { master: String },
+    /// A master holds something that is not a number under the counter's key (`key`: its
+    /// current or its earlier name).
+    Corrupt { master: String, key: String },
 }
 
 /// How many read-and-propose attempts before giving up.
@@ -54,7 +62,8 @@ const ATTEMPTS: usize = 5;
 impl Redlock {
     /// Obtains the next fencing token for `lock`, while it is held.
     pub fn fence(&self, lock: &Lock) -> Result<u64, FenceError> {
-        let key = fence_key(lock.key());
+        let key = keys::fence(lock.key());
+        let legacy = keys::legacy_fence(lock.key());
         let timeout = lock.timing().node_timeout;
         self.runtime.block_on(async {
             for _ in 0..ATTEMPTS {
@@ -64,11 +73,11 @@ impl Redlock {
                 let start = Instant::now();
                 let read = self
                     .round(start + timeout, Until::AllAnswered, answered, |node| {
-                        node.command(redis::Cmd::get(&key))
+                        read_counters(node, &key, &legacy)
                     })
                     .await;
                 self.trace("fence read", lock.key(), &read, start.elapsed());
-                let latest = self.latest(&read)?;
+                let latest = self.latest(&read, [&key, &legacy])?;
                 let proposal = latest + 1;
                 let proposal_text = proposal.to_string();
                 let args: [&[u8]; 1] = [proposal_text.as_bytes()];
@@ -101,7 +110,7 @@ impl Redlock {
     }
 
     /// The highest counter a majority read, or why there is none.
-    fn latest(&self, read: &Round) -> Result<u64, FenceError> {
+    fn latest(&self, read: &Round, names: [&str; 2]) -> Result<u64, FenceError> {
         if read.tally.yes() < self.quorum() {
             return Err(FenceError::Unreachable {
                 failures: read.failures(&self.nodes),
@@ -109,15 +118,26 @@ impl Redlock {
         }
         let mut latest = 0;
         for (answer, node) in read.answers.iter().zip(&self.nodes) {
-            if let Some(Ok(value)) = answer {
-                let value = counter(value).ok_or_else(|| FenceError::Corrupt {
-                    master: node.master.to_string(),
-                })?;
-                latest = latest.max(value);
+            if let Some(Ok(Value::Array(values))) = answer {
+                for (value, key) in values.iter().zip(names) {
+                    let value = counter(value).ok_or_else(|| FenceError::Corrupt {
+                        master: node.master.to_string(),
+                        key: key.to_string(),
+                    })?;
+                    latest = latest.max(value);
+                }
             }
         }
         Ok(latest)
     }
+}
+
+/// A master's counter under its name and its earlier name, as a two-element array. One after the
+/// other: the two keys are in different cluster slots, so one script could not read both.
+async fn read_counters(node: &Node, key: &str, legacy: &str) -> Result<Value, NodeError> {
+    let current = node.command(redis::Cmd::get(key)).await?;
+    let old = node.command(redis::Cmd::get(legacy)).await?;
+    Ok(Value::Array(vec![current, old]))
 }
 
 /// Every answer counts for a read; only failures do not.

@@ -2,7 +2,9 @@
 //! can be told who is in the way.
 //!
 //! It is informative only. The lock itself is the random token in the key; the record is never
-//! used to decide who holds the lock.
+//! used to decide who holds the lock. It names the token it was written with, and is shown
+//! only while the lock key holds that token: a record can outlive its lock when another client
+//! deletes or replaces the key, and must not then name the wrong process.
 
 use std::ffi::CStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -66,9 +68,29 @@ impl Holder {
         })
     }
 
-    /// Parses a stored record; `None` for anything that is not one of ours.
-    pub fn from_json(text: &[u8]) -> Option<Holder> {
+    /// The record stored beside a lock held with `token`.
+    pub fn record(&self, token: &str) -> String {
+        let mut record = self.to_json();
+        record["token"] = Value::from(token);
+        record.to_string()
+    }
+
+    /// Parses a stored record, if it is one of ours and was written for the lock held with
+    /// `token` (the token now in the lock key); `None` otherwise.
+    pub fn from_record(text: &[u8], token: &[u8]) -> Option<Holder> {
         let value: Value = serde_json::from_slice(text).ok()?;
+        if value.get("token")?.as_str()?.as_bytes() != token {
+            return None;
+        }
+        Holder::from_value(&value)
+    }
+
+    /// Parses a record's fields; `None` for anything that is not one of ours.
+    pub fn from_json(text: &[u8]) -> Option<Holder> {
+        Holder::from_value(&serde_json::from_slice(text).ok()?)
+    }
+
+    fn from_value(value: &Value) -> Option<Holder> {
         Some(Holder {
             host: value.get("host")?.as_str()?.to_string(),
             pid: u32::try_from(value.get("pid")?.as_u64()?).ok()?,
@@ -226,6 +248,20 @@ mod tests {
         assert_eq!(Holder::from_json(text.as_bytes()), Some(holder));
         assert_eq!(Holder::from_json(b"not json"), None);
         assert_eq!(Holder::from_json(br#"{"host":"h"}"#), None);
+    }
+
+    #[test]
+    fn a_record_counts_only_for_its_own_token() {
+        let holder = Holder::this_process(&["true".into()]);
+        let record = holder.record("t1");
+        assert_eq!(
+            Holder::from_record(record.as_bytes(), b"t1"),
+            Some(holder.clone())
+        );
+        assert_eq!(Holder::from_record(record.as_bytes(), b"t2"), None);
+        // A record without a token (another tool's, or an older redlock's) names nobody.
+        let untokened = holder.to_json().to_string();
+        assert_eq!(Holder::from_record(untokened.as_bytes(), b"t1"), None);
     }
 
     #[test]

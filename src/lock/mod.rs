@@ -6,7 +6,8 @@
 //! - [`pipe`]: a connection's ordered requests and answers, and proof of what was sent.
 //! - [`resp`]: encoding commands and framing replies of the Redis protocol.
 //! - [`notices`]: release notices that wake waiters at once.
-//! - [`scripts`]: the Lua each master runs, and the key layout.
+//! - [`scripts`]: the Lua each master runs.
+//! - [`keys`]: the key layout: the names of redlock's own keys, none of which a lock key can be.
 //! - [`master`]: server URLs, redaction, identity.
 //! - [`holder`]: the record of who holds a lock.
 //! - [`fence`]: fencing tokens, a number per lock that only goes up.
@@ -15,6 +16,7 @@
 pub mod client;
 pub mod fence;
 pub mod holder;
+pub mod keys;
 pub mod master;
 pub mod node;
 pub mod notices;

@@ -1,7 +1,7 @@
 //! Release notices: how a waiter learns at once that a lock was released.
 //!
 //! Waiting by polling alone makes a hand-off cost half a retry interval on average. Instead,
-//! the release script publishes on a channel per key (`redlock:released:K`), and a waiter
+//! the release script publishes on a channel per key (see `keys::released_channel`), and a waiter
 //! subscribes to that channel on every master and tries again as soon as one notice arrives.
 //! Notices are best effort (Redis pub/sub delivers at most once, and a lock that expires by
 //! its TTL publishes nothing), so the jittered backoff stays as the fallback.
@@ -13,11 +13,6 @@ use futures_util::future::join_all;
 use tokio::sync::mpsc;
 
 use super::node::Node;
-
-/// The channel a release of `key` is announced on.
-pub fn channel(key: &str) -> String {
-    format!("redlock:released:{key}")
-}
 
 /// Subscriptions to the release channel of one key on every master that accepted one.
 pub struct Notices {
@@ -31,7 +26,7 @@ impl Notices {
     /// left out (its notices are missed, the backoff covers them).
     pub(crate) async fn subscribe(nodes: &[Node], key: &str, deadline: Instant) -> Notices {
         let (sender, arrivals) = mpsc::unbounded_channel();
-        let channel = channel(key);
+        let channel = super::keys::released_channel(key);
         let subscriptions = nodes.iter().map(|node| {
             let channel = channel.clone();
             let sender = sender.clone();

@@ -1,12 +1,16 @@
 //! The Lua scripts each master runs, and the keys they touch.
 //!
-//! Key layout for a lock named K (documented in README.md, "Key layout"):
+//! The keys they touch are named in [`super::keys`] (documented in README.md, "Key layout"):
 //! - `K` holds the lock token, a random string, with the lock's TTL. Any Redlock client that
 //!   contends with `SET K <token> NX PX <ttl>` on the same masters interoperates with us.
-//! - `redlock:holder:K` holds a small JSON record of who holds the lock (host, pid, user,
-//!   command, since). It is written, extended and deleted in the same script as `K`, so it never
-//!   outlives the lock and never appears without it.
-//! - `redlock:fence:K` holds the fencing counter (`--fence`): a number, without TTL.
+//! - the holder record holds a small JSON record of who holds the lock (host, pid, user,
+//!   command, since, and the token it holds it with). It is written, extended and deleted in
+//!   the same script as `K`, so it never outlives a lock of ours. It can outlive it when
+//!   something else deletes or replaces `K`: that is why it names the token, and is believed
+//!   only while `K` still holds that token.
+//! - the fencing counter (`--fence`): a number, without TTL.
+//!
+//! All keys of one script are in the lock's cluster hash slot (see `keys`).
 //!
 //! Every script checks the token before touching anything, so a client can only ever extend or
 //! delete its own lock, and nothing here re-creates a key that expired: a failed extension never
@@ -33,8 +37,8 @@ impl Lua {
 /// KEYS: lock, holder. ARGV: token, ttl in ms, holder record (may be empty).
 /// Returns 1 when the lock was taken, or was already taken with this very token (the same
 /// request sent again after a connection failed; tokens are never reused); otherwise {holder
-/// record or nil, PTTL of the lock}, so that a refusal also says who is in the way, at no
-/// extra round trip.
+/// record or nil, PTTL of the lock, the token in the lock}, so that a refusal also says who is
+/// in the way, at no extra round trip.
 pub static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
         r"
@@ -44,10 +48,11 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   end
   return 1
 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+local current = redis.call('GET', KEYS[1])
+if current == ARGV[1] then
   return 1
 end
-return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1])}
+return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current}
 ",
         1,
     )
@@ -120,14 +125,3 @@ return 0
         16,
     )
 });
-
-/// The key that holds the fencing counter of lock `key`. It has no TTL: the counter must
-/// outlive every lock, or numbers would repeat.
-pub fn fence_key(key: &str) -> String {
-    format!("redlock:fence:{key}")
-}
-
-/// The key that holds the holder record of lock `key`.
-pub fn holder_key(key: &str) -> String {
-    format!("redlock:holder:{key}")
-}

@@ -1,0 +1,238 @@
+//! The key layout: which Redis keys (and pub/sub channels) redlock uses for a lock named K.
+//!
+//! Two promises, both about names:
+//!
+//! 1. **No name a user can choose aliases one of redlock's own keys.** Everything redlock stores
+//!    besides the lock key itself lives under [`RESERVED_PREFIX`], and a lock key that starts
+//!    with it is refused ([`check_lock_key`], exit 64). The prefixes of the layout of earlier builds
+//!    (`redlock:holder:`, `redlock:fence:`) are refused too: during a rolling upgrade older
+//!    redlocks still write there, and fencing counters written there have no TTL. Without this,
+//!    a lock named `redlock:holder:X` was overwritten by the holder record of lock `X`, and two
+//!    processes ran at once.
+//!
+//!    Within the prefix, the name is `__redlock:{T}:<kind>:K`, where `T` contains no `}` and
+//!    `<kind>` is one fixed word: reading a name back, `T` ends at the first `}`, the kind at
+//!    the next `:`, and the rest is K. So each (kind, K) has exactly one name, and two locks
+//!    never share an auxiliary key.
+//!
+//! 2. **Every key of lock K lives in K's Redis Cluster hash slot**, for any K, so that each
+//!    script touches one slot and a whole cluster can serve as one master. A cluster hashes the
+//!    *hash tag* of a key (the part between the first `{` and the next `}`, if not empty) or
+//!    else the whole key. `T` is chosen to hash like K:
+//!    - K has a hash tag: `T` is that tag (`{user1}.deploy` → `T` = `user1`);
+//!    - K has none and contains no `}`: `T` is K itself;
+//!    - K has none but contains a `}` (e.g. `a}b`, `{}x`): K cannot be wrapped in braces, so
+//!      `T` is the smallest decimal number whose slot is K's slot.
+//!
+//! The lock key K itself holds only a random token, so other Redlock clients contending with
+//! `SET K <token> NX PX <ttl>` interoperate.
+
+/// Everything redlock writes besides the lock key starts with this.
+pub const RESERVED_PREFIX: &str = "__redlock:";
+
+/// Where earlier builds of redlock kept its holder records and fencing counters; still refused as lock
+/// keys (see the module header).
+pub const LEGACY_PREFIXES: [&str; 2] = ["redlock:holder:", "redlock:fence:"];
+
+/// Why a name cannot be a lock key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyError {
+    Empty,
+    /// The name starts with a prefix redlock keeps for its own keys.
+    Reserved(&'static str),
+}
+
+impl std::fmt::Display for KeyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyError::Empty => f.write_str("the lock key must not be empty"),
+            KeyError::Reserved(prefix) => write!(
+                f,
+                "lock keys starting with {prefix:?} are reserved for redlock's own records"
+            ),
+        }
+    }
+}
+
+/// Whether `key` may name a lock.
+pub fn check_lock_key(key: &str) -> Result<(), KeyError> {
+    if key.is_empty() {
+        return Err(KeyError::Empty);
+    }
+    if key.starts_with(RESERVED_PREFIX) {
+        return Err(KeyError::Reserved(RESERVED_PREFIX));
+    }
+    match LEGACY_PREFIXES.iter().find(|p| key.starts_with(*p)) {
+        Some(prefix) => Err(KeyError::Reserved(prefix)),
+        None => Ok(()),
+    }
+}
+
+/// The holder record of lock `key`: who holds it (JSON), with the lock's TTL.
+pub fn holder(key: &str) -> String {
+    auxiliary("holder", key)
+}
+
+/// The fencing counter of lock `key`: no TTL, it must outlive every lock.
+pub fn fence(key: &str) -> String {
+    auxiliary("fence", key)
+}
+
+/// Where earlier builds of redlock kept the fencing counter of `key`. Read (never written) when
+/// granting a token, so that numbers keep growing across the upgrade.
+pub fn legacy_fence(key: &str) -> String {
+    format!("redlock:fence:{key}")
+}
+
+/// The pub/sub channel a release of `key` is announced on. Channels are not keys, but sharded
+/// pub/sub routes them by the same slots, so they follow the same layout.
+pub fn released_channel(key: &str) -> String {
+    auxiliary("released", key)
+}
+
+fn auxiliary(kind: &str, key: &str) -> String {
+    let tag = slot_tag(key);
+    let mut name =
+        String::with_capacity(RESERVED_PREFIX.len() + tag.len() + kind.len() + key.len() + 4);
+    name.push_str(RESERVED_PREFIX);
+    name.push('{');
+    name.push_str(&tag);
+    name.push_str("}:");
+    name.push_str(kind);
+    name.push(':');
+    name.push_str(key);
+    name
+}
+
+/// A string without `}` that a cluster hashes to the same slot as `key` (see the module header).
+fn slot_tag(key: &str) -> std::borrow::Cow<'_, str> {
+    if let Some(tag) = hash_tag(key) {
+        return tag.into();
+    }
+    if !key.contains('}') {
+        return key.into();
+    }
+    let wanted = slot(key.as_bytes());
+    (0u32..)
+        .map(|n| n.to_string())
+        .find(|n| slot(n.as_bytes()) == wanted)
+        .expect("decimal numbers cover every slot")
+        .into()
+}
+
+/// The hash tag of `key`, as Redis Cluster finds it: after the first `{`, up to the next `}`,
+/// when that is not empty.
+fn hash_tag(key: &str) -> Option<&str> {
+    let open = key.find('{')?;
+    let rest = &key[open + 1..];
+    let close = rest.find('}')?;
+    (close > 0).then(|| &rest[..close])
+}
+
+/// The Redis Cluster slot of a key: CRC16 (XMODEM) of its hash tag or of the whole key, mod 16384.
+pub fn key_slot(key: &str) -> u16 {
+    slot(hash_tag(key).unwrap_or(key).as_bytes())
+}
+
+fn slot(bytes: &[u8]) -> u16 {
+    const CRC16: crc::Crc<u16> = crc::Crc::<u16>::new(&crc::CRC_16_XMODEM);
+    CRC16.checksum(bytes) % 16384
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_match_redis_cluster() {
+        // Values from the Redis Cluster specification and `CLUSTER KEYSLOT`.
+        assert_eq!(CRC16_CHECK, 0x31C3);
+        assert_eq!(key_slot("foo"), 12182);
+        assert_eq!(key_slot("{user1000}.following"), key_slot("user1000"));
+        assert_eq!(key_slot("foo{}{bar}"), slot(b"foo{}{bar}"));
+        assert_eq!(key_slot("foo{{bar}}zap"), slot(b"{bar"));
+        assert_eq!(key_slot("foo{bar}{zap}"), slot(b"bar"));
+    }
+
+    const CRC16_CHECK: u16 = crc::Crc::<u16>::new(&crc::CRC_16_XMODEM).checksum(b"123456789");
+
+    #[test]
+    fn auxiliary_keys_share_the_lock_keys_slot() {
+        let keys = [
+            "deploy-prod",
+            "{user1}.deploy",
+            "a{b",
+            "a}b",
+            "{}x",
+            "}",
+            "{",
+            "x{}y{z}",
+            "ünïcödé",
+            "foo{{bar}}zap",
+            "a:b:c",
+        ];
+        for key in keys {
+            for aux in [holder(key), fence(key), released_channel(key)] {
+                assert_eq!(key_slot(&aux), key_slot(key), "{key:?} -> {aux:?}");
+                assert!(aux.starts_with(RESERVED_PREFIX), "{aux}");
+                assert!(aux.ends_with(key), "{aux}");
+            }
+        }
+        assert_eq!(
+            holder("deploy-prod"),
+            "__redlock:{deploy-prod}:holder:deploy-prod"
+        );
+        assert_eq!(fence("{u1}.job"), "__redlock:{u1}:fence:{u1}.job");
+    }
+
+    #[test]
+    fn every_slot_has_a_small_decimal_tag() {
+        let mut seen = vec![false; 16384];
+        let mut left = seen.len();
+        let mut n = 0u32;
+        while left > 0 {
+            let s = usize::from(slot(n.to_string().as_bytes()));
+            if !seen[s] {
+                seen[s] = true;
+                left -= 1;
+            }
+            n += 1;
+        }
+        // The search in `slot_tag` is bounded by this: a few hundred thousand CRCs at worst.
+        assert!(n < 1_000_000, "{n}");
+    }
+
+    #[test]
+    fn distinct_locks_never_share_an_auxiliary_key() {
+        let keys = [
+            "a",
+            "{a}",
+            "{a}b",
+            "a}",
+            "}a",
+            "b{a}",
+            "x:holder:a",
+            "holder:a",
+        ];
+        let mut names: Vec<String> = keys.iter().flat_map(|k| [holder(k), fence(k)]).collect();
+        names.sort();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(names.len(), before);
+    }
+
+    #[test]
+    fn reserved_prefixes_are_refused_as_lock_keys() {
+        assert_eq!(check_lock_key(""), Err(KeyError::Empty));
+        assert!(check_lock_key("deploy").is_ok());
+        assert!(check_lock_key("redlock:deploy").is_ok());
+        for key in [
+            holder("x"),
+            fence("x"),
+            "redlock:holder:x".into(),
+            "redlock:fence:x".into(),
+        ] {
+            assert!(check_lock_key(&key).is_err(), "{key}");
+        }
+    }
+}
