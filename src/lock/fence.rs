@@ -35,12 +35,13 @@ use std::time::Instant;
 
 use redis::Value;
 
-use super::Lock;
-use super::client::{MasterFailure, Redlock, Round, Until, binary_vote};
+use super::held::Lock;
 use super::keys;
 use super::node::{Node, NodeError};
+use super::outcome::MasterFailure;
 use super::quorum::{Decision, Loss, Vote};
-use super::scripts::FENCE_PROPOSE;
+use super::round::{Masters, Round, Until};
+use super::scripts::{FENCE_PROPOSE, binary_vote, counter};
 
 /// Why no fencing token was granted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,77 +60,71 @@ pub enum FenceError {
 /// How many read-and-propose attempts before giving up.
 const ATTEMPTS: usize = 5;
 
-impl Redlock {
-    /// Obtains the next fencing token for `lock`, while it is held.
-    pub fn fence(&self, lock: &Lock) -> Result<u64, FenceError> {
-        let key = keys::fence(lock.key());
-        let legacy = keys::legacy_fence(lock.key());
-        let timeout = lock.timing().node_timeout;
-        self.runtime.block_on(async {
-            for _ in 0..ATTEMPTS {
-                if lock.validity().is_zero() {
-                    return Err(FenceError::Expired);
-                }
-                let start = Instant::now();
-                let read = self
-                    .round(start + timeout, Until::AllAnswered, answered, |node| {
-                        read_counters(node, &key, &legacy)
-                    })
-                    .await;
-                self.trace("fence read", lock.key(), &read, start.elapsed());
-                let latest = self.latest(&read, [&key, &legacy])?;
-                let proposal = latest + 1;
-                let proposal_text = proposal.to_string();
-                let args: [&[u8]; 1] = [proposal_text.as_bytes()];
-                let keys = [key.as_str()];
-                let start = Instant::now();
-                let round = self
-                    .round(
-                        start + timeout,
-                        Until::DecidedAndSent,
-                        binary_vote,
-                        |node| node.eval(&FENCE_PROPOSE, &keys, &args),
-                    )
-                    .await;
-                self.trace("fence propose", lock.key(), &round, start.elapsed());
-                match round.tally.decision() {
-                    Decision::Won if lock.validity() > std::time::Duration::ZERO => {
-                        return Ok(proposal);
-                    }
-                    Decision::Won => return Err(FenceError::Expired),
-                    Decision::Lost(Loss::Refused) => continue,
-                    Decision::Lost(Loss::Unreachable) | Decision::Undecided => {
-                        return Err(FenceError::Unreachable {
-                            failures: round.failures(&self.nodes),
-                        });
-                    }
-                }
+/// Obtains the next fencing token for `lock`, while it is held.
+pub(super) async fn grant(masters: &Masters, lock: &Lock) -> Result<u64, FenceError> {
+    let key = keys::fence(lock.key());
+    let legacy = keys::legacy_fence(lock.key());
+    let timeout = lock.timing().node_timeout;
+    for _ in 0..ATTEMPTS {
+        if lock.validity().is_zero() {
+            return Err(FenceError::Expired);
+        }
+        let start = Instant::now();
+        let read = masters
+            .round(start + timeout, Until::AllAnswered, answered, |node| {
+                read_counters(node, &key, &legacy)
+            })
+            .await;
+        masters.trace("fence read", lock.key(), &read, start.elapsed());
+        let latest = latest(masters, &read, [&key, &legacy])?;
+        let proposal = latest + 1;
+        let proposal_text = proposal.to_string();
+        let args: [&[u8]; 1] = [proposal_text.as_bytes()];
+        let keys = [key.as_str()];
+        let start = Instant::now();
+        let round = masters
+            .round(
+                start + timeout,
+                Until::DecidedAndSent,
+                binary_vote,
+                |node| node.eval(&FENCE_PROPOSE, &keys, &args),
+            )
+            .await;
+        masters.trace("fence propose", lock.key(), &round, start.elapsed());
+        match round.tally.decision() {
+            Decision::Won if !lock.validity().is_zero() => return Ok(proposal),
+            Decision::Won => return Err(FenceError::Expired),
+            Decision::Lost(Loss::Refused) => continue,
+            Decision::Lost(Loss::Unreachable) | Decision::Undecided => {
+                return Err(FenceError::Unreachable {
+                    failures: round.failures(masters),
+                });
             }
-            Err(FenceError::Contended)
-        })
+        }
     }
+    Err(FenceError::Contended)
+}
 
-    /// The highest counter a majority read, or why there is none.
-    fn latest(&self, read: &Round, names: [&str; 2]) -> Result<u64, FenceError> {
-        if read.tally.yes() < self.quorum() {
-            return Err(FenceError::Unreachable {
-                failures: read.failures(&self.nodes),
-            });
-        }
-        let mut latest = 0;
-        for (answer, node) in read.answers.iter().zip(&self.nodes) {
-            if let Some(Ok(Value::Array(values))) = answer {
-                for (value, key) in values.iter().zip(names) {
-                    let value = counter(value).ok_or_else(|| FenceError::Corrupt {
-                        master: node.master.to_string(),
-                        key: key.to_string(),
-                    })?;
-                    latest = latest.max(value);
-                }
+/// The highest counter a majority read, or why there is none.
+fn latest(masters: &Masters, read: &Round, names: [&str; 2]) -> Result<u64, FenceError> {
+    if read.tally.yes() < masters.quorum() {
+        return Err(FenceError::Unreachable {
+            failures: read.failures(masters),
+        });
+    }
+    let mut latest = 0;
+    for (answer, node) in read.answers.iter().zip(&masters.nodes) {
+        if let Some(Ok(Value::Array(values))) = answer {
+            for (value, key) in values.iter().zip(names) {
+                let value = counter(value).ok_or_else(|| FenceError::Corrupt {
+                    master: node.master.to_string(),
+                    key: key.to_string(),
+                })?;
+                latest = latest.max(value);
             }
         }
-        Ok(latest)
     }
+    Ok(latest)
 }
 
 /// A master's counter under its name and its earlier name, as a two-element array. One after the
@@ -146,27 +141,5 @@ fn answered(answer: &Result<Value, NodeError>) -> Vote {
         Vote::Yes
     } else {
         Vote::Error
-    }
-}
-
-/// A counter as stored: missing is 0.
-pub(super) fn counter(value: &Value) -> Option<u64> {
-    match value {
-        Value::Nil => Some(0),
-        Value::BulkString(bytes) => std::str::from_utf8(bytes).ok()?.trim().parse().ok(),
-        Value::Int(n) => u64::try_from(*n).ok(),
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counters_parse_and_missing_is_zero() {
-        assert_eq!(counter(&Value::Nil), Some(0));
-        assert_eq!(counter(&Value::BulkString(b"42".to_vec())), Some(42));
-        assert_eq!(counter(&Value::BulkString(b"x".to_vec())), None);
     }
 }

@@ -23,10 +23,10 @@ use rustls::pki_types::ServerName;
 use tokio::net::{TcpStream, UnixStream};
 use tokio_rustls::TlsConnector;
 
+use super::lua::Lua;
 use super::master::Master;
 use super::pipe::{Pipe, Stream};
 use super::resp;
-use super::scripts::Lua;
 
 /// Why one master did not answer usefully.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -20,8 +20,6 @@ pub enum Vote {
     No,
     /// The master answered with an error, or the connection to it failed.
     Error,
-    /// The master did not answer before the per-node deadline.
-    Timeout,
 }
 
 /// Why a majority could not be reached.
@@ -80,7 +78,6 @@ impl Tally {
             Vote::Yes => self.yes += 1,
             Vote::No => self.no += 1,
             Vote::Error => self.error += 1,
-            Vote::Timeout => self.timeout += 1,
         }
     }
 
@@ -92,10 +89,6 @@ impl Tally {
     /// Masters that have not answered yet.
     pub fn pending(&self) -> usize {
         self.nodes - self.yes - self.no - self.error - self.timeout
-    }
-
-    pub fn nodes(&self) -> usize {
-        self.nodes
     }
 
     pub fn yes(&self) -> usize {
@@ -141,15 +134,15 @@ impl Tally {
 mod tests {
     use super::*;
 
-    const VOTES: [Vote; 4] = [Vote::Yes, Vote::No, Vote::Error, Vote::Timeout];
+    const VOTES: [Vote; 3] = [Vote::Yes, Vote::No, Vote::Error];
 
     /// Every sequence of `n` answers, in every order, as indices into `VOTES`.
     fn all_sequences(n: usize) -> impl Iterator<Item = Vec<Vote>> {
-        (0..4usize.pow(n as u32)).map(move |mut code| {
+        (0..3usize.pow(n as u32)).map(move |mut code| {
             (0..n)
                 .map(|_| {
-                    let vote = VOTES[code % 4];
-                    code /= 4;
+                    let vote = VOTES[code % 3];
+                    code /= 3;
                     vote
                 })
                 .collect()
@@ -163,7 +156,7 @@ mod tests {
         }
     }
 
-    /// For N = 1 to 7 and every order of yes / no / error / timeout answers: the decision is
+    /// For N = 1 to 7 and every order of yes / no / error answers (a timeout is an error): the decision is
     /// taken exactly when the outcome becomes certain, won never turns into lost or back, a
     /// decision always exists once every master answered, and a loss is called unreachable
     /// exactly when the failures seen so far leave no possible majority of answers.
@@ -178,10 +171,7 @@ mod tests {
                     tally.record(sequence[answered]);
                     let seen = &sequence[..=answered];
                     let yes = seen.iter().filter(|v| **v == Vote::Yes).count();
-                    let failed = seen
-                        .iter()
-                        .filter(|v| matches!(v, Vote::Error | Vote::Timeout))
-                        .count();
+                    let failed = seen.iter().filter(|v| matches!(v, Vote::Error)).count();
                     let won_for_sure = yes >= needed;
                     let lost_for_sure = yes + (n - seen.len()) < needed;
                     let decision = tally.decision();
@@ -241,7 +231,7 @@ mod tests {
     #[test]
     fn a_minority_down_still_wins_without_waiting_for_it() {
         let mut tally = Tally::new(5);
-        tally.record(Vote::Timeout);
+        tally.record(Vote::Error);
         tally.record(Vote::Error);
         tally.record(Vote::Yes);
         tally.record(Vote::Yes);
@@ -255,7 +245,7 @@ mod tests {
         let mut tally = Tally::new(5);
         tally.record(Vote::Error);
         tally.record(Vote::Yes);
-        tally.record(Vote::Timeout);
+        tally.record(Vote::Error);
         assert_eq!(tally.decision(), Decision::Undecided);
         tally.record(Vote::Error);
         assert_eq!(tally.decision(), Decision::Lost(Loss::Unreachable));
@@ -266,7 +256,7 @@ mod tests {
         let mut tally = Tally::new(5);
         tally.record(Vote::No);
         tally.record(Vote::No);
-        tally.record(Vote::Timeout);
+        tally.record(Vote::Error);
         assert!(!tally.refused_by_majority());
         tally.record(Vote::No);
         assert!(tally.refused_by_majority());

@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::client::MasterState;
 use super::holder::Holder;
+use super::outcome::MasterState;
 use super::quorum::majority;
 
 /// The lock's state across all masters.

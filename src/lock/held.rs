@@ -1,0 +1,122 @@
+//! A lock held on a majority of masters, and the timing that bounds its validity.
+//!
+//! The validity is the one number the safety promise rests on: a lock taken (or extended) by a
+//! round that started at `start` is ours until `start + TTL − drift`, never longer, whatever the
+//! masters' clocks say. Everything that acts under the lock reads it from here.
+
+use std::time::{Duration, Instant};
+
+/// How long a lock lives and how patient each request is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timing {
+    /// The lock's time to live on each master.
+    pub ttl: Duration,
+    /// How long one master gets to answer one request, connecting included.
+    pub node_timeout: Duration,
+    /// The share of the TTL set aside for clock drift between this host and the masters.
+    pub drift_factor: f64,
+}
+
+impl Timing {
+    pub const DEFAULT_DRIFT_FACTOR: f64 = 0.01;
+
+    /// The per-node timeout used when none is given: TTL/20, between 10 ms and 1 s. Small next
+    /// to the TTL, so a dead master costs little validity; large enough for a slow network.
+    pub fn default_node_timeout(ttl: Duration) -> Duration {
+        (ttl / 20).clamp(Duration::from_millis(10), Duration::from_secs(1))
+    }
+
+    pub fn new(ttl: Duration) -> Timing {
+        Timing {
+            ttl,
+            node_timeout: Self::default_node_timeout(ttl),
+            drift_factor: Self::DEFAULT_DRIFT_FACTOR,
+        }
+    }
+
+    /// Clock drift allowance: TTL × factor + 2 ms (the 2 ms cover the granularity of PX).
+    pub fn drift(&self) -> Duration {
+        self.ttl.mul_f64(self.drift_factor) + Duration::from_millis(2)
+    }
+
+    /// When a lock taken (or extended) by a round that started at `start` stops being valid.
+    pub(super) fn validity_end(&self, start: Instant) -> Instant {
+        start + self.ttl.saturating_sub(self.drift())
+    }
+
+    pub(super) fn ttl_ms(&self) -> Vec<u8> {
+        self.ttl.as_millis().to_string().into_bytes()
+    }
+}
+
+/// A lock held on a majority of masters.
+#[derive(Clone, Debug)]
+pub struct Lock {
+    pub(super) key: String,
+    pub(super) token: String,
+    pub(super) timing: Timing,
+    pub(super) validity_end: Instant,
+}
+
+impl Lock {
+    /// Rebuilds a lock from its key and token (e.g. printed by `acquire`), to extend or release
+    /// it. Its validity is unknown, so it counts as already expired until extended.
+    pub fn from_token(key: &str, token: &str, timing: Timing) -> Lock {
+        Lock {
+            key: key.to_string(),
+            token: token.to_string(),
+            timing,
+            validity_end: Instant::now(),
+        }
+    }
+
+    /// Rebuilds a lock whose validity end is known (handed over from the process that took it).
+    pub fn with_validity(key: &str, token: &str, timing: Timing, validity_end: Instant) -> Lock {
+        Lock {
+            validity_end,
+            ..Lock::from_token(key, token, timing)
+        }
+    }
+
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    pub fn timing(&self) -> &Timing {
+        &self.timing
+    }
+
+    /// The instant after which this client may no longer assume it holds the lock.
+    pub fn validity_end(&self) -> Instant {
+        self.validity_end
+    }
+
+    /// What is left of the validity now.
+    pub fn validity(&self) -> Duration {
+        self.validity_end.saturating_duration_since(Instant::now())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_node_timeout_is_a_small_share_of_the_ttl() {
+        let t = Timing::default_node_timeout;
+        assert_eq!(t(Duration::from_secs(30)), Duration::from_secs(1));
+        assert_eq!(t(Duration::from_secs(10)), Duration::from_millis(500));
+        assert_eq!(t(Duration::from_secs(1)), Duration::from_millis(50));
+        assert_eq!(t(Duration::from_millis(100)), Duration::from_millis(10));
+    }
+
+    #[test]
+    fn drift_is_one_percent_plus_two_ms_by_default() {
+        let timing = Timing::new(Duration::from_secs(10));
+        assert_eq!(timing.drift(), Duration::from_millis(102));
+    }
+}

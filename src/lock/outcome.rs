@@ -1,0 +1,93 @@
+//! What the operations report: why an attempt failed, what an extension or a release found,
+//! and what each master has of a lock. Every failure names its master, password redacted.
+
+use std::time::Duration;
+
+use super::holder::Holder;
+use super::master::Master;
+use super::node::NodeError;
+
+/// One master's failure, named for the user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MasterFailure {
+    /// The master, password redacted.
+    pub master: String,
+    pub error: NodeError,
+}
+
+impl std::fmt::Display for MasterFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.master, self.error)
+    }
+}
+
+/// Why one attempt to take the lock failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AttemptFailure {
+    /// Enough masters answered, and too many of them hold the key for someone else.
+    Held {
+        /// Who holds it, if the holder left a record (other Redlock clients do not).
+        holder: Option<Holder>,
+        /// The longest time to live seen on a master that refused.
+        expires_in: Option<Duration>,
+    },
+    /// Too few masters answered for a majority.
+    Unreachable {
+        needed: usize,
+        failures: Vec<MasterFailure>,
+    },
+    /// A majority said yes, but so slowly that no validity was left.
+    TooSlow { elapsed: Duration },
+}
+
+/// Why `acquire` gave up.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AcquireError {
+    /// The last attempt failed and the wait budget is spent.
+    Failed(AttemptFailure),
+    /// The wait was cancelled (a signal).
+    Cancelled,
+}
+
+/// What an extension round found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExtendError {
+    /// A majority no longer has our token: the lock is gone for good.
+    Gone,
+    /// No majority confirmed in time; the lock may still be ours. Worth retrying while the
+    /// validity lasts.
+    Unconfirmed { failures: Vec<MasterFailure> },
+}
+
+/// What a release round found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Released {
+    /// A majority deleted our key.
+    Yes,
+    /// A majority did not have our token: the lock had expired or was someone else's.
+    NotHeld,
+    /// Too few masters answered to tell.
+    Unknown { failures: Vec<MasterFailure> },
+}
+
+/// The state of a lock key on one master.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MasterState {
+    Free,
+    Held {
+        token: String,
+        /// Remaining time to live; `None` if the key has no TTL (set by something else).
+        ttl: Option<Duration>,
+        holder: Option<Holder>,
+    },
+    Unreachable(NodeError),
+}
+
+/// What one master has of a lock.
+#[derive(Clone, Debug)]
+pub struct Inspection {
+    pub master: Master,
+    pub state: MasterState,
+    /// The fencing counter: `None` where no `--fence` grant was ever made.
+    pub fence: Option<u64>,
+}

@@ -1,0 +1,187 @@
+//! The round: one request to every master at once, a decision at quorum.
+//!
+//! Every operation (acquire, extend, release, inspect, fencing) is a round: the same request
+//! sent to all N masters concurrently, each under one deadline (connecting included), with the
+//! [`Tally`] deciding as soon as the outcome is certain. The round's futures are polled here, in
+//! the caller's task, and dropped when the round stops; see [`Node::eval`] for why that keeps
+//! the order of requests on each master.
+
+use std::future::Future;
+use std::pin::{Pin, pin};
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use redis::Value;
+
+use super::node::{Node, NodeError};
+use super::outcome::MasterFailure;
+use super::quorum::{Decision, Tally, Vote, majority};
+use crate::debug;
+
+/// When a round may stop waiting for answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Until {
+    /// As soon as the quorum decision is known.
+    Decided,
+    /// Once decided and every request is on the wire (see `pipe`): a release must reach
+    /// even the masters whose answers are not waited for, also when redlock exits right after.
+    /// A master still being connected to has no request queued and counts as done: no
+    /// acquire can be pending there on this connection, so there is nothing to overtake.
+    DecidedAndSent,
+    /// Once won, or refused by a majority, or every master answered (or the deadline passed):
+    /// a lost extension must tell a lock that is gone from one that is only out of reach, and
+    /// an early loss (one refusal, one dead master) says neither.
+    Conclusive,
+    /// Every master answered (or the deadline passed).
+    AllAnswered,
+}
+
+impl Until {
+    /// Whether a round may stop listening, with every request already queued.
+    fn reached(self, tally: &Tally) -> bool {
+        match self {
+            Until::Decided => tally.decision() != Decision::Undecided,
+            Until::Conclusive => tally.decision() == Decision::Won || tally.refused_by_majority(),
+            // Decided and written out: checked where the writes can be seen.
+            Until::DecidedAndSent | Until::AllAnswered => false,
+        }
+    }
+}
+
+/// The answers of one round, by master index: `Some(Err(Timeout))` where the deadline passed,
+/// `None` where the round decided without waiting for that master.
+pub(super) struct Round {
+    pub(super) tally: Tally,
+    pub(super) answers: Vec<Option<Result<Value, NodeError>>>,
+}
+
+impl Round {
+    pub(super) fn failures(&self, masters: &Masters) -> Vec<MasterFailure> {
+        self.answers
+            .iter()
+            .zip(&masters.nodes)
+            .filter_map(|(answer, node)| match answer {
+                Some(Err(error)) => Some(MasterFailure {
+                    master: node.master.to_string(),
+                    error: error.clone(),
+                }),
+                Some(Ok(_)) | None => None,
+            })
+            .collect()
+    }
+}
+
+/// The masters, one kept connection each, that rounds fan out to.
+pub(super) struct Masters {
+    pub(super) nodes: Vec<Node>,
+}
+
+impl Masters {
+    pub(super) fn quorum(&self) -> usize {
+        majority(self.nodes.len())
+    }
+
+    /// Sends one request to every master at once and collects answers until `until` is met or
+    /// `deadline` passes.
+    pub(super) async fn round<'a, F, Fut>(
+        &'a self,
+        deadline: Instant,
+        until: Until,
+        vote: fn(&Result<Value, NodeError>) -> Vote,
+        request: F,
+    ) -> Round
+    where
+        F: Fn(&'a Node) -> Fut,
+        Fut: Future<Output = Result<Value, NodeError>> + 'a,
+    {
+        let n = self.nodes.len();
+        let mut tally = Tally::new(n);
+        let mut answers: Vec<Option<Result<Value, NodeError>>> = vec![None; n];
+        let mut in_flight: FuturesUnordered<_> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, node)| {
+                let request = request(node);
+                async move { (i, request.await) }
+            })
+            .collect();
+        let mut expired = pin!(tokio::time::sleep_until(deadline.into()));
+        // Writes normally land within microseconds of queueing; if not yet, look again shortly.
+        let mut recheck: Option<Pin<Box<tokio::time::Sleep>>> = None;
+        std::future::poll_fn(|cx| {
+            loop {
+                match in_flight.poll_next_unpin(cx) {
+                    Poll::Ready(Some((i, answer))) => {
+                        tally.record(vote(&answer));
+                        answers[i] = Some(answer);
+                    }
+                    Poll::Ready(None) => return Poll::Ready(()),
+                    Poll::Pending => {
+                        // Every request still in flight has now been polled, so each one is
+                        // queued on its connection (or still connecting, and then nothing was
+                        // sent to that master).
+                        if until == Until::DecidedAndSent && tally.decision() != Decision::Undecided
+                        {
+                            if self.nodes.iter().all(|node| node.is_flushed(STALL)) {
+                                return Poll::Ready(());
+                            }
+                            let tick = recheck.get_or_insert_with(|| {
+                                Box::pin(tokio::time::sleep(Duration::from_micros(200)))
+                            });
+                            if tick.as_mut().poll(cx).is_ready() {
+                                recheck = None;
+                                cx.waker().wake_by_ref();
+                            }
+                        }
+                        return match expired.as_mut().poll(cx) {
+                            Poll::Ready(()) => {
+                                tally.expire();
+                                for (answer, node) in answers.iter_mut().zip(&self.nodes) {
+                                    if answer.is_none() {
+                                        *answer = Some(Err(node.timed_out()));
+                                    }
+                                }
+                                Poll::Ready(())
+                            }
+                            Poll::Pending => Poll::Pending,
+                        };
+                    }
+                }
+                if until.reached(&tally) {
+                    return Poll::Ready(());
+                }
+            }
+        })
+        .await;
+        Round { tally, answers }
+    }
+
+    pub(super) fn trace(&self, what: &str, key: &str, round: &Round, elapsed: Duration) {
+        if !crate::log::enabled(2) {
+            return;
+        }
+        for (answer, node) in round.answers.iter().zip(&self.nodes) {
+            let said = match answer {
+                None => "no answer".to_string(),
+                Some(Ok(value)) => format!("{value:?}"),
+                Some(Err(e)) => e.to_string(),
+            };
+            debug!("{what} {key:?}: {} -> {said}", node.master);
+        }
+        debug!(
+            "{what} {key:?}: {:?} after {elapsed:.1?} ({} yes, {} no, {} failed, {} not waited for)",
+            round.tally.decision(),
+            round.tally.yes(),
+            round.tally.no(),
+            round.tally.failed(),
+            round.tally.pending()
+        );
+    }
+}
+
+/// How long a master may take no bytes at all before a round stops waiting to get a release
+/// onto its wire: far longer than a healthy socket ever refuses writes, short next to a node
+/// timeout.
+const STALL: Duration = Duration::from_millis(10);
