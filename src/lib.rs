@@ -11,7 +11,6 @@ pub mod log;
 pub mod cli;
 pub mod commands;
 pub mod config;
-pub mod doctor;
 pub mod exit;
 pub mod lock;
 pub mod supervise;

@@ -117,9 +117,11 @@ fn cannot_write(error: &std::io::Error) -> Failure {
 }
 
 pub fn open_client(context: &Context) -> Result<Arc<Redlock>, Failure> {
+    use anyhow::Context as _;
     Redlock::new(context.masters.clone(), context.tls.clone())
+        .context("cannot start the client")
         .map(Arc::new)
-        .map_err(|e| Failure::os(format!("cannot start the client: {e:#}")))
+        .map_err(|e| Failure::os(format!("{e:#}")))
 }
 
 /// Takes the lock as `settings` say. While waiting, says who is in the way (with -v, or when

@@ -7,17 +7,16 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use redis::Value;
-
 use super::cancel::Cancel;
 use super::fence::{self, FenceError};
 use super::held::{Lock, Timing};
 use super::holder::Holder;
 use super::keys;
 use super::master::Master;
-use super::node::{Node, NodeError};
+use super::node::Node;
 use super::notices::Notices;
 use super::outcome::{AcquireError, AttemptFailure, ExtendError, Inspection, Released};
+use super::probe::{self, Probe};
 use super::quorum::{Decision, Loss, Vote};
 use super::round::{Masters, Round, Until};
 use super::scripts::{
@@ -39,8 +38,13 @@ impl Redlock {
     pub fn new(
         masters: Vec<Master>,
         tls: Option<Arc<rustls::ClientConfig>>,
-    ) -> anyhow::Result<Redlock> {
-        anyhow::ensure!(!masters.is_empty(), "no Redis master given");
+    ) -> std::io::Result<Redlock> {
+        if masters.is_empty() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "no Redis master given",
+            ));
+        }
         let nodes = masters
             .into_iter()
             .map(|m| Node::new(m, tls.clone()))
@@ -337,23 +341,15 @@ impl Redlock {
         self.runtime.block_on(fence::grant(&self.masters, lock))
     }
 
-    /// Runs `cmd` on every master at once (diagnostics, not locking): each answer with its
-    /// round-trip time, waiting at most `timeout` for each.
-    pub fn query_each(
-        &self,
-        cmd: &redis::Cmd,
-        timeout: Duration,
-    ) -> Vec<(Master, Result<Value, NodeError>, Duration)> {
-        self.runtime.block_on(async {
-            let queries = self.masters.nodes.iter().map(|node| async move {
-                let start = Instant::now();
-                let answer = tokio::time::timeout(timeout, node.command(cmd.clone()))
-                    .await
-                    .unwrap_or_else(|_| Err(node.timed_out()));
-                (node.master.clone(), answer, start.elapsed())
-            });
-            futures_util::future::join_all(queries).await
-        })
+    /// Asks every master at once what Redlock's safety depends on (see `probe`), waiting at
+    /// most `timeout` for each request.
+    pub fn probe(&self, timeout: Duration) -> Vec<Probe> {
+        self.runtime.block_on(futures_util::future::join_all(
+            self.masters
+                .nodes
+                .iter()
+                .map(|node| probe::probe(node, timeout)),
+        ))
     }
 }
 

@@ -3,7 +3,7 @@
 //! What a caller uses:
 //! - `client`: [`Redlock`], the operations (acquire, extend, release, inspect, fence).
 //! - `held`: a held [`Lock`] and the [`Timing`] that bounds its validity.
-//! - `outcome`: what the operations report.
+//! - `outcome`: what the operations report; `probe`: what masters say about themselves.
 //! - [`keys`]: the key layout: the names of redlock's own keys, none of which a lock key can be.
 //! - [`scripts`]: the Lua each master runs, each with the decoding of its reply.
 //!
@@ -31,6 +31,7 @@ mod node;
 mod notices;
 mod outcome;
 mod pipe;
+mod probe;
 mod quorum;
 mod resp;
 mod round;
@@ -47,4 +48,5 @@ pub use node::NodeError;
 pub use outcome::{
     AcquireError, AttemptFailure, ExtendError, Inspection, MasterFailure, MasterState, Released,
 };
+pub use probe::{Probe, ServerFacts};
 pub use verdict::{Verdict, judge};

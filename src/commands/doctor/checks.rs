@@ -1,5 +1,5 @@
-//! `redlock doctor`'s judgement: what each master reported, checked against what Redlock's
-//! safety needs. Pure functions over the reports, so every rule is unit-tested without Redis.
+//! The doctor's judgement: what each master reported, checked against what Redlock's safety
+//! needs. Pure functions over the reports, so every rule is unit-tested without Redis.
 //!
 //! What is an error (exit 1) and what a warning:
 //! - unreachable, a replica (its writes fail, or are lost on failover), a server too old for
@@ -63,15 +63,6 @@ fn finding(severity: Severity, check: &'static str, message: impl Into<String>) 
 /// Clock skew between masters above this is worth a warning: Redlock tolerates offsets (it
 /// relies on clock *rates*), but large ones point to broken time keeping.
 pub const SKEW_WARNING: Duration = Duration::from_millis(500);
-
-/// Parses the text of `INFO` into its `field:value` pairs.
-pub fn parse_info(text: &str) -> HashMap<String, String> {
-    text.lines()
-        .filter(|line| !line.starts_with('#'))
-        .filter_map(|line| line.split_once(':'))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .collect()
-}
 
 /// The findings about one master.
 pub fn check_master(report: &Report) -> Vec<Finding> {
@@ -290,10 +281,16 @@ mod tests {
     use super::*;
 
     fn healthy(server: &str, run_id: &str) -> Report {
-        let info = parse_info(&format!(
-            "# Server\r\nredis_version:7.0.15\r\nrun_id:{run_id}\r\n# Replication\r\nrole:master\r\n\
-             # Memory\r\nmaxmemory_policy:noeviction\r\n# Persistence\r\naof_enabled:1\r\n"
-        ));
+        let info = [
+            ("redis_version", "7.0.15"),
+            ("run_id", run_id),
+            ("role", "master"),
+            ("maxmemory_policy", "noeviction"),
+            ("aof_enabled", "1"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
         Report {
             server: server.into(),
             info,

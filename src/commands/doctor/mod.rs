@@ -1,15 +1,19 @@
-//! `redlock doctor`: ask every master what Redlock's safety depends on, and judge it.
+//! `redlock doctor`: ask every master what Redlock's safety depends on ([`Redlock::probe`]),
+//! judge it ([`checks`]), and report.
+//!
+//! [`Redlock::probe`]: crate::lock::Redlock::probe
+
+mod checks;
 
 use std::fmt::Write;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use redis::Value;
 use serde_json::json;
 
 use crate::cli::{DoctorArgs, GlobalArgs};
 use crate::config;
-use crate::doctor::{self, Finding, Report, Severity};
 use crate::exit::{self, Failure};
+use crate::lock::Probe;
+use checks::{Finding, Report, Severity};
 
 use super::common;
 
@@ -22,44 +26,10 @@ pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> Result<i32, Failure> {
     context.warn();
     let client = common::open_client(&context)?;
 
-    let mut info = redis::cmd("INFO");
-    info.arg("server")
-        .arg("replication")
-        .arg("memory")
-        .arg("persistence");
-    let mut appendfsync = redis::cmd("CONFIG");
-    appendfsync.arg("GET").arg("appendfsync");
-    let before_time = SystemTime::now();
-    let times = client.query_each(&redis::cmd("TIME"), timeout);
-    let infos = client.query_each(&info, timeout);
-    let fsyncs = client.query_each(&appendfsync, timeout);
+    let reports: Vec<Report> = client.probe(timeout).into_iter().map(report).collect();
 
-    let reports: Vec<Report> = infos
-        .into_iter()
-        .zip(times)
-        .zip(fsyncs)
-        .map(
-            |(((master, info, rtt), (_, time, time_rtt)), (_, fsync, _))| {
-                let mut report = Report {
-                    server: master.to_string(),
-                    rtt,
-                    ..Report::default()
-                };
-                match info {
-                    Ok(value) => report.info = doctor::parse_info(&text(&value)),
-                    Err(error) => report.unreachable = Some(error.to_string()),
-                }
-                report.appendfsync = fsync.ok().and_then(|v| config_value(&v));
-                report.clock_offset_ms = time
-                    .ok()
-                    .and_then(|v| clock_offset_ms(&v, before_time, time_rtt));
-                report
-            },
-        )
-        .collect();
-
-    let per_master: Vec<Vec<Finding>> = reports.iter().map(doctor::check_master).collect();
-    let cluster = doctor::check_cluster(&reports);
+    let per_master: Vec<Vec<Finding>> = reports.iter().map(checks::check_master).collect();
+    let cluster = checks::check_cluster(&reports);
     let all = per_master.iter().flatten().chain(&cluster);
     let errors = all
         .clone()
@@ -131,32 +101,20 @@ fn finding_json(finding: &Finding) -> serde_json::Value {
     json!({"check": finding.check, "level": finding.severity.name(), "message": finding.message})
 }
 
-fn text(value: &Value) -> String {
-    match value {
-        Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
-        Value::SimpleString(s) | Value::VerbatimString { text: s, .. } => s.clone(),
-        _ => String::new(),
-    }
-}
-
-/// The value of a `CONFIG GET` reply: `[name, value]` (RESP2) or a map (RESP3).
-fn config_value(value: &Value) -> Option<String> {
-    match value {
-        Value::Array(items) if items.len() == 2 => Some(text(&items[1])),
-        Value::Map(pairs) => pairs.first().map(|(_, v)| text(v)),
-        _ => None,
-    }
-}
-
-/// The master's clock minus ours, from a TIME reply `[seconds, microseconds]`, taking the
-/// midpoint of the round trip as the moment it answered.
-fn clock_offset_ms(value: &Value, sent: SystemTime, rtt: Duration) -> Option<i64> {
-    let Value::Array(items) = value else {
-        return None;
+/// A probe, as the checks read it.
+fn report(probe: Probe) -> Report {
+    let mut report = Report {
+        server: probe.master.to_string(),
+        rtt: probe.rtt,
+        ..Report::default()
     };
-    let number = |v: &Value| text(v).parse::<i64>().ok();
-    let server_us = number(items.first()?)? * 1_000_000 + number(items.get(1)?)?;
-    let local = (sent + rtt / 2).duration_since(UNIX_EPOCH).ok()?;
-    let local_us = i64::try_from(local.as_micros()).ok()?;
-    Some((server_us - local_us) / 1000)
+    match probe.facts {
+        Ok(facts) => {
+            report.info = facts.info;
+            report.appendfsync = facts.appendfsync;
+            report.clock_offset_ms = facts.clock_offset_ms;
+        }
+        Err(error) => report.unreachable = Some(error.to_string()),
+    }
+    report
 }

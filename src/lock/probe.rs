@@ -1,0 +1,151 @@
+//! What each master says about itself, for `doctor`: the facts Redlock's safety depends on,
+//! asked and decoded here so that no caller speaks the protocol.
+//!
+//! Every master is asked at once; each one, in turn and each request bounded by the same timeout:
+//! `INFO` (role, version, eviction policy, persistence, run id; connecting happens here), `TIME`
+//! (its clock against ours, on the open connection so that the round trip is a pure one), and
+//! `CONFIG GET appendfsync` (which managed services often refuse: then it is simply unknown).
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use redis::Value;
+
+use super::master::Master;
+use super::node::{Node, NodeError};
+
+/// What one master said.
+#[derive(Clone, Debug)]
+pub struct Probe {
+    pub master: Master,
+    /// The round trip of its `TIME` request (the connection already open).
+    pub rtt: Duration,
+    /// Its answers, or why it could not be asked.
+    pub facts: Result<ServerFacts, NodeError>,
+}
+
+/// A master's answers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServerFacts {
+    /// `INFO` fields of the server, replication, memory and persistence sections.
+    pub info: HashMap<String, String>,
+    /// `CONFIG GET appendfsync`; `None` when CONFIG is refused.
+    pub appendfsync: Option<String>,
+    /// The master's clock minus ours, in milliseconds (from `TIME`, taking the midpoint of the
+    /// round trip as the moment it answered).
+    pub clock_offset_ms: Option<i64>,
+}
+
+/// Asks one master, within `timeout` per request.
+pub(super) async fn probe(node: &Node, timeout: Duration) -> Probe {
+    let ask = |cmd: redis::Cmd| async move {
+        let start = Instant::now();
+        let answer = tokio::time::timeout(timeout, node.command(cmd))
+            .await
+            .unwrap_or_else(|_| Err(node.timed_out()));
+        (answer, start.elapsed())
+    };
+    let mut info = redis::cmd("INFO");
+    info.arg("server")
+        .arg("replication")
+        .arg("memory")
+        .arg("persistence");
+    let mut appendfsync = redis::cmd("CONFIG");
+    appendfsync.arg("GET").arg("appendfsync");
+    let (info, info_rtt) = ask(info).await;
+    let info = match info {
+        Ok(info) => info,
+        Err(error) => {
+            return Probe {
+                master: node.master.clone(),
+                rtt: info_rtt,
+                facts: Err(error),
+            };
+        }
+    };
+    let sent = SystemTime::now();
+    let (time, rtt) = ask(redis::cmd("TIME")).await;
+    let (fsync, _) = ask(appendfsync).await;
+    let facts = Ok(ServerFacts {
+        info: parse_info(&text(&info)),
+        appendfsync: fsync.ok().and_then(|v| config_value(&v)),
+        clock_offset_ms: time.ok().and_then(|v| clock_offset_ms(&v, sent, rtt)),
+    });
+    Probe {
+        master: node.master.clone(),
+        rtt,
+        facts,
+    }
+}
+
+/// Parses the text of `INFO` into its `field:value` pairs.
+pub fn parse_info(text: &str) -> HashMap<String, String> {
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| line.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        Value::SimpleString(s) | Value::VerbatimString { text: s, .. } => s.clone(),
+        _ => String::new(),
+    }
+}
+
+/// The value of a `CONFIG GET` reply: `[name, value]` (RESP2) or a map (RESP3).
+fn config_value(value: &Value) -> Option<String> {
+    match value {
+        Value::Array(items) if items.len() == 2 => Some(text(&items[1])),
+        Value::Map(pairs) => pairs.first().map(|(_, v)| text(v)),
+        _ => None,
+    }
+}
+
+/// The master's clock minus ours, from a TIME reply `[seconds, microseconds]`.
+fn clock_offset_ms(value: &Value, sent: SystemTime, rtt: Duration) -> Option<i64> {
+    let Value::Array(items) = value else {
+        return None;
+    };
+    let number = |v: &Value| text(v).parse::<i64>().ok();
+    let server_us = number(items.first()?)? * 1_000_000 + number(items.get(1)?)?;
+    let local = (sent + rtt / 2).duration_since(UNIX_EPOCH).ok()?;
+    let local_us = i64::try_from(local.as_micros()).ok()?;
+    Some((server_us - local_us) / 1000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_text_becomes_fields() {
+        let info = parse_info("# Server\r\nredis_version:7.2.4\r\nrole:master\r\n\r\n");
+        assert_eq!(info.get("redis_version").map(String::as_str), Some("7.2.4"));
+        assert_eq!(info.get("role").map(String::as_str), Some("master"));
+    }
+
+    #[test]
+    fn config_get_replies_of_both_protocols() {
+        let pair = Value::Array(vec![
+            Value::BulkString(b"appendfsync".to_vec()),
+            Value::BulkString(b"always".to_vec()),
+        ]);
+        assert_eq!(config_value(&pair).as_deref(), Some("always"));
+        assert_eq!(config_value(&Value::Array(vec![])), None);
+    }
+
+    #[test]
+    fn clock_offset_from_time() {
+        let sent = UNIX_EPOCH + Duration::from_secs(1_000);
+        let reply = Value::Array(vec![
+            Value::BulkString(b"1002".to_vec()),
+            Value::BulkString(b"500000".to_vec()),
+        ]);
+        // Answered at the midpoint of a 1 s round trip: 1000.5 s here, 1002.5 s there.
+        let offset = clock_offset_ms(&reply, sent, Duration::from_secs(1));
+        assert_eq!(offset, Some(2_000));
+    }
+}
