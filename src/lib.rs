@@ -14,4 +14,5 @@ pub mod config;
 pub mod doctor;
 pub mod exit;
 pub mod lock;
+pub mod stdio;
 pub mod supervise;

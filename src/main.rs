@@ -4,9 +4,37 @@ use std::io::Write;
 use clap::Parser;
 
 use redlock_cli::cli::{Cli, GlobalArgs, RENEW_WHILE, RenewWhileCli};
-use redlock_cli::exit;
+use redlock_cli::{exit, stdio};
+
+/// Runs before Rust's runtime starts, which would otherwise hide a closed standard descriptor
+/// by opening /dev/null onto it: see `redlock_cli::stdio`.
+// SAFETY: `.init_array` holds pointers to functions the loader calls with the C ABI before
+// `main`; this is one, taking no arguments it reads and touching only system calls and atomics.
+#[cfg(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly",
+    target_os = "illumos",
+    target_os = "solaris"
+))]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static GUARD_STANDARD_FDS: extern "C" fn() = stdio::guard_standard_fds;
 
 fn main() {
+    // Again, for platforms without `.init_array`; a no-op when it ran.
+    stdio::guard_standard_fds();
+    if stdio::unguarded() {
+        // If stderr is the closed one, this goes nowhere; the exit code still says it.
+        redlock_cli::log::line(format_args!(
+            "a standard descriptor (stdin, stdout or stderr) is closed and /dev/null cannot be \
+             opened in its place; start redlock with all three open"
+        ));
+        std::process::exit(exit::OS_ERROR);
+    }
     let mut args: Vec<OsString> = std::env::args_os().collect();
     let parsed = if args.get(1).is_some_and(|a| a == RENEW_WHILE) {
         args.remove(1);

@@ -16,6 +16,14 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
     let settings = config::acquire_settings(args, &context.defaults)?;
     context.warn();
+    // Printed nowhere, the token would leave a lock that nobody can release: refuse before
+    // taking it. (Other failures to print are found on writing, and release the lock.)
+    if crate::stdio::stdout_was_closed() {
+        return Err(Failure::os(
+            "standard output is closed, so the token could not be handed over: no lock was \
+             taken; give acquire an output to print to (a file, a pipe, or $(...))",
+        ));
+    }
     let signals = common::listen_for_signals()?;
     let client = common::open_client(&context)?;
     let key = &settings.lock.key;

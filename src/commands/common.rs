@@ -101,8 +101,14 @@ pub fn print(text: &str) -> Result<(), Failure> {
 }
 
 /// Writes what the caller cannot do without (a token): any failure, a closed pipe included,
-/// is an error.
+/// is an error; and so is a standard output that was closed when redlock started, which
+/// swallows every write (see [`crate::stdio`]).
 pub fn print_all(text: &str) -> Result<(), Failure> {
+    if crate::stdio::stdout_was_closed() {
+        return Err(Failure::os(
+            "cannot write to standard output: it was closed when redlock started",
+        ));
+    }
     write_stdout(text).map_err(|e| cannot_write(&e))
 }
 
