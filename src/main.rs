@@ -1,10 +1,12 @@
 use std::ffi::OsString;
 use std::io::Write;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use redlock_cli::cli::{Cli, GlobalArgs, RENEW_WHILE, RenewWhileCli};
-use redlock_cli::{exit, stdio};
+use redlock_cli::config::env;
+use redlock_cli::exit::{self, Failure};
+use redlock_cli::stdio;
 
 /// Runs before Rust's runtime starts, which would otherwise hide a closed standard descriptor
 /// by opening /dev/null onto it: see `redlock_cli::stdio`.
@@ -38,28 +40,58 @@ fn main() {
     let mut args: Vec<OsString> = std::env::args_os().collect();
     let parsed = if args.get(1).is_some_and(|a| a == RENEW_WHILE) {
         args.remove(1);
-        RenewWhileCli::try_parse_from(args).map(|cli| {
+        RenewWhileCli::try_parse_from(&args).map(|cli| {
             configure_log(&cli.global);
             redlock_cli::commands::renew_while(cli)
         })
     } else {
-        Cli::try_parse_from(args).map(|cli| {
+        Cli::try_parse_from(&args).map(|cli| {
             configure_log(&cli.global);
-            redlock_cli::commands::dispatch(cli)
+            // Also when a flag made clap skip the variable: see `config::env`.
+            env::check_declared(Cli::command, &args)
+                .and_then(|()| redlock_cli::commands::dispatch(cli))
         })
     };
+    if parsed.is_err() && asks_for_json(&args) {
+        // Clap failed before it could set the format: a JSON consumer must still get JSON.
+        redlock_cli::log::configure(0, true);
+    }
     let code = match parsed {
         Ok(Ok(code)) => code,
-        Ok(Err(failure)) => {
-            if !failure.message.is_empty() {
-                redlock_cli::log::line(format_args!("{}", failure.message));
+        Ok(Err(failure)) => report(&failure),
+        // Clap's own words for a variable it read that is not UTF-8 do not name it.
+        Err(error) if error.kind() == clap::error::ErrorKind::InvalidUtf8 => {
+            match env::check_declared(Cli::command, &args) {
+                Err(failure) => report(&failure),
+                Ok(()) => usage_error(&error),
             }
-            failure.code
         }
         Err(error) => usage_error(&error),
     };
     let _ = std::io::stdout().flush();
     std::process::exit(code);
+}
+
+/// Prints a failure's line, if it has one; returns its exit code.
+fn report(failure: &Failure) -> i32 {
+    if !failure.message.is_empty() {
+        redlock_cli::log::line(format_args!("{}", failure.message));
+    }
+    failure.code
+}
+
+/// Whether the command line asks for JSON diagnostics (`--log-format json` before any `--`),
+/// for errors found while parsing it.
+fn asks_for_json(args: &[OsString]) -> bool {
+    let mut words = args.iter().skip(1).take_while(|word| *word != "--");
+    while let Some(word) = words.next() {
+        if word == "--log-format=json"
+            || (word == "--log-format" && words.next().is_some_and(|value| value == "json"))
+        {
+            return true;
+        }
+    }
+    false
 }
 
 fn configure_log(global: &GlobalArgs) {

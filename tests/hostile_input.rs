@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Output, Stdio};
 
@@ -244,4 +246,238 @@ fn error_replies(server: &common::Server) -> u64 {
     info.lines()
         .find_map(|line| line.strip_prefix("total_error_replies:"))
         .map_or(0, |n| n.trim().parse().expect("a number"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Environment values that are not UTF-8.
+
+const CONFIG: i32 = 78;
+
+/// A value that is not UTF-8, with a marker that must never be echoed (it may be a password).
+fn not_utf8(marker: &str) -> OsString {
+    let mut bytes = marker.as_bytes().to_vec();
+    bytes.extend_from_slice(b"\xff\xfe");
+    OsString::from_vec(bytes)
+}
+
+/// What is wrong with a refusal that should be exit 78 with exactly one line on stderr that
+/// names `variable` and does not show `marker`, nothing on stdout, and no key written to any
+/// master (but the enclosing lock's); empty when nothing is.
+fn names_variable(cluster: &Cluster, output: &Output, variable: &str, marker: &str) -> String {
+    let stderr = stderr_of(output);
+    let problem = if output.status.code() != Some(CONFIG) {
+        "exit code is not 78"
+    } else if stderr.lines().count() != 1 {
+        "not exactly one line on stderr"
+    } else if !stderr.contains(&format!("${variable} ")) {
+        "the message does not name the variable"
+    } else if stderr.contains(marker) {
+        "the message shows the value"
+    } else if !output.stdout.is_empty() {
+        "something on stdout"
+    } else {
+        ""
+    };
+    if !problem.is_empty() {
+        return format!("{problem}\n{}", describe(output));
+    }
+    for server in &cluster.servers {
+        let keys: Vec<String> = server
+            .keys()
+            .into_iter()
+            .filter(|k| !k.contains("held"))
+            .collect();
+        if !keys.is_empty() {
+            return format!("keys written: {keys:?}");
+        }
+    }
+    String::new()
+}
+
+const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+
+/// Every text variable redlock reads, set to bytes that are not UTF-8, in every subcommand
+/// that reads it: refused with one line naming it, never taken for unset (REDLOCK_SERVERS
+/// taken for unset means the lock is taken on whatever Redis runs on 127.0.0.1:6379).
+#[test]
+fn environment_values_that_are_not_utf8_are_configuration_errors() {
+    let cluster = Cluster::start(3);
+    // An enclosing lock, for the variables read only when a lock is inherited.
+    let held = cluster
+        .redlock()
+        .args(["acquire", "--key", "held", "--ttl", "1m"])
+        .output()
+        .unwrap();
+    assert!(held.status.success(), "{}", describe(&held));
+    let held_token = String::from_utf8(held.stdout).unwrap().trim().to_string();
+
+    let configured: &[&[&str]] = &[
+        &["run", "--key", "k", "--", "true"],
+        &["acquire", "--key", "k"],
+        &["release", "--key", "k", "--token", TOKEN],
+        &["extend", "--key", "k", "--token", TOKEN],
+        &["status", "--key", "k"],
+        &["doctor"],
+        &["config"],
+    ];
+    let mut cases: Vec<(&str, Vec<&str>, Vec<(&str, OsString)>)> = Vec::new();
+    for args in configured {
+        for variable in ["REDLOCK_SERVERS", "REDLOCK_PASSWORD"] {
+            cases.push((variable, args.to_vec(), vec![]));
+        }
+        // Even where a flag overrides it: the broken value is found now, not the day the flag
+        // is dropped.
+        let mut with_server = vec!["--server", "redis://127.0.0.1:1"];
+        with_server.extend_from_slice(args);
+        cases.push(("REDLOCK_SERVERS", with_server, vec![]));
+    }
+    for name in ["release", "extend"] {
+        // Read by clap for --key and --token; clap alone says "invalid UTF-8 was detected in
+        // one or more arguments" and exits 64.
+        cases.push((
+            "REDLOCK_KEY",
+            vec![name],
+            vec![("REDLOCK_TOKEN", TOKEN.into())],
+        ));
+        cases.push((
+            "REDLOCK_TOKEN",
+            vec![name],
+            vec![("REDLOCK_KEY", "k".into())],
+        ));
+        cases.push((
+            "REDLOCK_KEY",
+            vec![name, "--key", "k", "--token", TOKEN],
+            vec![],
+        ));
+        cases.push((
+            "REDLOCK_TOKEN",
+            vec![name, "--key", "k", "--token", TOKEN],
+            vec![],
+        ));
+    }
+    for args in [
+        &["run", "--key", "held", "--", "true"][..],
+        &["acquire", "--key", "held"],
+    ] {
+        // Read to re-use an enclosing lock; taken for unset, the caller waits for itself.
+        cases.push((
+            "REDLOCK_KEY",
+            args.to_vec(),
+            vec![("REDLOCK_TOKEN", held_token.clone().into())],
+        ));
+        cases.push((
+            "REDLOCK_TOKEN",
+            args.to_vec(),
+            vec![("REDLOCK_KEY", "held".into())],
+        ));
+        let inherited = vec![
+            ("REDLOCK_KEY", OsString::from("held")),
+            ("REDLOCK_TOKEN", held_token.clone().into()),
+        ];
+        let mut fenced = args.to_vec();
+        fenced.insert(1, "--fence");
+        cases.push(("REDLOCK_FENCE", fenced, inherited));
+    }
+    let mut failures = Vec::new();
+    for (variable, args, others) in &cases {
+        for json in [false, true] {
+            let mut cmd = cluster.redlock();
+            if json {
+                cmd.args(["--log-format", "json"]);
+            }
+            cmd.args(args).env(variable, not_utf8("S3cr3tValue"));
+            for (name, value) in others {
+                cmd.env(name, value);
+            }
+            let output = cmd.output().unwrap();
+            let case = format!("{variable} not UTF-8, json {json}: redlock {args:?}");
+            let mut problem = names_variable(&cluster, &output, variable, "S3cr3tValue");
+            if problem.is_empty()
+                && json
+                && serde_json::from_slice::<serde_json::Value>(&output.stderr)
+                    .map_or(true, |line| line["level"] != "error")
+            {
+                problem = format!("not one JSON error line\n{}", describe(&output));
+            }
+            if !problem.is_empty() {
+                failures.push(format!("{case}: {problem}"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases misbehaved:\n\n{}",
+        failures.len(),
+        cases.len() * 2,
+        failures.join("\n\n")
+    );
+    assert_eq!(cluster.holding("held", &held_token), 3);
+}
+
+/// File names are bytes on Unix: a name that is not UTF-8 is still a name, and is used.
+#[test]
+fn file_names_that_are_not_utf8_are_used() {
+    let cluster = Cluster::start(1);
+    let dir = tempfile::tempdir().unwrap();
+    let odd = |name: &str| {
+        dir.path()
+            .join(OsString::from_vec([name.as_bytes(), b"-\xff"].concat()))
+    };
+    let servers = format!("servers = [{:?}]\n", cluster.servers[0].url());
+    let show = |cmd: &mut Command| -> serde_json::Value {
+        let output = cmd.args(["config", "--json"]).output().unwrap();
+        assert!(output.status.success(), "{}", describe(&output));
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+
+    // $REDLOCK_CONFIG
+    let config = odd("config.toml");
+    std::fs::write(&config, &servers).unwrap();
+    let json = show(common::redlock().env("REDLOCK_CONFIG", &config));
+    assert_eq!(json["servers"]["source"], "config file", "{json}");
+    // ... and a missing one is refused, naming where the name came from.
+    let output = common::redlock()
+        .env("REDLOCK_CONFIG", odd("missing.toml"))
+        .arg("config")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(CONFIG), "{}", describe(&output));
+    assert!(
+        stderr_of(&output).contains("$REDLOCK_CONFIG"),
+        "{}",
+        describe(&output)
+    );
+
+    // $REDLOCK_PASSWORD_FILE
+    let password = odd("password");
+    std::fs::write(&password, "pw\n").unwrap();
+    std::fs::set_permissions(
+        &password,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+    let json = show(common::redlock().env("REDLOCK_PASSWORD_FILE", &password));
+    assert!(
+        json["password"]
+            .as_str()
+            .unwrap()
+            .contains("$REDLOCK_PASSWORD_FILE"),
+        "{json}"
+    );
+
+    // $XDG_CONFIG_HOME, then $HOME/.config
+    let xdg = odd("xdg");
+    std::fs::create_dir_all(xdg.join("redlock")).unwrap();
+    std::fs::write(xdg.join("redlock/config.toml"), &servers).unwrap();
+    let json = show(common::redlock().env("XDG_CONFIG_HOME", &xdg));
+    assert_eq!(json["servers"]["source"], "config file", "{json}");
+    let home = odd("home");
+    std::fs::create_dir_all(home.join(".config/redlock")).unwrap();
+    std::fs::write(home.join(".config/redlock/config.toml"), &servers).unwrap();
+    let json = show(
+        common::redlock()
+            .env_remove("XDG_CONFIG_HOME")
+            .env("HOME", &home),
+    );
+    assert_eq!(json["servers"]["source"], "config file", "{json}");
 }

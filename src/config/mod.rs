@@ -4,6 +4,7 @@
 //!
 //! Precedence, for every setting: flag > environment > config file > built-in default.
 
+pub mod env;
 pub mod file;
 pub mod secrets;
 pub mod tls;
@@ -175,10 +176,12 @@ fn server_urls(
     global: &GlobalArgs,
     from_file: Option<&[String]>,
 ) -> Result<(Vec<String>, Source), Failure> {
+    // Read (and refused if unreadable) even when --server wins: see `env`.
+    let from_env = env::text(SERVERS_ENV)?;
     if !global.servers.is_empty() {
         return Ok((global.servers.clone(), Source::Flag("--server")));
     }
-    if let Ok(value) = std::env::var(SERVERS_ENV) {
+    if let Some(value) = from_env {
         let urls: Vec<String> = value
             .split(|c: char| c == ',' || c.is_whitespace())
             .filter(|s| !s.is_empty())
@@ -241,6 +244,8 @@ fn password(
     file_config: &file::FileConfig,
     warnings: &mut Vec<String>,
 ) -> Result<Option<(String, String)>, Failure> {
+    // Read (and refused if unreadable) even when a password file wins: see `env`.
+    let from_env = env::text(secrets::PASSWORD_ENV)?;
     let mut from_file = |path: PathBuf, source: String| -> Result<(String, String), Failure> {
         let password = secrets::read_password_file(&path, &source)?;
         if secrets::readable_by_others(&path) {
@@ -263,7 +268,7 @@ fn password(
         }
         return from_file(PathBuf::from(path), source).map(Some);
     }
-    if let Ok(password) = std::env::var(secrets::PASSWORD_ENV) {
+    if let Some(password) = from_env {
         if password.is_empty() {
             return Err(Failure::config(format!(
                 "${} is set but empty: set the password, or unset it",
