@@ -481,3 +481,235 @@ fn file_names_that_are_not_utf8_are_used() {
     );
     assert_eq!(json["servers"]["source"], "config file", "{json}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Passwords in server URLs that do not parse.
+
+/// A malformed server URL, and the pieces of its secret that must never be shown.
+struct Shape {
+    url: &'static str,
+    secrets: &'static [&'static str],
+}
+
+const SHAPES: &[Shape] = &[
+    Shape {
+        url: "redis:/:S3cr3tPw@127.0.0.1:1",
+        secrets: &["S3cr3tPw"],
+    },
+    Shape {
+        url: "redis//:S3cr3tPw@127.0.0.1:1",
+        secrets: &["S3cr3tPw"],
+    },
+    Shape {
+        url: "//u:S3cr3tPw@127.0.0.1:1",
+        secrets: &["S3cr3tPw"],
+    },
+    Shape {
+        url: "redis://u:S3cr3tPw@127.0.0.1:notaport",
+        secrets: &["S3cr3tPw"],
+    },
+    Shape {
+        url: "redis://:S3cr3tPw@[::1",
+        secrets: &["S3cr3tPw"],
+    },
+    Shape {
+        url: "rediss:S3cr3tPw@127.0.0.1",
+        secrets: &["S3cr3tPw"],
+    },
+    Shape {
+        url: "redis://:S3cr3tPw@127.0.0.1:1/notadb",
+        secrets: &["S3cr3tPw"],
+    },
+    Shape {
+        url: "redis://:S3cr3tPw@127.0.0.1:1/?protocol=bogus",
+        secrets: &["S3cr3tPw"],
+    },
+    // A space or a line break: $REDLOCK_SERVERS splits the entry there, leaving pieces.
+    Shape {
+        url: "redis://:S3cr3t Xyzzy9@127.0.0.1:1",
+        secrets: &["S3cr3t", "Xyzzy9"],
+    },
+    Shape {
+        url: "redis://:S3cr3t\nXyzzy9@127.0.0.1:1",
+        secrets: &["S3cr3t", "Xyzzy9"],
+    },
+    Shape {
+        url: "redis://:S3cr%33t%58yzzy9@127.0.0.1:notaport",
+        secrets: &["S3cr%33t", "S3cr3t", "yzzy9"],
+    },
+    Shape {
+        url: "redis://:S3cr3tÜñï@127.0.0.1:x",
+        secrets: &["S3cr3t", "Üñï"],
+    },
+    // The `@host` forgotten.
+    Shape {
+        url: "redis://u:S3cr3tPw",
+        secrets: &["S3cr3tPw"],
+    },
+    Shape {
+        url: "redis+unix:///nonexistent/redis.sock?pass=S3cr3tPw&db=x",
+        secrets: &["S3cr3tPw"],
+    },
+];
+
+/// Where the bad URL is given: after a good one on the command line, in $REDLOCK_SERVERS, or
+/// in the config file.
+#[derive(Clone, Copy, Debug)]
+enum Given {
+    Flag,
+    Env,
+    File,
+}
+
+/// Every malformed shape, from every source, in every subcommand that shows servers, as text
+/// and as JSON: refused (78) with one line that names the bad entry and where it came from,
+/// and no piece of the password anywhere on stdout or stderr.
+#[test]
+fn a_malformed_server_url_never_shows_its_password() {
+    let cluster = Cluster::start(1);
+    let good = cluster.servers[0].url();
+    let dir = tempfile::tempdir().unwrap();
+    let subcommands: &[&[&str]] = &[
+        &["run", "--key", "k", "--", "true"],
+        &["acquire", "--key", "k"],
+        &["status", "--key", "k"],
+        &["doctor"],
+        &["config"],
+    ];
+    let mut failures = Vec::new();
+    let mut cases = 0;
+    for (n, shape) in SHAPES.iter().enumerate() {
+        let config = dir.path().join(format!("config-{n}.toml"));
+        let list = [good.as_str(), shape.url];
+        std::fs::write(
+            &config,
+            format!("servers = {}\n", serde_json::to_string(&list).unwrap()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&config, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .unwrap();
+        for given in [Given::Flag, Given::Env, Given::File] {
+            for args in subcommands {
+                for json in [false, true] {
+                    cases += 1;
+                    let mut cmd = common::redlock();
+                    cmd.arg("-vv");
+                    if json {
+                        cmd.args(["--log-format", "json"]);
+                    }
+                    let source = match given {
+                        Given::Flag => {
+                            cmd.args(["--server", &good, "--server", shape.url]);
+                            "--server"
+                        }
+                        Given::Env => {
+                            cmd.env("REDLOCK_SERVERS", format!("{good},{}", shape.url));
+                            "$REDLOCK_SERVERS"
+                        }
+                        Given::File => {
+                            cmd.arg("--config").arg(&config);
+                            "config file"
+                        }
+                    };
+                    let output = cmd.args(*args).output().unwrap();
+                    let problem = url_refusal_problem(&output, shape, source, json);
+                    if !problem.is_empty() {
+                        failures.push(format!(
+                            "{:?} via {given:?}, json {json}, redlock {args:?}: {problem}\n{}",
+                            shape.url,
+                            describe(&output)
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(cluster.servers[0].keys(), Vec::<String>::new());
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} cases misbehaved:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// What is wrong with the refusal of a malformed URL; empty when nothing is.
+fn url_refusal_problem(output: &Output, shape: &Shape, source: &str, json: bool) -> String {
+    let everything = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    if let Some(secret) = shape.secrets.iter().find(|s| everything.contains(*s)) {
+        return format!("the password shows ({secret:?})");
+    }
+    if output.status.code() != Some(CONFIG) {
+        return "exit code is not 78".into();
+    }
+    if !output.stdout.is_empty() {
+        return "something on stdout".into();
+    }
+    let stderr = stderr_of(output);
+    if stderr.lines().count() != 1 {
+        return "not exactly one line on stderr".into();
+    }
+    let message = if json {
+        match serde_json::from_str::<serde_json::Value>(&stderr) {
+            Ok(line) if line["level"] == "error" => line["message"].as_str().unwrap().to_string(),
+            _ => return "not one JSON error line".into(),
+        }
+    } else {
+        stderr
+    };
+    for needed in ["invalid server URL", source, "entry ", "***"] {
+        if !message.contains(needed) {
+            return format!("the message does not say {needed:?}");
+        }
+    }
+    String::new()
+}
+
+/// The config file's own parser quotes a value it rejects: a URL there is redacted too.
+#[test]
+fn a_config_file_error_that_quotes_a_url_redacts_it() {
+    let cluster = Cluster::start(1);
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in [
+        (
+            "not-a-list.toml",
+            "servers = \"redis://:S3cr3tPw@127.0.0.1:1\"\n",
+        ),
+        (
+            "ttl-a-url.toml",
+            "ttl = \"redis://:S3cr3tPw@127.0.0.1:1\"\n",
+        ),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        for json in [false, true] {
+            let mut cmd = cluster.redlock();
+            if json {
+                cmd.args(["--log-format", "json"]);
+            }
+            let output = cmd
+                .arg("--config")
+                .arg(&path)
+                .arg("config")
+                .output()
+                .unwrap();
+            assert_eq!(output.status.code(), Some(CONFIG), "{}", describe(&output));
+            let stderr = stderr_of(&output);
+            assert_eq!(stderr.lines().count(), 1, "{}", describe(&output));
+            assert!(
+                !stderr.contains("S3cr3tPw"),
+                "{name}: {}",
+                describe(&output)
+            );
+            assert!(
+                stderr.contains("***@127.0.0.1:1"),
+                "{name}: {}",
+                describe(&output)
+            );
+        }
+    }
+}
