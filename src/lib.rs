@@ -13,4 +13,5 @@ pub mod commands;
 pub mod config;
 pub mod exit;
 pub mod lock;
+pub mod stdio;
 pub mod supervise;

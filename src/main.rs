@@ -1,37 +1,97 @@
 use std::ffi::OsString;
 use std::io::Write;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use redlock_cli::cli::{Cli, GlobalArgs, RENEW_WHILE, RenewWhileCli};
-use redlock_cli::exit;
+use redlock_cli::config::env;
+use redlock_cli::exit::{self, Failure};
+use redlock_cli::stdio;
+
+/// Runs before Rust's runtime starts, which would otherwise hide a closed standard descriptor
+/// by opening /dev/null onto it: see `redlock_cli::stdio`.
+// SAFETY: `.init_array` holds pointers to functions the loader calls with the C ABI before
+// `main`; this is one, taking no arguments it reads and touching only system calls and atomics.
+#[cfg(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly",
+    target_os = "illumos",
+    target_os = "solaris"
+))]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static GUARD_STANDARD_FDS: extern "C" fn() = stdio::guard_standard_fds;
 
 fn main() {
+    // Again, for platforms without `.init_array`; a no-op when it ran.
+    stdio::guard_standard_fds();
+    if stdio::unguarded() {
+        // If stderr is the closed one, this goes nowhere; the exit code still says it.
+        redlock_cli::log::line(format_args!(
+            "a standard descriptor (stdin, stdout or stderr) is closed and /dev/null cannot be \
+             opened in its place; start redlock with all three open"
+        ));
+        std::process::exit(exit::OS_ERROR);
+    }
     let mut args: Vec<OsString> = std::env::args_os().collect();
     let parsed = if args.get(1).is_some_and(|a| a == RENEW_WHILE) {
         args.remove(1);
-        RenewWhileCli::try_parse_from(args).map(|cli| {
+        RenewWhileCli::try_parse_from(&args).map(|cli| {
             configure_log(&cli.global);
             redlock_cli::commands::renew_while(cli)
         })
     } else {
-        Cli::try_parse_from(args).map(|cli| {
+        Cli::try_parse_from(&args).map(|cli| {
             configure_log(&cli.global);
-            redlock_cli::commands::dispatch(cli)
+            // Also when a flag made clap skip the variable: see `config::env`.
+            env::check_declared(Cli::command, &args)
+                .and_then(|()| redlock_cli::commands::dispatch(cli))
         })
     };
+    if parsed.is_err() && asks_for_json(&args) {
+        // Clap failed before it could set the format: a JSON consumer must still get JSON.
+        redlock_cli::log::configure(0, true);
+    }
     let code = match parsed {
         Ok(Ok(code)) => code,
-        Ok(Err(failure)) => {
-            if !failure.message.is_empty() {
-                redlock_cli::log::line(format_args!("{}", failure.message));
+        Ok(Err(failure)) => report(&failure),
+        // Clap's own words for a variable it read that is not UTF-8 do not name it.
+        Err(error) if error.kind() == clap::error::ErrorKind::InvalidUtf8 => {
+            match env::check_declared(Cli::command, &args) {
+                Err(failure) => report(&failure),
+                Ok(()) => usage_error(&error),
             }
-            failure.code
         }
         Err(error) => usage_error(&error),
     };
     let _ = std::io::stdout().flush();
     std::process::exit(code);
+}
+
+/// Prints a failure's line, if it has one; returns its exit code.
+fn report(failure: &Failure) -> i32 {
+    if !failure.message.is_empty() {
+        redlock_cli::log::line(format_args!("{}", failure.message));
+    }
+    failure.code
+}
+
+/// Whether the command line asks for JSON diagnostics (`--log-format json` before any `--`),
+/// for errors found while parsing it.
+fn asks_for_json(args: &[OsString]) -> bool {
+    let mut words = args.iter().skip(1).take_while(|word| *word != "--");
+    while let Some(word) = words.next() {
+        if word == "--log-format=json"
+            || (word == "--log-format" && words.next().is_some_and(|value| value == "json"))
+        {
+            return true;
+        }
+    }
+    false
 }
 
 fn configure_log(global: &GlobalArgs) {

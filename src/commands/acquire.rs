@@ -16,15 +16,21 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
     let settings = config::acquire_settings(args, &context.defaults)?;
     context.warn();
+    // Printed nowhere, the token would leave a lock that nobody can release: refuse before
+    // taking it. (Other failures to print are found on writing, and release the lock.)
+    if crate::stdio::stdout_was_closed() {
+        return Err(Failure::os(
+            "standard output is closed, so the token could not be handed over: no lock was \
+             taken; give acquire an output to print to (a file, a pipe, or $(...))",
+        ));
+    }
     let signals = common::listen_for_signals()?;
     let client = common::open_client(&context)?;
     let key = &settings.lock.key;
 
-    if let Some(token) = common::inherited_lock(&client, key, settings.lock.timing.node_timeout) {
+    if let Some(token) = common::inherited_lock(&client, key, settings.lock.timing.node_timeout)? {
         let nested = format!("{NESTED_PREFIX}{token}");
-        let fence = std::env::var("REDLOCK_FENCE")
-            .ok()
-            .and_then(|f| f.parse().ok());
+        let fence = inherited_fence()?;
         common::print_all(&render(settings.format, key, &nested, None, None, fence))?;
         return Ok(exit::OK);
     }
@@ -61,6 +67,20 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
         ));
     }
     Ok(exit::OK)
+}
+
+/// The fencing token of the enclosing `run --fence` whose lock is re-used, if it has one.
+fn inherited_fence() -> Result<Option<u64>, Failure> {
+    let Some(fence) = config::env::text(config::env::FENCE_ENV)? else {
+        return Ok(None);
+    };
+    fence.trim().parse().map(Some).map_err(|_| {
+        Failure::config(format!(
+            "${} is set but is not a number: it is the fencing token of an enclosing \
+             `redlock run --fence`; unset it",
+            config::env::FENCE_ENV
+        ))
+    })
 }
 
 /// The lock as `--format` asks.

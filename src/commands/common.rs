@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use std::sync::mpsc::{Receiver, Sender};
 
-use crate::config::{Context, LockSettings};
+use crate::config::{Context, LockSettings, env};
 use crate::exit::{self, Failure};
 use crate::lock::{
     AcquireError, AttemptFailure, Cancel, FenceError, Holder, Lock, MasterFailure, Redlock,
@@ -27,13 +27,21 @@ pub const NESTED_PREFIX: &str = "nested:";
 
 /// If this process inherited a lock on `key` (REDLOCK_KEY and REDLOCK_TOKEN, as `run` and
 /// `acquire --format env` provide) that a majority still holds, its token: the caller is inside
-/// the holder and must re-use the lock, not wait for itself.
-pub fn inherited_lock(client: &Redlock, key: &str, node_timeout: Duration) -> Option<String> {
-    let inherited_key = std::env::var("REDLOCK_KEY").ok()?;
-    let token = std::env::var("REDLOCK_TOKEN").ok()?;
+/// the holder and must re-use the lock, not wait for itself. Either variable set to something
+/// that is not text is an error: taken for unset, the caller would wait for itself.
+pub fn inherited_lock(
+    client: &Redlock,
+    key: &str,
+    node_timeout: Duration,
+) -> Result<Option<String>, Failure> {
+    let inherited_key = env::text(env::KEY_ENV)?;
+    let token = env::text(env::TOKEN_ENV)?;
+    let (Some(inherited_key), Some(token)) = (inherited_key, token) else {
+        return Ok(None);
+    };
     let token = token.strip_prefix(NESTED_PREFIX).unwrap_or(&token);
     if inherited_key != key || token.is_empty() {
-        return None;
+        return Ok(None);
     }
     let states: Vec<_> = client
         .inspect(key, node_timeout)
@@ -43,11 +51,11 @@ pub fn inherited_lock(client: &Redlock, key: &str, node_timeout: Duration) -> Op
     match crate::lock::judge(&states) {
         Verdict::Held { token: holder, .. } if holder == token => {
             info!("lock {key:?} is already held by an enclosing redlock: re-using it");
-            Some(token.to_string())
+            Ok(Some(token.to_string()))
         }
         _ => {
             info!("inherited lock {key:?} is no longer held: taking it afresh");
-            None
+            Ok(None)
         }
     }
 }
@@ -101,8 +109,14 @@ pub fn print(text: &str) -> Result<(), Failure> {
 }
 
 /// Writes what the caller cannot do without (a token): any failure, a closed pipe included,
-/// is an error.
+/// is an error; and so is a standard output that was closed when redlock started, which
+/// swallows every write (see [`crate::stdio`]).
 pub fn print_all(text: &str) -> Result<(), Failure> {
+    if crate::stdio::stdout_was_closed() {
+        return Err(Failure::os(
+            "cannot write to standard output: it was closed when redlock started",
+        ));
+    }
     write_stdout(text).map_err(|e| cannot_write(&e))
 }
 

@@ -13,8 +13,8 @@ use crate::{info, log};
 use super::common;
 
 pub fn renew_while(global: &GlobalArgs, args: RenewWhileArgs) -> Result<i32, Failure> {
-    let token = std::env::var("REDLOCK_TOKEN")
-        .map_err(|_| Failure::usage("__renew-while is internal: it needs REDLOCK_TOKEN"))?;
+    let token = config::env::text(config::env::TOKEN_ENV)?
+        .ok_or_else(|| Failure::usage("__renew-while is internal: it needs REDLOCK_TOKEN"))?;
     let context = config::context(global)?;
     let signals = common::listen_for_signals()?;
     let client = common::open_client(&context)?;

@@ -24,8 +24,8 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
 
     let key = &settings.lock.key;
     let node_timeout = settings.lock.timing.node_timeout;
-    if common::inherited_lock(&client, key, node_timeout).is_some() {
-        if settings.lock.fence && std::env::var_os("REDLOCK_FENCE").is_none() {
+    if common::inherited_lock(&client, key, node_timeout)?.is_some() {
+        if settings.lock.fence && config::env::text(config::env::FENCE_ENV)?.is_none() {
             crate::log::warn(format_args!(
                 "warning: --fence: the enclosing redlock took lock {key:?} without --fence, so \
                  there is no fencing token to pass on"

@@ -4,6 +4,7 @@
 //!
 //! Precedence, for every setting: flag > environment > config file > built-in default.
 
+pub mod env;
 pub mod file;
 pub mod secrets;
 pub mod tls;
@@ -175,10 +176,12 @@ fn server_urls(
     global: &GlobalArgs,
     from_file: Option<&[String]>,
 ) -> Result<(Vec<String>, Source), Failure> {
+    // Read (and refused if unreadable) even when --server wins: see `env`.
+    let from_env = env::text(SERVERS_ENV)?;
     if !global.servers.is_empty() {
         return Ok((global.servers.clone(), Source::Flag("--server")));
     }
-    if let Ok(value) = std::env::var(SERVERS_ENV) {
+    if let Some(value) = from_env {
         let urls: Vec<String> = value
             .split(|c: char| c == ',' || c.is_whitespace())
             .filter(|s| !s.is_empty())
@@ -202,13 +205,23 @@ fn server_urls(
     Ok((vec![DEFAULT_SERVER.to_string()], Source::Default))
 }
 
-/// Parses the URLs and rejects the same master listed twice (it would fake a quorum).
+/// Parses the URLs and rejects the same master listed twice (it would fake a quorum). A bad
+/// URL is named by its place in the list as well, since it is shown redacted.
 fn parse_masters(urls: &[String], source: &Source) -> Result<Vec<Master>, Failure> {
     let mut masters = Vec::with_capacity(urls.len());
     let mut seen = HashMap::new();
-    for url in urls {
-        let master =
-            Master::parse(url).map_err(|e| Failure::config(format!("{e} (from {source})")))?;
+    for (i, url) in urls.iter().enumerate() {
+        let master = Master::parse(url).map_err(|e| {
+            let entry = if urls.len() > 1 {
+                format!("entry {} of {}, ", i + 1, urls.len())
+            } else {
+                String::new()
+            };
+            Failure::config(format!(
+                "invalid server URL {} ({entry}from {source}): {}",
+                e.url, e.reason
+            ))
+        })?;
         if let Some(first) = seen.insert(master.identity(), master.to_string()) {
             return Err(Failure::config(format!(
                 "{first} and {master} are the same master (from {source}): a master listed \
@@ -231,8 +244,13 @@ pub fn masters(flags: &[String]) -> Result<Vec<Master>, Failure> {
     parse_masters(&urls, &source)
 }
 
+/// Whether a server URL carries a password; for one that does not parse, whether it has
+/// anything that redaction would hide.
 fn has_password(url: &str) -> bool {
-    crate::lock::master::redact_url(url) != url
+    Master::parse(url).map_or_else(
+        |_| crate::lock::master::redact_url(url) != url,
+        |master| master.has_password(),
+    )
 }
 
 /// The password for masters whose URL has none, and a description of where it came from.
@@ -241,6 +259,8 @@ fn password(
     file_config: &file::FileConfig,
     warnings: &mut Vec<String>,
 ) -> Result<Option<(String, String)>, Failure> {
+    // Read (and refused if unreadable) even when a password file wins: see `env`.
+    let from_env = env::text(secrets::PASSWORD_ENV)?;
     let mut from_file = |path: PathBuf, source: String| -> Result<(String, String), Failure> {
         let password = secrets::read_password_file(&path, &source)?;
         if secrets::readable_by_others(&path) {
@@ -263,7 +283,7 @@ fn password(
         }
         return from_file(PathBuf::from(path), source).map(Some);
     }
-    if let Ok(password) = std::env::var(secrets::PASSWORD_ENV) {
+    if let Some(password) = from_env {
         if password.is_empty() {
             return Err(Failure::config(format!(
                 "${} is set but empty: set the password, or unset it",
@@ -294,7 +314,13 @@ fn defaults(file_config: &file::FileConfig) -> Result<Defaults, Failure> {
     let duration = |text: &Option<String>, name: &str| -> Result<Option<Duration>, Failure> {
         text.as_deref()
             .map(|t| {
-                parse_duration(t).map_err(|e| Failure::config(format!("config file `{name}`: {e}")))
+                // The message quotes the value: if a URL landed here by mistake, redacted.
+                parse_duration(t).map_err(|e| {
+                    Failure::config(format!(
+                        "config file `{name}`: {}",
+                        crate::lock::master::redact_quoted(&e)
+                    ))
+                })
             })
             .transpose()
     };

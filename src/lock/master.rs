@@ -1,4 +1,9 @@
 //! One Redis master: where it is, how to log in, and how to name it without leaking a password.
+//!
+//! The invariant: no message shows a server URL as written. A URL that parses is shown rebuilt
+//! from its parts with the password as `***` (`Display`); one that does not is shown through
+//! [`redact_url`], which hides anything shaped like a secret without needing to parse it, and
+//! the parser's own words are dropped if they show any piece that was hidden.
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -37,6 +42,15 @@ impl Master {
             url: redact_url(url),
             reason,
         };
+        // The URL parser would drop a newline or a tab and percent-encode a space: the
+        // server or password used would not be the one written.
+        if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(bad(
+                "it contains a space or a control character (a line break?): remove it, or \
+                 percent-encode it in a password (%20 for a space)"
+                    .into(),
+            ));
+        }
         if !url.contains("://") {
             return Err(bad(
                 "expected redis://host:port, rediss://host:port or redis+unix:///path".into(),
@@ -59,13 +73,18 @@ impl Master {
         };
         let mut info = plain.as_str().into_connection_info().map_err(|e| {
             // redis-rs says "Redis URL did not parse - InvalidClientConfig": keep the first
-            // half, and say what a good URL looks like.
+            // half (a fixed description), unless it shows a piece of the URL that is hidden
+            // from the user, and say what a good URL looks like.
             let why = e.to_string();
             let why = why.split(" - ").next().unwrap_or_default();
+            let why = if shows_any(why, &redaction(url).1) {
+                "it does not parse"
+            } else {
+                why
+            };
             bad(format!(
-                "{}; expected redis://[user:pass@]host:port[/db], rediss://... or \
-                 redis+unix:///path",
-                strip_secrets(why, url)
+                "{why}; expected redis://[user:pass@]host:port[/db], rediss://... or \
+                 redis+unix:///path"
             ))
         })?;
         if info.redis_settings().db() < 0 {
@@ -266,50 +285,182 @@ fn display_of(info: &ConnectionInfo) -> String {
     }
 }
 
-/// Redacts the password of a URL that may not even parse, for error messages.
+/// How a server URL is shown in every message, whether it parses or not: whatever may be a
+/// secret replaced by `***`, control characters escaped (so that the message stays one line).
+///
+/// The rule is structural, so that it holds for URLs no parser accepts (those are exactly the
+/// ones an error message shows), and it hides too much rather than too little:
+/// - userinfo: everything between the scheme, in whatever shape it is written (`redis://`,
+///   `redis:/`, `redis//`, `redis:`, `//`, or none), and the last `@`;
+/// - with no `@`: a port that is not a number, any port after an empty host, and after a
+///   scheme written without slashes anything that is not a number (`redis://user:password`,
+///   `redis://:password`, `user:password`: the `@host` forgotten);
+/// - query parameters: every value but `db` and `protocol` (`?pass=` is how redis-rs takes
+///   a password for a unix socket; `?password=` and the like are hidden as well).
+///
+/// Valid URLs are shown rebuilt from their parsed parts instead (see `display_of`), which
+/// never include the password either.
 pub fn redact_url(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_string();
-    };
-    let rest = &url[scheme_end + 3..];
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let mut out = match rest[..authority_end].rfind('@') {
-        Some(at) => {
-            let userinfo = &rest[..at];
-            let user = userinfo.split(':').next().unwrap_or("");
-            let redacted = if userinfo.contains(':') {
-                format!("{user}:***")
-            } else {
-                user.to_string()
-            };
-            format!("{}://{redacted}{}", &url[..scheme_end], &rest[at..])
+    escape_controls(&redaction(url).0)
+}
+
+/// Replaces every double-quoted piece of `text` by its [`redact_url`] form: for messages of
+/// other parsers (the config file's) that quote the value they reject, which may be a URL.
+pub fn redact_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pieces = text.split('"');
+    out.push_str(pieces.next().unwrap_or_default());
+    let mut quoted = true;
+    for piece in pieces {
+        out.push('"');
+        if quoted {
+            out.push_str(&redact_url(piece));
+        } else {
+            out.push_str(piece);
         }
-        None => url.to_string(),
-    };
-    // Unix socket URLs carry the password as a query parameter.
-    if let Some(start) = out.find("pass=") {
-        let value_start = start + "pass=".len();
-        let value_end = out[value_start..]
-            .find('&')
-            .map_or(out.len(), |i| value_start + i);
-        out.replace_range(value_start..value_end, "***");
+        quoted = !quoted;
     }
     out
 }
 
-/// Removes anything that could be the password from a parser's error message.
-fn strip_secrets(message: &str, url: &str) -> String {
-    let mut message = message.to_string();
-    if let Some(scheme_end) = url.find("://") {
-        let rest = &url[scheme_end + 3..];
-        if let Some(at) = rest.find('@')
-            && let Some((_, password)) = rest[..at].split_once(':')
-            && !password.is_empty()
-        {
-            message = message.replace(password, "***");
+/// The URL with its secrets replaced by `***`, and the pieces it hid.
+fn redaction(url: &str) -> (String, Vec<&str>) {
+    let mut hidden = Vec::new();
+    let start = scheme_end(url);
+    let (scheme, rest) = url.split_at(start);
+    let mut out = scheme.to_string();
+    let (rest, had_userinfo) = match rest.rfind('@') {
+        Some(at) => {
+            if at > 0 {
+                hidden.push(&rest[..at]);
+                out.push_str("***");
+            }
+            out.push('@');
+            (&rest[at + 1..], true)
+        }
+        None => (rest, false),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    if had_userinfo {
+        out.push_str(authority);
+    } else {
+        let numeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let (host, port) = split_port(authority);
+        match port {
+            Some(port) if !numeric(port) || host.is_empty() => {
+                hidden.push(port);
+                out.push_str(host);
+                out.push_str(":***");
+            }
+            None if scheme.ends_with(':') && !authority.is_empty() && !numeric(authority) => {
+                hidden.push(authority);
+                out.push_str("***");
+            }
+            _ => out.push_str(authority),
         }
     }
-    message
+    let (before_fragment, fragment) = tail.split_at(tail.find('#').unwrap_or(tail.len()));
+    match before_fragment.split_once('?') {
+        Some((path, query)) => {
+            out.push_str(path);
+            out.push('?');
+            let params: Vec<String> = query
+                .split('&')
+                .map(|param| match param.split_once('=') {
+                    Some((name, _)) if name == "db" || name == "protocol" => param.to_string(),
+                    Some((name, value)) => {
+                        hidden.push(value);
+                        format!("{name}=***")
+                    }
+                    None if param.is_empty() => String::new(),
+                    None => {
+                        hidden.push(param);
+                        "***".to_string()
+                    }
+                })
+                .collect();
+            out.push_str(&params.join("&"));
+        }
+        None => out.push_str(before_fragment),
+    }
+    out.push_str(fragment);
+    (out, hidden)
+}
+
+/// Where the part after the scheme starts: after `word:` and any slashes, after `word//`, after
+/// leading slashes, or at 0.
+fn scheme_end(url: &str) -> usize {
+    let word = url
+        .char_indices()
+        .find(|&(i, c)| {
+            !(c.is_ascii_alphabetic() || (i > 0 && (c.is_ascii_digit() || "+.-".contains(c))))
+        })
+        .map_or(0, |(i, _)| i);
+    let mut end = match url[word..].chars().next() {
+        Some(':') if word > 0 => word + 1,
+        Some('/') if word > 0 => word,
+        _ => 0,
+    };
+    end += url[end..].bytes().take_while(|&b| b == b'/').count();
+    end
+}
+
+/// `host` and `port` of `host:port` or `[v6]:port`; no port when there is no colon after the
+/// host.
+fn split_port(authority: &str) -> (&str, Option<&str>) {
+    let host_end = match authority.strip_prefix('[') {
+        Some(inner) => inner.find(']').map_or(authority.len(), |i| i + 2),
+        None => authority.find(':').unwrap_or(authority.len()),
+    };
+    let (host, rest) = authority.split_at(host_end);
+    (host, rest.strip_prefix(':'))
+}
+
+/// `text` with control characters (a newline, an escape sequence) written as escapes.
+fn escape_controls(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Whether `message` (from a parser) shows any of the `hidden` pieces of a URL, as written or
+/// percent-decoded.
+fn shows_any(message: &str, hidden: &[&str]) -> bool {
+    hidden
+        .iter()
+        .filter(|piece| !piece.is_empty())
+        .any(|piece| message.contains(piece) || message.contains(&percent_decoded(piece)))
+}
+
+/// `%XX` escapes decoded, lossily (only for comparing).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -326,16 +477,100 @@ mod tests {
     }
 
     #[test]
-    fn redact_url_handles_unparsable_urls() {
+    fn redact_url_hides_userinfo_in_any_shape() {
+        for (url, shown) in [
+            ("redis://bob:pw@h:notaport", "redis://***@h:notaport"),
+            ("redis:/:pw@h:1", "redis:/***@h:1"),
+            ("redis//:pw@h:1", "redis//***@h:1"),
+            ("//u:pw@h:1", "//***@h:1"),
+            ("u:pw@h:1", "u:***@h:1"),
+            (":pw@h:1", "***@h:1"),
+            ("rediss:pw@h", "rediss:***@h"),
+            ("redis://:pw@[::1", "redis://***@[::1"),
+            ("redis://:pw@h:1/notadb", "redis://***@h:1/notadb"),
+            ("redis://:p@ss/w?rd@h:1", "redis://***@h:1"),
+            ("redis://:my pw@h:1", "redis://***@h:1"),
+            ("redis://:p\nw@h:1", "redis://***@h:1"),
+            ("redis://:pässwörd@h:x", "redis://***@h:x"),
+            ("redis://@h:1", "redis://@h:1"),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url:?}");
+        }
+    }
+
+    #[test]
+    fn redact_url_hides_what_may_be_a_password_without_an_at() {
+        for (url, shown) in [
+            // The `@host` forgotten, or cut off at a space by $REDLOCK_SERVERS' splitting.
+            ("redis://user:password", "redis://user:***"),
+            ("redis://:password", "redis://:***"),
+            ("redis://:1234", "redis://:***"),
+            ("u:pw", "u:***"),
+            ("rediss:pw", "rediss:***"),
+            ("redis://h:notaport/1", "redis://h:***/1"),
+            // Nothing to hide.
+            ("redis://h:1", "redis://h:1"),
+            ("redis://h", "redis://h"),
+            ("redis://[::1]:6379/2", "redis://[::1]:6379/2"),
+            ("localhost:6379", "localhost:6379"),
+            ("127.0.0.1", "127.0.0.1"),
+            (
+                "rediss://127.0.0.1:6379/#insecure",
+                "rediss://127.0.0.1:6379/#insecure",
+            ),
+            ("redis+unix:///tmp/r.sock", "redis+unix:///tmp/r.sock"),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url:?}");
+        }
+    }
+
+    #[test]
+    fn redact_url_hides_query_values_but_db_and_protocol() {
+        for (url, shown) in [
+            (
+                "redis+unix:///tmp/r.sock?pass=pw&db=1",
+                "redis+unix:///tmp/r.sock?pass=***&db=1",
+            ),
+            (
+                "redis://h:1/?password=pw&protocol=resp3",
+                "redis://h:1/?password=***&protocol=resp3",
+            ),
+            ("redis://h:1/?pw#frag", "redis://h:1/?***#frag"),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url:?}");
+        }
+    }
+
+    #[test]
+    fn redact_url_keeps_a_message_on_one_line() {
+        assert_eq!(redact_url("redis://h:1/\n2"), "redis://h:1/\\n2");
+        assert_eq!(redact_url("redis://h\t:1"), "redis://h\\t:1");
+    }
+
+    #[test]
+    fn redact_quoted_redacts_each_quoted_value() {
         assert_eq!(
-            redact_url("redis://bob:pw@h:notaport"),
-            "redis://bob:***@h:notaport"
+            redact_quoted(r#"invalid type: string "redis://:pw@h:1", expected a sequence"#),
+            r#"invalid type: string "redis://***@h:1", expected a sequence"#
         );
-        assert_eq!(
-            redact_url("redis+unix:///tmp/r.sock?pass=pw&db=1"),
-            "redis+unix:///tmp/r.sock?pass=***&db=1"
-        );
-        assert_eq!(redact_url("redis://h:1"), "redis://h:1");
+        assert_eq!(redact_quoted("no quotes"), "no quotes");
+        assert_eq!(redact_quoted(r#"a "u:pw" b "c""#), r#"a "u:***" b "c""#);
+    }
+
+    #[test]
+    fn urls_with_spaces_or_control_characters_are_refused() {
+        for url in ["redis://:my pw@h:1", "redis://:p\nw@h:1", "redis://h:1/\t0"] {
+            let err = Master::parse(url).unwrap_err();
+            assert!(err.reason.contains("control character"), "{url:?}: {err}");
+            assert!(!err.to_string().contains("pw"), "{err}");
+        }
+    }
+
+    #[test]
+    fn percent_decoding_for_comparison() {
+        assert_eq!(percent_decoded("S3cr%33t%2"), "S3cr3t%2");
+        assert!(shows_any("bad S3cr3t", &["S3cr%33t"]));
+        assert!(!shows_any("Redis URL did not parse", &["S3cr3t", ""]));
     }
 
     #[test]
