@@ -299,6 +299,9 @@ const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 /// Every text variable redlock reads, set to bytes that are not UTF-8, in every subcommand
 /// that reads it: refused with one line naming it, never taken for unset (REDLOCK_SERVERS
 /// taken for unset means the lock is taken on whatever Redis runs on 127.0.0.1:6379).
+/// The variable that is broken, the arguments, and extra variables to set.
+type Case<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, OsString)>);
+
 #[test]
 fn environment_values_that_are_not_utf8_are_configuration_errors() {
     let cluster = Cluster::start(3);
@@ -320,7 +323,7 @@ fn environment_values_that_are_not_utf8_are_configuration_errors() {
         &["doctor"],
         &["config"],
     ];
-    let mut cases: Vec<(&str, Vec<&str>, Vec<(&str, OsString)>)> = Vec::new();
+    let mut cases: Vec<Case> = Vec::new();
     for args in configured {
         for variable in ["REDLOCK_SERVERS", "REDLOCK_PASSWORD"] {
             cases.push((variable, args.to_vec(), vec![]));
