@@ -10,7 +10,8 @@ use crate::exit::{self, Failure};
 use crate::lock::{Holder, Lock, Master};
 use crate::supervise::watch;
 
-use super::common::{self, NESTED_PREFIX};
+use super::reentrance::NESTED_PREFIX;
+use super::{acquiring, open_client, output, reentrance, releasing};
 
 pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
@@ -24,14 +25,16 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
              taken; give acquire an output to print to (a file, a pipe, or $(...))",
         ));
     }
-    let signals = common::listen_for_signals()?;
-    let client = common::open_client(&context)?;
+    let signals = acquiring::listen_for_signals()?;
+    let client = open_client(&context)?;
     let key = &settings.lock.key;
 
-    if let Some(token) = common::inherited_lock(&client, key, settings.lock.timing.node_timeout)? {
+    if let Some(token) =
+        reentrance::inherited_lock(&client, key, settings.lock.timing.node_timeout)?
+    {
         let nested = format!("{NESTED_PREFIX}{token}");
         let fence = inherited_fence()?;
-        common::print_all(&render(settings.format, key, &nested, None, None, fence))?;
+        output::print_all(&render(settings.format, key, &nested, None, None, fence))?;
         return Ok(exit::OK);
     }
 
@@ -40,17 +43,17 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     let parent = unsafe { libc::getppid() };
     let holder_pid = settings.renew_while.unwrap_or(parent);
     let holder = Holder::of_process(holder_pid.unsigned_abs());
-    let lock = common::acquire(&client, &settings.lock, &holder, &signals, global.quiet)?;
-    let fence = common::fence_if_asked(&client, &lock, settings.lock.fence)?;
+    let lock = acquiring::acquire(&client, &settings.lock, &holder, &signals, global.quiet)?;
+    let fence = acquiring::fence_if_asked(&client, &lock, settings.lock.fence)?;
     if let Some(pid) = settings.renew_while
         && let Err(error) = spawn_renewer(global, &context, &lock, pid)
     {
-        common::report_release(&client, &lock);
+        releasing::report_release(&client, &lock);
         return Err(Failure::os(format!(
             "cannot start the renewer for --renew-while: {error}; the lock was released"
         )));
     }
-    let printed = common::print_all(&render(
+    let printed = output::print_all(&render(
         settings.format,
         key,
         lock.token(),
@@ -60,7 +63,7 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     ));
     if let Err(failure) = printed {
         // Nobody has the token: give the lock back (a renewer finds it gone and stops).
-        common::report_release(&client, &lock);
+        releasing::report_release(&client, &lock);
         return Err(Failure::new(
             failure.code,
             format!("{}; the lock was released", failure.message),

@@ -6,7 +6,8 @@ use crate::exit::{self, Failure};
 use crate::info;
 use crate::lock::{ExtendError, Lock};
 
-use super::common::{self, NESTED_PREFIX};
+use super::reentrance::NESTED_PREFIX;
+use super::{open_client, wording};
 
 pub fn extend(global: &GlobalArgs, args: ExtendArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
@@ -18,7 +19,7 @@ pub fn extend(global: &GlobalArgs, args: ExtendArgs) -> Result<i32, Failure> {
         .token
         .strip_prefix(NESTED_PREFIX)
         .unwrap_or(&settings.token);
-    let client = common::open_client(&context)?;
+    let client = open_client(&context)?;
     let mut lock = Lock::from_token(key, token, settings.timing);
     match client.extend(&mut lock) {
         Ok(()) => {
@@ -39,7 +40,7 @@ pub fn extend(global: &GlobalArgs, args: ExtendArgs) -> Result<i32, Failure> {
             exit::UNAVAILABLE,
             format!(
                 "cannot confirm the extension of lock {key:?} on a majority of masters: {}",
-                common::list(&failures)
+                wording::list(&failures)
             ),
         )),
     }

@@ -11,10 +11,10 @@ use clap_complete::Shell;
 use crate::cli::Cli;
 use crate::exit::{self, Failure};
 
-use super::common;
+use super::output;
 
 pub fn completions(shell: Shell) -> Result<i32, Failure> {
-    common::print(&completion_script(shell))?;
+    output::print(&completion_script(shell))?;
     Ok(exit::OK)
 }
 
@@ -28,7 +28,7 @@ pub fn man(subcommand: Option<&str>) -> Result<i32, Failure> {
             ))
         })?,
     };
-    common::print(&page)?;
+    output::print(&page)?;
     Ok(exit::OK)
 }
 

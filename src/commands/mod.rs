@@ -1,18 +1,27 @@
 //! One module per subcommand: glue between settings, the lock engine and the supervisor.
 
 mod acquire;
-mod common;
+mod acquiring;
 mod doctor;
 mod extend;
 pub mod generate;
+mod output;
+mod progress;
+mod reentrance;
 mod release;
+mod releasing;
 mod renew_while;
 mod run;
 mod show_config;
 mod status;
+mod wording;
+
+use std::sync::Arc;
 
 use crate::cli::{Cli, Command};
+use crate::config::Context;
 use crate::exit::Failure;
+use crate::lock::Redlock;
 
 /// Runs the parsed command line; returns the exit code, or a failure to print.
 pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
@@ -33,4 +42,12 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
 /// Runs the detached renewer (`redlock __renew-while`, started by `acquire --renew-while`).
 pub fn renew_while(cli: crate::cli::RenewWhileCli) -> Result<i32, Failure> {
     renew_while::renew_while(&cli.global, cli.args)
+}
+
+fn open_client(context: &Context) -> Result<Arc<Redlock>, Failure> {
+    use anyhow::Context as _;
+    Redlock::new(context.masters.clone(), context.tls.clone())
+        .context("cannot start the client")
+        .map(Arc::new)
+        .map_err(|e| Failure::os(format!("{e:#}")))
 }

@@ -6,7 +6,8 @@ use crate::exit::{self, Failure};
 use crate::info;
 use crate::lock::{Lock, Released};
 
-use super::common::{self, NESTED_PREFIX};
+use super::reentrance::NESTED_PREFIX;
+use super::{open_client, wording};
 
 pub fn release(global: &GlobalArgs, args: TokenArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
@@ -17,7 +18,7 @@ pub fn release(global: &GlobalArgs, args: TokenArgs) -> Result<i32, Failure> {
         info!("lock {key:?} was taken by an enclosing holder: left for it to release");
         return Ok(exit::OK);
     }
-    let client = common::open_client(&context)?;
+    let client = open_client(&context)?;
     let lock = Lock::from_token(key, &settings.token, settings.timing);
     match client.release(&lock) {
         Released::Yes => {
@@ -36,7 +37,7 @@ pub fn release(global: &GlobalArgs, args: TokenArgs) -> Result<i32, Failure> {
             format!(
                 "cannot reach a majority of masters to release lock {key:?}: {}; it expires by \
                  itself within its TTL",
-                common::list(&failures)
+                wording::list(&failures)
             ),
         )),
     }

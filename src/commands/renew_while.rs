@@ -10,14 +10,14 @@ use crate::supervise::renew::LossReason;
 use crate::supervise::watch::{self, WatchEnd};
 use crate::{info, log};
 
-use super::common;
+use super::{acquiring, open_client, releasing};
 
 pub fn renew_while(global: &GlobalArgs, args: RenewWhileArgs) -> Result<i32, Failure> {
     let token = config::env::text(config::env::TOKEN_ENV)?
         .ok_or_else(|| Failure::usage("__renew-while is internal: it needs REDLOCK_TOKEN"))?;
     let context = config::context(global)?;
-    let signals = common::listen_for_signals()?;
-    let client = common::open_client(&context)?;
+    let signals = acquiring::listen_for_signals()?;
+    let client = open_client(&context)?;
     let timing = Timing {
         ttl: args.ttl,
         node_timeout: args.node_timeout,
@@ -34,7 +34,7 @@ pub fn renew_while(global: &GlobalArgs, args: RenewWhileArgs) -> Result<i32, Fai
         (signals.events, &signals.inbox),
     ) {
         WatchEnd::WatchedExited | WatchEnd::Signalled(_) => {
-            common::report_release(&client, &lock);
+            releasing::report_release(&client, &lock);
         }
         // Most often `redlock release` was called: the script gave the lock back.
         WatchEnd::Lost(LossReason::Refused) => {

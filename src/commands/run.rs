@@ -8,14 +8,14 @@ use crate::exit::{self, Failure};
 use crate::lock::Holder;
 use crate::supervise::{self, Ending, Lease, StopReason};
 
-use super::common;
+use super::{acquiring, open_client, reentrance, releasing};
 
 pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
     let settings = config::run_settings(args, &context.defaults)?;
     context.warn();
-    let signals = common::listen_for_signals()?;
-    let client = common::open_client(&context)?;
+    let signals = acquiring::listen_for_signals()?;
+    let client = open_client(&context)?;
     let words: Vec<String> = settings
         .command
         .iter()
@@ -24,7 +24,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
 
     let key = &settings.lock.key;
     let node_timeout = settings.lock.timing.node_timeout;
-    if common::inherited_lock(&client, key, node_timeout)?.is_some() {
+    if reentrance::inherited_lock(&client, key, node_timeout)?.is_some() {
         if settings.lock.fence && config::env::text(config::env::FENCE_ENV)?.is_none() {
             crate::log::warn(format_args!(
                 "warning: --fence: the enclosing redlock took lock {key:?} without --fence, so \
@@ -42,8 +42,8 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     }
 
     let holder = Holder::this_process(&words);
-    let lock = common::acquire(&client, &settings.lock, &holder, &signals, global.quiet)?;
-    let fence = common::fence_if_asked(&client, &lock, settings.lock.fence)?;
+    let lock = acquiring::acquire(&client, &settings.lock, &holder, &signals, global.quiet)?;
+    let fence = acquiring::fence_if_asked(&client, &lock, settings.lock.fence)?;
     let started = std::time::Instant::now();
     let ending = supervise::supervise(
         &client,
@@ -61,9 +61,9 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     );
     match settings.hold_min {
         Some(hold) if !lost && started.elapsed() < hold => {
-            common::hold_until(&client, &lock, hold - started.elapsed());
+            releasing::hold_until(&client, &lock, hold - started.elapsed());
         }
-        _ => common::report_release(&client, &lock),
+        _ => releasing::report_release(&client, &lock),
     }
     finish(ending, &words)
 }

@@ -10,7 +10,7 @@ use crate::config::{self, Source, Sourced};
 use crate::exit::{self, Failure};
 use crate::lock::Master;
 
-use super::common;
+use super::output;
 
 pub fn show_config(global: &GlobalArgs, args: ConfigArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
@@ -95,6 +95,6 @@ pub fn show_config(global: &GlobalArgs, args: ConfigArgs) -> Result<i32, Failure
         }
         out
     };
-    common::print(&output)?;
+    output::print(&output)?;
     Ok(exit::OK)
 }

@@ -21,14 +21,14 @@ use crate::config;
 use crate::exit::{self, Failure};
 use crate::lock::{Holder, Inspection, MasterState, Verdict, judge};
 
-use super::common;
+use super::{open_client, output, wording};
 
 pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
     config::validate_key(&args.key)?;
     let context = config::context(global)?;
     let node_timeout = config::node_timeout(args.node_timeout, &context.defaults)?;
     context.warn();
-    let client = common::open_client(&context)?;
+    let client = open_client(&context)?;
     let masters = client.inspect(&args.key, node_timeout);
     let states: Vec<MasterState> = masters.iter().map(|m| m.state.clone()).collect();
     let verdict = judge(&states);
@@ -40,7 +40,7 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
     } else {
         to_text(&args.key, &verdict, &masters)
     };
-    common::print(&text)?;
+    output::print(&text)?;
     match verdict {
         Verdict::Held { .. } => Ok(exit::OK),
         Verdict::Free => Ok(exit::STATUS_FREE),
@@ -59,7 +59,7 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
                     "cannot tell who holds lock {:?}: too many masters are unreachable ({}); {}",
                     args.key,
                     unreachable.join(", "),
-                    common::UNREACHABLE_ADVICE
+                    wording::UNREACHABLE_ADVICE
                 ),
             ))
         }

@@ -15,7 +15,7 @@ use crate::exit::{self, Failure};
 use crate::lock::Probe;
 use checks::{Finding, Report, Severity};
 
-use super::common;
+use super::{open_client, output};
 
 /// Exit code when some check is an error.
 pub const FOUND_ERRORS: i32 = 1;
@@ -24,7 +24,7 @@ pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
     let timeout = config::node_timeout(args.node_timeout, &context.defaults)?;
     context.warn();
-    let client = common::open_client(&context)?;
+    let client = open_client(&context)?;
 
     let reports: Vec<Report> = client.probe(timeout).into_iter().map(report).collect();
 
@@ -87,7 +87,7 @@ pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> Result<i32, Failure> {
         );
         out
     };
-    common::print(&output)?;
+    output::print(&output)?;
     Ok(if errors == 0 { exit::OK } else { FOUND_ERRORS })
 }
 

@@ -1,0 +1,97 @@
+//! Taking the lock from a command: signals that end the wait, the wait itself with its
+//! progress line, and the fencing token that may follow.
+
+use std::sync::mpsc::{Receiver, Sender};
+
+use crate::config::LockSettings;
+use crate::exit::{self, Failure};
+use crate::info;
+use crate::lock::{AcquireError, Cancel, Holder, Lock, Redlock};
+use crate::supervise::{self, Event, signals};
+
+use super::progress::WaitProgress;
+use super::releasing::report_release;
+use super::wording;
+
+/// What a command that may wait for a lock hears of signals: the supervisor's channel, with the
+/// handlers installed on it, and the cancel that a terminating signal triggers.
+pub struct Signals {
+    pub events: Sender<Event>,
+    pub inbox: Receiver<Event>,
+    pub cancel: Cancel,
+}
+
+/// Installs the signal handlers. Done before taking the lock, so that a signal arriving
+/// meanwhile ends the wait and releases whatever was taken.
+pub fn listen_for_signals() -> Result<Signals, Failure> {
+    let (events, inbox) = supervise::channel();
+    let cancel = Cancel::default();
+    signals::install(events.clone(), cancel.clone())
+        .map_err(|e| Failure::os(format!("cannot install signal handlers: {e}")))?;
+    Ok(Signals {
+        events,
+        inbox,
+        cancel,
+    })
+}
+
+/// The failure for a wait that a signal ended: exit 128+N for the terminating signal found in
+/// `inbox` (SIGINT if none is there any more), and nothing printed.
+fn interrupted(inbox: &Receiver<Event>, key: &str) -> Failure {
+    let signal = inbox
+        .try_iter()
+        .find_map(|event| match event {
+            Event::Signal(s) if signals::is_terminating(s) => Some(s),
+            _ => None,
+        })
+        .unwrap_or(libc::SIGINT);
+    info!(
+        "{} while waiting for lock {key:?}: gave up",
+        signals::name(signal)
+    );
+    Failure::new(exit::killed_by(signal), "")
+}
+
+/// Takes the lock as `settings` say. While waiting, says who is in the way (with -v, or when
+/// stderr is a terminal). A wait that a signal ended fails with 128+N, quietly.
+pub fn acquire(
+    client: &Redlock,
+    settings: &LockSettings,
+    holder: &Holder,
+    signals: &Signals,
+    quiet: bool,
+) -> Result<Lock, Failure> {
+    let mut progress = WaitProgress::new(&settings.key, quiet);
+    let result = client.acquire(
+        &settings.key,
+        settings.timing,
+        Some(holder),
+        settings.wait,
+        &signals.cancel,
+        &mut |failure| progress.update(failure),
+    );
+    progress.finish();
+    result.map_err(|error| match error {
+        AcquireError::Cancelled => interrupted(&signals.inbox, &settings.key),
+        AcquireError::Failed(failure) => {
+            wording::describe_failure(&settings.key, &failure, settings, client.quorum(), quiet)
+        }
+    })
+}
+
+/// Obtains a fencing token for a lock just taken, if `--fence` asked for one; on failure the
+/// lock is released and the failure explains why.
+pub fn fence_if_asked(client: &Redlock, lock: &Lock, asked: bool) -> Result<Option<u64>, Failure> {
+    if asked {
+        fence(client, lock).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+fn fence(client: &Redlock, lock: &Lock) -> Result<u64, Failure> {
+    client.fence(lock).map_err(|error| {
+        report_release(client, lock);
+        wording::fence_failure(lock.key(), error)
+    })
+}

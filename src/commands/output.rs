@@ -1,0 +1,34 @@
+//! Writing reports and tokens to standard output.
+
+use crate::exit::Failure;
+
+/// Writes a report to stdout. A closed pipe (`redlock status | head -1`) is not an error: the
+/// reader has what it wanted. Any other failure (a full disk) is: the report was lost.
+pub fn print(text: &str) -> Result<(), Failure> {
+    match write_stdout(text) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(cannot_write(&e)),
+        _ => Ok(()),
+    }
+}
+
+/// Writes what the caller cannot do without (a token): any failure, a closed pipe included,
+/// is an error; and so is a standard output that was closed when redlock started, which
+/// swallows every write (see [`crate::stdio`]).
+pub fn print_all(text: &str) -> Result<(), Failure> {
+    if crate::stdio::stdout_was_closed() {
+        return Err(Failure::os(
+            "cannot write to standard output: it was closed when redlock started",
+        ));
+    }
+    write_stdout(text).map_err(|e| cannot_write(&e))
+}
+
+fn write_stdout(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush())
+}
+
+fn cannot_write(error: &std::io::Error) -> Failure {
+    Failure::os(format!("cannot write to standard output: {error}"))
+}

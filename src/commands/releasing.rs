@@ -1,0 +1,42 @@
+//! Releasing the lock at the end of a command, and saying what the release found.
+
+use std::time::Duration;
+
+use crate::lock::{Lock, Redlock, Released};
+use crate::{info, log};
+
+use super::wording::list;
+
+/// Says what a release found, when it is worth saying.
+pub fn report_release(client: &Redlock, lock: &Lock) {
+    match client.release(lock) {
+        Released::Yes => info!("released {:?}", lock.key()),
+        Released::NotHeld => info!(
+            "lock {:?} was no longer held at release (it had expired or been taken over)",
+            lock.key()
+        ),
+        Released::Unknown { failures } => log::line(format_args!(
+            "could not confirm the release of lock {:?} on a majority ({}); it expires by itself \
+             within {}",
+            lock.key(),
+            list(&failures),
+            humantime::format_duration(lock.timing().ttl)
+        )),
+    }
+}
+
+/// `--hold-min`: instead of deleting the lock, lets it expire `remaining` from now, so that the
+/// same job started elsewhere meanwhile still finds it taken.
+pub fn hold_until(client: &Redlock, lock: &Lock, remaining: Duration) {
+    let held = client.expire_in(lock, remaining);
+    if held {
+        info!(
+            "keeping lock {:?} for {} more (--hold-min)",
+            lock.key(),
+            humantime::format_duration(Duration::from_millis(remaining.as_millis() as u64))
+        );
+    } else {
+        // The lock is gone already, or its masters are unreachable: nothing left to keep.
+        report_release(client, lock);
+    }
+}
