@@ -71,6 +71,9 @@ pub fn acquire(
         &mut |failure| progress.update(failure),
     );
     progress.finish();
+    if let Ok(lock) = &result {
+        wording::warn_degraded(&settings.key, lock.refusals());
+    }
     result.map_err(|error| match error {
         AcquireError::Cancelled => interrupted(&signals.inbox, &settings.key),
         AcquireError::Failed(failure) => {

@@ -36,12 +36,9 @@ pub fn extend(global: &GlobalArgs, args: ExtendArgs) -> Result<i32, Failure> {
                  it was not re-created; take it again with `redlock acquire`"
             ),
         )),
-        Err(ExtendError::Unconfirmed { failures }) => Err(Failure::new(
-            exit::UNAVAILABLE,
-            format!(
-                "cannot confirm the extension of lock {key:?} on a majority of masters: {}",
-                wording::list(&failures)
-            ),
+        Err(ExtendError::Unconfirmed { failures }) => Err(wording::masters_failed(
+            &format!("cannot confirm the extension of lock {key:?} on a majority of masters"),
+            &failures,
         )),
     }
 }

@@ -4,7 +4,7 @@ use crate::cli::{GlobalArgs, TokenArgs};
 use crate::config;
 use crate::exit::{self, Failure};
 use crate::info;
-use crate::lock::{Lock, Released};
+use crate::lock::{Cause, Lock, Released};
 
 use super::reentrance::NESTED_PREFIX;
 use super::{open_client, wording};
@@ -32,13 +32,18 @@ pub fn release(global: &GlobalArgs, args: TokenArgs) -> Result<i32, Failure> {
                  else holds it now): nothing was deleted"
             ),
         )),
-        Released::Unknown { failures } => Err(Failure::new(
-            exit::UNAVAILABLE,
-            format!(
-                "cannot reach a majority of masters to release lock {key:?}: {}; it expires by \
-                 itself within its TTL",
-                wording::list(&failures)
-            ),
-        )),
+        Released::Unknown { failures } => {
+            let mut failure = wording::masters_failed(
+                &format!("cannot confirm the release of lock {key:?} on a majority of masters"),
+                &failures,
+            );
+            if failures.iter().all(|f| f.cause() == Cause::Unreachable) {
+                // Only then is it certainly a lock of ours, with its TTL, on those masters.
+                failure
+                    .message
+                    .push_str("; where it is still held, it expires by its TTL");
+            }
+            Err(failure)
+        }
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::lock::{Lock, Redlock, Released};
 use crate::{info, log};
 
-use super::wording::list;
+use super::wording::explain;
 
 /// Says what a release found, when it is worth saying.
 pub fn report_release(client: &Redlock, lock: &Lock) {
@@ -16,10 +16,10 @@ pub fn report_release(client: &Redlock, lock: &Lock) {
             lock.key()
         ),
         Released::Unknown { failures } => log::line(format_args!(
-            "could not confirm the release of lock {:?} on a majority ({}); it expires by itself \
-             within {}",
+            "could not confirm the release of lock {:?} on a majority of masters ({}); where it is \
+             still held, it expires by itself within {}",
             lock.key(),
-            list(&failures),
+            explain(&failures),
             humantime::format_duration(lock.timing().ttl)
         )),
     }

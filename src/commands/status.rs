@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use crate::cli::{GlobalArgs, StatusArgs};
 use crate::config;
 use crate::exit::{self, Failure};
-use crate::lock::{Holder, Inspection, MasterState, Verdict, judge};
+use crate::lock::{Holder, Inspection, MasterFailure, MasterState, Verdict, judge};
 
 use super::{open_client, output, wording};
 
@@ -46,21 +46,22 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
         Verdict::Free => Ok(exit::STATUS_FREE),
         Verdict::Split => Ok(exit::STATUS_SPLIT),
         Verdict::Unknown => {
-            let unreachable: Vec<String> = masters
+            let failures: Vec<MasterFailure> = masters
                 .iter()
                 .filter_map(|m| match &m.state {
-                    MasterState::Unreachable(error) => Some(format!("{} {error}", m.master)),
+                    MasterState::Unreachable(error) => Some(MasterFailure {
+                        master: m.master.to_string(),
+                        error: error.clone(),
+                    }),
                     _ => None,
                 })
                 .collect();
-            Err(Failure::new(
-                exit::UNAVAILABLE,
-                format!(
-                    "cannot tell who holds lock {:?}: too many masters are unreachable ({}); {}",
-                    args.key,
-                    unreachable.join(", "),
-                    wording::UNREACHABLE_ADVICE
+            Err(wording::masters_failed(
+                &format!(
+                    "cannot tell who holds lock {:?}: too many masters did not answer",
+                    args.key
                 ),
+                &failures,
             ))
         }
     }

@@ -4,13 +4,59 @@ use std::time::Duration;
 
 use crate::config::LockSettings;
 use crate::exit::{self, Failure};
-use crate::lock::{AttemptFailure, FenceError, MasterFailure};
+use crate::lock::{AttemptFailure, Cause, FenceError, MasterFailure};
 
-/// What to check when masters fail: the cause is in each master's error (refused, timed out,
-/// wrong password, a TLS port spoken to in plain text).
-pub const UNREACHABLE_ADVICE: &str =
-    "check that they run and are reachable, and that the server URLs and credentials are right";
+/// The failure when too few masters answered: `what` failed, and why, master by master, each
+/// group of masters with the same cause followed by what to do about it. Exit 78 when any of
+/// them needs a configuration fix (a refused password, a missing permission, a replica, TLS),
+/// else 69.
+pub fn masters_failed(what: &str, failures: &[MasterFailure]) -> Failure {
+    let code = if failures.iter().any(|f| f.cause().is_configuration()) {
+        exit::CONFIG
+    } else {
+        exit::UNAVAILABLE
+    };
+    Failure::new(code, format!("{what}: {}", explain(failures)))
+}
 
+/// `M1 timed out, M2 cannot connect: ...: check that it runs ...; M3 error reply: WRONGPASS ...:
+/// authentication failed: ...`.
+pub fn explain(failures: &[MasterFailure]) -> String {
+    let mut causes: Vec<Cause> = Vec::new();
+    for failure in failures {
+        let cause = failure.cause();
+        if !causes.contains(&cause) {
+            causes.push(cause);
+        }
+    }
+    causes
+        .iter()
+        .map(|cause| {
+            let masters: Vec<String> = failures
+                .iter()
+                .filter(|f| f.cause() == *cause)
+                .map(ToString::to_string)
+                .collect();
+            format!("{}: {}", masters.join(", "), cause.advice())
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// One warning line for masters that refused for a configuration reason while the quorum was
+/// still reached: the lock holds, with less fault tolerance than the user thinks.
+pub fn warn_degraded(key: &str, refusals: &[MasterFailure]) {
+    if refusals.is_empty() {
+        return;
+    }
+    crate::log::warn(format_args!(
+        "warning: lock {key:?} was taken without {} of the masters, which refused: {}",
+        refusals.len(),
+        explain(refusals)
+    ));
+}
+
+/// The masters' failures, each with its error, for progress lines.
 pub fn list(failures: &[MasterFailure]) -> String {
     failures
         .iter()
@@ -54,12 +100,9 @@ pub fn describe_failure(
             };
             Failure::new(settings.conflict_exit_code, message)
         }
-        AttemptFailure::Unreachable { needed, failures } => Failure::new(
-            exit::UNAVAILABLE,
-            format!(
-                "cannot reach a majority of masters for lock {key:?} (need {needed}): {}; {UNREACHABLE_ADVICE}",
-                list(failures)
-            ),
+        AttemptFailure::Unreachable { needed, failures } => masters_failed(
+            &format!("cannot take lock {key:?} (need {needed} masters)"),
+            failures,
         ),
         AttemptFailure::TooSlow { elapsed } => Failure::new(
             exit::UNAVAILABLE,
@@ -75,14 +118,16 @@ pub fn describe_failure(
 /// Why no fencing token was granted (the lock has been released by then).
 pub fn fence_failure(key: &str, error: FenceError) -> Failure {
     let (code, message) = match error {
-        FenceError::Unreachable { failures } => (
-            exit::UNAVAILABLE,
-            format!(
-                "took lock {key:?} but cannot reach a majority of masters for its fencing \
-                 token: {}; the lock was released",
-                list(&failures)
-            ),
-        ),
+        FenceError::Unreachable { failures } => {
+            let failure = masters_failed(
+                &format!(
+                    "took lock {key:?} but a majority of masters did not answer for its fencing \
+                     token (the lock was released)"
+                ),
+                &failures,
+            );
+            (failure.code, failure.message)
+        }
         FenceError::Expired => (
             exit::LOCK_LOST,
             format!("lock {key:?} expired before its fencing token was granted; raise --ttl"),

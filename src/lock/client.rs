@@ -179,11 +179,14 @@ impl Redlock {
                     round.tally.yes(),
                     self.masters.nodes.len()
                 );
+                let mut refusals = round.failures(&self.masters);
+                refusals.retain(|f| f.cause().is_configuration());
                 return Ok(Lock {
                     key: key.to_string(),
                     token: token.to_string(),
                     timing,
                     validity_end: timing.validity_end(start),
+                    refusals,
                 });
             }
             Decision::Won => AttemptFailure::TooSlow { elapsed },

@@ -6,6 +6,8 @@
 
 use std::time::{Duration, Instant};
 
+use super::outcome::MasterFailure;
+
 /// How long a lock lives and how patient each request is.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Timing {
@@ -56,6 +58,9 @@ pub struct Lock {
     pub(super) token: String,
     pub(super) timing: Timing,
     pub(super) validity_end: Instant,
+    /// Masters that refused the acquisition for a configuration reason (a wrong password, a
+    /// replica) although a majority granted it: the lock holds, with less fault tolerance.
+    pub(super) refusals: Vec<MasterFailure>,
 }
 
 impl Lock {
@@ -67,6 +72,7 @@ impl Lock {
             token: token.to_string(),
             timing,
             validity_end: Instant::now(),
+            refusals: Vec::new(),
         }
     }
 
@@ -93,6 +99,12 @@ impl Lock {
     /// The instant after which this client may no longer assume it holds the lock.
     pub fn validity_end(&self) -> Instant {
         self.validity_end
+    }
+
+    /// Masters that refused to take part for a configuration reason, though a majority took the
+    /// lock (only those that answered before the decision).
+    pub fn refusals(&self) -> &[MasterFailure] {
+        &self.refusals
     }
 
     /// What is left of the validity now.

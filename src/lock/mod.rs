@@ -3,7 +3,8 @@
 //! What a caller uses:
 //! - `client`: [`Redlock`], the operations (acquire, extend, release, inspect, fence).
 //! - `held`: a held [`Lock`] and the [`Timing`] that bounds its validity.
-//! - `outcome`: what the operations report; `probe`: what masters say about themselves.
+//! - `outcome`: what the operations report, and `cause`: why a master failed, in terms a user
+//!   can act on; `probe`: what masters say about themselves.
 //! - [`keys`]: the key layout: the names of redlock's own keys, none of which a lock key can be.
 //! - [`scripts`]: the Lua each master runs, each with the decoding of its reply.
 //!
@@ -20,6 +21,7 @@
 //!   (release notices), [`master`] (server URLs, redaction, identity).
 
 mod cancel;
+mod cause;
 mod client;
 mod fence;
 mod held;
@@ -39,6 +41,7 @@ pub mod scripts;
 mod verdict;
 
 pub use cancel::Cancel;
+pub use cause::Cause;
 pub use client::Redlock;
 pub use fence::FenceError;
 pub use held::{Lock, Timing};

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::cause::{Cause, cause};
 use super::holder::Holder;
 use super::master::Master;
 use super::node::NodeError;
@@ -13,6 +14,13 @@ pub struct MasterFailure {
     /// The master, password redacted.
     pub master: String,
     pub error: NodeError,
+}
+
+impl MasterFailure {
+    /// Why it failed, in terms a user can act on.
+    pub fn cause(&self) -> Cause {
+        cause(&self.error)
+    }
 }
 
 impl std::fmt::Display for MasterFailure {

@@ -110,6 +110,7 @@ impl Masters {
         let mut expired = pin!(tokio::time::sleep_until(deadline.into()));
         // Writes normally land within microseconds of queueing; if not yet, look again shortly.
         let mut recheck: Option<Pin<Box<tokio::time::Sleep>>> = None;
+        let mut decided = false;
         std::future::poll_fn(|cx| {
             loop {
                 match in_flight.poll_next_unpin(cx) {
@@ -118,6 +119,7 @@ impl Masters {
                         answers[i] = Some(answer);
                     }
                     Poll::Ready(None) => return Poll::Ready(()),
+                    Poll::Pending if decided => return Poll::Ready(()),
                     Poll::Pending => {
                         // Every request still in flight has now been polled, so each one is
                         // queued on its connection (or still connecting, and then nothing was
@@ -149,9 +151,10 @@ impl Masters {
                         };
                     }
                 }
-                if until.reached(&tally) {
-                    return Poll::Ready(());
-                }
+                // Decided: the answers that are already in still count (a master that refused
+                // for a configuration reason is worth a warning), but nothing more is waited
+                // for; the next poll that finds nothing ready ends the round.
+                decided = decided || until.reached(&tally);
             }
         })
         .await;

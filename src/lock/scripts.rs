@@ -110,7 +110,8 @@ pub(super) fn binary_vote(answer: &Result<Value, NodeError>) -> Vote {
 }
 
 /// Releases the lock if it is still ours: compare-and-delete, holder record included, and
-/// announces it to waiters on the release channel when asked to (a real release; not the clean-up
+/// announces it to waiters on the release channel when asked to (with `pcall`: the notice is
+/// best effort, and an ACL that denies PUBLISH must not turn a done release into an error) (a real release; not the clean-up
 /// of a failed attempt, which would only wake contenders for nothing).
 /// KEYS: lock, holder. ARGV: token, channel to announce on (empty: none).
 /// Returns 1 when deleted, 0 when the key is missing or holds another token.
@@ -121,7 +122,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[2])
   redis.call('DEL', KEYS[1])
   if ARGV[2] ~= '' then
-    redis.call('PUBLISH', ARGV[2], '')
+    redis.pcall('PUBLISH', ARGV[2], '')
   end
   return 1
 end

@@ -1,0 +1,209 @@
+//! Why a master failed, in the terms a user can act on.
+//!
+//! A master that answered with an error is not "unreachable": a refused password, a missing
+//! ACL permission, a replica among the masters or EVAL renamed are configuration to fix (exit
+//! 78), and the advice must say which. A master full under `noeviction` or holding something
+//! else at the key needs its own words. Only a master that could not be reached at all (refused
+//! connection, timeout, broken connection) gets "check that it runs and is reachable".
+//!
+//! The classification reads the error codes Redis puts first in an error reply (`WRONGPASS`,
+//! `NOAUTH`, `NOPERM`, `READONLY`, `OOM`, `WRONGTYPE`, ...) and, for servers that answer a
+//! renamed or disabled command with a plain `ERR unknown command`, that phrase.
+
+use super::node::NodeError;
+
+/// The cause of one master's failure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// No connection, no answer in time, or the connection broke.
+    Unreachable,
+    /// The password or user name was refused (`WRONGPASS`, `NOAUTH`).
+    Authentication,
+    /// The user may not run a command redlock needs (`NOPERM`); the command, when named.
+    Permission(Option<String>),
+    /// The master does not run scripts: EVAL/EVALSHA renamed or disabled, or Lua unavailable.
+    ScriptsUnavailable,
+    /// The server is a read-only replica, not a master (`READONLY`).
+    Replica,
+    /// The server is out of memory under `noeviction` (`OOM`).
+    OutOfMemory,
+    /// The key exists and is not a lock (`WRONGTYPE`).
+    NotALock,
+    /// TLS was refused: a certificate that does not verify, or TLS spoken to a plain port (or
+    /// the reverse).
+    Tls,
+    /// Anything else the master answered.
+    Other,
+}
+
+impl Cause {
+    /// Whether fixing it means changing configuration (ours or the server's): exit 78.
+    pub fn is_configuration(&self) -> bool {
+        matches!(
+            self,
+            Cause::Authentication
+                | Cause::Permission(_)
+                | Cause::ScriptsUnavailable
+                | Cause::Replica
+                | Cause::Tls
+        )
+    }
+
+    /// What to do about it, as the end of a sentence.
+    pub fn advice(&self) -> String {
+        match self {
+            Cause::Unreachable => {
+                "check that each runs and is reachable, and that its URL is right".into()
+            }
+            Cause::Authentication => {
+                "authentication failed: check the password (and user name) for it".into()
+            }
+            Cause::Permission(Some(command)) => format!(
+                "its ACL user may not run {command}: grant it (redlock needs EVAL, EVALSHA, \
+                 PUBLISH and SUBSCRIBE; see `redlock doctor`)"
+            ),
+            Cause::Permission(None) => "its ACL user lacks a permission redlock needs (EVAL, \
+                                        EVALSHA, PUBLISH, SUBSCRIBE): grant it"
+                .into(),
+            Cause::ScriptsUnavailable => {
+                "it does not run Lua scripts (EVAL/EVALSHA renamed or disabled): redlock needs \
+                 them"
+                    .into()
+            }
+            Cause::Replica => "it is a read-only replica: list independent masters only".into(),
+            Cause::OutOfMemory => {
+                "it is out of memory (maxmemory with noeviction): free memory or raise maxmemory"
+                    .into()
+            }
+            Cause::NotALock => {
+                "the key there holds something that is not a lock: choose another --key, or \
+                 delete that key"
+                    .into()
+            }
+            Cause::Tls => "check its TLS settings (scheme, port, certificates)".into(),
+            Cause::Other => "see the master's answer".into(),
+        }
+    }
+}
+
+/// Classifies one master's failure.
+pub fn cause(error: &NodeError) -> Cause {
+    let text = match error {
+        NodeError::Timeout | NodeError::Io(_) => return Cause::Unreachable,
+        NodeError::Connect(text) | NodeError::Server(text) => text,
+    };
+    // An error reply may come prefixed ("AUTH refused: WRONGPASS ..."): look at each word that
+    // could be the error code.
+    let codes: Vec<&str> = text
+        .split([' ', ':'])
+        .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_uppercase()))
+        .collect();
+    let has = |code: &str| codes.contains(&code);
+    let lower = text.to_ascii_lowercase();
+    if has("WRONGPASS") || has("NOAUTH") || lower.contains("invalid password") {
+        Cause::Authentication
+    } else if has("NOPERM") {
+        Cause::Permission(permission_command(text))
+    } else if has("READONLY") {
+        Cause::Replica
+    } else if has("OOM") {
+        Cause::OutOfMemory
+    } else if has("WRONGTYPE") {
+        Cause::NotALock
+    } else if has("NOSCRIPT") || unknown_script_command(&lower) {
+        Cause::ScriptsUnavailable
+    } else if matches!(error, NodeError::Connect(_))
+        && (lower.contains("tls") || lower.contains("certificate"))
+    {
+        Cause::Tls
+    } else if matches!(error, NodeError::Connect(_)) && !lower.contains(" refused:") {
+        // Connection refused, no route, name not found: nothing answered.
+        Cause::Unreachable
+    } else {
+        Cause::Other
+    }
+}
+
+/// `ERR unknown command 'EVALSHA'` (and older servers' spelling with backquotes).
+fn unknown_script_command(lower: &str) -> bool {
+    lower.contains("unknown command") && (lower.contains("eval") || lower.contains("script"))
+}
+
+/// The command named in a NOPERM reply: "... has no permissions to run the 'evalsha' command".
+fn permission_command(text: &str) -> Option<String> {
+    let start = text.find("run the '")? + "run the '".len();
+    let end = text[start..].find('\'')? + start;
+    Some(text[start..end].to_ascii_uppercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(text: &str) -> Cause {
+        cause(&NodeError::Server(text.into()))
+    }
+
+    #[test]
+    fn error_codes_name_the_cause() {
+        assert_eq!(
+            cause(&NodeError::Connect(
+                "AUTH refused: WRONGPASS invalid username-password pair or user is disabled."
+                    .into()
+            )),
+            Cause::Authentication
+        );
+        assert_eq!(
+            server("NOAUTH Authentication required."),
+            Cause::Authentication
+        );
+        assert_eq!(
+            server("NOPERM User ci has no permissions to run the 'evalsha' command"),
+            Cause::Permission(Some("EVALSHA".into()))
+        );
+        assert_eq!(
+            server("READONLY You can't write against a read only replica."),
+            Cause::Replica
+        );
+        assert_eq!(
+            server("OOM command not allowed when used memory > 'maxmemory'."),
+            Cause::OutOfMemory
+        );
+        assert_eq!(
+            server("WRONGTYPE Operation against a key holding the wrong kind of value"),
+            Cause::NotALock
+        );
+        assert_eq!(
+            server("ERR unknown command 'EVALSHA', with args beginning with: "),
+            Cause::ScriptsUnavailable
+        );
+        assert_eq!(server("ERR something else"), Cause::Other);
+    }
+
+    #[test]
+    fn only_silence_is_unreachable() {
+        assert_eq!(cause(&NodeError::Timeout), Cause::Unreachable);
+        assert_eq!(
+            cause(&NodeError::Connect(
+                "Connection refused (os error 111)".into()
+            )),
+            Cause::Unreachable
+        );
+        assert_eq!(
+            cause(&NodeError::Io("connection closed".into())),
+            Cause::Unreachable
+        );
+        assert!(!Cause::Unreachable.is_configuration());
+        assert!(Cause::Authentication.is_configuration());
+        assert!(!Cause::OutOfMemory.is_configuration());
+    }
+
+    #[test]
+    fn tls_failures_are_configuration() {
+        let tls = cause(&NodeError::Connect(
+            "TLS handshake failed: invalid peer certificate: UnknownIssuer".into(),
+        ));
+        assert_eq!(tls, Cause::Tls);
+        assert!(tls.is_configuration());
+    }
+}

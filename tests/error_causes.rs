@@ -1,0 +1,203 @@
+//! A master that answered is not "unreachable": each refusal is named for what it is, with the
+//! exit code that fits (78 for configuration to fix), against real masters set up to refuse.
+
+mod common;
+
+use std::process::Output;
+
+use common::{Cluster, describe};
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Masters started with `args`, after `plain` ordinary ones.
+fn masters(plain: usize, args: &[&str], n: usize) -> Cluster {
+    let mut cluster = Cluster::start(plain);
+    cluster.servers.extend(Cluster::start_with(n, args).servers);
+    cluster
+}
+
+fn run(cluster: &Cluster, key: &str) -> Output {
+    cluster
+        .redlock()
+        .args(["run", "--key", key, "--ttl", "5s", "--", "true"])
+        .output()
+        .unwrap()
+}
+
+fn assert_one_line(output: &Output, code: i32, needles: &[&str]) {
+    let message = stderr(output);
+    assert_eq!(output.status.code(), Some(code), "{}", describe(output));
+    assert_eq!(message.lines().count(), 1, "{message}");
+    for needle in needles {
+        assert!(message.contains(needle), "{needle:?} missing: {message}");
+    }
+    assert!(!message.contains("check that they run"), "{message}");
+}
+
+#[test]
+fn a_refused_password_is_configuration_not_unreachable() {
+    let cluster = masters(0, &["--requirepass", "right"], 3);
+    let output = cluster
+        .redlock()
+        .env("REDLOCK_PASSWORD", "wrong")
+        .args(["run", "--key", "pw", "--", "true"])
+        .output()
+        .unwrap();
+    assert_one_line(&output, 78, &["WRONGPASS", "authentication failed"]);
+    let none = run(&cluster, "pw");
+    assert_one_line(&none, 78, &["NOAUTH", "authentication failed"]);
+}
+
+#[test]
+fn a_master_that_refuses_while_the_quorum_holds_is_one_warning() {
+    let mut cluster = masters(0, &["--enable-debug-command", "yes"], 2);
+    cluster
+        .servers
+        .extend(Cluster::start_with(1, &["--requirepass", "only-this-one"]).servers);
+    // The two good masters answer only after the third refused, so the refusal is in when the
+    // quorum is decided (a refusal that comes later is not waited for).
+    let sleepers: Vec<_> = cluster.servers[..2]
+        .iter()
+        .map(|server| {
+            let mut connection = server.connection();
+            std::thread::spawn(move || {
+                let _: () = redis::cmd("DEBUG")
+                    .arg("SLEEP")
+                    .arg("0.5")
+                    .query(&mut connection)
+                    .unwrap();
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let output = cluster
+        .redlock()
+        .args([
+            "run",
+            "--key",
+            "degraded",
+            "--ttl",
+            "30s",
+            "--node-timeout",
+            "2s",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    for sleeper in sleepers {
+        sleeper.join().unwrap();
+    }
+    assert!(output.status.success(), "{}", describe(&output));
+    let message = stderr(&output);
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(message.contains("warning"), "{message}");
+    assert!(message.contains("authentication failed"), "{message}");
+    assert!(message.contains(&cluster.urls()[2]), "{message}");
+}
+
+#[test]
+fn scripts_renamed_away_are_named() {
+    let cluster = masters(
+        0,
+        &[
+            "--rename-command",
+            "EVALSHA",
+            "",
+            "--rename-command",
+            "EVAL",
+            "",
+        ],
+        1,
+    );
+    let output = run(&cluster, "noeval");
+    assert_one_line(&output, 78, &["unknown command", "Lua scripts"]);
+}
+
+#[test]
+fn an_acl_user_without_a_command_redlock_needs_is_named() {
+    let cluster = masters(
+        0,
+        &[
+            "--user", "default", "on", "nopass", "~*", "&*", "+@all", "-evalsha", "-eval",
+        ],
+        1,
+    );
+    let output = run(&cluster, "noperm");
+    assert_one_line(&output, 78, &["NOPERM", "may not run EVAL"]);
+}
+
+#[test]
+fn a_replica_among_the_masters_is_named() {
+    let primary = Cluster::start(1);
+    let port = primary.servers[0].port.to_string();
+    let replica = masters(0, &["--replicaof", "127.0.0.1", &port], 1);
+    let output = run(&replica, "ro");
+    assert_one_line(&output, 78, &["READONLY", "replica"]);
+}
+
+#[test]
+fn a_full_master_says_out_of_memory() {
+    let cluster = masters(
+        0,
+        &["--maxmemory", "1", "--maxmemory-policy", "noeviction"],
+        1,
+    );
+    let output = run(&cluster, "full");
+    assert_one_line(&output, 69, &["OOM", "out of memory"]);
+}
+
+#[test]
+fn a_key_that_is_not_a_lock_is_named() {
+    let cluster = Cluster::start(1);
+    let _: i64 = redis::cmd("HSET")
+        .arg("hash")
+        .arg("f")
+        .arg("v")
+        .query(&mut cluster.servers[0].connection())
+        .unwrap();
+    let output = run(&cluster, "hash");
+    assert_one_line(&output, 69, &["WRONGTYPE", "not a lock"]);
+    // `release` on it must not promise that it expires: it has no TTL.
+    let release = cluster
+        .redlock()
+        .args(["release", "--key", "hash", "--token", "t"])
+        .output()
+        .unwrap();
+    assert_one_line(&release, 69, &["not a lock"]);
+    assert!(
+        !stderr(&release).contains("expires"),
+        "{}",
+        stderr(&release)
+    );
+}
+
+/// A release deletes the keys before it announces the release; an ACL that denies PUBLISH must
+/// not make that look like a failure.
+#[test]
+fn a_release_with_publish_denied_is_done() {
+    let cluster = masters(
+        0,
+        &[
+            "--user", "default", "on", "nopass", "~*", "&*", "+@all", "-publish",
+        ],
+        1,
+    );
+    let token = cluster
+        .redlock()
+        .args(["acquire", "--key", "pub", "--ttl", "30s"])
+        .output()
+        .unwrap();
+    assert!(token.status.success(), "{}", describe(&token));
+    let token = String::from_utf8_lossy(&token.stdout).trim().to_string();
+    let release = cluster
+        .redlock()
+        .args(["release", "--key", "pub", "--token", &token])
+        .output()
+        .unwrap();
+    assert!(release.status.success(), "{}", describe(&release));
+    assert!(stderr(&release).is_empty(), "{}", describe(&release));
+    assert!(cluster.key_gone_everywhere("pub"));
+}
