@@ -58,7 +58,8 @@ fn a_certificate_from_another_ca_is_refused() {
         .args(["run", "--key", "tls", "--", "true"])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(69), "{}", describe(&output));
+    // A certificate that does not verify is configuration to fix (78), not an outage.
+    assert_eq!(output.status.code(), Some(78), "{}", describe(&output));
     let message = stderr(&output);
     assert_eq!(message.lines().count(), 1, "{message}");
     assert!(message.contains("TLS handshake failed"), "{message}");
@@ -76,7 +77,7 @@ fn rediss_to_a_plaintext_port_says_so() {
         .args(["run", "--ttl", "2s", "--key", "tls", "--", "true"])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(69), "{}", describe(&output));
+    assert_eq!(output.status.code(), Some(78), "{}", describe(&output));
     let message = stderr(&output);
     assert_eq!(message.lines().count(), 1, "{message}");
     assert!(message.contains("does this port serve TLS?"), "{message}");
@@ -199,12 +200,13 @@ fn acl_user_with_password_from_file_env_or_url() {
         describe(&in_servers_env)
     );
 
-    // The default user is off: without credentials the master refuses, and says so.
+    // The default user is off: without credentials the master refuses, and says so; a refused
+    // login is configuration to fix (78), not an unreachable master (69).
     let none = redlock()
         .args(["-s", &server.url(), "run", "--key", "acl", "--", "true"])
         .output()
         .unwrap();
-    assert_eq!(none.status.code(), Some(69), "{}", describe(&none));
+    assert_eq!(none.status.code(), Some(78), "{}", describe(&none));
     assert!(stderr(&none).contains("NOAUTH"), "{}", describe(&none));
 
     // A wrong password is named as such, not as an unreachable server.
@@ -213,7 +215,7 @@ fn acl_user_with_password_from_file_env_or_url() {
         .env("REDLOCK_PASSWORD", "not-the-password")
         .output()
         .unwrap();
-    assert_eq!(wrong.status.code(), Some(69), "{}", describe(&wrong));
+    assert_eq!(wrong.status.code(), Some(78), "{}", describe(&wrong));
     assert!(
         stderr(&wrong).contains("AUTH refused: WRONGPASS"),
         "{}",
@@ -272,7 +274,7 @@ fn passwords_are_never_shown() {
         .env("REDLOCK_SERVERS", &url)
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(69), "{}", describe(&output));
+    assert_eq!(output.status.code(), Some(78), "{}", describe(&output));
     let all = format!(
         "{}{}",
         stderr(&output),
