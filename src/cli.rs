@@ -18,13 +18,7 @@ use clap::{Args, Parser, Subcommand};
     propagate_version = true,
     max_term_width = 100
 )]
-#[command(
-    after_help = "Exit codes: the command's own status, 128+N if it was killed by signal N, \
-    75 lock held elsewhere, 69 masters unreachable, 70 lock lost (or release/extend with a token \
-    that no longer holds it), 124 --max-duration reached, 64 usage, 78 configuration, \
-    71 operating-system error, 126/127 command not executable/not found; status: 0 held, \
-    1 free, 2 split; doctor: 1 when a check found an error. See 'man redlock'."
-)]
+#[command(after_help = crate::exit::help_table())]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,

@@ -296,11 +296,12 @@ fn names_variable(cluster: &Cluster, output: &Output, variable: &str, marker: &s
 
 const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 
+/// Other variables a case sets, with their (valid) values.
+type Env = Vec<(&'static str, OsString)>;
+
 /// Every text variable redlock reads, set to bytes that are not UTF-8, in every subcommand
 /// that reads it: refused with one line naming it, never taken for unset (REDLOCK_SERVERS
 /// taken for unset means the lock is taken on whatever Redis runs on 127.0.0.1:6379).
-/// The variable that is broken, the arguments, and extra variables to set.
-type Case<'a> = (&'a str, Vec<&'a str>, Vec<(&'a str, OsString)>);
 
 #[test]
 fn environment_values_that_are_not_utf8_are_configuration_errors() {
@@ -323,7 +324,7 @@ fn environment_values_that_are_not_utf8_are_configuration_errors() {
         &["doctor"],
         &["config"],
     ];
-    let mut cases: Vec<Case> = Vec::new();
+    let mut cases: Vec<(&str, Vec<&str>, Env)> = Vec::new();
     for args in configured {
         for variable in ["REDLOCK_SERVERS", "REDLOCK_PASSWORD"] {
             cases.push((variable, args.to_vec(), vec![]));

@@ -75,12 +75,14 @@ fn completion_script(shell: Shell) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The man page: clap's sections, then exit status, environment and files.
+/// The man page: clap's sections (without the help's exit-code table), then exit status,
+/// environment and files.
 pub fn man_page() -> String {
     let mut out = Vec::new();
-    let page = clap_mangen::Man::new(Cli::command());
+    // The help's exit-code table is the EXIT STATUS section here, in roff.
+    let page = clap_mangen::Man::new(Cli::command().after_help(None::<&str>));
     let _ = page.render(&mut out);
-    let _ = out.write_all(EXTRA_SECTIONS.as_bytes());
+    let _ = out.write_all(extra_sections().as_bytes());
     String::from_utf8_lossy(&out).into_owned()
 }
 
@@ -100,48 +102,16 @@ pub fn subcommand_page(name: &str) -> Option<String> {
     .name(format!("redlock-{name}"));
     let mut out = Vec::new();
     clap_mangen::Man::new(sub).render(&mut out).ok()?;
-    let _ = out.write_all(EXTRA_SECTIONS.as_bytes());
+    let _ = out.write_all(extra_sections().as_bytes());
     Some(String::from_utf8_lossy(&out).into_owned())
 }
 
-const EXTRA_SECTIONS: &str = r#".SH "EXIT STATUS"
-.TP
-\fIthe command's status\fR
-run: the command ran and exited normally with this code
-.TP
-\fB128+N\fR
-run: the command was killed by signal N (also when redlock is interrupted by signal N while waiting for the lock)
-.TP
-\fB0\fR, \fB1\fR, \fB2\fR
-status: the lock is held, free, split
-.TP
-\fB1\fR
-doctor: some check found an error
-.TP
-\fB64\fR
-bad arguments or values
-.TP
-\fB69\fR
-a majority of masters could not be reached or answered with errors
-.TP
-\fB70\fR
-the lock was lost: run stopped the command; release and extend found the token no longer holds the lock
-.TP
-\fB71\fR
-the operating system refused something redlock needs (a thread, a pipe, a signal handler, writing to standard output)
-.TP
-\fB75\fR
-the lock is held by someone else and the wait ran out (see \-\-conflict\-exit\-code)
-.TP
-\fB78\fR
-bad configuration: config file, environment, or server list
-.TP
-\fB124\fR
-run: the command ran longer than \-\-max\-duration and was stopped
-.TP
-\fB126\fR, \fB127\fR
-run: the command could not be executed, was not found
-.SH ENVIRONMENT
+/// What every page ends with: exit status (from [`exit::TABLE`]), environment, files.
+fn extra_sections() -> String {
+    exit::man_section() + EXTRA_SECTIONS
+}
+
+const EXTRA_SECTIONS: &str = r#".SH ENVIRONMENT
 .TP
 \fBREDLOCK_SERVERS\fR
 the masters, comma\- or space\-separated, when no \-\-server is given

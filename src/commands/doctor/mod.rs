@@ -17,9 +17,6 @@ use checks::{Finding, Report, Severity};
 
 use super::{open_client, output};
 
-/// Exit code when some check is an error.
-pub const FOUND_ERRORS: i32 = 1;
-
 pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
     let timeout = config::node_timeout(args.node_timeout, &context.defaults)?;
@@ -88,7 +85,11 @@ pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> Result<i32, Failure> {
         out
     };
     output::print(&output)?;
-    Ok(if errors == 0 { exit::OK } else { FOUND_ERRORS })
+    Ok(if errors == 0 {
+        exit::OK
+    } else {
+        exit::DOCTOR_FOUND_ERRORS
+    })
 }
 
 /// "1 error", "2 errors", "0 errors".
