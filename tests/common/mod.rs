@@ -1,7 +1,8 @@
 //! Real Redis masters for integration tests.
 //!
-//! [`Cluster::start`] launches N `redis-server` processes on free loopback ports, each in its
-//! own temporary directory, and waits until each answers PING. Any of them can be killed,
+//! [`Cluster::start`] launches N `redis-server` processes on free loopback ports (below the
+//! ephemeral range, see [`TEST_PORTS`]), each in its own temporary directory, and waits until
+//! each answers PING and is the process listening on its port. Any of them can be killed,
 //! paused (SIGSTOP), resumed and restarted on the same port and directory. Dropping the cluster
 //! kills every server; a parent-death signal also takes them down if the test process dies.
 //!
@@ -151,6 +152,13 @@ impl Server {
                 return Err(format!("redis-server exited with {status}: {log}"));
             }
             if ping(self.port) {
+                if !listens_on(child.id(), self.port) {
+                    // Whoever answered, it is not our server: it lost the port to another
+                    // test's. It exits on its own (it could not bind); make sure.
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(format!("port {} is taken by another server", self.port));
+                }
                 self.process = Some(child);
                 return Ok(());
             }
@@ -435,13 +443,69 @@ impl Pki {
     }
 }
 
-/// A port nobody listens on right now (the server may still lose a race for it; `start`
-/// retries).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("bind a free port")
+/// Loopback ports for test servers come from this range: below Linux's ephemeral range
+/// (32768-60999 by default), where every outgoing connection of every process on the machine
+/// takes its local port, so a test server's port is never taken from under it by some
+/// client's connection; and above the ports that system services tend to use.
+pub const TEST_PORTS: std::ops::Range<u16> = 10000..32000;
+
+/// A random port in [`TEST_PORTS`] that nobody listens on right now. The server may still lose
+/// a race for it with another test (`start` retries, and checks that the server answering on
+/// the port is the one it started).
+pub fn free_port() -> u16 {
+    for _ in 0..1000 {
+        let port = fastrand::u16(TEST_PORTS);
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port in {TEST_PORTS:?} after 1000 tries");
+}
+
+/// Binds a listener on a random free port in [`TEST_PORTS`] (for servers the tests run
+/// themselves, such as the fault proxy: holding the listener, they cannot lose the port).
+pub fn bind_test_port() -> TcpListener {
+    let mut last = None;
+    for _ in 0..1000 {
+        match TcpListener::bind(("127.0.0.1", fastrand::u16(TEST_PORTS))) {
+            Ok(listener) => return listener,
+            Err(error) => last = Some(error),
+        }
+    }
+    panic!("no free loopback port in {TEST_PORTS:?} after 1000 tries: {last:?}");
+}
+
+/// True when process `pid` holds a socket listening on loopback TCP `port`: the server that
+/// answers there is this process, not one that another test started on the same port while
+/// ours failed to bind it.
+pub fn listens_on(pid: u32, port: u16) -> bool {
+    // /proc/net/tcp: "sl local_address rem_address st ... inode", addresses in hex; state 0A
+    // is LISTEN. Then the socket's inode must be among the process's open files.
+    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else {
+        return false;
+    };
+    // The address is the u32 in host byte order, printed in hex.
+    let loopback = u32::from_ne_bytes([127, 0, 0, 1]);
+    let wanted = format!("{loopback:08X}:{port:04X}");
+    let inodes: Vec<String> = table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            (fields.get(1) == Some(&wanted.as_str()) && fields.get(3) == Some(&"0A"))
+                .then(|| fields.get(9).map(|inode| format!("socket:[{inode}]")))
+                .flatten()
+        })
+        .collect();
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+        .any(|target| {
+            inodes
+                .iter()
+                .any(|inode| target.as_os_str() == inode.as_str())
+        })
 }
 
 fn ping(port: u16) -> bool {
