@@ -11,6 +11,8 @@
 
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+pub mod proxy;
+
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -380,6 +382,24 @@ impl Cluster {
             .iter()
             .filter(|v| v.as_deref() == Some(token))
             .count()
+    }
+
+    /// Every key that has no TTL, as `master i: key`, on every master that is running and not
+    /// paused. Everything redlock writes expires (the fencing counter excepted), so after a
+    /// test without `--fence` this must be empty whatever faults it injected.
+    pub fn keys_without_ttl(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        for (i, server) in self.servers.iter().enumerate() {
+            if !server.is_running() || server.paused {
+                continue;
+            }
+            for key in server.keys() {
+                if server.pttl(&key) == -1 {
+                    found.push(format!("master {i}: {key}"));
+                }
+            }
+        }
+        found
     }
 
     /// True when no running master has `key`.
