@@ -24,7 +24,7 @@ use tokio::net::{TcpStream, UnixStream};
 use tokio_rustls::TlsConnector;
 
 use super::master::Master;
-use super::pipe::{Pipe, Stream};
+use super::pipe::{Broken, Pipe, Stream};
 use super::resp;
 use super::scripts::Lua;
 
@@ -37,8 +37,11 @@ pub enum NodeError {
     Connect(String),
     /// The master answered with an error (read-only replica, out of memory, loading, ...).
     Server(String),
-    /// The connection broke or the reply made no sense.
+    /// The connection broke.
     Io(String),
+    /// The master sent something that cannot be a reply to our request (not RESP, or over
+    /// the caps of `resp`); its connection was closed.
+    BadReply(String),
 }
 
 impl std::fmt::Display for NodeError {
@@ -48,6 +51,7 @@ impl std::fmt::Display for NodeError {
             NodeError::Connect(why) => write!(f, "cannot connect: {why}"),
             NodeError::Server(why) => write!(f, "error reply: {why}"),
             NodeError::Io(why) => write!(f, "connection failed: {why}"),
+            NodeError::BadReply(why) => write!(f, "bad reply: {why}"),
         }
     }
 }
@@ -168,7 +172,7 @@ impl Node {
                         describe(&refused)
                     )));
                 }
-                Err(broken) => return Err(NodeError::Connect(broken)),
+                Err(broken) => return Err(NodeError::Connect(broken.to_string())),
             }
         }
         Ok(())
@@ -271,7 +275,8 @@ impl Node {
             // `timeout` setting, a restart): the request then fails as it arrives. Every script
             // is safe to run twice (each compares the token, only reads, or only raises a
             // number; a repeated acquire finds its own token), so try once more, on a new
-            // connection; the failed one is forgotten by now.
+            // connection; the failed one is forgotten by now. Not after a bad reply: a master
+            // that sent one is not worth a second round trip of the same deadline.
             Err(NodeError::Io(_)) if kept => {
                 let (fresh, _) = self.connection().await?;
                 self.eval_on(&fresh, script, keys, args).await
@@ -317,14 +322,17 @@ impl Node {
     fn settle(
         &self,
         generation: u64,
-        answer: Result<Result<Value, RedisError>, String>,
+        answer: Result<Result<Value, RedisError>, Broken>,
     ) -> Result<Value, NodeError> {
         match answer {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(refused)) => Err(NodeError::Server(describe(&refused))),
             Err(broken) => {
                 self.forget(generation);
-                Err(NodeError::Io(broken))
+                Err(match broken {
+                    Broken::Io(why) => NodeError::Io(why),
+                    Broken::BadReply(why) => NodeError::BadReply(why),
+                })
             }
         }
     }
@@ -339,7 +347,7 @@ impl Connection {
         script: &str,
         keys: &[&str],
         args: &[&[u8]],
-    ) -> Result<Result<Value, RedisError>, String> {
+    ) -> Result<Result<Value, RedisError>, Broken> {
         let count = 3 + keys.len() + args.len();
         // The scripts take 2 or 3 keys: one digit, without formatting a string per request.
         debug_assert!(keys.len() < 10, "one-digit key count");
