@@ -238,3 +238,51 @@ fn deeply_nested_replies_are_refused() {
     );
     assert_no_key_without_ttl(&cluster);
 }
+
+/// The caps leave room for every legitimate reply: a lock whose command line is a megabyte
+/// (a file list) is still shown to a contender and to `status`, its holder record cut short.
+#[test]
+fn a_megabyte_command_line_stays_inside_the_caps() {
+    let cluster = Cluster::start(3);
+    let files: Vec<String> = (0..20_000)
+        .map(|i| format!("src/some/deeply/nested/directory/file-{i:05}.rs"))
+        .collect();
+    let mut holder = cluster
+        .redlock()
+        .args(["run", "--key", "long", "--ttl", "20s", "--"])
+        .args(["sh", "-c", "sleep 30", "sh"])
+        .args(&files)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn the holder");
+    assert!(
+        common::eventually(Duration::from_secs(10), || cluster
+            .values("long")
+            .iter()
+            .flatten()
+            .count()
+            >= 2),
+        "the lock was not taken"
+    );
+    let contender = cluster
+        .redlock()
+        .args(["run", "--key", "long", "--", "true"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&contender.stderr);
+    assert_eq!(contender.status.code(), Some(75), "{text}");
+    assert!(text.contains("sh -c 'sleep 30' sh src/some/"), "{text}");
+    let status = cluster
+        .redlock()
+        .args(["status", "--key", "long", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(0), "{}", common::describe(&status));
+    let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    let command = json["holder"]["command"].as_str().unwrap();
+    assert!(command.len() <= 4096 && command.ends_with('…'), "{command}");
+    let _ = holder.kill();
+    let _ = holder.wait();
+}
