@@ -279,7 +279,12 @@ fn a_megabyte_command_line_stays_inside_the_caps() {
         .args(["status", "--key", "long", "--json"])
         .output()
         .unwrap();
-    assert_eq!(status.status.code(), Some(0), "{}", common::describe(&status));
+    assert_eq!(
+        status.status.code(),
+        Some(0),
+        "{}",
+        common::describe(&status)
+    );
     let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
     let command = json["holder"]["command"].as_str().unwrap();
     assert!(command.len() <= 4096 && command.ends_with('…'), "{command}");

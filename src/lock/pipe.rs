@@ -532,7 +532,7 @@ mod tests {
             // keeps going for as long as the pipe reads.
             let writer = tokio::spawn(async move {
                 let filler = vec![b'x'; 64 * 1024];
-                let mut stream = async {
+                let stream = async {
                     server.write_all(b":1\r\n$999999999999\r\n").await?;
                     loop {
                         server.write_all(&filler).await?;
