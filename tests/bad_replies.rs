@@ -103,6 +103,53 @@ fn one_master_streaming_an_endless_reply_costs_no_memory_and_the_run_keeps_its_l
     );
 }
 
+/// A waiter subscribes to release notices on every master, on connections of their own (read
+/// by redis-rs, not by the pipe). One master streams an endless reply there too: the wait
+/// must not buffer it, and must still end when the holder releases.
+#[test]
+fn waiting_for_notices_from_a_master_streaming_an_endless_reply_costs_no_memory() {
+    let cluster = Cluster::start(3);
+    let proxies = proxy::before_each(&cluster);
+    // The holder goes straight to the masters, and releases after a second.
+    let mut holder = cluster
+        .redlock()
+        .args(["run", "--key", "notice", "--ttl", "10s", "--", "sleep", "1"])
+        .spawn()
+        .expect("spawn the holder");
+    assert!(
+        common::eventually(Duration::from_secs(10), || cluster
+            .values("notice")
+            .iter()
+            .flatten()
+            .count()
+            == 3),
+        "the holder did not take the lock"
+    );
+    proxies[0].set(Fault::Oversized);
+    let waiter = measured(redlock(&proxies).args([
+        "-vv",
+        "run",
+        "--key",
+        "notice",
+        "--ttl",
+        "10s",
+        "--node-timeout",
+        "1s",
+        "--wait",
+        "20s",
+        "--",
+        "true",
+    ]));
+    assert_eq!(
+        waiter.output.status.code(),
+        Some(0),
+        "{}",
+        waiter.describe()
+    );
+    assert!(holder.wait().unwrap().success());
+    assert_no_key_without_ttl(&cluster);
+}
+
 /// `status` waits for every master: one that streams forever is failed as soon as its reply
 /// passes the cap, not read until the node timeout.
 #[test]
