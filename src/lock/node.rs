@@ -13,6 +13,10 @@
 //!
 //! A request that is not yet queued (still connecting) when the caller stops waiting is never
 //! sent. A connection is dropped only when broken, never because an answer is late.
+//!
+//! Every connection to a master, the pipe's and the release notices' alike, refuses replies
+//! over the caps of `resp`: a master that sends one is failed with a bad reply and its
+//! connection closed, so no master can make redlock buffer without bound.
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
