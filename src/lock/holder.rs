@@ -31,7 +31,7 @@ impl Holder {
             host: hostname(),
             pid: std::process::id(),
             user: username(),
-            command: shell_words(command),
+            command: recorded(shell_words(command)),
             since_ms: unix_millis(SystemTime::now()),
         }
     }
@@ -47,7 +47,7 @@ impl Holder {
                     .filter(|w| !w.is_empty())
                     .map(|w| String::from_utf8_lossy(w).into_owned())
                     .collect();
-                shell_words(&words)
+                recorded(shell_words(&words))
             })
             .filter(|c| !c.is_empty())
             .unwrap_or_else(|| "?".to_string());
@@ -121,6 +121,25 @@ impl Holder {
             humantime::format_duration(held)
         )
     }
+}
+
+/// The most bytes of a command line a record keeps. A command line can be megabytes (a file
+/// list from `git ls-files`); the record is read back by every contender and by `status`, whose
+/// replies `resp` caps, and it is only ever shown cut to one line anyway.
+pub const MAX_RECORDED_COMMAND: usize = 4096;
+
+/// `command` cut to [`MAX_RECORDED_COMMAND`] bytes (at a character boundary), with an
+/// ellipsis when cut.
+fn recorded(mut command: String) -> String {
+    if command.len() > MAX_RECORDED_COMMAND {
+        let mut end = MAX_RECORDED_COMMAND - '…'.len_utf8();
+        while !command.is_char_boundary(end) {
+            end -= 1;
+        }
+        command.truncate(end);
+        command.push('…');
+    }
+    command
 }
 
 /// `text` with control characters escaped (`\n`, `\u{1b}`), so that it stays one line and
@@ -276,6 +295,22 @@ mod tests {
     fn long_commands_are_abbreviated_in_messages() {
         assert_eq!(abbreviate("short", 10), "short");
         assert_eq!(abbreviate("a much longer command", 10), "a much lo…");
+    }
+
+    #[test]
+    fn a_long_command_line_is_cut_in_the_record() {
+        let short = Holder::this_process(&["make".into(), "deploy".into()]);
+        assert_eq!(short.command, "make deploy");
+        let long: Vec<String> = (0..10_000).map(|i| format!("file-é{i}.txt")).collect();
+        let holder = Holder::this_process(&long);
+        assert!(
+            holder.command.len() <= MAX_RECORDED_COMMAND,
+            "{}",
+            holder.command.len()
+        );
+        assert!(holder.command.len() > MAX_RECORDED_COMMAND - 8);
+        assert!(holder.command.starts_with("'file-é0.txt' 'file-é1.txt'"));
+        assert!(holder.command.ends_with('…'));
     }
 
     #[test]

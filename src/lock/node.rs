@@ -13,19 +13,26 @@
 //!
 //! A request that is not yet queued (still connecting) when the caller stops waiting is never
 //! sent. A connection is dropped only when broken, never because an answer is late.
+//!
+//! Every connection to a master, the pipe's and the release notices' alike, refuses replies
+//! over the caps of `resp`: a master that sends one is failed with a bad reply and its
+//! connection closed, so no master can make redlock buffer without bound.
 
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use redis::{ConnectionAddr, ErrorKind, RedisConnectionInfo, RedisError, ServerErrorKind, Value};
 use rustls::pki_types::ServerName;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 use tokio_rustls::TlsConnector;
 
 use super::lua::Lua;
 use super::master::Master;
-use super::pipe::{Pipe, Stream};
+use super::pipe::{Broken, Pipe, Stream};
 use super::resp;
 
 /// Why one master did not answer usefully.
@@ -37,8 +44,11 @@ pub enum NodeError {
     Connect(String),
     /// The master answered with an error (read-only replica, out of memory, loading, ...).
     Server(String),
-    /// The connection broke or the reply made no sense.
+    /// The connection broke.
     Io(String),
+    /// The master sent something that cannot be a reply to our request (not RESP, or over
+    /// the caps of `resp`); its connection was closed.
+    BadReply(String),
 }
 
 impl std::fmt::Display for NodeError {
@@ -48,6 +58,7 @@ impl std::fmt::Display for NodeError {
             NodeError::Connect(why) => write!(f, "cannot connect: {why}"),
             NodeError::Server(why) => write!(f, "error reply: {why}"),
             NodeError::Io(why) => write!(f, "connection failed: {why}"),
+            NodeError::BadReply(why) => write!(f, "bad reply: {why}"),
         }
     }
 }
@@ -168,15 +179,17 @@ impl Node {
                         describe(&refused)
                     )));
                 }
-                Err(broken) => return Err(NodeError::Connect(broken)),
+                Err(broken) => return Err(NodeError::Connect(broken.to_string())),
             }
         }
         Ok(())
     }
 
-    /// A separate connection for pub/sub (a subscribed connection can send nothing else).
+    /// A separate connection for pub/sub (a subscribed connection can send nothing else). It
+    /// is read by redis-rs, which buffers a reply until it is complete however large it
+    /// claims to be: the stream under it refuses replies over the caps, as the pipe does.
     pub async fn pubsub(&self) -> Result<redis::aio::PubSub, NodeError> {
-        let stream = self.open_stream().await?;
+        let stream = CappedReplies::new(self.open_stream().await?);
         redis::aio::PubSub::new(&self.settings, stream)
             .await
             .map_err(|e| NodeError::Connect(describe(&e)))
@@ -271,7 +284,8 @@ impl Node {
             // `timeout` setting, a restart): the request then fails as it arrives. Every script
             // is safe to run twice (each compares the token, only reads, or only raises a
             // number; a repeated acquire finds its own token), so try once more, on a new
-            // connection; the failed one is forgotten by now.
+            // connection; the failed one is forgotten by now. Not after a bad reply: a master
+            // that sent one is not worth a second round trip of the same deadline.
             Err(NodeError::Io(_)) if kept => {
                 let (fresh, _) = self.connection().await?;
                 self.eval_on(&fresh, script, keys, args).await
@@ -317,14 +331,17 @@ impl Node {
     fn settle(
         &self,
         generation: u64,
-        answer: Result<Result<Value, RedisError>, String>,
+        answer: Result<Result<Value, RedisError>, Broken>,
     ) -> Result<Value, NodeError> {
         match answer {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(refused)) => Err(NodeError::Server(describe(&refused))),
             Err(broken) => {
                 self.forget(generation);
-                Err(NodeError::Io(broken))
+                Err(match broken {
+                    Broken::Io(why) => NodeError::Io(why),
+                    Broken::BadReply(why) => NodeError::BadReply(why),
+                })
             }
         }
     }
@@ -339,7 +356,7 @@ impl Connection {
         script: &str,
         keys: &[&str],
         args: &[&[u8]],
-    ) -> Result<Result<Value, RedisError>, String> {
+    ) -> Result<Result<Value, RedisError>, Broken> {
         let count = 3 + keys.len() + args.len();
         // The scripts take 2 or 3 keys: one digit, without formatting a string per request.
         debug_assert!(keys.len() < 10, "one-digit key count");
@@ -360,6 +377,75 @@ impl Connection {
     }
 }
 
+/// A stream whose incoming bytes must be replies within the caps of `resp`: they are framed as
+/// they pass (keeping the bytes of the one unfinished reply), and a reply over the caps, or
+/// bytes that are not RESP2, end the stream with an error, so that the reader above it stops
+/// and drops the connection before it has buffered more than one capped reply.
+struct CappedReplies {
+    inner: Box<dyn Stream>,
+    framer: resp::Framer,
+    /// The bytes of the reply not yet complete.
+    unfinished: Vec<u8>,
+}
+
+impl CappedReplies {
+    fn new(inner: Box<dyn Stream>) -> CappedReplies {
+        CappedReplies {
+            inner,
+            framer: resp::Framer::default(),
+            unfinished: Vec::new(),
+        }
+    }
+}
+
+impl AsyncRead for CappedReplies {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        let before = buf.filled().len();
+        ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
+        this.unfinished.extend_from_slice(&buf.filled()[before..]);
+        let mut start = 0;
+        loop {
+            match this.framer.next(&this.unfinished[start..]) {
+                Ok(Some(len)) => start += len,
+                Ok(None) => break,
+                Err(bad) => {
+                    buf.set_filled(before);
+                    this.unfinished = Vec::new();
+                    return Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        bad.to_string(),
+                    )));
+                }
+            }
+        }
+        this.unfinished.drain(..start);
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncWrite for CappedReplies {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
 /// A one-line description of a redis-rs error, without the noise of its Debug form. An error
 /// reply reads as the master wrote it (`WRONGPASS invalid username-password pair ...`).
 fn describe(error: &RedisError) -> String {
@@ -368,4 +454,36 @@ fn describe(error: &RedisError) -> String {
         _ => error.to_string(),
     };
     text.lines().next().unwrap_or_default().trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[test]
+    fn capped_replies_pass_replies_and_refuse_what_is_over_the_caps() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            let (ours, mut master) = tokio::io::duplex(64 * 1024);
+            let mut capped = CappedReplies::new(Box::new(ours));
+            // A reply split across writes arrives whole and unchanged.
+            let reply = b"*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$0\r\n\r\n";
+            master.write_all(&reply[..9]).await.unwrap();
+            let mut got = vec![0u8; 9];
+            capped.read_exact(&mut got).await.unwrap();
+            master.write_all(&reply[9..]).await.unwrap();
+            got.resize(reply.len(), 0);
+            capped.read_exact(&mut got[9..]).await.unwrap();
+            assert_eq!(got, reply);
+            // Then an endless string: refused once its header is in.
+            master.write_all(b"$999999999999\r\nxxxx").await.unwrap();
+            let mut rest = [0u8; 64];
+            let refused = capped.read(&mut rest).await.unwrap_err();
+            assert_eq!(refused.kind(), std::io::ErrorKind::InvalidData);
+            assert_eq!(refused.to_string(), "reply larger than 1048576 bytes");
+        });
+    }
 }

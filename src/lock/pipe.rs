@@ -17,6 +17,12 @@
 //!    redlock exits now, and a paused master runs it when it wakes up. A master that stopped
 //!    reading fills its socket buffers; `is_stalled` says so, so that callers stop waiting.
 //!
+//! 4. **Bounded by what we asked.** Replies are framed as they arrive (see `resp::Framer`), in
+//!    time linear in the bytes received, and a reply larger or deeper than any answer to our
+//!    requests can be (`resp::MAX_REPLY_BYTES` and the other caps) breaks the pipe at once: the
+//!    connection is closed and its buffers freed, so a master cannot make redlock hold more
+//!    than about one capped reply per connection, whatever it sends.
+//!
 //! There is no background task: the pipe moves only while some request on it is being polled.
 //! Every poll writes what it can, reads what arrived and hands each answer to its request. The
 //! last poller is the one the runtime wakes when the socket is ready, so a request that finishes
@@ -40,14 +46,33 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> Stream for T {}
 
 /// What a request gets back: the master's reply (an error reply is a value too), or why the
 /// connection broke.
-pub type Answer = Result<Value, String>;
+pub type Answer = Result<Value, Broken>;
+
+/// Why a pipe can carry no more requests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Broken {
+    /// The connection failed, or the master closed it.
+    Io(String),
+    /// The master sent something that cannot be a reply to us (see `resp::BadReply`); the
+    /// pipe closed the connection.
+    BadReply(String),
+}
+
+impl std::fmt::Display for Broken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Broken::Io(why) | Broken::BadReply(why) => f.write_str(why),
+        }
+    }
+}
 
 pub struct Pipe {
     state: Mutex<State>,
 }
 
 struct State {
-    stream: Box<dyn Stream>,
+    /// The connection; `None` once broken (dropping it closes the connection).
+    stream: Option<Box<dyn Stream>>,
     /// Encoded requests; `outbox[written..]` has not been written yet.
     outbox: Vec<u8>,
     written: usize,
@@ -55,8 +80,10 @@ struct State {
     unflushed: bool,
     /// When writing last made progress, or when a backlog began on a flushed pipe.
     moved_at: Instant,
-    /// Bytes read and not yet split into answers.
+    /// Bytes read and not yet split into answers: the start of one unfinished reply, capped.
     inbox: Vec<u8>,
+    /// Where that reply's framing stopped.
+    framer: resp::Framer,
     /// Where each read lands first; kept, so that it is zeroed once rather than per read.
     chunk: Box<[u8]>,
     /// One slot per request whose answer has not been collected, oldest first. `slots[i]`
@@ -67,8 +94,11 @@ struct State {
     /// number `answered`.
     answered: u64,
     /// Why the connection broke; every later request fails with it.
-    broken: Option<String>,
+    broken: Option<Broken>,
 }
+
+/// I/O happens only on a pipe that is not broken, and only a broken one has no stream.
+const UNBROKEN: &str = "an unbroken pipe has its stream";
 
 #[derive(Default)]
 struct Slot {
@@ -82,12 +112,13 @@ impl Pipe {
     pub fn new(stream: Box<dyn Stream>) -> Pipe {
         Pipe {
             state: Mutex::new(State {
-                stream,
+                stream: Some(stream),
                 outbox: Vec::with_capacity(1024),
                 written: 0,
                 unflushed: false,
                 moved_at: Instant::now(),
                 inbox: Vec::with_capacity(1024),
+                framer: resp::Framer::default(),
                 chunk: vec![0; 4096].into_boxed_slice(),
                 slots: VecDeque::new(),
                 first: 0,
@@ -152,25 +183,30 @@ impl State {
         }
     }
 
-    fn write(&mut self, cx: &mut Context<'_>) -> Result<(), String> {
+    fn write(&mut self, cx: &mut Context<'_>) -> Result<(), Broken> {
+        let failed = |e: std::io::Error| Broken::Io(e.to_string());
         while self.written < self.outbox.len() {
-            match Pin::new(&mut self.stream).poll_write(cx, &self.outbox[self.written..]) {
-                Poll::Ready(Ok(0)) => return Err("the connection stopped taking bytes".into()),
+            let stream = self.stream.as_deref_mut().expect(UNBROKEN);
+            match Pin::new(stream).poll_write(cx, &self.outbox[self.written..]) {
+                Poll::Ready(Ok(0)) => {
+                    return Err(Broken::Io("the connection stopped taking bytes".into()));
+                }
                 Poll::Ready(Ok(n)) => {
                     self.written += n;
                     self.unflushed = true;
                     self.moved_at = Instant::now();
                 }
-                Poll::Ready(Err(e)) => return Err(e.to_string()),
+                Poll::Ready(Err(e)) => return Err(failed(e)),
                 Poll::Pending => return Ok(()),
             }
         }
         self.outbox.clear();
         self.written = 0;
         if self.unflushed {
-            match Pin::new(&mut self.stream).poll_flush(cx) {
+            let stream = self.stream.as_deref_mut().expect(UNBROKEN);
+            match Pin::new(stream).poll_flush(cx) {
                 Poll::Ready(Ok(())) => self.unflushed = false,
-                Poll::Ready(Err(e)) => return Err(e.to_string()),
+                Poll::Ready(Err(e)) => return Err(failed(e)),
                 Poll::Pending => {}
             }
         }
@@ -178,46 +214,65 @@ impl State {
     }
 
     /// Reads what arrived and hands out every complete answer, also those that came just
-    /// before the connection ended; then reports the end, if any.
-    fn read(&mut self, cx: &mut Context<'_>) -> Result<(), String> {
-        let mut ended = None;
+    /// before the connection ended; then reports the end, if any. Each chunk is framed as it
+    /// arrives, so a reply over the caps is refused before the next chunk is read: however
+    /// fast a master sends, the inbox holds at most one capped reply and one chunk.
+    fn read(&mut self, cx: &mut Context<'_>) -> Result<(), Broken> {
         loop {
+            let stream = self.stream.as_deref_mut().expect(UNBROKEN);
             let mut buf = ReadBuf::new(&mut self.chunk);
-            match Pin::new(&mut self.stream).poll_read(cx, &mut buf) {
-                Poll::Ready(Ok(())) if buf.filled().is_empty() => {
-                    ended = Some("the master closed the connection".to_string());
-                    break;
+            let read = Pin::new(stream).poll_read(cx, &mut buf);
+            let n = buf.filled().len();
+            self.inbox.extend_from_slice(&self.chunk[..n]);
+            match read {
+                Poll::Ready(Ok(())) if n == 0 => {
+                    return Err(Broken::Io(if self.inbox.is_empty() {
+                        "the master closed the connection".into()
+                    } else {
+                        "the master closed the connection in the middle of a reply".into()
+                    }));
                 }
-                Poll::Ready(Ok(())) => {
-                    let n = buf.filled().len();
-                    self.inbox.extend_from_slice(&self.chunk[..n]);
-                }
-                Poll::Ready(Err(e)) => {
-                    ended = Some(e.to_string());
-                    break;
-                }
-                Poll::Pending => break,
+                Poll::Ready(Ok(())) => self.split()?,
+                Poll::Ready(Err(e)) => return Err(Broken::Io(e.to_string())),
+                Poll::Pending => return Ok(()),
             }
         }
+    }
+
+    /// Hands out every complete reply in the inbox and keeps only the unfinished one.
+    fn split(&mut self) -> Result<(), Broken> {
         let mut start = 0;
-        while let Some(len) = resp::reply_len(&self.inbox[start..])? {
-            let frame = &self.inbox[start..start + len];
-            let answer = resp::integer(frame)
-                .map(Value::Int)
-                .map_or_else(|| redis::parse_redis_value(frame), Ok)
-                .map_err(|e| e.to_string());
-            start += len;
-            self.deliver(answer?)?;
-        }
+        let result = loop {
+            match self.framer.next(&self.inbox[start..]) {
+                Ok(Some(len)) => {
+                    let frame = &self.inbox[start..start + len];
+                    start += len;
+                    let value = match resp::integer(frame) {
+                        Some(n) => Value::Int(n),
+                        None => match redis::parse_redis_value(frame) {
+                            Ok(value) => value,
+                            Err(e) => break Err(Broken::BadReply(e.to_string())),
+                        },
+                    };
+                    if let Err(broken) = self.deliver(value) {
+                        break Err(broken);
+                    }
+                }
+                Ok(None) => break Ok(()),
+                Err(bad) => break Err(Broken::BadReply(bad.to_string())),
+            }
+        };
         self.inbox.drain(..start);
-        ended.map_or(Ok(()), Err)
+        result
     }
 
     /// Hands the next answer to the request it belongs to.
-    fn deliver(&mut self, value: Value) -> Result<(), String> {
+    fn deliver(&mut self, value: Value) -> Result<(), Broken> {
         let number = self.answered;
         if number >= self.first + self.slots.len() as u64 {
-            return Err("the master answered a request that was never sent".into());
+            return Err(Broken::BadReply(
+                "the master answered a request that was never sent".into(),
+            ));
         }
         self.answered += 1;
         let slot = self.slot(number);
@@ -231,8 +286,9 @@ impl State {
         Ok(())
     }
 
-    /// Fails every request still waiting, and every later one.
-    fn break_down(&mut self, why: String) {
+    /// Fails every request still waiting, and every later one; closes the connection and
+    /// frees the buffers.
+    fn break_down(&mut self, why: Broken) {
         let answered = self.answered - self.first;
         for slot in self.slots.iter_mut().skip(answered as usize) {
             if !slot.done {
@@ -243,7 +299,9 @@ impl State {
             }
         }
         self.answered = self.first + self.slots.len() as u64;
-        self.outbox.clear();
+        self.stream = None;
+        self.outbox = Vec::new();
+        self.inbox = Vec::new();
         self.written = 0;
         self.unflushed = false;
         self.broken = Some(why);
@@ -462,6 +520,70 @@ mod tests {
             drop(server);
             let answer = pipe.request(ping).await;
             assert!(matches!(answer, Ok(Value::ServerError(_))), "{answer:?}");
+        });
+    }
+
+    #[test]
+    fn an_oversized_reply_breaks_the_pipe_and_closes_the_connection() {
+        runtime().block_on(async {
+            let (ours, mut server) = tokio::io::duplex(64 * 1024);
+            let pipe = Pipe::new(Box::new(ours));
+            // An answer, then the header of a huge string and bytes without end: the writer
+            // keeps going for as long as the pipe reads.
+            let writer = tokio::spawn(async move {
+                let filler = vec![b'x'; 64 * 1024];
+                let stream = async {
+                    server.write_all(b":1\r\n$999999999999\r\n").await?;
+                    loop {
+                        server.write_all(&filler).await?;
+                    }
+                };
+                let _: std::io::Result<()> = stream.await;
+                server
+            });
+            let first = Box::pin(pipe.request(ping));
+            let second = Box::pin(pipe.request(ping));
+            let (first, second) = futures_util::future::join(first, second).await;
+            assert_eq!(
+                first,
+                Ok(Value::Int(1)),
+                "the answer before it is delivered"
+            );
+            assert_eq!(
+                second,
+                Err(Broken::BadReply("reply larger than 1048576 bytes".into()))
+            );
+            assert!(pipe.is_broken());
+            assert_eq!(
+                pipe.request(ping).await,
+                Err(Broken::BadReply("reply larger than 1048576 bytes".into()))
+            );
+            // The connection was closed: the writer stopped, and the other end reads to its end
+            // (our two requests).
+            let mut server = writer.await.expect("writer");
+            let mut sent = Vec::new();
+            server.read_to_end(&mut sent).await.expect("read");
+            assert_eq!(sent, b"*1\r\n$4\r\nPING\r\n".repeat(2));
+            let state = pipe.lock();
+            assert!(state.stream.is_none() && state.inbox.capacity() == 0);
+        });
+    }
+
+    #[test]
+    fn a_connection_closed_mid_reply_says_so() {
+        runtime().block_on(async {
+            let (ours, mut server) = tokio::io::duplex(1024);
+            let pipe = Pipe::new(Box::new(ours));
+            let mut request = Box::pin(pipe.request(ping));
+            assert!(poll_once(request.as_mut()).await.is_pending());
+            server.write_all(b"$5\r\nhel").await.expect("write");
+            drop(server);
+            assert_eq!(
+                request.await,
+                Err(Broken::Io(
+                    "the master closed the connection in the middle of a reply".into()
+                ))
+            );
         });
     }
 

@@ -1,7 +1,8 @@
 //! Real Redis masters for integration tests.
 //!
-//! [`Cluster::start`] launches N `redis-server` processes on free loopback ports, each in its
-//! own temporary directory, and waits until each answers PING. Any of them can be killed,
+//! [`Cluster::start`] launches N `redis-server` processes on free loopback ports (below the
+//! ephemeral range, see [`TEST_PORTS`]), each in its own temporary directory, and waits until
+//! each answers PING and is the process listening on its port. Any of them can be killed,
 //! paused (SIGSTOP), resumed and restarted on the same port and directory. Dropping the cluster
 //! kills every server; a parent-death signal also takes them down if the test process dies.
 //!
@@ -9,6 +10,8 @@
 //! it.
 
 #![allow(dead_code)] // each test binary uses a different part of this module
+
+pub mod proxy;
 
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
@@ -151,6 +154,13 @@ impl Server {
                 return Err(format!("redis-server exited with {status}: {log}"));
             }
             if ping(self.port) {
+                if !listens_on(child.id(), self.port) {
+                    // Whoever answered, it is not our server: it lost the port to another
+                    // test's. It exits on its own (it could not bind); make sure.
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(format!("port {} is taken by another server", self.port));
+                }
                 self.process = Some(child);
                 return Ok(());
             }
@@ -374,6 +384,24 @@ impl Cluster {
             .count()
     }
 
+    /// Every key that has no TTL, as `master i: key`, on every master that is running and not
+    /// paused. Everything redlock writes expires (the fencing counter excepted), so after a
+    /// test without `--fence` this must be empty whatever faults it injected.
+    pub fn keys_without_ttl(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        for (i, server) in self.servers.iter().enumerate() {
+            if !server.is_running() || server.paused {
+                continue;
+            }
+            for key in server.keys() {
+                if server.pttl(&key) == -1 {
+                    found.push(format!("master {i}: {key}"));
+                }
+            }
+        }
+        found
+    }
+
     /// True when no running master has `key`.
     pub fn key_gone_everywhere(&self, key: &str) -> bool {
         self.values(key).iter().all(Option::is_none)
@@ -435,13 +463,69 @@ impl Pki {
     }
 }
 
-/// A port nobody listens on right now (the server may still lose a race for it; `start`
-/// retries).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("bind a free port")
+/// Loopback ports for test servers come from this range: below Linux's ephemeral range
+/// (32768-60999 by default), where every outgoing connection of every process on the machine
+/// takes its local port, so a test server's port is never taken from under it by some
+/// client's connection; and above the ports that system services tend to use.
+pub const TEST_PORTS: std::ops::Range<u16> = 10000..32000;
+
+/// A random port in [`TEST_PORTS`] that nobody listens on right now. The server may still lose
+/// a race for it with another test (`start` retries, and checks that the server answering on
+/// the port is the one it started).
+pub fn free_port() -> u16 {
+    for _ in 0..1000 {
+        let port = fastrand::u16(TEST_PORTS);
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port in {TEST_PORTS:?} after 1000 tries");
+}
+
+/// Binds a listener on a random free port in [`TEST_PORTS`] (for servers the tests run
+/// themselves, such as the fault proxy: holding the listener, they cannot lose the port).
+pub fn bind_test_port() -> TcpListener {
+    let mut last = None;
+    for _ in 0..1000 {
+        match TcpListener::bind(("127.0.0.1", fastrand::u16(TEST_PORTS))) {
+            Ok(listener) => return listener,
+            Err(error) => last = Some(error),
+        }
+    }
+    panic!("no free loopback port in {TEST_PORTS:?} after 1000 tries: {last:?}");
+}
+
+/// True when process `pid` holds a socket listening on loopback TCP `port`: the server that
+/// answers there is this process, not one that another test started on the same port while
+/// ours failed to bind it.
+pub fn listens_on(pid: u32, port: u16) -> bool {
+    // /proc/net/tcp: "sl local_address rem_address st ... inode", addresses in hex; state 0A
+    // is LISTEN. Then the socket's inode must be among the process's open files.
+    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else {
+        return false;
+    };
+    // The address is the u32 in host byte order, printed in hex.
+    let loopback = u32::from_ne_bytes([127, 0, 0, 1]);
+    let wanted = format!("{loopback:08X}:{port:04X}");
+    let inodes: Vec<String> = table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            (fields.get(1) == Some(&wanted.as_str()) && fields.get(3) == Some(&"0A"))
+                .then(|| fields.get(9).map(|inode| format!("socket:[{inode}]")))
+                .flatten()
+        })
+        .collect();
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+        .any(|target| {
+            inodes
+                .iter()
+                .any(|inode| target.as_os_str() == inode.as_str())
+        })
 }
 
 fn ping(port: u16) -> bool {
@@ -482,6 +566,97 @@ pub fn describe(output: &Output) -> String {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     )
+}
+
+/// A finished process: what it wrote, how it ended, and the most memory it held.
+pub struct Measured {
+    pub output: Output,
+    /// Peak resident set size in KiB: the largest VmHWM seen (see [`run_measured`]).
+    pub peak_rss_kib: u64,
+    pub elapsed: Duration,
+    /// Why the watchdog killed it, if it did.
+    pub killed: Option<String>,
+}
+
+impl Measured {
+    /// For assertion messages.
+    pub fn describe(&self) -> String {
+        format!(
+            "peak RSS {} KiB after {:?}{}\n{}",
+            self.peak_rss_kib,
+            self.elapsed,
+            self.killed
+                .as_ref()
+                .map_or(String::new(), |why| format!(", killed: {why}")),
+            describe(&self.output)
+        )
+    }
+}
+
+/// Runs `cmd` to the end and measures its peak memory, reading VmHWM (the kernel's
+/// high-water mark of the resident set) from /proc every millisecond: a spike between two
+/// reads still shows in the next one; only the last millisecond before exit can escape.
+/// (wait4's `ru_maxrss` cannot serve: a child spawned from this large, many-threaded test
+/// process inherits its high-water mark when it execs.) A watchdog SIGKILLs the process once
+/// it passes `ceiling_kib`, or once `timeout` passed, so that a runaway (a client buffering
+/// an endless reply) can neither take the machine down nor hang the test; the test then
+/// fails on the figures.
+pub fn run_measured(cmd: &mut Command, ceiling_kib: u64, timeout: Duration) -> Measured {
+    let start = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stdout = Captured::stdout_of(&mut child);
+    let stderr = Captured::stderr_of(&mut child);
+    let mut killed = None;
+    let mut peak = 0;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        // Read before the exit check of the next turn: a process that is gone reads as 0.
+        peak = peak.max(high_water_kib(child.id()));
+        if killed.is_none() {
+            if peak > ceiling_kib {
+                killed = Some(format!("over the ceiling of {ceiling_kib} KiB"));
+            } else if start.elapsed() > timeout {
+                killed = Some(format!("still running after {timeout:?}"));
+            }
+            if killed.is_some() {
+                let _ = child.kill();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    let elapsed = start.elapsed();
+    // The pipes close once every process holding them is gone (a `run`'s command included).
+    eventually(Duration::from_secs(5), || {
+        stdout.finished() && stderr.finished()
+    });
+    Measured {
+        output: Output {
+            status,
+            stdout: stdout.bytes(),
+            stderr: stderr.bytes(),
+        },
+        peak_rss_kib: peak,
+        elapsed,
+        killed,
+    }
+}
+
+/// VmHWM of `pid` in KiB: the most it ever had resident (0 once it is gone).
+fn high_water_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+            line.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(0)
 }
 
 /// Sends `signal` to `pid`.
