@@ -32,6 +32,8 @@ pub enum Cause {
     /// TLS was refused: a certificate that does not verify, or TLS spoken to a plain port (or
     /// the reverse).
     Tls,
+    /// What came back was not a Redis reply redlock accepts (not RESP, or over the size caps).
+    BadReply,
     /// Anything else the master answered.
     Other,
 }
@@ -81,6 +83,11 @@ impl Cause {
                     .into()
             }
             Cause::Tls => "check its TLS settings (scheme, port, certificates)".into(),
+            Cause::BadReply => {
+                "what it sent is not a Redis reply redlock accepts: check that the URL points at \
+                 a Redis server"
+                    .into()
+            }
             Cause::Other => "see the master's answer".into(),
         }
     }
@@ -90,6 +97,7 @@ impl Cause {
 pub fn cause(error: &NodeError) -> Cause {
     let text = match error {
         NodeError::Timeout | NodeError::Io(_) => return Cause::Unreachable,
+        NodeError::BadReply(_) => return Cause::BadReply,
         NodeError::Connect(text) | NodeError::Server(text) => text,
     };
     // An error reply may come prefixed ("AUTH refused: WRONGPASS ..."): look at each word that

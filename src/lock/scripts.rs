@@ -152,7 +152,7 @@ pub(super) fn inspected(answer: Option<Result<Value, NodeError>>) -> (MasterStat
         Some(Err(e)) => return (MasterState::Unreachable(e), None),
         Some(Ok(Value::Array(fields))) => fields,
         Some(Ok(other)) => {
-            let error = NodeError::Io(format!("unexpected reply {other:?}"));
+            let error = NodeError::BadReply(format!("unexpected reply {other:?}"));
             return (MasterState::Unreachable(error), None);
         }
     };
