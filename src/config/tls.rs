@@ -1,11 +1,24 @@
 //! TLS settings for `rediss://` masters, built once from files.
+//!
+//! A self-signed certificate is the usual quick setup (`openssl req -x509 -newkey rsa:2048
+//! -nodes -keyout k.pem -out c.pem -subj /CN=localhost`), given to the server as its
+//! certificate and to redlock as `--tls-ca-cert`. The WebPKI rules refuse it: it is a CA
+//! certificate used as the server's own (`CaUsedAsEndEntity`), and its name is only in the CN.
+//! `redis-cli --tls --cacert c.pem` accepts it, so redlock does too, by pinning: a server
+//! certificate that is byte for byte one of the certificates given with `--tls-ca-cert` is
+//! accepted whatever its name or CA flag ([`Pinned`]). Everything else is verified as usual,
+//! and the handshake signature always is, so the server must hold that certificate's private
+//! key. With the system trust store (no `--tls-ca-cert`) nothing is pinned.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rustls::DigitallySignedStruct;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use rustls::{ClientConfig, RootCertStore};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, RootCertStore, SignatureScheme};
 
 use crate::exit::Failure;
 
@@ -22,9 +35,11 @@ pub struct TlsPaths {
 /// with `key` when both are given.
 pub fn client_config(paths: &TlsPaths) -> Result<Arc<ClientConfig>, Failure> {
     let mut roots = RootCertStore::empty();
+    let mut pinned = Vec::new();
     match &paths.ca_cert {
         Some(ca) => {
             for cert in certificates(ca, "--tls-ca-cert")? {
+                pinned.push(cert.clone());
                 roots
                     .add(cert)
                     .map_err(|e| Failure::config(format!("--tls-ca-cert {}: {e}", ca.display())))?;
@@ -45,10 +60,15 @@ pub fn client_config(paths: &TlsPaths) -> Result<Arc<ClientConfig>, Failure> {
         }
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let setup_failed = |e: &dyn std::fmt::Display| Failure::config(format!("TLS setup failed: {e}"));
+    let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+        .build()
+        .map_err(|e| setup_failed(&e))?;
     let builder = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| Failure::config(format!("TLS setup failed: {e}")))?
-        .with_root_certificates(roots);
+        .map_err(|e| setup_failed(&e))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(Pinned { webpki, pinned }));
     let config = match (&paths.cert, &paths.key) {
         (Some(cert), Some(key)) => {
             let chain = certificates(cert, "--tls-cert")?;
@@ -93,4 +113,55 @@ fn certificates(path: &Path, option: &str) -> Result<Vec<CertificateDer<'static>
 fn read_pem(path: &Path, option: &str) -> Result<Vec<u8>, Failure> {
     super::read_bounded(path, 1024 * 1024)
         .map_err(|e| Failure::config(format!("{option} {}: {e}", path.display())))
+}
+
+/// WebPKI verification, except that a server certificate given as a trust anchor itself is
+/// accepted as it is (see the module header).
+#[derive(Debug)]
+struct Pinned {
+    webpki: Arc<WebPkiServerVerifier>,
+    pinned: Vec<CertificateDer<'static>>,
+}
+
+impl ServerCertVerifier for Pinned {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let verified =
+            self.webpki
+                .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now);
+        match verified {
+            Err(_) if self.pinned.iter().any(|p| p.as_ref() == end_entity.as_ref()) => {
+                Ok(ServerCertVerified::assertion())
+            }
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.webpki.supported_verify_schemes()
+    }
 }
