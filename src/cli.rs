@@ -169,9 +169,9 @@ pub struct LockArgs {
     #[arg(short, long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
     pub ttl: Option<Duration>,
 
-    /// If the lock is taken, retry (with jitter) for up to this long before giving up.
-    /// Default: try once.
-    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, conflicts_with = "no_wait")]
+    /// If the lock is taken, retry (with jitter) for up to this long before giving up, or
+    /// `forever`. Default: try once.
+    #[arg(short, long, value_name = "DURATION", value_parser = parse_wait, allow_hyphen_values = true, conflicts_with = "no_wait")]
     pub wait: Option<Duration>,
 
     /// Try once and give up at once if the lock is taken (the default; same as --wait 0).
@@ -416,6 +416,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(duration)
 }
 
+/// Parses `--wait`: a duration, or `forever` (as long as it takes; a signal still ends the
+/// wait), which is `Duration::MAX`.
+pub fn parse_wait(text: &str) -> Result<Duration, String> {
+    if text.trim().eq_ignore_ascii_case("forever") {
+        return Ok(Duration::MAX);
+    }
+    parse_duration(text).map_err(|e| format!("{e}, or forever"))
+}
+
 /// The longest duration any option or config value accepts.
 pub const LONGEST_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
 
@@ -438,6 +447,9 @@ mod tests {
         assert!(parse_duration("-5s").unwrap_err().contains("negative"));
         assert!(parse_duration("30x").is_err());
         assert!(parse_duration("soon").is_err());
+        assert_eq!(parse_wait("forever"), Ok(Duration::MAX));
+        assert_eq!(parse_wait("10s"), Ok(Duration::from_secs(10)));
+        assert!(parse_wait("soon").unwrap_err().contains("or forever"));
         assert!(parse_duration("99999999999999999999s").is_err());
     }
 

@@ -80,9 +80,10 @@ fn waiting_is_drawn_in_place_on_the_terminal_and_cleared_once_the_lock_is_taken(
         .unwrap();
     wait_for_file(&dir.path().join("ready"), Duration::from_secs(10));
 
-    // No -v: on a terminal the waiting line is shown anyway.
+    // No -v: on a terminal the waiting line is shown anyway. A wide terminal, so that the
+    // whole line is shown (a narrow one cuts it: see the test below).
     let inner = format!(
-        "{} run --key ttywait --wait 60s -- sh -c 'echo got-lock'; echo rc=$?",
+        "stty rows 40 cols 200; {} run --key ttywait --wait 60s -- sh -c 'echo got-lock'; echo rc=$?",
         env!("CARGO_BIN_EXE_redlock")
     );
     let mut script = Command::new("script")
@@ -125,10 +126,15 @@ fn waiting_is_drawn_in_place_on_the_terminal_and_cleared_once_the_lock_is_taken(
         holder.id(),
         this_user()
     );
-    let age = line
+    let rest = line
         .strip_prefix(&expected)
         .unwrap_or_else(|| panic!("expected `{expected}` at the start of {line:?}"));
+    // Then how long redlock has waited, out of --wait 60s.
+    let (age, waited) = rest
+        .split_once(" (waited ")
+        .unwrap_or_else(|| panic!("no waited time in {line:?}"));
     humantime::parse_duration(age).unwrap_or_else(|e| panic!("{age:?} is not an age: {e}"));
+    assert!(waited.ends_with(" of 1m)"), "{line:?}");
 
     std::fs::write(dir.path().join("gate"), "go\n").unwrap();
     wait_for_exit(&mut script, "redlock never took the lock once it was free");
@@ -157,4 +163,80 @@ fn waiting_is_drawn_in_place_on_the_terminal_and_cleared_once_the_lock_is_taken(
     );
     assert!(!output[ran..].contains("waiting for lock"), "{output:?}");
     assert!(cluster.key_gone_everywhere("ttywait"));
+}
+
+/// On a narrow terminal, and with `--wait forever`, the waiting line stays within the width
+/// (a wrapped line cannot be redrawn in place) and says it has no limit.
+#[test]
+fn the_waiting_line_fits_a_narrow_terminal() {
+    let cluster = Cluster::start(1);
+    let dir = tempfile::tempdir().unwrap();
+    let long_command = format!("sh holder.sh {}", "--a-long-argument ".repeat(8));
+    std::fs::write(
+        dir.path().join("holder.sh"),
+        "echo ready > ready; while [ ! -e gate ]; do sleep 0.05; done\n",
+    )
+    .unwrap();
+    let mut holder = common::redlock()
+        .current_dir(dir.path())
+        .env("REDLOCK_SERVERS", cluster.servers_env())
+        .args(["run", "--key", "narrow", "--ttl", "20s", "--"])
+        .args(long_command.split_whitespace())
+        .spawn()
+        .unwrap();
+    wait_for_file(&dir.path().join("ready"), Duration::from_secs(10));
+
+    let inner = format!(
+        "stty rows 40 cols 60; {} run --key narrow --wait forever -- true; echo rc=$?",
+        env!("CARGO_BIN_EXE_redlock")
+    );
+    let mut script = Command::new("script")
+        .args(["-q", "-e", "-c", &inner, "/dev/null"])
+        .env("REDLOCK_SERVERS", cluster.servers_env())
+        .env("XDG_CONFIG_HOME", "/nonexistent/redlock-tests")
+        .env_remove("REDLOCK_KEY")
+        .env_remove("REDLOCK_TOKEN")
+        .env_remove("REDLOCK_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script(1) from util-linux is needed for this test");
+    let stdin = script.stdin.take().unwrap();
+    let typescript = Captured::stdout_of(&mut script);
+    let draw = "\r\x1b[2Kredlock: waiting for lock \"narrow\"";
+    assert!(
+        eventually(Duration::from_secs(30), || typescript
+            .text()
+            .matches(draw)
+            .count()
+            >= 2),
+        "the waiting line was not drawn twice: {:?}",
+        typescript.text()
+    );
+    std::fs::write(dir.path().join("gate"), "go\n").unwrap();
+    wait_for_exit(
+        &mut script,
+        "redlock --wait forever never took the lock once it was free",
+    );
+    drop(stdin);
+    let output = typescript.finish();
+    assert!(output.contains("rc=0"), "{output:?}");
+    assert!(holder.wait().unwrap().success());
+    let drawn: Vec<&str> = output
+        .split("\r\x1b[2K")
+        .filter(|piece| piece.starts_with("redlock: waiting"))
+        .map(|piece| piece.split(['\r', '\n']).next().unwrap())
+        .collect();
+    assert!(drawn.len() >= 2, "{output:?}");
+    for line in drawn {
+        assert!(
+            line.chars().count() < 60,
+            "wider than the terminal: {line:?}"
+        );
+        assert!(
+            line.ends_with('…'),
+            "a long line is cut with an ellipsis: {line:?}"
+        );
+    }
 }

@@ -16,7 +16,9 @@ fn self_signed(dir: &Path, name: &str) -> (String, String) {
     let cert = dir.join(format!("{name}.pem")).display().to_string();
     let key = dir.join(format!("{name}.key")).display().to_string();
     let status = Command::new("openssl")
-        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"])
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+        ])
         .args(["-keyout", &key, "-out", &cert, "-subj", "/CN=localhost"])
         .output()
         .expect("openssl is needed for this test: sudo apt-get install -y openssl");
@@ -62,7 +64,12 @@ fn a_self_signed_certificate_given_as_the_ca_is_accepted_and_another_is_not() {
     assert!(pinned.status.success(), "{}", describe(&pinned));
     // Through the IP address too: the name in the certificate is not what is trusted.
     let by_ip = redlock()
-        .args(["-s", &format!("rediss://127.0.0.1:{port}"), "--tls-ca-cert", &cert])
+        .args([
+            "-s",
+            &format!("rediss://127.0.0.1:{port}"),
+            "--tls-ca-cert",
+            &cert,
+        ])
         .args(["run", "--key", "self-signed", "--", "true"])
         .output()
         .unwrap();

@@ -61,7 +61,7 @@ pub fn acquire(
     signals: &Signals,
     quiet: bool,
 ) -> Result<Lock, Failure> {
-    let mut progress = WaitProgress::new(&settings.key, quiet);
+    let mut progress = WaitProgress::new(&settings.key, quiet, settings.wait);
     let result = client.acquire(
         &settings.key,
         settings.timing,

@@ -1,5 +1,9 @@
 //! The "waiting for lock" line: redrawn in place on a terminal, one line per change of holder
 //! with -v otherwise, nothing with --quiet or when neither applies.
+//!
+//! On a terminal the line says how long redlock has waited and how much of `--wait` is left,
+//! and is cut to the terminal's width: a line that wraps cannot be redrawn in place (`\r` goes
+//! back to the start of the last row only), so each redraw would scroll a new copy down.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -13,6 +17,9 @@ use super::wording::list;
 /// with -v otherwise, nothing with --quiet or when neither applies.
 pub struct WaitProgress<'a> {
     key: &'a str,
+    started: Instant,
+    /// The wait budget (`Duration::MAX`: forever).
+    wait: Duration,
     terminal: bool,
     enabled: bool,
     last: Option<String>,
@@ -21,10 +28,12 @@ pub struct WaitProgress<'a> {
 }
 
 impl<'a> WaitProgress<'a> {
-    pub fn new(key: &'a str, quiet: bool) -> WaitProgress<'a> {
+    pub fn new(key: &'a str, quiet: bool, wait: Duration) -> WaitProgress<'a> {
         let terminal = std::io::stderr().is_terminal();
         WaitProgress {
             key,
+            started: Instant::now(),
+            wait,
             terminal,
             enabled: !quiet && (terminal || log::enabled(1)),
             last: None,
@@ -55,7 +64,11 @@ impl<'a> WaitProgress<'a> {
                 .last_drawn
                 .is_none_or(|t| t.elapsed() >= Duration::from_millis(250));
             if due || self.last.as_deref() != Some(line.as_str()) {
-                eprint!("\r\x1b[2Kredlock: {line}");
+                let waited = self.started.elapsed();
+                let full = format!("redlock: {line} ({})", budget(waited, self.wait));
+                let width = terminal_size::terminal_size_of(std::io::stderr())
+                    .map_or(80, |(width, _)| usize::from(width.0));
+                eprint!("\r\x1b[2K{}", fit(&full, width));
                 self.drawn = true;
                 self.last_drawn = Some(Instant::now());
             }
@@ -78,5 +91,52 @@ fn strip_age(line: &str) -> &str {
     match line.rfind(") for ") {
         Some(i) => &line[..i],
         None => line,
+    }
+}
+
+/// `waited 12s of 5m` (or `waited 12s, no limit` for --wait forever), in whole seconds.
+fn budget(waited: Duration, wait: Duration) -> String {
+    let seconds = |d: Duration| humantime::format_duration(Duration::from_secs(d.as_secs()));
+    if Instant::now().checked_add(wait).is_none() {
+        format!("waited {}, no limit", seconds(waited))
+    } else {
+        format!("waited {} of {}", seconds(waited), seconds(wait))
+    }
+}
+
+/// `line` cut to fewer than `width` columns (with an ellipsis when cut), so that it never
+/// reaches the last column, where some terminals wrap at once. Counts characters: wide
+/// characters may still overflow, which only costs a scrolled line.
+fn fit(line: &str, width: usize) -> String {
+    let room = width.saturating_sub(1).max(10);
+    if line.chars().count() <= room {
+        return line.to_string();
+    }
+    let mut cut: String = line.chars().take(room - 1).collect();
+    cut.push('…');
+    cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_fit_the_terminal() {
+        assert_eq!(fit("short", 60), "short");
+        let long = "x".repeat(200);
+        assert_eq!(fit(&long, 60).chars().count(), 59);
+        assert!(fit(&long, 60).ends_with('…'));
+        assert_eq!(fit(&long, 0).chars().count(), 10);
+    }
+
+    #[test]
+    fn the_budget_reads_in_whole_seconds() {
+        let s = Duration::from_secs;
+        assert_eq!(
+            budget(Duration::from_millis(12_400), s(300)),
+            "waited 12s of 5m"
+        );
+        assert_eq!(budget(s(3), Duration::MAX), "waited 3s, no limit");
     }
 }

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rustls::DigitallySignedStruct;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, RootCertStore, SignatureScheme};
@@ -60,7 +60,8 @@ pub fn client_config(paths: &TlsPaths) -> Result<Arc<ClientConfig>, Failure> {
         }
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let setup_failed = |e: &dyn std::fmt::Display| Failure::config(format!("TLS setup failed: {e}"));
+    let setup_failed =
+        |e: &dyn std::fmt::Display| Failure::config(format!("TLS setup failed: {e}"));
     let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
         .build()
         .map_err(|e| setup_failed(&e))?;
@@ -132,11 +133,20 @@ impl ServerCertVerifier for Pinned {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        let verified =
-            self.webpki
-                .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now);
+        let verified = self.webpki.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        );
         match verified {
-            Err(_) if self.pinned.iter().any(|p| p.as_ref() == end_entity.as_ref()) => {
+            Err(_)
+                if self
+                    .pinned
+                    .iter()
+                    .any(|p| p.as_ref() == end_entity.as_ref()) =>
+            {
                 Ok(ServerCertVerified::assertion())
             }
             other => other,

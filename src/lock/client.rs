@@ -72,8 +72,9 @@ impl Redlock {
     }
 
     /// Takes the lock on a majority, retrying until `wait` is spent (`Duration::ZERO`: one
-    /// attempt): at once when a release notice arrives (see `notices`), otherwise with jittered
-    /// backoff. `on_retry` hears about each failed attempt that will be retried, so a caller
+    /// attempt; a wait too long for the clock to represent, such as `Duration::MAX`: until it
+    /// is taken or cancelled): at once when a release notice arrives (see `notices`), otherwise
+    /// with jittered backoff. `on_retry` hears about each failed attempt that will be retried, so a caller
     /// can say who is in the way.
     pub fn acquire(
         &self,
@@ -84,7 +85,8 @@ impl Redlock {
         cancel: &Cancel,
         on_retry: &mut dyn FnMut(&AttemptFailure),
     ) -> Result<Lock, AcquireError> {
-        let give_up_at = Instant::now() + wait;
+        // `None`: never give up (only `cancel` ends the wait).
+        let give_up_at = Instant::now().checked_add(wait);
         self.runtime.block_on(async {
             let mut attempt = 0u32;
             let mut notices: Option<Notices> = None;
@@ -108,14 +110,16 @@ impl Redlock {
                     }
                 };
                 let now = Instant::now();
-                if now >= give_up_at {
+                if give_up_at.is_some_and(|at| now >= at) {
                     return Err(AcquireError::Failed(failure));
                 }
                 on_retry(&failure);
                 if notices.is_none() && matches!(failure, AttemptFailure::Held { .. }) {
                     // Someone holds it: listen for its release. It may have come between the
                     // attempt and the subscription, so try once more right away.
-                    let deadline = (now + timing.node_timeout).min(give_up_at);
+                    let deadline = give_up_at.map_or(now + timing.node_timeout, |at| {
+                        at.min(now + timing.node_timeout)
+                    });
                     notices = Some(Notices::subscribe(&self.masters.nodes, key, deadline).await);
                     continue;
                 }
@@ -126,7 +130,7 @@ impl Redlock {
                 } else {
                     retry_delay(attempt)
                 }
-                .min(give_up_at - now);
+                .min(give_up_at.map_or(Duration::MAX, |at| at - now));
                 attempt = attempt.saturating_add(1);
                 woken = false;
                 let notice = async {
