@@ -24,6 +24,31 @@ fn wait_for_exit(script: &mut Child, what: &str) {
     }
 }
 
+/// Runs the shell command `inner` in a pseudo-terminal made by script(1), with the cluster's
+/// masters in REDLOCK_SERVERS and redlock's other variables cleared. Returns the session, its
+/// input (keep it open until the session ends: script(1) must not see an end of input) and
+/// what the terminal showed.
+fn terminal_session(
+    inner: &str,
+    cluster: &Cluster,
+) -> (std::process::Child, std::process::ChildStdin, Captured) {
+    let mut script = Command::new("script")
+        .args(["-q", "-e", "-c", inner, "/dev/null"])
+        .env("REDLOCK_SERVERS", cluster.servers_env())
+        .env("XDG_CONFIG_HOME", "/nonexistent/redlock-tests")
+        .env_remove("REDLOCK_KEY")
+        .env_remove("REDLOCK_TOKEN")
+        .env_remove("REDLOCK_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script(1) from util-linux is needed for this test");
+    let stdin = script.stdin.take().unwrap();
+    let typescript = Captured::stdout_of(&mut script);
+    (script, stdin, typescript)
+}
+
 #[test]
 fn a_command_can_read_from_the_terminal() {
     let cluster = Cluster::start(3);
@@ -86,21 +111,7 @@ fn waiting_is_drawn_in_place_on_the_terminal_and_cleared_once_the_lock_is_taken(
         "stty rows 40 cols 200; {} run --key ttywait --wait 60s -- sh -c 'echo got-lock'; echo rc=$?",
         env!("CARGO_BIN_EXE_redlock")
     );
-    let mut script = Command::new("script")
-        .args(["-q", "-e", "-c", &inner, "/dev/null"])
-        .env("REDLOCK_SERVERS", cluster.servers_env())
-        .env("XDG_CONFIG_HOME", "/nonexistent/redlock-tests")
-        .env_remove("REDLOCK_KEY")
-        .env_remove("REDLOCK_TOKEN")
-        .env_remove("REDLOCK_CONFIG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("script(1) from util-linux is needed for this test");
-    // Kept open until the session ends: script(1) must not see an end of input.
-    let stdin = script.stdin.take().unwrap();
-    let typescript = Captured::stdout_of(&mut script);
+    let (mut script, stdin, typescript) = terminal_session(&inner, &cluster);
 
     // The line is drawn, then redrawn over itself while the holder holds on.
     let draw = "\r\x1b[2Kredlock: waiting for lock \"ttywait\": held by ";
@@ -190,20 +201,7 @@ fn the_waiting_line_fits_a_narrow_terminal() {
         "stty rows 40 cols 60; {} run --key narrow --wait forever -- true; echo rc=$?",
         env!("CARGO_BIN_EXE_redlock")
     );
-    let mut script = Command::new("script")
-        .args(["-q", "-e", "-c", &inner, "/dev/null"])
-        .env("REDLOCK_SERVERS", cluster.servers_env())
-        .env("XDG_CONFIG_HOME", "/nonexistent/redlock-tests")
-        .env_remove("REDLOCK_KEY")
-        .env_remove("REDLOCK_TOKEN")
-        .env_remove("REDLOCK_CONFIG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("script(1) from util-linux is needed for this test");
-    let stdin = script.stdin.take().unwrap();
-    let typescript = Captured::stdout_of(&mut script);
+    let (mut script, stdin, typescript) = terminal_session(&inner, &cluster);
     let draw = "\r\x1b[2Kredlock: waiting for lock \"narrow\"";
     assert!(
         eventually(Duration::from_secs(30), || typescript
