@@ -145,7 +145,13 @@ fn to_text(key: &str, verdict: &Verdict, masters: &[Inspection]) -> String {
              (contenders racing, or a master restarted)\n"
         ),
         Verdict::Unknown => {
-            format!("lock {key:?} is unknown: too many of the {total} masters are unreachable\n")
+            format!(
+                "lock {key:?} is unknown: too many masters are unreachable ({} of {total})\n",
+                masters
+                    .iter()
+                    .filter(|m| matches!(m.state, MasterState::Unreachable(_)))
+                    .count()
+            )
         }
     };
     let width = masters
@@ -158,8 +164,7 @@ fn to_text(key: &str, verdict: &Verdict, masters: &[Inspection]) -> String {
             MasterState::Free => "free".to_string(),
             MasterState::Held { token, ttl, .. } => {
                 let ttl = ttl.map_or_else(|| "no TTL".to_string(), |t| format!("ttl {}", round(t)));
-                let short: String = token.chars().take(8).collect();
-                format!("held  {ttl}  token {short}…")
+                format!("held  {ttl}  token {}", abbreviated(token, 8))
             }
             MasterState::Unreachable(error) => format!("unreachable: {error}"),
         };
@@ -174,12 +179,23 @@ fn to_text(key: &str, verdict: &Verdict, masters: &[Inspection]) -> String {
     out
 }
 
-/// A TTL for display: whole seconds above 10 s, milliseconds below.
+/// A TTL for display, in one style: whole seconds from a second up (`28s`, `2m 5s`),
+/// milliseconds below (`987ms`).
 fn round(d: Duration) -> humantime::FormattedDuration {
-    let rounded = if d >= Duration::from_secs(10) {
+    let rounded = if d >= Duration::from_secs(1) {
         Duration::from_secs(d.as_secs())
     } else {
         Duration::from_millis(ms(d))
     };
     humantime::format_duration(rounded)
+}
+
+/// The first `keep` characters of `text`, with an ellipsis only when something was cut.
+fn abbreviated(text: &str, keep: usize) -> String {
+    if text.chars().count() <= keep {
+        return text.to_string();
+    }
+    let mut short: String = text.chars().take(keep).collect();
+    short.push('…');
+    short
 }

@@ -178,11 +178,11 @@ impl Redlock {
         self.masters.trace("acquire", key, &round, elapsed);
         let failure = match round.tally.decision() {
             Decision::Won if elapsed + timing.drift() < timing.ttl => {
-                info!(
-                    "acquired {key:?} on {}/{} masters in {elapsed:.1?}",
-                    round.tally.yes(),
-                    self.masters.nodes.len()
-                );
+                // The round stops listening at quorum: say what is known, not more.
+                let n = self.masters.nodes.len();
+                let yes = round.tally.yes();
+                let so_far = if yes < n { " so far" } else { "" };
+                info!("acquired {key:?} in {elapsed:.1?}: {yes} of {n} masters confirmed{so_far}");
                 let mut refusals = round.failures(&self.masters);
                 refusals.retain(|f| f.cause().is_configuration());
                 return Ok(Lock {
