@@ -181,7 +181,11 @@ impl Redlock {
                 // The round stops listening at quorum: say what is known, not more.
                 let n = self.masters.nodes.len();
                 let yes = round.tally.yes();
-                let so_far = if yes < n { " so far" } else { "" };
+                let so_far = if round.tally.pending() > 0 {
+                    " so far"
+                } else {
+                    ""
+                };
                 info!("acquired {key:?} in {elapsed:.1?}: {yes} of {n} masters confirmed{so_far}");
                 let mut refusals = round.failures(&self.masters);
                 refusals.retain(|f| f.cause().is_configuration());

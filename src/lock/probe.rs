@@ -5,14 +5,22 @@
 //! `INFO` (role, version, eviction policy, persistence, run id; connecting happens here), `TIME`
 //! (its clock against ours, on the open connection so that the round trip is a pure one), and
 //! `CONFIG GET appendfsync` (which managed services often refuse: then it is simply unknown).
+//!
+//! Then it tries what a lock needs, rather than guessing it from the configuration (renamed
+//! commands, ACL rules and a full memory all show the same way: as a refusal): it takes and
+//! releases a scratch lock under the reserved prefix with redlock's own scripts (a 1 s TTL, so
+//! nothing is left behind even if the release never arrives), and publishes on a scratch
+//! channel that nobody listens to.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use redis::Value;
 
+use super::keys::{self, RESERVED_PREFIX};
 use super::master::Master;
 use super::node::{Node, NodeError};
+use super::scripts::{ACQUIRE, Lua, RELEASE};
 
 /// What one master said.
 #[derive(Clone, Debug)]
@@ -34,6 +42,10 @@ pub struct ServerFacts {
     /// The master's clock minus ours, in milliseconds (from `TIME`, taking the midpoint of the
     /// round trip as the moment it answered).
     pub clock_offset_ms: Option<i64>,
+    /// Why redlock's scripts could not take and release a scratch lock there, if they could not.
+    pub scripts_refused: Option<NodeError>,
+    /// Why a PUBLISH (release notices) was refused there, if it was.
+    pub publish_refused: Option<NodeError>,
 }
 
 /// Asks one master, within `timeout` per request.
@@ -66,15 +78,51 @@ pub(super) async fn probe(node: &Node, timeout: Duration) -> Probe {
     let sent = SystemTime::now();
     let (time, rtt) = ask(redis::cmd("TIME")).await;
     let (fsync, _) = ask(appendfsync).await;
+    let scripts_refused = try_scripts(node, timeout).await.err();
+    let scratch = format!("{RESERVED_PREFIX}{{doctor}}:scratch");
+    let mut publish = redis::cmd("PUBLISH");
+    publish.arg(&scratch).arg("");
+    let (published, _) = ask(publish).await;
     let facts = Ok(ServerFacts {
         info: parse_info(&text(&info)),
         appendfsync: fsync.ok().and_then(|v| config_value(&v)),
         clock_offset_ms: time.ok().and_then(|v| clock_offset_ms(&v, sent, rtt)),
+        scripts_refused,
+        publish_refused: published.err(),
     });
     Probe {
         master: node.master.clone(),
         rtt,
         facts,
+    }
+}
+
+/// Takes and releases a scratch lock with redlock's own scripts.
+async fn try_scripts(node: &Node, timeout: Duration) -> Result<(), NodeError> {
+    let key = format!(
+        "{RESERVED_PREFIX}{{doctor}}:scratch:{}",
+        uuid::Uuid::new_v4().simple()
+    );
+    let holder = keys::holder(&key);
+    let keys = [key.as_str(), holder.as_str()];
+    let token: &[u8] = b"doctor";
+    expect_one(node, timeout, &ACQUIRE, &keys, &[token, b"1000", b""]).await?;
+    expect_one(node, timeout, &RELEASE, &keys, &[token, b""]).await
+}
+
+/// Runs `script`, which must answer 1.
+async fn expect_one(
+    node: &Node,
+    timeout: Duration,
+    script: &Lua,
+    keys: &[&str],
+    args: &[&[u8]],
+) -> Result<(), NodeError> {
+    match tokio::time::timeout(timeout, node.eval(script, keys, args)).await {
+        Ok(Ok(Value::Int(1))) => Ok(()),
+        Ok(Ok(other)) => Err(NodeError::BadReply(format!("unexpected reply {other:?}"))),
+        Ok(Err(error)) => Err(error),
+        Err(_) => Err(node.timed_out()),
     }
 }
 

@@ -4,12 +4,17 @@
 //! What is an error (exit 1) and what a warning:
 //! - unreachable, a replica (its writes fail, or are lost on failover), a server too old for
 //!   SET NX PX and Lua, `allkeys-*` eviction (it can evict a held lock), the same server listed
-//!   under two addresses (it would count twice toward the quorum): errors;
+//!   under two addresses (it would count twice toward the quorum), a master where redlock's
+//!   own scripts could not take a scratch lock (EVAL renamed, an ACL user without EVAL or
+//!   EVALSHA, a full memory under `noeviction`): errors;
 //! - no `appendfsync always` (a restart can lose held locks), `volatile-*` eviction, an even or
-//!   single master count, clock skew between masters: warnings.
+//!   single master count, clock skew between masters, PUBLISH refused (waiters are not woken at
+//!   once on release; they fall back to polling): warnings.
 
 use std::collections::HashMap;
 use std::time::Duration;
+
+use crate::lock::{MasterFailure, NodeError};
 
 /// What one master told us.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -24,6 +29,10 @@ pub struct Report {
     pub appendfsync: Option<String>,
     /// The master's clock minus ours, from TIME, in milliseconds.
     pub clock_offset_ms: Option<i64>,
+    /// Why redlock's scripts could not take and release a scratch lock, if they could not.
+    pub scripts_refused: Option<NodeError>,
+    /// Why PUBLISH was refused, if it was.
+    pub publish_refused: Option<NodeError>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -144,7 +153,48 @@ pub fn check_master(report: &Report) -> Vec<Finding> {
         get("aof_enabled"),
         report.appendfsync.as_deref(),
     ));
+    if get("role").is_some_and(|role| role != "master") {
+        // Its scripts fail with READONLY: the role error above already says why, and once.
+        return findings;
+    }
+    findings.push(match &report.scripts_refused {
+        None => finding(
+            Severity::Ok,
+            "scripts",
+            "took and released a scratch lock with redlock's scripts",
+        ),
+        Some(error) => finding(
+            Severity::Error,
+            "scripts",
+            format!(
+                "cannot take a lock: {error}; {}",
+                refusal_advice(&report.server, error)
+            ),
+        ),
+    });
+    findings.push(match &report.publish_refused {
+        None => finding(Severity::Ok, "publish", "PUBLISH allowed (release notices)"),
+        Some(error) => finding(
+            Severity::Warning,
+            "publish",
+            format!(
+                "PUBLISH refused ({error}): waiters are not woken at once when a lock is \
+                 released, only by polling; {}",
+                refusal_advice(&report.server, error)
+            ),
+        ),
+    });
     findings
+}
+
+/// What to do about a refusal, from its cause.
+fn refusal_advice(server: &str, error: &NodeError) -> String {
+    MasterFailure {
+        master: server.to_string(),
+        error: error.clone(),
+    }
+    .cause()
+    .advice()
 }
 
 fn persistence(aof_enabled: Option<&str>, appendfsync: Option<&str>) -> Finding {
@@ -309,6 +359,35 @@ mod tests {
         assert_eq!(worst(&check_master(&healthy("a", "1"))), Severity::Ok);
         let three = [healthy("a", "1"), healthy("b", "2"), healthy("c", "3")];
         assert_eq!(worst(&check_cluster(&three)), Severity::Ok);
+    }
+
+    #[test]
+    fn a_master_that_cannot_run_the_scripts_is_an_error_and_no_publish_a_warning() {
+        let find = |findings: &[Finding], check: &str| {
+            findings.iter().find(|f| f.check == check).cloned().unwrap()
+        };
+        let mut refused = healthy("a", "1");
+        refused.scripts_refused = Some(NodeError::Server(
+            "NOPERM User default has no permissions to run the 'evalsha' command".into(),
+        ));
+        refused.publish_refused = Some(NodeError::Server("NOPERM ... 'publish' command".into()));
+        let findings = check_master(&refused);
+        let scripts = find(&findings, "scripts");
+        assert_eq!(scripts.severity, Severity::Error);
+        assert!(
+            scripts.message.contains("may not run EVALSHA"),
+            "{scripts:?}"
+        );
+        assert_eq!(find(&findings, "publish").severity, Severity::Warning);
+
+        // A replica's scripts fail too (READONLY), but its role error says it once.
+        let mut replica = refused.clone();
+        replica.info.insert("role".into(), "slave".into());
+        let findings = check_master(&replica);
+        assert!(
+            !findings.iter().any(|f| f.check == "scripts"),
+            "{findings:?}"
+        );
     }
 
     #[test]

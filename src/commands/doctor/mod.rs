@@ -114,6 +114,8 @@ fn report(probe: Probe) -> Report {
             report.info = facts.info;
             report.appendfsync = facts.appendfsync;
             report.clock_offset_ms = facts.clock_offset_ms;
+            report.scripts_refused = facts.scripts_refused;
+            report.publish_refused = facts.publish_refused;
         }
         Err(error) => report.unreachable = Some(error.to_string()),
     }
