@@ -155,6 +155,12 @@ pub enum Command {
         /// The subcommand whose page to print (e.g. run); default: the main page.
         subcommand: Option<String>,
     },
+
+    // Internal: hidden from help, and kept out of the completions, the man pages and clap's
+    // "a similar subcommand exists" tips (see `commands::generate` and `one_line`).
+    /// The detached renewer that `acquire --renew-while` leaves behind (internal).
+    #[command(name = RENEW_WHILE, hide = true)]
+    RenewWhile(RenewWhileArgs),
 }
 
 /// What names a lock and how it is taken.
@@ -292,22 +298,11 @@ pub struct ConfigArgs {
     pub json: bool,
 }
 
-/// The first argument that makes `redlock` the detached renewer `acquire --renew-while` starts.
+/// The hidden subcommand that `acquire --renew-while` starts as the detached renewer.
 pub const RENEW_WHILE: &str = "__renew-while";
 
-/// The renewer's command line: `redlock __renew-while [global options] --key K ...`. Internal,
-/// so not a subcommand of [`Cli`]: help, completions and man pages never offer it.
-#[derive(Debug, Parser)]
-#[command(name = "redlock __renew-while")]
-pub struct RenewWhileCli {
-    #[command(flatten)]
-    pub global: GlobalArgs,
-
-    #[command(flatten)]
-    pub args: RenewWhileArgs,
-}
-
-/// Arguments of the detached renewer; the token comes in REDLOCK_TOKEN, never in argv.
+/// Arguments of the detached renewer (`redlock __renew-while [global options] --key K ...`);
+/// the token comes in REDLOCK_TOKEN, never in argv.
 #[derive(Debug, Args)]
 pub struct RenewWhileArgs {
     #[arg(long)]
@@ -371,6 +366,9 @@ pub fn one_line(error: &clap::Error, subcommand: Option<&str>) -> String {
         } else if line.starts_with('-') || line.starts_with('<') {
             message.push_str(", ");
             message.push_str(line);
+        } else if line.starts_with("tip: a similar") && names_hidden_subcommand(line) {
+            // clap suggests hidden subcommands too (`renew-while` -> `__renew-while`).
+            continue;
         } else if line.starts_with("[possible values") || line.starts_with("tip: a similar") {
             // What would have been right: worth the room on the line.
             message.push_str(if line.starts_with('[') { " " } else { "; " });
@@ -381,6 +379,15 @@ pub fn one_line(error: &clap::Error, subcommand: Option<&str>) -> String {
         Some(name) => format!("{message}; see 'redlock {name} --help'"),
         None => format!("{message}; see 'redlock --help'"),
     }
+}
+
+/// Whether `text` quotes the name of a hidden subcommand, as clap's tips quote names.
+fn names_hidden_subcommand(text: &str) -> bool {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_subcommands()
+        .filter(|sub| sub.is_hide_set())
+        .any(|sub| text.contains(&format!("'{}'", sub.get_name())))
 }
 
 /// The subcommand named in `args` (the first word that is one), for error messages.

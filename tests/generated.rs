@@ -84,3 +84,42 @@ fn every_subcommand_has_a_page_and_exit_codes_are_documented() {
         );
     }
 }
+
+/// The detached renewer that `acquire --renew-while` starts is a hidden subcommand: no help,
+/// completion script, man page or error message offers it (tests/workflow.rs runs it).
+#[test]
+fn the_internal_renewer_is_offered_nowhere() {
+    let hidden = [
+        "__renew",
+        "renew__while",
+        "valid-until",
+        "valid\\-until",
+        "valid_until",
+    ];
+    for args in [&["--help"][..], &["help"], &["acquire", "--help"]] {
+        let help = generated(args);
+        for name in hidden {
+            assert!(
+                !help.contains(name),
+                "redlock {args:?} shows {name:?}:\n{help}"
+            );
+        }
+    }
+    for (path, content) in generate::files() {
+        for name in hidden {
+            assert!(!content.contains(name), "{path} offers {name:?}");
+        }
+    }
+    // clap's own "a similar subcommand exists" would name it.
+    let output = common::redlock().arg("renew-while").output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(64),
+        "{}",
+        common::describe(&output)
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("__renew"), "{stderr}");
+    // Still there for `acquire` to start.
+    assert!(generated(&["__renew-while", "--help"]).contains("Usage: redlock __renew-while"));
+}

@@ -32,11 +32,12 @@ pub fn man(subcommand: Option<&str>) -> Result<i32, Failure> {
     Ok(exit::OK)
 }
 
-/// The subcommands, clap's own `help` included, in `--help` order. Each gets a man page of
-/// its own.
+/// The subcommands users see, clap's own `help` included, in `--help` order (the hidden
+/// `__renew-while` is not one). Each gets a man page of its own.
 pub fn subcommands() -> Vec<String> {
     built()
         .get_subcommands()
+        .filter(|sub| !sub.is_hide_set())
         .map(|sub| sub.get_name().to_string())
         .collect()
 }
@@ -71,8 +72,38 @@ pub fn files() -> Vec<(String, String)> {
 
 fn completion_script(shell: Shell) -> String {
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "redlock", &mut out);
+    clap_complete::generate(shell, &mut visible(), "redlock", &mut out);
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// [`Cli`] without its hidden subcommands, for the completion scripts: clap_complete offers
+/// every subcommand, hidden ones included (clap-rs/clap#1335), and a `clap::Command` cannot
+/// drop one. So the root is put together again from what completions read of it: its name,
+/// version, descriptions, settings, arguments and visible subcommands, all taken from [`Cli`], so
+/// nothing is restated here. (`tests::visible_is_cli_without_hidden_subcommands` checks it.)
+fn visible() -> clap::Command {
+    let cli = Cli::command();
+    let mut root = clap::Command::new(cli.get_name().to_string())
+        .propagate_version(cli.is_propagate_version_set())
+        .disable_help_subcommand(cli.is_disable_help_subcommand_set())
+        .subcommand_required(cli.is_subcommand_required_set())
+        .args(cli.get_arguments().cloned())
+        .subcommands(
+            cli.get_subcommands()
+                .filter(|sub| !sub.is_hide_set())
+                .cloned(),
+        );
+    if let Some(version) = cli.get_version() {
+        root = root.version(version.to_string());
+    }
+    if let Some(about) = cli.get_about() {
+        root = root.about(about.clone());
+    }
+    // Also decides the words of -h/--help ("see more with '--help'").
+    if let Some(about) = cli.get_long_about() {
+        root = root.long_about(about.clone());
+    }
+    root
 }
 
 /// The man page: clap's sections (without the help's exit-code table), then exit status,
@@ -139,3 +170,57 @@ the config file, when neither \-\-config nor REDLOCK_CONFIG names one
 .SH "SEE ALSO"
 flock(1), redis\-server(1)
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Completions are generated from [`visible`]: it must be [`Cli`] as clap builds it, minus
+    /// the hidden subcommands.
+    #[test]
+    fn visible_is_cli_without_hidden_subcommands() {
+        let mut cli = Cli::command();
+        cli.build();
+        let mut shown = visible();
+        shown.build();
+        let args = |c: &clap::Command| -> Vec<String> {
+            c.get_arguments().map(|a| format!("{a:?}")).collect()
+        };
+        assert_eq!(args(&shown), args(&cli));
+        // Subcommands as they are, but for clap's extensions: there `max_term_width` is kept,
+        // which has no getter to copy it by, and which no completion script uses.
+        let subcommand = |sub: &clap::Command| {
+            let debug = format!("{sub:?}");
+            let mut kept = String::new();
+            let mut rest = debug.as_str();
+            while let Some(start) = rest.find("app_ext: ") {
+                kept.push_str(&rest[..start]);
+                let end = rest[start..]
+                    .find(" } }")
+                    .map_or(rest.len(), |e| start + e + 4);
+                rest = &rest[end..];
+            }
+            kept + rest
+        };
+        // clap's `help` lists the subcommands again: there too, the hidden ones are left out.
+        let others = |c: &clap::Command| -> Vec<String> {
+            c.get_subcommands()
+                .filter(|sub| !sub.is_hide_set() && sub.get_name() != "help")
+                .map(subcommand)
+                .collect()
+        };
+        assert!(!others(&cli).is_empty());
+        assert_eq!(others(&shown), others(&cli));
+        let names = |c: &clap::Command| -> Vec<String> {
+            c.get_subcommands()
+                .filter(|sub| !sub.is_hide_set())
+                .map(|sub| sub.get_name().to_string())
+                .collect()
+        };
+        let help = shown.find_subcommand("help").expect("clap's help");
+        assert_eq!(names(help), names(&shown));
+        assert!(cli.get_subcommands().any(|sub| sub.is_hide_set()));
+        assert_eq!(shown.get_name(), cli.get_name());
+        assert_eq!(shown.get_version(), cli.get_version());
+    }
+}

@@ -36,12 +36,8 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
         Command::Config(args) => show_config::show_config(global, args),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { subcommand } => generate::man(subcommand.as_deref()),
+        Command::RenewWhile(args) => renew_while::renew_while(global, args),
     }
-}
-
-/// Runs the detached renewer (`redlock __renew-while`, started by `acquire --renew-while`).
-pub fn renew_while(cli: crate::cli::RenewWhileCli) -> Result<i32, Failure> {
-    renew_while::renew_while(&cli.global, cli.args)
 }
 
 fn open_client(context: &Context) -> Result<Arc<Redlock>, Failure> {
