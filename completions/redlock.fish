@@ -45,7 +45,7 @@ complete -c redlock -n "__fish_redlock_needs_command" -f -a "doctor" -d 'Check t
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "config" -d 'Show the settings redlock would use, and where each comes from (passwords redacted)'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "man" -d 'Print the man page (roff), or the page of one subcommand'
-complete -c redlock -n "__fish_redlock_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c redlock -n "__fish_redlock_needs_command" -f -a "help" -d 'Print the help of redlock, or of one of its subcommands (the same as --help)'
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s k -l key -d 'The lock\'s name (the Redis key). Everyone who must not overlap uses the same key' -r
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s t -l ttl -d 'How long the lock lives on each master without renewal, e.g. 30s, 2m, 500ms. If redlock dies, others wait at most this long. Default: 30s (or `ttl` in the config file)' -r
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s w -l wait -d 'If the lock is taken, retry (with jitter) for up to this long before giving up. Default: try once' -r
@@ -190,13 +190,15 @@ complete -c redlock -n "__fish_redlock_using_subcommand man" -s v -l verbose -d 
 complete -c redlock -n "__fish_redlock_using_subcommand man" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
 complete -c redlock -n "__fish_redlock_using_subcommand man" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand man" -s V -l version -d 'Print version'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "run" -d 'Take the lock, run a command while renewing it, release it, and exit with the command\'s status'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "acquire" -d 'Take the lock and print its token, for scripts that release it in a later step'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "release" -d 'Release a lock taken with `acquire`, on every master'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "extend" -d 'Extend a lock taken with `acquire` to a full TTL again, on a majority of masters'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "status" -d 'Show who holds a lock, master by master, and the verdict'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "doctor" -d 'Check the masters: reachable, a master and not a replica, version, eviction policy, persistence, clock skew, odd N, the same server listed twice'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "config" -d 'Show the settings redlock would use, and where each comes from (passwords redacted)'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "man" -d 'Print the man page (roff), or the page of one subcommand'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c redlock -n "__fish_redlock_using_subcommand help" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r
+complete -c redlock -n "__fish_redlock_using_subcommand help" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand help" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand help" -l tls-ca-cert -d 'Trust this CA (PEM) for rediss:// masters instead of the system\'s trust store' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand help" -l tls-cert -d 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand help" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand help" -l log-format -d 'How to write diagnostics on stderr: text, or one JSON object per line' -r -f -a "text\t''
+json\t''"
+complete -c redlock -n "__fish_redlock_using_subcommand help" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
+complete -c redlock -n "__fish_redlock_using_subcommand help" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
+complete -c redlock -n "__fish_redlock_using_subcommand help" -s h -l help -d 'Print help'
+complete -c redlock -n "__fish_redlock_using_subcommand help" -s V -l version -d 'Print version'

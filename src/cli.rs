@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand};
 
 /// Distributed locks for shell scripts, cron jobs and CI pipelines.
@@ -16,6 +17,7 @@ use clap::{Args, Parser, Subcommand};
     name = "redlock",
     version,
     propagate_version = true,
+    disable_help_subcommand = true,
     max_term_width = 100
 )]
 #[command(after_help = crate::exit::help_table())]
@@ -89,70 +91,70 @@ pub enum Command {
     /// command is stopped before the lock's validity ends: SIGTERM, then SIGKILL after
     /// --kill-after; redlock then exits 70. The command sees REDLOCK_KEY, REDLOCK_TOKEN and
     /// REDLOCK_VALIDITY_MS in its environment.
-    #[command(
-        after_help = "Examples:\n  redlock run --key deploy-prod --ttl 30s -- ./deploy.sh --env prod\n  \
-        redlock run --key nightly-report --ttl 5m --conflict-exit-code 0 -- ./report.sh\n  \
-        redlock run -s redis://r1:6379 -s redis://r2:6379 -s redis://r3:6379 --key k --wait 10m -- make release"
-    )]
+    #[command(after_help = examples_help("run"))]
     Run(RunArgs),
 
     /// Take the lock and print its token, for scripts that release it in a later step.
     ///
     /// Prints the token (plain), `export` lines for `eval` (env), or one JSON object (json).
     /// Without --renew-while the lock simply expires after --ttl unless extended or released.
-    #[command(after_help = "Examples:\n  \
-        token=$(redlock acquire --key deploy --ttl 10m)\n  \
-        eval \"$(redlock acquire --key deploy --ttl 30s --renew-while $$ --format env)\"\n  \
-        redlock acquire --key deploy --ttl 1m --format json")]
+    #[command(after_help = examples_help("acquire"))]
     Acquire(AcquireArgs),
 
     /// Release a lock taken with `acquire`, on every master.
     ///
     /// Exits 0 when a majority released it, 70 when the token does not hold the lock (it
     /// expired, or is someone else's: nothing is deleted then), 69 when too few masters answered.
-    #[command(
-        after_help = "Examples:\n  redlock release --key deploy --token \"$token\"\n  \
-        redlock release        # after eval \"$(redlock acquire ... --format env)\""
-    )]
+    #[command(after_help = examples_help("release"))]
     Release(TokenArgs),
 
     /// Extend a lock taken with `acquire` to a full TTL again, on a majority of masters.
     ///
     /// Exits 0 when a majority confirmed, 70 when the lock is gone (expired or someone
     /// else's; it is never re-created), 69 when too few masters answered.
+    #[command(after_help = examples_help("extend"))]
     Extend(ExtendArgs),
 
     /// Show who holds a lock, master by master, and the verdict.
     ///
     /// Exits 0 when a majority holds it, 1 when it is free, 2 when split (no majority
     /// either way), 69 when too many masters are unreachable to tell.
+    #[command(after_help = examples_help("status"))]
     Status(StatusArgs),
 
     /// Check the masters: reachable, a master and not a replica, version, eviction policy,
     /// persistence, clock skew, odd N, the same server listed twice.
     ///
     /// Exits 0 when nothing is an error (warnings allowed), 1 when something is.
+    #[command(after_help = examples_help("doctor"))]
     Doctor(DoctorArgs),
 
     /// Show the settings redlock would use, and where each comes from (passwords redacted).
+    #[command(after_help = examples_help("config"))]
     Config(ConfigArgs),
 
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
-    #[command(after_help = "Install, e.g.:\n  \
-        redlock completions bash > ~/.local/share/bash-completion/completions/redlock\n  \
-        redlock completions zsh > ~/.zfunc/_redlock\n  \
-        redlock completions fish > ~/.config/fish/completions/redlock.fish")]
+    #[command(after_help = examples_help("completions"))]
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
 
     /// Print the man page (roff), or the page of one subcommand.
-    #[command(after_help = "Install, e.g.:\n  \
-        redlock man > /usr/local/share/man/man1/redlock.1\n  \
-        redlock man run > /usr/local/share/man/man1/redlock-run.1")]
+    #[command(after_help = examples_help("man"))]
     Man {
         /// The subcommand whose page to print (e.g. run); default: the main page.
+        #[arg(value_name = "SUBCOMMAND", value_parser = PossibleValuesParser::new(SUBCOMMANDS))]
+        subcommand: Option<String>,
+    },
+
+    // Ours rather than clap's, whose `help` takes no --help of its own (`redlock help --help`
+    // was a usage error) and offers no subcommand names to complete.
+    /// Print the help of redlock, or of one of its subcommands (the same as --help).
+    #[command(after_help = examples_help("help"))]
+    Help {
+        /// The subcommand whose help to print (e.g. run); default: redlock's own.
+        #[arg(value_name = "SUBCOMMAND", value_parser = PossibleValuesParser::new(SUBCOMMANDS))]
         subcommand: Option<String>,
     },
 
@@ -161,6 +163,123 @@ pub enum Command {
     /// The detached renewer that `acquire --renew-while` leaves behind (internal).
     #[command(name = RENEW_WHILE, hide = true)]
     RenewWhile(RenewWhileArgs),
+}
+
+/// The subcommands a user can name (`redlock help NAME`, `redlock man NAME`), in --help order.
+/// Written out because clap cannot list them while it builds the command they belong to;
+/// `tests::subcommand_names_are_the_visible_subcommands` keeps the list true.
+pub const SUBCOMMANDS: &[&str] = &[
+    "run",
+    "acquire",
+    "release",
+    "extend",
+    "status",
+    "doctor",
+    "config",
+    "completions",
+    "man",
+    "help",
+];
+
+/// Examples, per subcommand ("redlock" for the main page): under "Examples:" in the
+/// subcommand's --help, and in the EXAMPLES section of its man page. A long command goes on
+/// with ` \` on the next line, indented: every line fits 80 columns with the help's indent of
+/// two, so no terminal cuts one in the middle (tests/generated.rs checks).
+pub const EXAMPLES: &[(&str, &[&str])] = &[
+    (
+        "redlock",
+        &[
+            "redlock run --key deploy-prod --ttl 30s -- ./deploy.sh --env prod",
+            "token=$(redlock acquire --key deploy --ttl 10m)",
+            "redlock release --key deploy --token \"$token\"",
+            "redlock status --key deploy-prod",
+            "redlock doctor",
+        ],
+    ),
+    (
+        "run",
+        &[
+            "redlock run --key deploy-prod --ttl 30s -- ./deploy.sh --env prod",
+            "redlock run --key report --ttl 5m --conflict-exit-code 0 -- ./report.sh",
+            "redlock run -s redis://r1:6379 -s redis://r2:6379 -s redis://r3:6379 \\\n    \
+             --key release --wait 10m -- make release",
+        ],
+    ),
+    (
+        "acquire",
+        &[
+            "token=$(redlock acquire --key deploy --ttl 10m)",
+            "eval \"$(redlock acquire --key deploy --ttl 30s --renew-while $$ --format env)\"",
+            "redlock acquire --key deploy --ttl 1m --format json",
+        ],
+    ),
+    (
+        "release",
+        &[
+            "redlock release --key deploy --token \"$token\"",
+            "redlock release        # after eval \"$(redlock acquire ... --format env)\"",
+        ],
+    ),
+    (
+        "extend",
+        &["redlock extend --key deploy --token \"$token\" --ttl 10m"],
+    ),
+    (
+        "status",
+        &[
+            "redlock status --key deploy-prod",
+            "redlock status --key deploy-prod --json",
+            "if redlock status -q --key deploy-prod >/dev/null; then echo held; fi",
+        ],
+    ),
+    (
+        "doctor",
+        &[
+            "redlock doctor",
+            "redlock -s redis://r1:6379 -s redis://r2:6379 -s redis://r3:6379 doctor --json",
+        ],
+    ),
+    (
+        "config",
+        &[
+            "redlock config",
+            "redlock --config ./redlock.toml config --json",
+        ],
+    ),
+    (
+        "completions",
+        &[
+            "redlock completions bash > ~/.local/share/bash-completion/completions/redlock",
+            "redlock completions zsh > ~/.zfunc/_redlock",
+            "redlock completions fish > ~/.config/fish/completions/redlock.fish",
+        ],
+    ),
+    (
+        "man",
+        &[
+            "redlock man > /usr/local/share/man/man1/redlock.1",
+            "redlock man run > /usr/local/share/man/man1/redlock-run.1",
+        ],
+    ),
+    ("help", &["redlock help run"]),
+];
+
+/// The examples of `subcommand` ("redlock": the main page's).
+pub fn examples(subcommand: &str) -> &'static [&'static str] {
+    EXAMPLES
+        .iter()
+        .find(|(name, _)| *name == subcommand)
+        .map_or(&[], |(_, examples)| examples)
+}
+
+/// The "Examples:" block that ends a subcommand's --help.
+fn examples_help(subcommand: &str) -> String {
+    let mut out = String::from("Examples:");
+    for line in examples(subcommand).iter().flat_map(|e| e.lines()) {
+        out.push_str("\n  ");
+        out.push_str(line);
+    }
+    out
 }
 
 /// What names a lock and how it is taken.
@@ -237,7 +356,14 @@ pub struct AcquireArgs {
 #[derive(Debug, Args)]
 pub struct TokenArgs {
     /// The lock's name.
-    #[arg(short, long, value_name = "KEY", env = "REDLOCK_KEY")]
+    // Help shows where a value may come from, never the value (nor `=` and an empty one).
+    #[arg(
+        short,
+        long,
+        value_name = "KEY",
+        env = "REDLOCK_KEY",
+        hide_env_values = true
+    )]
     pub key: String,
 
     /// The token `acquire` printed.
@@ -434,6 +560,23 @@ mod tests {
     #[test]
     fn clap_definitions_are_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn subcommand_names_are_the_visible_subcommands() {
+        let command = Cli::command();
+        let visible: Vec<&str> = command
+            .get_subcommands()
+            .filter(|sub| !sub.is_hide_set())
+            .map(|sub| sub.get_name())
+            .collect::<Vec<_>>();
+        assert_eq!(visible, SUBCOMMANDS);
+        // Every page has examples, and nothing else has any.
+        let mut named: Vec<&str> = EXAMPLES.iter().map(|(name, _)| *name).collect();
+        named.sort_unstable();
+        let mut pages: Vec<&str> = SUBCOMMANDS.iter().copied().chain(["redlock"]).collect();
+        pages.sort_unstable();
+        assert_eq!(named, pages);
     }
 
     #[test]

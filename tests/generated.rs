@@ -7,6 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use redlock_cli::cli;
 use redlock_cli::commands::generate;
 
 fn generated(args: &[&str]) -> String {
@@ -122,4 +123,133 @@ fn the_internal_renewer_is_offered_nowhere() {
     assert!(!stderr.contains("__renew"), "{stderr}");
     // Still there for `acquire` to start.
     assert!(generated(&["__renew-while", "--help"]).contains("Usage: redlock __renew-while"));
+}
+
+fn run(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    common::redlock()
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run redlock")
+}
+
+#[test]
+fn help_is_a_subcommand_with_help_of_its_own() {
+    // `redlock help --help` was a usage error (64).
+    let help = generated(&["help", "--help"]);
+    assert!(
+        help.contains("Usage: redlock help [OPTIONS] [SUBCOMMAND]"),
+        "{help}"
+    );
+    assert_eq!(generated(&["help"]), generated(&["--help"]));
+    for name in cli::SUBCOMMANDS {
+        assert_eq!(
+            generated(&["help", name]),
+            generated(&[name, "--help"]),
+            "redlock help {name}"
+        );
+    }
+    let output = run(&["help", "frobnicate"], &[]);
+    assert_eq!(
+        output.status.code(),
+        Some(64),
+        "{}",
+        common::describe(&output)
+    );
+}
+
+#[test]
+fn help_shows_where_a_value_may_come_from_never_the_value() {
+    for env in [
+        &[][..],
+        &[("REDLOCK_KEY", "a-key-value"), ("REDLOCK_TOKEN", "a-token")],
+    ] {
+        for name in ["release", "extend"] {
+            let help = String::from_utf8(run(&[name, "--help"], env).stdout).unwrap();
+            assert!(
+                help.contains("[env: REDLOCK_KEY]"),
+                "{name} {env:?}: {help}"
+            );
+            assert!(
+                help.contains("[env: REDLOCK_TOKEN]"),
+                "{name} {env:?}: {help}"
+            );
+            for shown in ["REDLOCK_KEY=", "REDLOCK_TOKEN=", "a-key-value", "a-token"] {
+                assert!(
+                    !help.contains(shown),
+                    "{name} {env:?} shows {shown:?}: {help}"
+                );
+            }
+        }
+    }
+}
+
+/// Each example is in its subcommand's --help as written, one line of the help per line of the
+/// example, at the default width (100 without a terminal) and at 80 columns.
+#[test]
+fn examples_are_never_wrapped() {
+    for (name, examples) in cli::EXAMPLES {
+        for line in examples.iter().flat_map(|e| e.lines()) {
+            assert!(
+                line.len() <= 78,
+                "{name}: {line:?} is longer than 78 columns"
+            );
+        }
+        if *name == "redlock" {
+            continue; // the main page's: in the man page only
+        }
+        for columns in ["100", "80"] {
+            let help =
+                String::from_utf8(run(&[name, "--help"], &[("COLUMNS", columns)]).stdout).unwrap();
+            // The width was honoured (clap reads COLUMNS).
+            assert!(
+                help.lines()
+                    .all(|l| l.chars().count() <= columns.parse().unwrap()),
+                "{name} at {columns} columns:\n{help}"
+            );
+            let (_, shown) = help
+                .split_once("\nExamples:\n")
+                .unwrap_or_else(|| panic!("{name}: no examples:\n{help}"));
+            let expected: Vec<String> = examples
+                .iter()
+                .flat_map(|e| e.lines())
+                .map(|l| format!("  {l}"))
+                .collect();
+            assert_eq!(
+                shown.lines().collect::<Vec<_>>(),
+                expected,
+                "{name} at {columns} columns"
+            );
+        }
+    }
+}
+
+#[test]
+fn man_pages_have_examples_and_no_extra_section() {
+    for (path, page) in generate::files() {
+        if !path.starts_with("man/") {
+            continue;
+        }
+        assert!(!page.contains(".SH EXTRA"), "{path}");
+        // `man redlock` once said "See 'man redlock'".
+        assert!(!page.contains("man redlock"), "{path}");
+        let name = path
+            .trim_start_matches("man/")
+            .trim_end_matches(".1")
+            .trim_start_matches("redlock-");
+        let examples = cli::examples(name);
+        assert!(!examples.is_empty(), "{path}");
+        let section = page
+            .split_once(".SH EXAMPLES\n")
+            .unwrap_or_else(|| panic!("{path}: no EXAMPLES"))
+            .1;
+        let section = section.split(".SH ").next().unwrap();
+        for line in examples.iter().flat_map(|e| e.lines()) {
+            let roff = line.replace('\\', "\\e").replace('-', "\\-");
+            assert!(
+                section.lines().any(|l| l == roff),
+                "{path}: {roff:?} in\n{section}"
+            );
+        }
+    }
 }

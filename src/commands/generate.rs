@@ -1,20 +1,38 @@
-//! `redlock completions SHELL` and `redlock man`: generated from the clap definitions, so they
-//! never drift from the real options. [`files`] lists every copy checked in under
-//! completions/ and man/; `tests/generated.rs` fails when one differs, and `scripts/regenerate`
-//! rewrites them.
-
-use std::io::Write;
+//! `redlock completions SHELL`, `redlock man` and `redlock help`: generated from the clap
+//! definitions, so they never drift from the real options. [`files`] lists every copy checked
+//! in under completions/ and man/; `tests/generated.rs` fails when one differs, and
+//! `scripts/regenerate` rewrites them.
 
 use clap::CommandFactory;
 use clap_complete::Shell;
 
-use crate::cli::Cli;
+use crate::cli::{self, Cli};
 use crate::exit::{self, Failure};
 
 use super::output;
 
 pub fn completions(shell: Shell) -> Result<i32, Failure> {
     output::print(&completion_script(shell))?;
+    Ok(exit::OK)
+}
+
+/// `redlock help [SUBCOMMAND]`: exactly what `redlock [SUBCOMMAND] --help` prints.
+pub fn help(subcommand: Option<&str>) -> Result<i32, Failure> {
+    let mut words = vec!["redlock"];
+    words.extend(subcommand);
+    words.push("--help");
+    // clap's own rendering, so that the two can never differ.
+    let text = match Cli::command().try_get_matches_from(words) {
+        Err(shown) if shown.kind() == clap::error::ErrorKind::DisplayHelp => shown.to_string(),
+        _ => {
+            return Err(Failure::usage(format!(
+                "no subcommand {:?}: use one of {}",
+                subcommand.unwrap_or_default(),
+                subcommands().join(", ")
+            )));
+        }
+    };
+    output::print(&text)?;
     Ok(exit::OK)
 }
 
@@ -32,8 +50,8 @@ pub fn man(subcommand: Option<&str>) -> Result<i32, Failure> {
     Ok(exit::OK)
 }
 
-/// The subcommands users see, clap's own `help` included, in `--help` order (the hidden
-/// `__renew-while` is not one). Each gets a man page of its own.
+/// The subcommands users see, `help` included, in `--help` order (the hidden `__renew-while`
+/// is not one). Each gets a man page of its own.
 pub fn subcommands() -> Vec<String> {
     built()
         .get_subcommands()
@@ -106,43 +124,69 @@ fn visible() -> clap::Command {
     root
 }
 
-/// The man page: clap's sections (without the help's exit-code table), then exit status,
-/// environment and files.
+/// The man page: clap's sections, then exit status, environment, files, examples and see also.
 pub fn man_page() -> String {
-    let mut out = Vec::new();
-    // The help's exit-code table is the EXIT STATUS section here, in roff.
-    let page = clap_mangen::Man::new(Cli::command().after_help(None::<&str>));
-    let _ = page.render(&mut out);
-    let _ = out.write_all(extra_sections().as_bytes());
-    String::from_utf8_lossy(&out).into_owned()
+    page(Cli::command(), "redlock")
 }
 
 /// The man page of one subcommand, e.g. `redlock-run.1`: its own options (the global ones are
 /// on the main page), taken before clap's build step copies the global ones in.
 pub fn subcommand_page(name: &str) -> Option<String> {
-    let sub = match Cli::command().find_subcommand(name) {
-        Some(sub) => sub.clone(),
-        // clap's own, added by the build step; as built it lists every subcommand again as
-        // `help SUBCOMMAND`, which would name pages that do not exist.
-        None if name == "help" => clap::Command::new("help")
-            .about("Print the help of redlock, or of one of its subcommands")
-            .disable_help_flag(true)
-            .arg(clap::Arg::new("SUBCOMMAND").help("The subcommand, e.g. run")),
-        None => return None,
-    }
-    .name(format!("redlock-{name}"));
+    let sub = Cli::command()
+        .find_subcommand(name)
+        .filter(|sub| !sub.is_hide_set())?
+        .clone()
+        .name(format!("redlock-{name}"));
+    Some(page(sub, name))
+}
+
+/// One page: clap_mangen's sections, but for what the help says after the options (the
+/// main page's exit-code table, a subcommand's examples), which clap_mangen would put under
+/// EXTRA and which gets sections of its own here.
+fn page(command: clap::Command, name: &str) -> String {
     let mut out = Vec::new();
-    clap_mangen::Man::new(sub).render(&mut out).ok()?;
-    let _ = out.write_all(extra_sections().as_bytes());
-    Some(String::from_utf8_lossy(&out).into_owned())
+    let _ = clap_mangen::Man::new(command.after_help(None::<&str>)).render(&mut out);
+    let mut page = String::from_utf8_lossy(&out).into_owned();
+    page.push_str(&exit::man_section());
+    page.push_str(ENVIRONMENT_AND_FILES);
+    page.push_str(&examples_section(cli::examples(name)));
+    page.push_str(".SH \"SEE ALSO\"\n");
+    if name != "redlock" {
+        page.push_str("redlock(1), ");
+    }
+    page.push_str("flock(1), redis\\-server(1)\n");
+    page
 }
 
-/// What every page ends with: exit status (from [`exit::TABLE`]), environment, files.
-fn extra_sections() -> String {
-    exit::man_section() + EXTRA_SECTIONS
+/// The EXAMPLES section: each example as it is typed, unfilled, indented.
+fn examples_section(examples: &[&str]) -> String {
+    if examples.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(".SH EXAMPLES\n");
+    for example in examples {
+        out.push_str(".PP\n.RS 4\n.nf\n");
+        for line in example.lines() {
+            out.push_str(&roff_line(line));
+            out.push('\n');
+        }
+        out.push_str(".fi\n.RE\n");
+    }
+    out
 }
 
-const EXTRA_SECTIONS: &str = r#".SH ENVIRONMENT
+/// `text` as a line of roff that prints it as is.
+fn roff_line(text: &str) -> String {
+    let escaped = text.replace('\\', "\\e").replace('-', "\\-");
+    // A line that starts with a dot or a quote would be read as a request.
+    if escaped.starts_with(['.', '\'']) {
+        format!("\\&{escaped}")
+    } else {
+        escaped
+    }
+}
+
+const ENVIRONMENT_AND_FILES: &str = r#".SH ENVIRONMENT
 .TP
 \fBREDLOCK_SERVERS\fR
 the masters, comma\- or space\-separated, when no \-\-server is given
@@ -167,8 +211,6 @@ where the user's config file is looked for (default \fI~/.config\fR)
 .TP
 \fI$XDG_CONFIG_HOME/redlock/config.toml\fR, \fI/etc/redlock/config.toml\fR
 the config file, when neither \-\-config nor REDLOCK_CONFIG names one
-.SH "SEE ALSO"
-flock(1), redis\-server(1)
 "#;
 
 #[cfg(test)]
@@ -202,23 +244,15 @@ mod tests {
             }
             kept + rest
         };
-        // clap's `help` lists the subcommands again: there too, the hidden ones are left out.
-        let others = |c: &clap::Command| -> Vec<String> {
+        let visible = |c: &clap::Command| -> Vec<String> {
             c.get_subcommands()
-                .filter(|sub| !sub.is_hide_set() && sub.get_name() != "help")
+                .filter(|sub| !sub.is_hide_set())
                 .map(subcommand)
                 .collect()
         };
-        assert!(!others(&cli).is_empty());
-        assert_eq!(others(&shown), others(&cli));
-        let names = |c: &clap::Command| -> Vec<String> {
-            c.get_subcommands()
-                .filter(|sub| !sub.is_hide_set())
-                .map(|sub| sub.get_name().to_string())
-                .collect()
-        };
-        let help = shown.find_subcommand("help").expect("clap's help");
-        assert_eq!(names(help), names(&shown));
+        assert!(!visible(&cli).is_empty());
+        assert_eq!(visible(&shown), visible(&cli));
+        assert_eq!(shown.get_subcommands().count(), visible(&cli).len());
         assert!(cli.get_subcommands().any(|sub| sub.is_hide_set()));
         assert_eq!(shown.get_name(), cli.get_name());
         assert_eq!(shown.get_version(), cli.get_version());

@@ -36,6 +36,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
         Command::Config(args) => show_config::show_config(global, args),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { subcommand } => generate::man(subcommand.as_deref()),
+        Command::Help { subcommand } => generate::help(subcommand.as_deref()),
         Command::RenewWhile(args) => renew_while::renew_while(global, args),
     }
 }
