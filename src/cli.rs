@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::builder::PossibleValuesParser;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueHint};
 
 /// Distributed locks for shell scripts, cron jobs and CI pipelines.
 ///
@@ -22,55 +22,224 @@ use clap::{Args, Parser, Subcommand};
 )]
 #[command(after_help = crate::exit::help_table())]
 pub struct Cli {
+    // Options given before the subcommand count as given after it, for a subcommand that takes
+    // them (`redlock -s URL run ...`); `check_placement` refuses them for one that does not.
     #[command(flatten)]
-    pub global: GlobalArgs,
+    pub masters: MasterArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub quiet: QuietArg,
 
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// Options every subcommand accepts, before or after its name.
+/// Where the masters are and how to log in: for every subcommand that talks to them.
 #[derive(Debug, Default, Args)]
-pub struct GlobalArgs {
+#[command(next_help_heading = "Master options")]
+pub struct MasterArgs {
     /// A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or
     /// redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS
     /// (comma- or space-separated), else redis://127.0.0.1:6379.
-    #[arg(long = "server", short = 's', value_name = "URL", global = true)]
+    #[arg(long = "server", short = 's', value_name = "URL", value_hint = ValueHint::Url)]
     pub servers: Vec<String>,
-
-    /// Say more on stderr: -v what redlock does, -vv what each master answered.
-    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
-    pub verbose: u8,
-
-    /// Print nothing on stderr when the lock is held elsewhere (the exit code still says so).
-    #[arg(short, long, global = true)]
-    pub quiet: bool,
 
     /// Read settings from this TOML file (default: $REDLOCK_CONFIG, else
     /// ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present).
-    #[arg(long, value_name = "PATH", global = true)]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub config: Option<PathBuf>,
 
     /// Read the Redis password from the first line of this file (for masters whose URL has
     /// none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file.
-    #[arg(long, value_name = "PATH", global = true)]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub password_file: Option<PathBuf>,
 
     /// Trust this CA (PEM) for rediss:// masters instead of the system's trust store.
-    #[arg(long, value_name = "PATH", global = true)]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub tls_ca_cert: Option<PathBuf>,
 
+    // Whether --tls-key came too is checked once the options before and after the subcommand
+    // are merged (`Cli::into_parts`): clap's `requires` would look at one side only.
     /// Present this client certificate (PEM) to rediss:// masters; needs --tls-key.
-    #[arg(long, value_name = "PATH", global = true, requires = "tls_key")]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub tls_cert: Option<PathBuf>,
 
     /// The private key (PEM) of --tls-cert.
-    #[arg(long, value_name = "PATH", global = true, requires = "tls_cert")]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub tls_key: Option<PathBuf>,
+}
 
-    /// How to write diagnostics on stderr: text, or one JSON object per line.
-    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Text, global = true)]
+/// What redlock says on stderr: for every subcommand that talks to masters.
+#[derive(Debug, Default, Args)]
+#[command(next_help_heading = "Output options")]
+pub struct OutputArgs {
+    /// Say more on stderr: -v what redlock does, -vv what each master answered.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// How to write diagnostics on stderr: text (the default), or one JSON object per line.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub log_format: Option<LogFormat>,
+}
+
+/// `-q`: for the subcommands that may find the lock held elsewhere.
+#[derive(Debug, Default, Args)]
+#[command(next_help_heading = "Output options")]
+pub struct QuietArg {
+    /// Print nothing on stderr when the lock is held elsewhere (the exit code still says so).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// The options of [`MasterArgs`], [`OutputArgs`] and [`QuietArg`] that apply to the
+/// subcommand, given before or after its name, merged (see [`Cli::into_parts`]).
+#[derive(Debug, Default)]
+pub struct GlobalArgs {
+    pub servers: Vec<String>,
+    pub verbose: u8,
+    pub quiet: bool,
+    pub config: Option<PathBuf>,
+    pub password_file: Option<PathBuf>,
+    pub tls_ca_cert: Option<PathBuf>,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
     pub log_format: LogFormat,
+}
+
+impl GlobalArgs {
+    /// Merges what was given before the subcommand with what was given after it: servers
+    /// and -v add up, -q from either side holds, and for a file or a format given on both
+    /// sides the later one wins.
+    fn merge(before: (MasterArgs, OutputArgs, QuietArg), after: Options) -> GlobalArgs {
+        let (masters, output, quiet) = before;
+        let mut servers = masters.servers;
+        servers.extend(after.masters.servers);
+        GlobalArgs {
+            servers,
+            verbose: output.verbose.saturating_add(after.output.verbose),
+            quiet: quiet.quiet || after.quiet.quiet,
+            config: after.masters.config.or(masters.config),
+            password_file: after.masters.password_file.or(masters.password_file),
+            tls_ca_cert: after.masters.tls_ca_cert.or(masters.tls_ca_cert),
+            tls_cert: after.masters.tls_cert.or(masters.tls_cert),
+            tls_key: after.masters.tls_key.or(masters.tls_key),
+            log_format: after
+                .output
+                .log_format
+                .or(output.log_format)
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The checks clap cannot make on one side of the subcommand alone.
+    pub fn check(&self) -> Result<(), crate::exit::Failure> {
+        if self.tls_cert.is_some() != self.tls_key.is_some() {
+            return Err(crate::exit::Failure::usage(
+                "--tls-cert and --tls-key go together (a client certificate and its private \
+                 key): give both or neither",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The option groups a subcommand took after its name (empty for those it does not take).
+#[derive(Default)]
+struct Options {
+    masters: MasterArgs,
+    output: OutputArgs,
+    quiet: QuietArg,
+}
+
+impl Cli {
+    /// The options that apply to the subcommand, from both sides of its name, and the
+    /// subcommand.
+    pub fn into_parts(mut self) -> (GlobalArgs, Command) {
+        use std::mem::take;
+        let after = match &mut self.command {
+            Command::Run {
+                masters,
+                output,
+                quiet,
+                ..
+            }
+            | Command::Acquire {
+                masters,
+                output,
+                quiet,
+                ..
+            }
+            | Command::Status {
+                masters,
+                output,
+                quiet,
+                ..
+            } => Options {
+                masters: take(masters),
+                output: take(output),
+                quiet: take(quiet),
+            },
+            Command::Release {
+                masters, output, ..
+            }
+            | Command::Extend {
+                masters, output, ..
+            }
+            | Command::Doctor {
+                masters, output, ..
+            }
+            | Command::Config {
+                masters, output, ..
+            }
+            | Command::RenewWhile {
+                masters, output, ..
+            } => Options {
+                masters: take(masters),
+                output: take(output),
+                quiet: QuietArg::default(),
+            },
+            Command::Completions { .. } | Command::Man { .. } | Command::Help { .. } => {
+                Options::default()
+            }
+        };
+        let global = GlobalArgs::merge((self.masters, self.output, self.quiet), after);
+        (global, self.command)
+    }
+}
+
+/// Refuses an option given before a subcommand that does not take it (`redlock -q completions
+/// bash`): it would do nothing, silently.
+pub fn check_placement(matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+    use clap::CommandFactory;
+    use clap::parser::ValueSource;
+    let mut command = Cli::command();
+    let Some(name) = matches.subcommand_name() else {
+        return Ok(());
+    };
+    let Some(subcommand) = command.find_subcommand(name) else {
+        return Ok(());
+    };
+    let misplaced = command.get_arguments().find(|arg| {
+        matches.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine)
+            && !subcommand
+                .get_arguments()
+                .any(|a| a.get_id() == arg.get_id())
+    });
+    match misplaced {
+        None => Ok(()),
+        Some(arg) => {
+            let flag = match (arg.get_long(), arg.get_short()) {
+                (Some(long), _) => format!("--{long}"),
+                (None, Some(short)) => format!("-{short}"),
+                (None, None) => arg.get_id().to_string(),
+            };
+            let message = format!("'{flag}' does not apply to 'redlock {name}'");
+            Err(command.error(clap::error::ErrorKind::ArgumentConflict, message))
+        }
+    }
 }
 
 /// The shape of diagnostics on stderr.
@@ -92,46 +261,102 @@ pub enum Command {
     /// --kill-after; redlock then exits 70. The command sees REDLOCK_KEY, REDLOCK_TOKEN and
     /// REDLOCK_VALIDITY_MS in its environment.
     #[command(after_help = examples_help("run"))]
-    Run(RunArgs),
+    Run {
+        #[command(flatten)]
+        args: RunArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+        #[command(flatten)]
+        quiet: QuietArg,
+    },
 
     /// Take the lock and print its token, for scripts that release it in a later step.
     ///
     /// Prints the token (plain), `export` lines for `eval` (env), or one JSON object (json).
     /// Without --renew-while the lock simply expires after --ttl unless extended or released.
     #[command(after_help = examples_help("acquire"))]
-    Acquire(AcquireArgs),
+    Acquire {
+        #[command(flatten)]
+        args: AcquireArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+        #[command(flatten)]
+        quiet: QuietArg,
+    },
 
     /// Release a lock taken with `acquire`, on every master.
     ///
     /// Exits 0 when a majority released it, 70 when the token does not hold the lock (it
     /// expired, or is someone else's: nothing is deleted then), 69 when too few masters answered.
     #[command(after_help = examples_help("release"))]
-    Release(TokenArgs),
+    Release {
+        #[command(flatten)]
+        args: TokenArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
 
     /// Extend a lock taken with `acquire` to a full TTL again, on a majority of masters.
     ///
     /// Exits 0 when a majority confirmed, 70 when the lock is gone (expired or someone
     /// else's; it is never re-created), 69 when too few masters answered.
     #[command(after_help = examples_help("extend"))]
-    Extend(ExtendArgs),
+    Extend {
+        #[command(flatten)]
+        args: ExtendArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
 
     /// Show who holds a lock, master by master, and the verdict.
     ///
     /// Exits 0 when a majority holds it, 1 when it is free, 2 when split (no majority
     /// either way), 69 when too many masters are unreachable to tell.
     #[command(after_help = examples_help("status"))]
-    Status(StatusArgs),
+    Status {
+        #[command(flatten)]
+        args: StatusArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+        // `if redlock status -q ...` is how the README tests for "held".
+        #[command(flatten)]
+        quiet: QuietArg,
+    },
 
     /// Check the masters: reachable, a master and not a replica, version, eviction policy,
     /// persistence, clock skew, odd N, the same server listed twice.
     ///
     /// Exits 0 when nothing is an error (warnings allowed), 1 when something is.
     #[command(after_help = examples_help("doctor"))]
-    Doctor(DoctorArgs),
+    Doctor {
+        #[command(flatten)]
+        args: DoctorArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
 
     /// Show the settings redlock would use, and where each comes from (passwords redacted).
     #[command(after_help = examples_help("config"))]
-    Config(ConfigArgs),
+    Config {
+        #[command(flatten)]
+        args: ConfigArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
 
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(after_help = examples_help("completions"))]
@@ -162,7 +387,14 @@ pub enum Command {
     // "a similar subcommand exists" tips (see `commands::generate` and `one_line`).
     /// The detached renewer that `acquire --renew-while` leaves behind (internal).
     #[command(name = RENEW_WHILE, hide = true)]
-    RenewWhile(RenewWhileArgs),
+    RenewWhile {
+        #[command(flatten)]
+        args: RenewWhileArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
 }
 
 /// The subcommands a user can name (`redlock help NAME`, `redlock man NAME`), in --help order.
@@ -597,7 +829,7 @@ mod tests {
             "redlock", "run", "--key", "k", "--", "ls", "-l", "--key", "x",
         ])
         .unwrap();
-        let Command::Run(run) = cli.command else {
+        let Command::Run { args: run, .. } = cli.command else {
             panic!("not run")
         };
         assert_eq!(run.command, ["ls", "-l", "--key", "x"]);
@@ -607,7 +839,7 @@ mod tests {
     #[test]
     fn the_command_may_follow_without_double_dash_but_a_typo_is_an_error() {
         let cli = Cli::try_parse_from(["redlock", "run", "--key", "k", "ls", "-l"]).unwrap();
-        let Command::Run(run) = cli.command else {
+        let Command::Run { args: run, .. } = cli.command else {
             panic!("not run")
         };
         assert_eq!(run.command, ["ls", "-l"]);
@@ -630,7 +862,85 @@ mod tests {
             "true",
         ])
         .unwrap();
-        assert_eq!(cli.global.servers, ["redis://a:1"]);
-        assert_eq!(cli.global.verbose, 2);
+        let (global, _) = cli.into_parts();
+        assert_eq!(global.servers, ["redis://a:1"]);
+        assert_eq!(global.verbose, 2);
+    }
+
+    /// Parses `args` as main does, placement check included.
+    fn parse(args: &[&str]) -> Result<(GlobalArgs, Command), clap::Error> {
+        use clap::FromArgMatches;
+        let matches = Cli::command().try_get_matches_from(args)?;
+        check_placement(&matches)?;
+        Ok(Cli::from_arg_matches(&matches)?.into_parts())
+    }
+
+    #[test]
+    fn options_before_and_after_the_subcommand_are_merged() {
+        let (global, _) = parse(&[
+            "redlock",
+            "-s",
+            "redis://a:1",
+            "-v",
+            "--config",
+            "before.toml",
+            "--tls-cert",
+            "c.pem",
+            "--log-format",
+            "json",
+            "run",
+            "-s",
+            "redis://b:1",
+            "-v",
+            "-q",
+            "--config",
+            "after.toml",
+            "--tls-key",
+            "k.pem",
+            "--key",
+            "k",
+            "--",
+            "true",
+        ])
+        .unwrap();
+        assert_eq!(global.servers, ["redis://a:1", "redis://b:1"]);
+        assert_eq!(global.verbose, 2);
+        assert!(global.quiet);
+        assert_eq!(global.config, Some(PathBuf::from("after.toml")));
+        assert_eq!(global.tls_cert, Some(PathBuf::from("c.pem")));
+        assert_eq!(global.tls_key, Some(PathBuf::from("k.pem")));
+        assert_eq!(global.log_format, LogFormat::Json);
+        assert!(global.check().is_ok());
+
+        let (global, _) = parse(&["redlock", "status", "--tls-cert", "c.pem", "-k", "k"]).unwrap();
+        assert_eq!(global.check().unwrap_err().code, crate::exit::USAGE);
+        assert_eq!(global.log_format, LogFormat::Text);
+    }
+
+    #[test]
+    fn options_are_refused_where_they_do_not_apply() {
+        // Before the subcommand as after it.
+        for args in [
+            &["redlock", "-q", "doctor"][..],
+            &["redlock", "doctor", "-q"],
+            &["redlock", "-q", "config"],
+            &["redlock", "-q", "release", "-k", "k", "--token", "t"],
+            &["redlock", "-s", "redis://a:1", "completions", "bash"],
+            &["redlock", "completions", "bash", "-s", "redis://a:1"],
+            &["redlock", "-v", "man"],
+            &["redlock", "--log-format", "json", "help"],
+            &["redlock", "--tls-ca-cert", "ca.pem", "man", "run"],
+        ] {
+            assert!(parse(args).is_err(), "{args:?}");
+        }
+        for args in [
+            &["redlock", "-q", "status", "-k", "k"][..],
+            &["redlock", "-vv", "doctor"],
+            &["redlock", "-s", "redis://a:1", "config"],
+            &["redlock", "completions", "bash"],
+            &["redlock", "man", "run"],
+        ] {
+            assert!(parse(args).is_ok(), "{args:?}");
+        }
     }
 }

@@ -137,10 +137,7 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
 fn help_is_a_subcommand_with_help_of_its_own() {
     // `redlock help --help` was a usage error (64).
     let help = generated(&["help", "--help"]);
-    assert!(
-        help.contains("Usage: redlock help [OPTIONS] [SUBCOMMAND]"),
-        "{help}"
-    );
+    assert!(help.contains("Usage: redlock help [SUBCOMMAND]"), "{help}");
     assert_eq!(generated(&["help"]), generated(&["--help"]));
     for name in cli::SUBCOMMANDS {
         assert_eq!(
@@ -251,5 +248,105 @@ fn man_pages_have_examples_and_no_extra_section() {
                 "{path}: {roff:?} in\n{section}"
             );
         }
+    }
+}
+
+const MASTER_OPTIONS: [&str; 6] = [
+    "--server",
+    "--config",
+    "--password-file",
+    "--tls-ca-cert",
+    "--tls-cert",
+    "--tls-key",
+];
+const OUTPUT_OPTIONS: [&str; 2] = ["--verbose", "--log-format"];
+
+/// Per subcommand: whether it takes the master options, -v and --log-format, and -q.
+const WHERE_OPTIONS_APPLY: [(&str, bool, bool, bool); 10] = [
+    ("run", true, true, true),
+    ("acquire", true, true, true),
+    ("release", true, true, false),
+    ("extend", true, true, false),
+    ("status", true, true, true),
+    ("doctor", true, true, false),
+    ("config", true, true, false),
+    ("completions", false, false, false),
+    ("man", false, false, false),
+    ("help", false, false, false),
+];
+
+/// Whether `help` lists option `flag` (as `  -s, --server <URL>` or `      --config <PATH>`).
+fn lists(help: &str, flag: &str) -> bool {
+    help.lines().map(str::trim_start).any(|line| {
+        let named = line
+            .strip_prefix(flag)
+            .or_else(|| line.get(4..)?.strip_prefix(flag));
+        named.is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '.']))
+    })
+}
+
+/// The options a subcommand takes are the ones that mean something to it: listed in its help,
+/// its man page and its completions, and accepted before or after its name; the others are
+/// listed nowhere for it and refused (64) even before its name, where they once were silently
+/// ignored.
+#[test]
+fn subcommands_take_only_the_options_that_apply() {
+    assert_eq!(
+        WHERE_OPTIONS_APPLY.map(|(name, ..)| name),
+        cli::SUBCOMMANDS,
+        "one row per subcommand"
+    );
+    let files = generate::files();
+    let file = |path: &str| &files.iter().find(|(p, _)| p == path).unwrap().1;
+    let bash = file("completions/redlock.bash");
+    let fish = file("completions/redlock.fish");
+    for (name, masters, output, quiet) in WHERE_OPTIONS_APPLY {
+        let help = generated(&[name, "--help"]);
+        let page = file(&format!("man/redlock-{name}.1"));
+        // bash: the words offered after `redlock NAME`.
+        let offered = bash
+            .split_once(&format!("redlock__subcmd__{name})\n"))
+            .and_then(|(_, rest)| rest.lines().next())
+            .unwrap_or_else(|| panic!("no bash case for {name}"));
+        let groups = [
+            (&MASTER_OPTIONS[..], masters),
+            (&OUTPUT_OPTIONS[..], output),
+            (&["--quiet"][..], quiet),
+        ];
+        for (flags, applies) in groups {
+            for flag in flags {
+                let ctx = format!("{name} {flag}");
+                assert_eq!(lists(&help, flag), applies, "{ctx} in --help:\n{help}");
+                let in_page = page.contains(&format!("\\fB{}\\fR", flag.replace('-', "\\-")));
+                assert_eq!(in_page, applies, "{ctx} in the man page");
+                let in_bash = offered.split([' ', '"']).any(|word| word == *flag);
+                assert_eq!(in_bash, applies, "{ctx} in bash: {offered}");
+                let long = flag.trim_start_matches("--");
+                let in_fish = fish.lines().any(|line| {
+                    line.contains(&format!("__fish_redlock_using_subcommand {name}\""))
+                        && line.contains(&format!(" -l {long} "))
+                });
+                assert_eq!(in_fish, applies, "{ctx} in fish");
+            }
+        }
+    }
+    // Before the subcommand, as after it.
+    let misplaced: [&[&str]; 4] = [
+        &["-q", "completions", "bash"],
+        &["-s", "redis://127.0.0.1:1", "man"],
+        &["-v", "help"],
+        &["-q", "doctor"],
+    ];
+    for args in misplaced {
+        let output = run(args, &[]);
+        assert_eq!(
+            output.status.code(),
+            Some(64),
+            "{args:?}: {}",
+            common::describe(&output)
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("does not apply to"), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
     }
 }
