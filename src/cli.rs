@@ -518,17 +518,32 @@ fn examples_help(subcommand: &str) -> String {
 #[derive(Debug, Args)]
 pub struct LockArgs {
     /// The lock's name (the Redis key). Everyone who must not overlap uses the same key.
-    #[arg(short, long, value_name = "KEY")]
+    #[arg(short, long, value_name = "KEY", value_hint = ValueHint::Other)]
     pub key: String,
 
     /// How long the lock lives on each master without renewal, e.g. 30s, 2m, 500ms. If redlock
     /// dies, others wait at most this long. Default: 30s (or `ttl` in the config file).
-    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        short,
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub ttl: Option<Duration>,
 
     /// If the lock is taken, retry (with jitter) for up to this long before giving up.
     /// Default: try once.
-    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true, conflicts_with = "no_wait")]
+    #[arg(
+        short,
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+        conflicts_with = "no_wait",
+    )]
     pub wait: Option<Duration>,
 
     /// Try once and give up at once if the lock is taken (the default; same as --wait 0).
@@ -537,12 +552,18 @@ pub struct LockArgs {
 
     /// How long one master gets to answer one request, connecting included. Default: TTL/20,
     /// between 10ms and 1s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub node_timeout: Option<Duration>,
 
     /// Share of the TTL set aside for clock drift between hosts (Redlock's drift factor).
     /// Default: 0.01.
-    #[arg(long, value_name = "FACTOR")]
+    #[arg(long, value_name = "FACTOR", value_hint = ValueHint::Other)]
     pub drift_factor: Option<f64>,
 
     /// Also obtain a fencing token: a number greater than any handed out before for this key,
@@ -553,7 +574,12 @@ pub struct LockArgs {
 
     /// Exit with this code instead of 75 when the lock is held elsewhere (0 suits cron jobs
     /// that should just skip their turn).
-    #[arg(long, value_name = "CODE", value_parser = clap::value_parser!(u8))]
+    #[arg(
+        long,
+        value_name = "CODE",
+        value_parser = clap::value_parser!(u8),
+        value_hint = ValueHint::Other,
+    )]
     pub conflict_exit_code: Option<u8>,
 }
 
@@ -580,7 +606,8 @@ pub struct AcquireArgs {
 
     /// Keep the lock renewed by a small detached process for as long as process PID lives
     /// (e.g. $$, the calling shell); it is released when PID exits.
-    #[arg(long, value_name = "PID")]
+    // A process id: completing file names there would only mislead.
+    #[arg(long, value_name = "PID", value_hint = ValueHint::Other)]
     pub renew_while: Option<i32>,
 }
 
@@ -593,6 +620,7 @@ pub struct TokenArgs {
         short,
         long,
         value_name = "KEY",
+        value_hint = ValueHint::Other,
         env = "REDLOCK_KEY",
         hide_env_values = true
     )]
@@ -602,6 +630,7 @@ pub struct TokenArgs {
     #[arg(
         long,
         value_name = "TOKEN",
+        value_hint = ValueHint::Other,
         env = "REDLOCK_TOKEN",
         hide_env_values = true
     )]
@@ -609,7 +638,13 @@ pub struct TokenArgs {
 
     /// How long one master gets to answer. Default: 1s for release; for extend, as for
     /// acquire: TTL/20, between 10ms and 1s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub node_timeout: Option<Duration>,
 }
 
@@ -619,14 +654,21 @@ pub struct ExtendArgs {
     pub lock: TokenArgs,
 
     /// The new time to live, counted from now. Default: 30s (or `ttl` in the config file).
-    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        short,
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub ttl: Option<Duration>,
 }
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// The lock's name.
-    #[arg(short, long, value_name = "KEY")]
+    #[arg(short, long, value_name = "KEY", value_hint = ValueHint::Other)]
     pub key: String,
 
     /// Print one JSON object instead of text.
@@ -634,7 +676,13 @@ pub struct StatusArgs {
     pub json: bool,
 
     /// How long one master gets to answer. Default: 1s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub node_timeout: Option<Duration>,
 }
 
@@ -645,7 +693,13 @@ pub struct DoctorArgs {
     pub json: bool,
 
     /// How long one master gets to answer each check. Default: 1s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub node_timeout: Option<Duration>,
 }
 
@@ -665,9 +719,19 @@ pub const RENEW_WHILE: &str = "__renew-while";
 pub struct RenewWhileArgs {
     #[arg(long)]
     pub key: String,
-    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub ttl: Duration,
-    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub node_timeout: Duration,
     #[arg(long)]
     pub drift_factor: f64,
@@ -686,22 +750,46 @@ pub struct RunArgs {
 
     /// On lock loss, time between SIGTERM and SIGKILL to the command. Default: 5s, or TTL/4
     /// if shorter; at most TTL/2, so the command is always dead before the validity ends.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub kill_after: Option<Duration>,
 
     /// Keep the lock at least this long after the start, even if the command ends sooner: the
     /// key is left to expire then instead of being deleted (cron on several hosts: the same job
     /// fired a moment later elsewhere does not run again).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub hold_min: Option<Duration>,
 
     /// Stop the command (SIGTERM, then SIGKILL after --kill-after) and release the lock once it
     /// has run this long; redlock then exits 124. Caps how long renewal may hold the lock.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub max_duration: Option<Duration>,
 
     /// The command to run and its arguments (put them after --).
-    #[arg(value_name = "COMMAND", required = true, trailing_var_arg = true)]
+    // Completed as a command line of its own: a command name, then its own arguments.
+    #[arg(
+        value_name = "COMMAND",
+        required = true,
+        trailing_var_arg = true,
+        value_hint = ValueHint::CommandWithArguments
+    )]
     pub command: Vec<OsString>,
 }
 

@@ -350,3 +350,139 @@ fn subcommands_take_only_the_options_that_apply() {
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
     }
 }
+
+/// What the generated bash completion offers for the command line `words` (the last one being
+/// completed), without bash-completion loaded; `setup` runs first (e.g. stubs of its helpers).
+/// The script is sourced in a real bash, and redlock's completion function is called the way
+/// bash calls it.
+fn bash_offers(words: &[&str], setup: &str, dir: &Path) -> Vec<String> {
+    let script = dir.join("redlock.bash");
+    std::fs::write(&script, generated(&["completions", "bash"])).unwrap();
+    let driver = r#"
+        source "$1"; shift
+        SETUP
+        COMP_WORDS=("$@")
+        COMP_CWORD=$(( $# - 1 ))
+        COMP_LINE="$*"
+        COMP_POINT=${#COMP_LINE}
+        function=$(complete -p redlock | sed -E 's/.* -F ([^ ]+) .*/\1/')
+        "$function" redlock "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+        printf '%s\n' "${COMPREPLY[@]}"
+    "#
+    .replace("SETUP", setup);
+    let output = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(driver)
+        .arg("bash")
+        .arg(&script)
+        .args(words)
+        .current_dir(dir)
+        .output()
+        .expect("run bash");
+    assert!(output.status.success(), "{}", common::describe(&output));
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn bash_completes_the_command_after_run_and_double_dash() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("decoy-file"), "").unwrap();
+    let offers = |words: &[&str]| bash_offers(words, "", dir.path());
+
+    // The command, then its arguments (here file names).
+    let offered = offers(&["redlock", "run", "--key", "k", "--", "ech"]);
+    assert!(offered.iter().any(|w| w == "echo"), "{offered:?}");
+    let offered = offers(&[
+        "redlock",
+        "-s",
+        "redis://h:1",
+        "run",
+        "--key",
+        "k",
+        "--",
+        "",
+    ]);
+    assert!(offered.iter().any(|w| w == "echo"), "{offered:?}");
+    let offered = offers(&["redlock", "run", "--key", "k", "--", "cat", "deco"]);
+    assert_eq!(offered, ["decoy-file"]);
+    // Before `--`, redlock's own options, as before.
+    assert_eq!(offers(&["redlock", "run", "--ke"]), ["--key"]);
+    // With bash-completion loaded, its own routine takes over, from the command's word.
+    for helper in ["_command_offset", "_comp_command_offset"] {
+        let stub = format!("{helper}() {{ COMPREPLY=(\"{helper} $1\"); }}");
+        let words = ["redlock", "run", "-k", "k", "--", "make", "ins"];
+        assert_eq!(
+            bash_offers(&words, &stub, dir.path()),
+            [format!("{helper} 5")]
+        );
+    }
+    // `--` elsewhere is not a command line.
+    let stub = "_command_offset() { COMPREPLY=(called); }";
+    let offered = bash_offers(&["redlock", "doctor", "--", "--js"], stub, dir.path());
+    assert_eq!(offered, ["--json"]);
+}
+
+#[test]
+fn completions_offer_subcommand_names_and_no_file_names_for_a_pid() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("decoy-file"), "").unwrap();
+    let offers = |words: &[&str]| bash_offers(words, "", dir.path());
+    // The values, after the subcommand's own options (-h, -V).
+    let values = |words: &[&str]| -> Vec<String> {
+        offers(words)
+            .into_iter()
+            .filter(|w| !w.starts_with('-'))
+            .collect()
+    };
+    assert_eq!(values(&["redlock", "man", ""]), cli::SUBCOMMANDS);
+    assert_eq!(values(&["redlock", "help", ""]), cli::SUBCOMMANDS);
+    assert_eq!(values(&["redlock", "man", "st"]), ["status"]);
+    assert!(offers(&["redlock", "completions", ""]).contains(&"fish".to_string()));
+    // A pid, a key, a duration: never a file name (a path option still gets them).
+    for words in [
+        &["redlock", "acquire", "--renew-while", ""][..],
+        &["redlock", "acquire", "--key", ""],
+        &["redlock", "run", "--ttl", ""],
+    ] {
+        let offered = offers(words);
+        assert!(
+            !offered.iter().any(|w| w.contains("decoy")),
+            "{words:?}: {offered:?}"
+        );
+    }
+    assert_eq!(
+        offers(&["redlock", "run", "--config", "deco"]),
+        ["decoy-file"]
+    );
+
+    let files = generate::files();
+    let file = |path: &str| &files.iter().find(|(p, _)| p == path).unwrap().1;
+    let zsh = file("completions/_redlock");
+    let names = cli::SUBCOMMANDS.join(" ");
+    assert!(
+        zsh.contains(":_cmdambivalent'"),
+        "zsh: the command after run"
+    );
+    assert!(zsh.contains(&format!(":({names})'")), "zsh: man and help");
+    assert!(
+        zsh.lines()
+            .any(|l| l.starts_with("'--renew-while=[") && l.ends_with(":PID:' \\")),
+        "zsh: --renew-while completes nothing"
+    );
+    let fish = file("completions/redlock.fish");
+    for sub in ["man", "help"] {
+        let line = format!("__fish_redlock_using_subcommand {sub}\" -f -a \"{names}\"");
+        assert!(fish.contains(&line), "fish: {sub}");
+    }
+    assert!(fish.contains(
+        "complete -c redlock -f -a \"(__fish_redlock_command_line)\" \\\n    \
+         -n \"__fish_redlock_using_subcommand run; and __fish_redlock_after_double_dash\"\n"
+    ));
+    let renew = fish.lines().find(|l| l.contains("-l renew-while")).unwrap();
+    assert!(renew.ends_with(" -r -f"), "fish: {renew}");
+}

@@ -89,10 +89,105 @@ pub fn files() -> Vec<(String, String)> {
 }
 
 fn completion_script(shell: Shell) -> String {
+    let mut command = visible();
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut visible(), "redlock", &mut out);
-    String::from_utf8_lossy(&out).into_owned()
+    clap_complete::generate(shell, &mut command, "redlock", &mut out);
+    let script = String::from_utf8_lossy(&out).into_owned();
+    // What clap_complete leaves out for these two shells (zsh has both from clap): the command
+    // line after `run ... --`, and the values of positional arguments.
+    match shell {
+        Shell::Bash => {
+            script.replace("complete -F _redlock ", "complete -F _redlock_run_aware ")
+                + BASH_COMMAND_LINE
+        }
+        Shell::Fish => script + &fish_positional_values(&command) + FISH_COMMAND_LINE,
+        _ => script,
+    }
 }
+
+/// bash: clap's `_redlock` offers run's options after `--` too, then file names. Completion
+/// goes through `_redlock_run_aware` instead, which hands the words after `run ... --` to the
+/// shell's own command completion (bash-completion's, when it is loaded; else command names
+/// first, file names after). tests/generated.rs runs it in bash.
+const BASH_COMMAND_LINE: &str = r#"
+# After `redlock run ... --` comes a command line of its own: complete the command, then its
+# arguments, as the shell does for any command.
+_redlock_run_aware() {
+    local i j
+    for (( i = 1; i < COMP_CWORD; i++ )); do
+        [[ ${COMP_WORDS[i]} == -- ]] || continue
+        for (( j = 1; j < i; j++ )); do
+            if [[ ${COMP_WORDS[j]} == run ]]; then
+                _redlock_command_at $(( i + 1 ))
+                return
+            fi
+        done
+        break
+    done
+    _redlock "$@"
+}
+
+# Completes COMP_WORDS from index $1 on as a command line.
+_redlock_command_at() {
+    local cur=${COMP_WORDS[COMP_CWORD]} IFS=$'
+'
+    if declare -F _comp_command_offset >/dev/null; then
+        _comp_command_offset "$1"
+    elif declare -F _command_offset >/dev/null; then
+        _command_offset "$1"
+    elif (( COMP_CWORD == $1 )); then
+        COMPREPLY=( $(compgen -c -- "$cur") )
+    else
+        compopt -o filenames 2>/dev/null
+        COMPREPLY=( $(compgen -f -- "$cur") )
+    fi
+}
+"#;
+
+/// fish: clap_complete completes no positional argument; those with a fixed set of values
+/// (`completions SHELL`, `man SUBCOMMAND`, `help SUBCOMMAND`) get one line each.
+fn fish_positional_values(command: &clap::Command) -> String {
+    let mut command = command.clone();
+    command.build();
+    let mut out = String::new();
+    for sub in command.get_subcommands() {
+        for arg in sub.get_positionals() {
+            let values: Vec<String> = arg
+                .get_possible_values()
+                .iter()
+                .filter(|value| !value.is_hide_set())
+                .map(|value| value.get_name().to_string())
+                .collect();
+            if !values.is_empty() {
+                out.push_str(&format!(
+                    "complete -c redlock -n \"__fish_redlock_using_subcommand {}\" -f -a \"{}\"\n",
+                    sub.get_name(),
+                    values.join(" ")
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// fish: after `run ... --`, the rest is completed as a command line of its own.
+const FISH_COMMAND_LINE: &str = r#"
+# After `redlock run ... --` comes a command line of its own: complete the command, then its
+# arguments, as fish does for any command.
+function __fish_redlock_after_double_dash
+    contains -- -- (commandline -opc)
+end
+
+function __fish_redlock_command_line
+    set -l words (commandline -opc)
+    set -l dash (contains -i -- -- $words)
+    set -e words[1..$dash]
+    complete -C (string join -- ' ' (string escape -- $words) (commandline -ct))
+end
+
+complete -c redlock -f -a "(__fish_redlock_command_line)" \
+    -n "__fish_redlock_using_subcommand run; and __fish_redlock_after_double_dash"
+"#;
 
 /// [`Cli`] without its hidden subcommands, for the completion scripts: clap_complete offers
 /// every subcommand, hidden ones included (clap-rs/clap#1335), and a `clap::Command` cannot
