@@ -28,7 +28,7 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             [CompletionResult]::new('--tls-ca-cert', '--tls-ca-cert', [CompletionResultType]::ParameterName, 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store')
             [CompletionResult]::new('--tls-cert', '--tls-cert', [CompletionResultType]::ParameterName, 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key')
             [CompletionResult]::new('--tls-key', '--tls-key', [CompletionResultType]::ParameterName, 'The private key (PEM) of --tls-cert')
-            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text, or one JSON object per line')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text (the default), or one JSON object per line')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)')
@@ -46,7 +46,7 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show the settings redlock would use, and where each comes from (passwords redacted)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (bash, zsh, fish, elvish, powershell)')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the man page (roff), or the page of one subcommand')
-            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print the help of redlock, or of one of its subcommands (the same as --help)')
             break
         }
         'redlock;run' {
@@ -69,7 +69,7 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             [CompletionResult]::new('--tls-ca-cert', '--tls-ca-cert', [CompletionResultType]::ParameterName, 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store')
             [CompletionResult]::new('--tls-cert', '--tls-cert', [CompletionResultType]::ParameterName, 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key')
             [CompletionResult]::new('--tls-key', '--tls-key', [CompletionResultType]::ParameterName, 'The private key (PEM) of --tls-cert')
-            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text, or one JSON object per line')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text (the default), or one JSON object per line')
             [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Try once and give up at once if the lock is taken (the default; same as --wait 0)')
             [CompletionResult]::new('--fence', '--fence', [CompletionResultType]::ParameterName, 'Also obtain a fencing token: a number greater than any handed out before for this key, given to the command as REDLOCK_FENCE (acquire prints it with --format env or json). Have the protected resource refuse numbers lower than the highest it has seen')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
@@ -102,7 +102,7 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             [CompletionResult]::new('--tls-ca-cert', '--tls-ca-cert', [CompletionResultType]::ParameterName, 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store')
             [CompletionResult]::new('--tls-cert', '--tls-cert', [CompletionResultType]::ParameterName, 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key')
             [CompletionResult]::new('--tls-key', '--tls-key', [CompletionResultType]::ParameterName, 'The private key (PEM) of --tls-cert')
-            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text, or one JSON object per line')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text (the default), or one JSON object per line')
             [CompletionResult]::new('--no-wait', '--no-wait', [CompletionResultType]::ParameterName, 'Try once and give up at once if the lock is taken (the default; same as --wait 0)')
             [CompletionResult]::new('--fence', '--fence', [CompletionResultType]::ParameterName, 'Also obtain a fencing token: a number greater than any handed out before for this key, given to the command as REDLOCK_FENCE (acquire prints it with --format env or json). Have the protected resource refuse numbers lower than the highest it has seen')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
@@ -127,11 +127,9 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             [CompletionResult]::new('--tls-ca-cert', '--tls-ca-cert', [CompletionResultType]::ParameterName, 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store')
             [CompletionResult]::new('--tls-cert', '--tls-cert', [CompletionResultType]::ParameterName, 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key')
             [CompletionResult]::new('--tls-key', '--tls-key', [CompletionResultType]::ParameterName, 'The private key (PEM) of --tls-cert')
-            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text, or one JSON object per line')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text (the default), or one JSON object per line')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -152,11 +150,9 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             [CompletionResult]::new('--tls-ca-cert', '--tls-ca-cert', [CompletionResultType]::ParameterName, 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store')
             [CompletionResult]::new('--tls-cert', '--tls-cert', [CompletionResultType]::ParameterName, 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key')
             [CompletionResult]::new('--tls-key', '--tls-key', [CompletionResultType]::ParameterName, 'The private key (PEM) of --tls-cert')
-            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text, or one JSON object per line')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text (the default), or one JSON object per line')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -174,7 +170,7 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             [CompletionResult]::new('--tls-ca-cert', '--tls-ca-cert', [CompletionResultType]::ParameterName, 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store')
             [CompletionResult]::new('--tls-cert', '--tls-cert', [CompletionResultType]::ParameterName, 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key')
             [CompletionResult]::new('--tls-key', '--tls-key', [CompletionResultType]::ParameterName, 'The private key (PEM) of --tls-cert')
-            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text, or one JSON object per line')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text (the default), or one JSON object per line')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object instead of text')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
@@ -195,12 +191,10 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             [CompletionResult]::new('--tls-ca-cert', '--tls-ca-cert', [CompletionResultType]::ParameterName, 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store')
             [CompletionResult]::new('--tls-cert', '--tls-cert', [CompletionResultType]::ParameterName, 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key')
             [CompletionResult]::new('--tls-key', '--tls-key', [CompletionResultType]::ParameterName, 'The private key (PEM) of --tls-cert')
-            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text, or one JSON object per line')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text (the default), or one JSON object per line')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object instead of text')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -215,12 +209,10 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             [CompletionResult]::new('--tls-ca-cert', '--tls-ca-cert', [CompletionResultType]::ParameterName, 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store')
             [CompletionResult]::new('--tls-cert', '--tls-cert', [CompletionResultType]::ParameterName, 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key')
             [CompletionResult]::new('--tls-key', '--tls-key', [CompletionResultType]::ParameterName, 'The private key (PEM) of --tls-cert')
-            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text, or one JSON object per line')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text (the default), or one JSON object per line')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print one JSON object instead of text')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -228,18 +220,6 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             break
         }
         'redlock;completions' {
-            [CompletionResult]::new('-s', '-s', [CompletionResultType]::ParameterName, 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379')
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)')
-            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file')
-            [CompletionResult]::new('--tls-ca-cert', '--tls-ca-cert', [CompletionResultType]::ParameterName, 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store')
-            [CompletionResult]::new('--tls-cert', '--tls-cert', [CompletionResultType]::ParameterName, 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key')
-            [CompletionResult]::new('--tls-key', '--tls-key', [CompletionResultType]::ParameterName, 'The private key (PEM) of --tls-cert')
-            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text, or one JSON object per line')
-            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
-            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -247,18 +227,6 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             break
         }
         'redlock;man' {
-            [CompletionResult]::new('-s', '-s', [CompletionResultType]::ParameterName, 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379')
-            [CompletionResult]::new('--server', '--server', [CompletionResultType]::ParameterName, 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379')
-            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)')
-            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file')
-            [CompletionResult]::new('--tls-ca-cert', '--tls-ca-cert', [CompletionResultType]::ParameterName, 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store')
-            [CompletionResult]::new('--tls-cert', '--tls-cert', [CompletionResultType]::ParameterName, 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key')
-            [CompletionResult]::new('--tls-key', '--tls-key', [CompletionResultType]::ParameterName, 'The private key (PEM) of --tls-cert')
-            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How to write diagnostics on stderr: text, or one JSON object per line')
-            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
-            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Say more on stderr: -v what redlock does, -vv what each master answered')
-            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)')
-            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -266,46 +234,10 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             break
         }
         'redlock;help' {
-            [CompletionResult]::new('run', 'run', [CompletionResultType]::ParameterValue, 'Take the lock, run a command while renewing it, release it, and exit with the command''s status')
-            [CompletionResult]::new('acquire', 'acquire', [CompletionResultType]::ParameterValue, 'Take the lock and print its token, for scripts that release it in a later step')
-            [CompletionResult]::new('release', 'release', [CompletionResultType]::ParameterValue, 'Release a lock taken with `acquire`, on every master')
-            [CompletionResult]::new('extend', 'extend', [CompletionResultType]::ParameterValue, 'Extend a lock taken with `acquire` to a full TTL again, on a majority of masters')
-            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show who holds a lock, master by master, and the verdict')
-            [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check the masters: reachable, a master and not a replica, version, eviction policy, persistence, clock skew, odd N, the same server listed twice')
-            [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show the settings redlock would use, and where each comes from (passwords redacted)')
-            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (bash, zsh, fish, elvish, powershell)')
-            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print the man page (roff), or the page of one subcommand')
-            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
-            break
-        }
-        'redlock;help;run' {
-            break
-        }
-        'redlock;help;acquire' {
-            break
-        }
-        'redlock;help;release' {
-            break
-        }
-        'redlock;help;extend' {
-            break
-        }
-        'redlock;help;status' {
-            break
-        }
-        'redlock;help;doctor' {
-            break
-        }
-        'redlock;help;config' {
-            break
-        }
-        'redlock;help;completions' {
-            break
-        }
-        'redlock;help;man' {
-            break
-        }
-        'redlock;help;help' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
     })

@@ -25,7 +25,7 @@ set edit:completion:arg-completer[redlock] = {|@words|
             cand --tls-ca-cert 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store'
             cand --tls-cert 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key'
             cand --tls-key 'The private key (PEM) of --tls-cert'
-            cand --log-format 'How to write diagnostics on stderr: text, or one JSON object per line'
+            cand --log-format 'How to write diagnostics on stderr: text (the default), or one JSON object per line'
             cand -v 'Say more on stderr: -v what redlock does, -vv what each master answered'
             cand --verbose 'Say more on stderr: -v what redlock does, -vv what each master answered'
             cand -q 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
@@ -43,7 +43,7 @@ set edit:completion:arg-completer[redlock] = {|@words|
             cand config 'Show the settings redlock would use, and where each comes from (passwords redacted)'
             cand completions 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
             cand man 'Print the man page (roff), or the page of one subcommand'
-            cand help 'Print this message or the help of the given subcommand(s)'
+            cand help 'Print the help of redlock, or of one of its subcommands (the same as --help)'
         }
         &'redlock;run'= {
             cand -k 'The lock''s name (the Redis key). Everyone who must not overlap uses the same key'
@@ -65,7 +65,7 @@ set edit:completion:arg-completer[redlock] = {|@words|
             cand --tls-ca-cert 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store'
             cand --tls-cert 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key'
             cand --tls-key 'The private key (PEM) of --tls-cert'
-            cand --log-format 'How to write diagnostics on stderr: text, or one JSON object per line'
+            cand --log-format 'How to write diagnostics on stderr: text (the default), or one JSON object per line'
             cand --no-wait 'Try once and give up at once if the lock is taken (the default; same as --wait 0)'
             cand --fence 'Also obtain a fencing token: a number greater than any handed out before for this key, given to the command as REDLOCK_FENCE (acquire prints it with --format env or json). Have the protected resource refuse numbers lower than the highest it has seen'
             cand -v 'Say more on stderr: -v what redlock does, -vv what each master answered'
@@ -97,7 +97,7 @@ set edit:completion:arg-completer[redlock] = {|@words|
             cand --tls-ca-cert 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store'
             cand --tls-cert 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key'
             cand --tls-key 'The private key (PEM) of --tls-cert'
-            cand --log-format 'How to write diagnostics on stderr: text, or one JSON object per line'
+            cand --log-format 'How to write diagnostics on stderr: text (the default), or one JSON object per line'
             cand --no-wait 'Try once and give up at once if the lock is taken (the default; same as --wait 0)'
             cand --fence 'Also obtain a fencing token: a number greater than any handed out before for this key, given to the command as REDLOCK_FENCE (acquire prints it with --format env or json). Have the protected resource refuse numbers lower than the highest it has seen'
             cand -v 'Say more on stderr: -v what redlock does, -vv what each master answered'
@@ -121,11 +121,9 @@ set edit:completion:arg-completer[redlock] = {|@words|
             cand --tls-ca-cert 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store'
             cand --tls-cert 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key'
             cand --tls-key 'The private key (PEM) of --tls-cert'
-            cand --log-format 'How to write diagnostics on stderr: text, or one JSON object per line'
+            cand --log-format 'How to write diagnostics on stderr: text (the default), or one JSON object per line'
             cand -v 'Say more on stderr: -v what redlock does, -vv what each master answered'
             cand --verbose 'Say more on stderr: -v what redlock does, -vv what each master answered'
-            cand -q 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
-            cand --quiet 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -145,11 +143,9 @@ set edit:completion:arg-completer[redlock] = {|@words|
             cand --tls-ca-cert 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store'
             cand --tls-cert 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key'
             cand --tls-key 'The private key (PEM) of --tls-cert'
-            cand --log-format 'How to write diagnostics on stderr: text, or one JSON object per line'
+            cand --log-format 'How to write diagnostics on stderr: text (the default), or one JSON object per line'
             cand -v 'Say more on stderr: -v what redlock does, -vv what each master answered'
             cand --verbose 'Say more on stderr: -v what redlock does, -vv what each master answered'
-            cand -q 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
-            cand --quiet 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -166,7 +162,7 @@ set edit:completion:arg-completer[redlock] = {|@words|
             cand --tls-ca-cert 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store'
             cand --tls-cert 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key'
             cand --tls-key 'The private key (PEM) of --tls-cert'
-            cand --log-format 'How to write diagnostics on stderr: text, or one JSON object per line'
+            cand --log-format 'How to write diagnostics on stderr: text (the default), or one JSON object per line'
             cand --json 'Print one JSON object instead of text'
             cand -v 'Say more on stderr: -v what redlock does, -vv what each master answered'
             cand --verbose 'Say more on stderr: -v what redlock does, -vv what each master answered'
@@ -186,12 +182,10 @@ set edit:completion:arg-completer[redlock] = {|@words|
             cand --tls-ca-cert 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store'
             cand --tls-cert 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key'
             cand --tls-key 'The private key (PEM) of --tls-cert'
-            cand --log-format 'How to write diagnostics on stderr: text, or one JSON object per line'
+            cand --log-format 'How to write diagnostics on stderr: text (the default), or one JSON object per line'
             cand --json 'Print one JSON object instead of text'
             cand -v 'Say more on stderr: -v what redlock does, -vv what each master answered'
             cand --verbose 'Say more on stderr: -v what redlock does, -vv what each master answered'
-            cand -q 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
-            cand --quiet 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -205,84 +199,32 @@ set edit:completion:arg-completer[redlock] = {|@words|
             cand --tls-ca-cert 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store'
             cand --tls-cert 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key'
             cand --tls-key 'The private key (PEM) of --tls-cert'
-            cand --log-format 'How to write diagnostics on stderr: text, or one JSON object per line'
+            cand --log-format 'How to write diagnostics on stderr: text (the default), or one JSON object per line'
             cand --json 'Print one JSON object instead of text'
             cand -v 'Say more on stderr: -v what redlock does, -vv what each master answered'
             cand --verbose 'Say more on stderr: -v what redlock does, -vv what each master answered'
-            cand -q 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
-            cand --quiet 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
         }
         &'redlock;completions'= {
-            cand -s 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379'
-            cand --server 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379'
-            cand --config 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)'
-            cand --password-file 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file'
-            cand --tls-ca-cert 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store'
-            cand --tls-cert 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key'
-            cand --tls-key 'The private key (PEM) of --tls-cert'
-            cand --log-format 'How to write diagnostics on stderr: text, or one JSON object per line'
-            cand -v 'Say more on stderr: -v what redlock does, -vv what each master answered'
-            cand --verbose 'Say more on stderr: -v what redlock does, -vv what each master answered'
-            cand -q 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
-            cand --quiet 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
         }
         &'redlock;man'= {
-            cand -s 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379'
-            cand --server 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379'
-            cand --config 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)'
-            cand --password-file 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file'
-            cand --tls-ca-cert 'Trust this CA (PEM) for rediss:// masters instead of the system''s trust store'
-            cand --tls-cert 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key'
-            cand --tls-key 'The private key (PEM) of --tls-cert'
-            cand --log-format 'How to write diagnostics on stderr: text, or one JSON object per line'
-            cand -v 'Say more on stderr: -v what redlock does, -vv what each master answered'
-            cand --verbose 'Say more on stderr: -v what redlock does, -vv what each master answered'
-            cand -q 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
-            cand --quiet 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
         }
         &'redlock;help'= {
-            cand run 'Take the lock, run a command while renewing it, release it, and exit with the command''s status'
-            cand acquire 'Take the lock and print its token, for scripts that release it in a later step'
-            cand release 'Release a lock taken with `acquire`, on every master'
-            cand extend 'Extend a lock taken with `acquire` to a full TTL again, on a majority of masters'
-            cand status 'Show who holds a lock, master by master, and the verdict'
-            cand doctor 'Check the masters: reachable, a master and not a replica, version, eviction policy, persistence, clock skew, odd N, the same server listed twice'
-            cand config 'Show the settings redlock would use, and where each comes from (passwords redacted)'
-            cand completions 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
-            cand man 'Print the man page (roff), or the page of one subcommand'
-            cand help 'Print this message or the help of the given subcommand(s)'
-        }
-        &'redlock;help;run'= {
-        }
-        &'redlock;help;acquire'= {
-        }
-        &'redlock;help;release'= {
-        }
-        &'redlock;help;extend'= {
-        }
-        &'redlock;help;status'= {
-        }
-        &'redlock;help;doctor'= {
-        }
-        &'redlock;help;config'= {
-        }
-        &'redlock;help;completions'= {
-        }
-        &'redlock;help;man'= {
-        }
-        &'redlock;help;help'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
         }
     ]
     $completions[$command]

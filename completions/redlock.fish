@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_redlock_global_optspecs
-    string join \n s/server= v/verbose q/quiet config= password-file= tls-ca-cert= tls-cert= tls-key= log-format= h/help V/version
+    string join \n s/server= config= password-file= tls-ca-cert= tls-cert= tls-key= v/verbose log-format= q/quiet h/help V/version
 end
 
 function __fish_redlock_needs_command
@@ -24,13 +24,13 @@ function __fish_redlock_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c redlock -n "__fish_redlock_needs_command" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r
+complete -c redlock -n "__fish_redlock_needs_command" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r -f
 complete -c redlock -n "__fish_redlock_needs_command" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
 complete -c redlock -n "__fish_redlock_needs_command" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
 complete -c redlock -n "__fish_redlock_needs_command" -l tls-ca-cert -d 'Trust this CA (PEM) for rediss:// masters instead of the system\'s trust store' -r -F
 complete -c redlock -n "__fish_redlock_needs_command" -l tls-cert -d 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_needs_command" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
-complete -c redlock -n "__fish_redlock_needs_command" -l log-format -d 'How to write diagnostics on stderr: text, or one JSON object per line' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_needs_command" -l log-format -d 'How to write diagnostics on stderr: text (the default), or one JSON object per line' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_needs_command" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
 complete -c redlock -n "__fish_redlock_needs_command" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
@@ -45,23 +45,23 @@ complete -c redlock -n "__fish_redlock_needs_command" -f -a "doctor" -d 'Check t
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "config" -d 'Show the settings redlock would use, and where each comes from (passwords redacted)'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "man" -d 'Print the man page (roff), or the page of one subcommand'
-complete -c redlock -n "__fish_redlock_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c redlock -n "__fish_redlock_using_subcommand run" -s k -l key -d 'The lock\'s name (the Redis key). Everyone who must not overlap uses the same key' -r
-complete -c redlock -n "__fish_redlock_using_subcommand run" -s t -l ttl -d 'How long the lock lives on each master without renewal, e.g. 30s, 2m, 500ms. If redlock dies, others wait at most this long. Default: 30s (or `ttl` in the config file)' -r
-complete -c redlock -n "__fish_redlock_using_subcommand run" -s w -l wait -d 'If the lock is taken, retry (with jitter) for up to this long before giving up, or `forever`. Default: try once' -r
-complete -c redlock -n "__fish_redlock_using_subcommand run" -l node-timeout -d 'How long one master gets to answer one request, connecting included. Default: TTL/20, between 10ms and 1s' -r
-complete -c redlock -n "__fish_redlock_using_subcommand run" -l drift-factor -d 'Share of the TTL set aside for clock drift between hosts (Redlock\'s drift factor). Default: 0.01' -r
-complete -c redlock -n "__fish_redlock_using_subcommand run" -l conflict-exit-code -d 'Exit with this code instead of 75 when the lock is held elsewhere (0 suits cron jobs that should just skip their turn)' -r
-complete -c redlock -n "__fish_redlock_using_subcommand run" -l kill-after -d 'On lock loss, time between SIGTERM and SIGKILL to the command. Default: 5s, or TTL/4 if shorter; at most TTL/2, so the command is always dead before the validity ends' -r
-complete -c redlock -n "__fish_redlock_using_subcommand run" -l hold-min -d 'Keep the lock at least this long after the start, even if the command ends sooner: the key is left to expire then instead of being deleted (cron on several hosts: the same job fired a moment later elsewhere does not run again)' -r
-complete -c redlock -n "__fish_redlock_using_subcommand run" -l max-duration -d 'Stop the command (SIGTERM, then SIGKILL after --kill-after) and release the lock once it has run this long; redlock then exits 124. Caps how long renewal may hold the lock' -r
-complete -c redlock -n "__fish_redlock_using_subcommand run" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r
+complete -c redlock -n "__fish_redlock_needs_command" -f -a "help" -d 'Print the help of redlock, or of one of its subcommands (the same as --help)'
+complete -c redlock -n "__fish_redlock_using_subcommand run" -s k -l key -d 'The lock\'s name (the Redis key). Everyone who must not overlap uses the same key' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand run" -s t -l ttl -d 'How long the lock lives on each master without renewal, e.g. 30s, 2m, 500ms. If redlock dies, others wait at most this long. Default: 30s (or `ttl` in the config file)' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand run" -s w -l wait -d 'If the lock is taken, retry (with jitter) for up to this long before giving up, or `forever`. Default: try once' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand run" -l node-timeout -d 'How long one master gets to answer one request, connecting included. Default: TTL/20, between 10ms and 1s' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand run" -l drift-factor -d 'Share of the TTL set aside for clock drift between hosts (Redlock\'s drift factor). Default: 0.01' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand run" -l conflict-exit-code -d 'Exit with this code instead of 75 when the lock is held elsewhere (0 suits cron jobs that should just skip their turn)' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand run" -l kill-after -d 'On lock loss, time between SIGTERM and SIGKILL to the command. Default: 5s, or TTL/4 if shorter; at most TTL/2, so the command is always dead before the validity ends' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand run" -l hold-min -d 'Keep the lock at least this long after the start, even if the command ends sooner: the key is left to expire then instead of being deleted (cron on several hosts: the same job fired a moment later elsewhere does not run again)' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand run" -l max-duration -d 'Stop the command (SIGTERM, then SIGKILL after --kill-after) and release the lock once it has run this long; redlock then exits 124. Caps how long renewal may hold the lock' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand run" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l tls-ca-cert -d 'Trust this CA (PEM) for rediss:// masters instead of the system\'s trust store' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l tls-cert -d 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand run" -l log-format -d 'How to write diagnostics on stderr: text, or one JSON object per line' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand run" -l log-format -d 'How to write diagnostics on stderr: text (the default), or one JSON object per line' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l no-wait -d 'Try once and give up at once if the lock is taken (the default; same as --wait 0)'
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l fence -d 'Also obtain a fencing token: a number greater than any handed out before for this key, given to the command as REDLOCK_FENCE (acquire prints it with --format env or json). Have the protected resource refuse numbers lower than the highest it has seen'
@@ -69,23 +69,23 @@ complete -c redlock -n "__fish_redlock_using_subcommand run" -s v -l verbose -d 
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s V -l version -d 'Print version'
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s k -l key -d 'The lock\'s name (the Redis key). Everyone who must not overlap uses the same key' -r
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s t -l ttl -d 'How long the lock lives on each master without renewal, e.g. 30s, 2m, 500ms. If redlock dies, others wait at most this long. Default: 30s (or `ttl` in the config file)' -r
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s w -l wait -d 'If the lock is taken, retry (with jitter) for up to this long before giving up, or `forever`. Default: try once' -r
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l node-timeout -d 'How long one master gets to answer one request, connecting included. Default: TTL/20, between 10ms and 1s' -r
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l drift-factor -d 'Share of the TTL set aside for clock drift between hosts (Redlock\'s drift factor). Default: 0.01' -r
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l conflict-exit-code -d 'Exit with this code instead of 75 when the lock is held elsewhere (0 suits cron jobs that should just skip their turn)' -r
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s k -l key -d 'The lock\'s name (the Redis key). Everyone who must not overlap uses the same key' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s t -l ttl -d 'How long the lock lives on each master without renewal, e.g. 30s, 2m, 500ms. If redlock dies, others wait at most this long. Default: 30s (or `ttl` in the config file)' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s w -l wait -d 'If the lock is taken, retry (with jitter) for up to this long before giving up, or `forever`. Default: try once' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l node-timeout -d 'How long one master gets to answer one request, connecting included. Default: TTL/20, between 10ms and 1s' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l drift-factor -d 'Share of the TTL set aside for clock drift between hosts (Redlock\'s drift factor). Default: 0.01' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l conflict-exit-code -d 'Exit with this code instead of 75 when the lock is held elsewhere (0 suits cron jobs that should just skip their turn)' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s f -l format -d 'How to print the lock' -r -f -a "plain\t'The token alone'
 env\t'`export` lines for `eval`: REDLOCK_KEY, REDLOCK_TOKEN, REDLOCK_VALIDITY_MS, and REDLOCK_FENCE with --fence'
 json\t'One JSON object: key, token, nested, ttl_ms, validity_ms, fence, holder'"
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l renew-while -d 'Keep the lock renewed by a small detached process for as long as process PID lives (e.g. $$, the calling shell); it is released when PID exits' -r
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l renew-while -d 'Keep the lock renewed by a small detached process for as long as process PID lives (e.g. $$, the calling shell); it is released when PID exits' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-ca-cert -d 'Trust this CA (PEM) for rediss:// masters instead of the system\'s trust store' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-cert -d 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l log-format -d 'How to write diagnostics on stderr: text, or one JSON object per line' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l log-format -d 'How to write diagnostics on stderr: text (the default), or one JSON object per line' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l no-wait -d 'Try once and give up at once if the lock is taken (the default; same as --wait 0)'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l fence -d 'Also obtain a fencing token: a number greater than any handed out before for this key, given to the command as REDLOCK_FENCE (acquire prints it with --format env or json). Have the protected resource refuse numbers lower than the highest it has seen'
@@ -93,110 +93,97 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s v -l verbose
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s V -l version -d 'Print version'
-complete -c redlock -n "__fish_redlock_using_subcommand release" -s k -l key -d 'The lock\'s name' -r
-complete -c redlock -n "__fish_redlock_using_subcommand release" -l token -d 'The token `acquire` printed' -r
-complete -c redlock -n "__fish_redlock_using_subcommand release" -l node-timeout -d 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s' -r
-complete -c redlock -n "__fish_redlock_using_subcommand release" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r
+complete -c redlock -n "__fish_redlock_using_subcommand release" -s k -l key -d 'The lock\'s name' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l token -d 'The token `acquire` printed' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l node-timeout -d 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand release" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-ca-cert -d 'Trust this CA (PEM) for rediss:// masters instead of the system\'s trust store' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-cert -d 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand release" -l log-format -d 'How to write diagnostics on stderr: text, or one JSON object per line' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l log-format -d 'How to write diagnostics on stderr: text (the default), or one JSON object per line' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
-complete -c redlock -n "__fish_redlock_using_subcommand release" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s V -l version -d 'Print version'
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -s k -l key -d 'The lock\'s name' -r
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -l token -d 'The token `acquire` printed' -r
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -l node-timeout -d 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s' -r
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -s t -l ttl -d 'The new time to live, counted from now. Default: 30s (or `ttl` in the config file)' -r
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -s k -l key -d 'The lock\'s name' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l token -d 'The token `acquire` printed' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l node-timeout -d 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -s t -l ttl -d 'The new time to live, counted from now. Default: 30s (or `ttl` in the config file)' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-ca-cert -d 'Trust this CA (PEM) for rediss:// masters instead of the system\'s trust store' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-cert -d 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -l log-format -d 'How to write diagnostics on stderr: text, or one JSON object per line' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l log-format -d 'How to write diagnostics on stderr: text (the default), or one JSON object per line' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s V -l version -d 'Print version'
-complete -c redlock -n "__fish_redlock_using_subcommand status" -s k -l key -d 'The lock\'s name' -r
-complete -c redlock -n "__fish_redlock_using_subcommand status" -l node-timeout -d 'How long one master gets to answer. Default: 1s' -r
-complete -c redlock -n "__fish_redlock_using_subcommand status" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r
+complete -c redlock -n "__fish_redlock_using_subcommand status" -s k -l key -d 'The lock\'s name' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l node-timeout -d 'How long one master gets to answer. Default: 1s' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand status" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-ca-cert -d 'Trust this CA (PEM) for rediss:// masters instead of the system\'s trust store' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-cert -d 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand status" -l log-format -d 'How to write diagnostics on stderr: text, or one JSON object per line' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l log-format -d 'How to write diagnostics on stderr: text (the default), or one JSON object per line' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l json -d 'Print one JSON object instead of text'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s V -l version -d 'Print version'
-complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l node-timeout -d 'How long one master gets to answer each check. Default: 1s' -r
-complete -c redlock -n "__fish_redlock_using_subcommand doctor" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r
+complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l node-timeout -d 'How long one master gets to answer each check. Default: 1s' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand doctor" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l tls-ca-cert -d 'Trust this CA (PEM) for rediss:// masters instead of the system\'s trust store' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l tls-cert -d 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l log-format -d 'How to write diagnostics on stderr: text, or one JSON object per line' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l log-format -d 'How to write diagnostics on stderr: text (the default), or one JSON object per line' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l json -d 'Print one JSON object instead of text'
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
-complete -c redlock -n "__fish_redlock_using_subcommand doctor" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -s V -l version -d 'Print version'
-complete -c redlock -n "__fish_redlock_using_subcommand config" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r
+complete -c redlock -n "__fish_redlock_using_subcommand config" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand config" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand config" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand config" -l tls-ca-cert -d 'Trust this CA (PEM) for rediss:// masters instead of the system\'s trust store' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand config" -l tls-cert -d 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand config" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand config" -l log-format -d 'How to write diagnostics on stderr: text, or one JSON object per line' -r -f -a "text\t''
+complete -c redlock -n "__fish_redlock_using_subcommand config" -l log-format -d 'How to write diagnostics on stderr: text (the default), or one JSON object per line' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand config" -l json -d 'Print one JSON object instead of text'
 complete -c redlock -n "__fish_redlock_using_subcommand config" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
-complete -c redlock -n "__fish_redlock_using_subcommand config" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
 complete -c redlock -n "__fish_redlock_using_subcommand config" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand config" -s V -l version -d 'Print version'
-complete -c redlock -n "__fish_redlock_using_subcommand completions" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r
-complete -c redlock -n "__fish_redlock_using_subcommand completions" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand completions" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand completions" -l tls-ca-cert -d 'Trust this CA (PEM) for rediss:// masters instead of the system\'s trust store' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand completions" -l tls-cert -d 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand completions" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand completions" -l log-format -d 'How to write diagnostics on stderr: text, or one JSON object per line' -r -f -a "text\t''
-json\t''"
-complete -c redlock -n "__fish_redlock_using_subcommand completions" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
-complete -c redlock -n "__fish_redlock_using_subcommand completions" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
 complete -c redlock -n "__fish_redlock_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c redlock -n "__fish_redlock_using_subcommand man" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r
-complete -c redlock -n "__fish_redlock_using_subcommand man" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand man" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand man" -l tls-ca-cert -d 'Trust this CA (PEM) for rediss:// masters instead of the system\'s trust store' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand man" -l tls-cert -d 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand man" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
-complete -c redlock -n "__fish_redlock_using_subcommand man" -l log-format -d 'How to write diagnostics on stderr: text, or one JSON object per line' -r -f -a "text\t''
-json\t''"
-complete -c redlock -n "__fish_redlock_using_subcommand man" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
-complete -c redlock -n "__fish_redlock_using_subcommand man" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
 complete -c redlock -n "__fish_redlock_using_subcommand man" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand man" -s V -l version -d 'Print version'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "run" -d 'Take the lock, run a command while renewing it, release it, and exit with the command\'s status'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "acquire" -d 'Take the lock and print its token, for scripts that release it in a later step'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "release" -d 'Release a lock taken with `acquire`, on every master'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "extend" -d 'Extend a lock taken with `acquire` to a full TTL again, on a majority of masters'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "status" -d 'Show who holds a lock, master by master, and the verdict'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "doctor" -d 'Check the masters: reachable, a master and not a replica, version, eviction policy, persistence, clock skew, odd N, the same server listed twice'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "config" -d 'Show the settings redlock would use, and where each comes from (passwords redacted)'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "man" -d 'Print the man page (roff), or the page of one subcommand'
-complete -c redlock -n "__fish_redlock_using_subcommand help; and not __fish_seen_subcommand_from run acquire release extend status doctor config completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c redlock -n "__fish_redlock_using_subcommand help" -s h -l help -d 'Print help'
+complete -c redlock -n "__fish_redlock_using_subcommand help" -s V -l version -d 'Print version'
+complete -c redlock -n "__fish_redlock_using_subcommand completions" -f -a "bash elvish fish powershell zsh"
+complete -c redlock -n "__fish_redlock_using_subcommand man" -f -a "run acquire release extend status doctor config completions man help"
+complete -c redlock -n "__fish_redlock_using_subcommand help" -f -a "run acquire release extend status doctor config completions man help"
+
+# After `redlock run ... --` comes a command line of its own: complete the command, then its
+# arguments, as fish does for any command.
+function __fish_redlock_after_double_dash
+    contains -- -- (commandline -opc)
+end
+
+function __fish_redlock_command_line
+    set -l words (commandline -opc)
+    set -l dash (contains -i -- -- $words)
+    set -e words[1..$dash]
+    complete -C (string join -- ' ' (string escape -- $words) (commandline -ct))
+end
+
+complete -c redlock -f -a "(__fish_redlock_command_line)" \
+    -n "__fish_redlock_using_subcommand run; and __fish_redlock_after_double_dash"

@@ -5,7 +5,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::builder::PossibleValuesParser;
+use clap::{Args, Parser, Subcommand, ValueHint};
 
 /// Distributed locks for shell scripts, cron jobs and CI pipelines.
 ///
@@ -16,59 +17,229 @@ use clap::{Args, Parser, Subcommand};
     name = "redlock",
     version,
     propagate_version = true,
+    disable_help_subcommand = true,
     max_term_width = 100
 )]
 #[command(after_help = crate::exit::help_table())]
 pub struct Cli {
+    // Options given before the subcommand count as given after it, for a subcommand that takes
+    // them (`redlock -s URL run ...`); `check_placement` refuses them for one that does not.
     #[command(flatten)]
-    pub global: GlobalArgs,
+    pub masters: MasterArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub quiet: QuietArg,
 
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// Options every subcommand accepts, before or after its name.
+/// Where the masters are and how to log in: for every subcommand that talks to them.
 #[derive(Debug, Default, Args)]
-pub struct GlobalArgs {
+#[command(next_help_heading = "Master options")]
+pub struct MasterArgs {
     /// A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS) or
     /// redis+unix:///path. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS
     /// (comma- or space-separated), else redis://127.0.0.1:6379.
-    #[arg(long = "server", short = 's', value_name = "URL", global = true)]
+    #[arg(long = "server", short = 's', value_name = "URL", value_hint = ValueHint::Url)]
     pub servers: Vec<String>,
-
-    /// Say more on stderr: -v what redlock does, -vv what each master answered.
-    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
-    pub verbose: u8,
-
-    /// Print nothing on stderr when the lock is held elsewhere (the exit code still says so).
-    #[arg(short, long, global = true)]
-    pub quiet: bool,
 
     /// Read settings from this TOML file (default: $REDLOCK_CONFIG, else
     /// ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present).
-    #[arg(long, value_name = "PATH", global = true)]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub config: Option<PathBuf>,
 
     /// Read the Redis password from the first line of this file (for masters whose URL has
     /// none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file.
-    #[arg(long, value_name = "PATH", global = true)]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub password_file: Option<PathBuf>,
 
     /// Trust this CA (PEM) for rediss:// masters instead of the system's trust store.
-    #[arg(long, value_name = "PATH", global = true)]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub tls_ca_cert: Option<PathBuf>,
 
+    // Whether --tls-key came too is checked once the options before and after the subcommand
+    // are merged (`Cli::into_parts`): clap's `requires` would look at one side only.
     /// Present this client certificate (PEM) to rediss:// masters; needs --tls-key.
-    #[arg(long, value_name = "PATH", global = true, requires = "tls_key")]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub tls_cert: Option<PathBuf>,
 
     /// The private key (PEM) of --tls-cert.
-    #[arg(long, value_name = "PATH", global = true, requires = "tls_cert")]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub tls_key: Option<PathBuf>,
+}
 
-    /// How to write diagnostics on stderr: text, or one JSON object per line.
-    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Text, global = true)]
+/// What redlock says on stderr: for every subcommand that talks to masters.
+#[derive(Debug, Default, Args)]
+#[command(next_help_heading = "Output options")]
+pub struct OutputArgs {
+    /// Say more on stderr: -v what redlock does, -vv what each master answered.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// How to write diagnostics on stderr: text (the default), or one JSON object per line.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub log_format: Option<LogFormat>,
+}
+
+/// `-q`: for the subcommands that may find the lock held elsewhere.
+#[derive(Debug, Default, Args)]
+#[command(next_help_heading = "Output options")]
+pub struct QuietArg {
+    /// Print nothing on stderr when the lock is held elsewhere (the exit code still says so).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// The options of [`MasterArgs`], [`OutputArgs`] and [`QuietArg`] that apply to the
+/// subcommand, given before or after its name, merged (see [`Cli::into_parts`]).
+#[derive(Debug, Default)]
+pub struct GlobalArgs {
+    pub servers: Vec<String>,
+    pub verbose: u8,
+    pub quiet: bool,
+    pub config: Option<PathBuf>,
+    pub password_file: Option<PathBuf>,
+    pub tls_ca_cert: Option<PathBuf>,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
     pub log_format: LogFormat,
+}
+
+impl GlobalArgs {
+    /// Merges what was given before the subcommand with what was given after it: servers
+    /// and -v add up, -q from either side holds, and for a file or a format given on both
+    /// sides the later one wins.
+    fn merge(before: (MasterArgs, OutputArgs, QuietArg), after: Options) -> GlobalArgs {
+        let (masters, output, quiet) = before;
+        let mut servers = masters.servers;
+        servers.extend(after.masters.servers);
+        GlobalArgs {
+            servers,
+            verbose: output.verbose.saturating_add(after.output.verbose),
+            quiet: quiet.quiet || after.quiet.quiet,
+            config: after.masters.config.or(masters.config),
+            password_file: after.masters.password_file.or(masters.password_file),
+            tls_ca_cert: after.masters.tls_ca_cert.or(masters.tls_ca_cert),
+            tls_cert: after.masters.tls_cert.or(masters.tls_cert),
+            tls_key: after.masters.tls_key.or(masters.tls_key),
+            log_format: after
+                .output
+                .log_format
+                .or(output.log_format)
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The checks clap cannot make on one side of the subcommand alone.
+    pub fn check(&self) -> Result<(), crate::exit::Failure> {
+        if self.tls_cert.is_some() != self.tls_key.is_some() {
+            return Err(crate::exit::Failure::usage(
+                "--tls-cert and --tls-key go together (a client certificate and its private \
+                 key): give both or neither",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The option groups a subcommand took after its name (empty for those it does not take).
+#[derive(Default)]
+struct Options {
+    masters: MasterArgs,
+    output: OutputArgs,
+    quiet: QuietArg,
+}
+
+impl Cli {
+    /// The options that apply to the subcommand, from both sides of its name, and the
+    /// subcommand.
+    pub fn into_parts(mut self) -> (GlobalArgs, Command) {
+        use std::mem::take;
+        let after = match &mut self.command {
+            Command::Run {
+                masters,
+                output,
+                quiet,
+                ..
+            }
+            | Command::Acquire {
+                masters,
+                output,
+                quiet,
+                ..
+            }
+            | Command::Status {
+                masters,
+                output,
+                quiet,
+                ..
+            } => Options {
+                masters: take(masters),
+                output: take(output),
+                quiet: take(quiet),
+            },
+            Command::Release {
+                masters, output, ..
+            }
+            | Command::Extend {
+                masters, output, ..
+            }
+            | Command::Doctor {
+                masters, output, ..
+            }
+            | Command::Config {
+                masters, output, ..
+            }
+            | Command::RenewWhile {
+                masters, output, ..
+            } => Options {
+                masters: take(masters),
+                output: take(output),
+                quiet: QuietArg::default(),
+            },
+            Command::Completions { .. } | Command::Man { .. } | Command::Help { .. } => {
+                Options::default()
+            }
+        };
+        let global = GlobalArgs::merge((self.masters, self.output, self.quiet), after);
+        (global, self.command)
+    }
+}
+
+/// Refuses an option given before a subcommand that does not take it (`redlock -q completions
+/// bash`): it would do nothing, silently.
+pub fn check_placement(matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+    use clap::CommandFactory;
+    use clap::parser::ValueSource;
+    let mut command = Cli::command();
+    let Some(name) = matches.subcommand_name() else {
+        return Ok(());
+    };
+    let Some(subcommand) = command.find_subcommand(name) else {
+        return Ok(());
+    };
+    let misplaced = command.get_arguments().find(|arg| {
+        matches.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine)
+            && !subcommand
+                .get_arguments()
+                .any(|a| a.get_id() == arg.get_id())
+    });
+    match misplaced {
+        None => Ok(()),
+        Some(arg) => {
+            let flag = match (arg.get_long(), arg.get_short()) {
+                (Some(long), _) => format!("--{long}"),
+                (None, Some(short)) => format!("-{short}"),
+                (None, None) => arg.get_id().to_string(),
+            };
+            let message = format!("'{flag}' does not apply to 'redlock {name}'");
+            Err(command.error(clap::error::ErrorKind::ArgumentConflict, message))
+        }
+    }
 }
 
 /// The shape of diagnostics on stderr.
@@ -89,89 +260,290 @@ pub enum Command {
     /// command is stopped before the lock's validity ends: SIGTERM, then SIGKILL after
     /// --kill-after; redlock then exits 70. The command sees REDLOCK_KEY, REDLOCK_TOKEN and
     /// REDLOCK_VALIDITY_MS in its environment.
-    #[command(
-        after_help = "Examples:\n  redlock run --key deploy-prod --ttl 30s -- ./deploy.sh --env prod\n  \
-        redlock run --key nightly-report --ttl 5m --conflict-exit-code 0 -- ./report.sh\n  \
-        redlock run -s redis://r1:6379 -s redis://r2:6379 -s redis://r3:6379 --key k --wait 10m -- make release"
-    )]
-    Run(RunArgs),
+    #[command(after_help = examples_help("run"))]
+    Run {
+        #[command(flatten)]
+        args: RunArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+        #[command(flatten)]
+        quiet: QuietArg,
+    },
 
     /// Take the lock and print its token, for scripts that release it in a later step.
     ///
     /// Prints the token (plain), `export` lines for `eval` (env), or one JSON object (json).
     /// Without --renew-while the lock simply expires after --ttl unless extended or released.
-    #[command(after_help = "Examples:\n  \
-        token=$(redlock acquire --key deploy --ttl 10m)\n  \
-        eval \"$(redlock acquire --key deploy --ttl 30s --renew-while $$ --format env)\"\n  \
-        redlock acquire --key deploy --ttl 1m --format json")]
-    Acquire(AcquireArgs),
+    #[command(after_help = examples_help("acquire"))]
+    Acquire {
+        #[command(flatten)]
+        args: AcquireArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+        #[command(flatten)]
+        quiet: QuietArg,
+    },
 
     /// Release a lock taken with `acquire`, on every master.
     ///
     /// Exits 0 when a majority released it, 70 when the token does not hold the lock (it
     /// expired, or is someone else's: nothing is deleted then), 69 when too few masters answered.
-    #[command(
-        after_help = "Examples:\n  redlock release --key deploy --token \"$token\"\n  \
-        redlock release        # after eval \"$(redlock acquire ... --format env)\""
-    )]
-    Release(TokenArgs),
+    #[command(after_help = examples_help("release"))]
+    Release {
+        #[command(flatten)]
+        args: TokenArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
 
     /// Extend a lock taken with `acquire` to a full TTL again, on a majority of masters.
     ///
     /// Exits 0 when a majority confirmed, 70 when the lock is gone (expired or someone
     /// else's; it is never re-created), 69 when too few masters answered.
-    Extend(ExtendArgs),
+    #[command(after_help = examples_help("extend"))]
+    Extend {
+        #[command(flatten)]
+        args: ExtendArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
 
     /// Show who holds a lock, master by master, and the verdict.
     ///
     /// Exits 0 when a majority holds it, 1 when it is free, 2 when split (no majority
     /// either way), 69 when too many masters are unreachable to tell.
-    Status(StatusArgs),
+    #[command(after_help = examples_help("status"))]
+    Status {
+        #[command(flatten)]
+        args: StatusArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+        // `if redlock status -q ...` is how the README tests for "held".
+        #[command(flatten)]
+        quiet: QuietArg,
+    },
 
     /// Check the masters: reachable, a master and not a replica, version, eviction policy,
     /// persistence, clock skew, odd N, the same server listed twice.
     ///
     /// Exits 0 when nothing is an error (warnings allowed), 1 when something is.
-    Doctor(DoctorArgs),
+    #[command(after_help = examples_help("doctor"))]
+    Doctor {
+        #[command(flatten)]
+        args: DoctorArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
 
     /// Show the settings redlock would use, and where each comes from (passwords redacted).
-    Config(ConfigArgs),
+    #[command(after_help = examples_help("config"))]
+    Config {
+        #[command(flatten)]
+        args: ConfigArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
 
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
-    #[command(after_help = "Install, e.g.:\n  \
-        redlock completions bash > ~/.local/share/bash-completion/completions/redlock\n  \
-        redlock completions zsh > ~/.zfunc/_redlock\n  \
-        redlock completions fish > ~/.config/fish/completions/redlock.fish")]
+    #[command(after_help = examples_help("completions"))]
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
 
     /// Print the man page (roff), or the page of one subcommand.
-    #[command(after_help = "Install, e.g.:\n  \
-        redlock man > /usr/local/share/man/man1/redlock.1\n  \
-        redlock man run > /usr/local/share/man/man1/redlock-run.1")]
+    #[command(after_help = examples_help("man"))]
     Man {
         /// The subcommand whose page to print (e.g. run); default: the main page.
+        #[arg(value_name = "SUBCOMMAND", value_parser = PossibleValuesParser::new(SUBCOMMANDS))]
         subcommand: Option<String>,
     },
+
+    // Ours rather than clap's, whose `help` takes no --help of its own (`redlock help --help`
+    // was a usage error) and offers no subcommand names to complete.
+    /// Print the help of redlock, or of one of its subcommands (the same as --help).
+    #[command(after_help = examples_help("help"))]
+    Help {
+        /// The subcommand whose help to print (e.g. run); default: redlock's own.
+        #[arg(value_name = "SUBCOMMAND", value_parser = PossibleValuesParser::new(SUBCOMMANDS))]
+        subcommand: Option<String>,
+    },
+
+    // Internal: hidden from help, and kept out of the completions, the man pages and clap's
+    // "a similar subcommand exists" tips (see `commands::generate` and `one_line`).
+    /// The detached renewer that `acquire --renew-while` leaves behind (internal).
+    #[command(name = RENEW_WHILE, hide = true)]
+    RenewWhile {
+        #[command(flatten)]
+        args: RenewWhileArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+}
+
+/// The subcommands a user can name (`redlock help NAME`, `redlock man NAME`), in --help order.
+/// Written out because clap cannot list them while it builds the command they belong to;
+/// `tests::subcommand_names_are_the_visible_subcommands` keeps the list true.
+pub const SUBCOMMANDS: &[&str] = &[
+    "run",
+    "acquire",
+    "release",
+    "extend",
+    "status",
+    "doctor",
+    "config",
+    "completions",
+    "man",
+    "help",
+];
+
+/// Examples, per subcommand ("redlock" for the main page): under "Examples:" in the
+/// subcommand's --help, and in the EXAMPLES section of its man page. A long command goes on
+/// with ` \` on the next line, indented: every line fits 80 columns with the help's indent of
+/// two, so no terminal cuts one in the middle (tests/generated.rs checks).
+pub const EXAMPLES: &[(&str, &[&str])] = &[
+    (
+        "redlock",
+        &[
+            "redlock run --key deploy-prod --ttl 30s -- ./deploy.sh --env prod",
+            "token=$(redlock acquire --key deploy --ttl 10m)",
+            "redlock release --key deploy --token \"$token\"",
+            "redlock status --key deploy-prod",
+            "redlock doctor",
+        ],
+    ),
+    (
+        "run",
+        &[
+            "redlock run --key deploy-prod --ttl 30s -- ./deploy.sh --env prod",
+            "redlock run --key report --ttl 5m --conflict-exit-code 0 -- ./report.sh",
+            "redlock run -s redis://r1:6379 -s redis://r2:6379 -s redis://r3:6379 \\\n    \
+             --key release --wait 10m -- make release",
+        ],
+    ),
+    (
+        "acquire",
+        &[
+            "token=$(redlock acquire --key deploy --ttl 10m)",
+            "eval \"$(redlock acquire --key deploy --ttl 30s --renew-while $$ --format env)\"",
+            "redlock acquire --key deploy --ttl 1m --format json",
+        ],
+    ),
+    (
+        "release",
+        &[
+            "redlock release --key deploy --token \"$token\"",
+            "redlock release        # after eval \"$(redlock acquire ... --format env)\"",
+        ],
+    ),
+    (
+        "extend",
+        &["redlock extend --key deploy --token \"$token\" --ttl 10m"],
+    ),
+    (
+        "status",
+        &[
+            "redlock status --key deploy-prod",
+            "redlock status --key deploy-prod --json",
+            "if redlock status -q --key deploy-prod >/dev/null; then echo held; fi",
+        ],
+    ),
+    (
+        "doctor",
+        &[
+            "redlock doctor",
+            "redlock -s redis://r1:6379 -s redis://r2:6379 -s redis://r3:6379 doctor --json",
+        ],
+    ),
+    (
+        "config",
+        &[
+            "redlock config",
+            "redlock --config ./redlock.toml config --json",
+        ],
+    ),
+    (
+        "completions",
+        &[
+            "redlock completions bash > ~/.local/share/bash-completion/completions/redlock",
+            "redlock completions zsh > ~/.zfunc/_redlock",
+            "redlock completions fish > ~/.config/fish/completions/redlock.fish",
+        ],
+    ),
+    (
+        "man",
+        &[
+            "redlock man > /usr/local/share/man/man1/redlock.1",
+            "redlock man run > /usr/local/share/man/man1/redlock-run.1",
+        ],
+    ),
+    ("help", &["redlock help run"]),
+];
+
+/// The examples of `subcommand` ("redlock": the main page's).
+pub fn examples(subcommand: &str) -> &'static [&'static str] {
+    EXAMPLES
+        .iter()
+        .find(|(name, _)| *name == subcommand)
+        .map_or(&[], |(_, examples)| examples)
+}
+
+/// The "Examples:" block that ends a subcommand's --help.
+fn examples_help(subcommand: &str) -> String {
+    let mut out = String::from("Examples:");
+    for line in examples(subcommand).iter().flat_map(|e| e.lines()) {
+        out.push_str("\n  ");
+        out.push_str(line);
+    }
+    out
 }
 
 /// What names a lock and how it is taken.
 #[derive(Debug, Args)]
 pub struct LockArgs {
     /// The lock's name (the Redis key). Everyone who must not overlap uses the same key.
-    #[arg(short, long, value_name = "KEY")]
+    #[arg(short, long, value_name = "KEY", value_hint = ValueHint::Other)]
     pub key: String,
 
     /// How long the lock lives on each master without renewal, e.g. 30s, 2m, 500ms. If redlock
     /// dies, others wait at most this long. Default: 30s (or `ttl` in the config file).
-    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        short,
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub ttl: Option<Duration>,
 
     /// If the lock is taken, retry (with jitter) for up to this long before giving up, or
     /// `forever`. Default: try once.
-    #[arg(short, long, value_name = "DURATION", value_parser = parse_wait, allow_hyphen_values = true, conflicts_with = "no_wait")]
+    #[arg(
+        short,
+        long,
+        value_name = "DURATION",
+        value_parser = parse_wait,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+        conflicts_with = "no_wait",
+    )]
     pub wait: Option<Duration>,
 
     /// Try once and give up at once if the lock is taken (the default; same as --wait 0).
@@ -180,12 +552,18 @@ pub struct LockArgs {
 
     /// How long one master gets to answer one request, connecting included. Default: TTL/20,
     /// between 10ms and 1s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub node_timeout: Option<Duration>,
 
     /// Share of the TTL set aside for clock drift between hosts (Redlock's drift factor).
     /// Default: 0.01.
-    #[arg(long, value_name = "FACTOR")]
+    #[arg(long, value_name = "FACTOR", value_hint = ValueHint::Other)]
     pub drift_factor: Option<f64>,
 
     /// Also obtain a fencing token: a number greater than any handed out before for this key,
@@ -196,7 +574,12 @@ pub struct LockArgs {
 
     /// Exit with this code instead of 75 when the lock is held elsewhere (0 suits cron jobs
     /// that should just skip their turn).
-    #[arg(long, value_name = "CODE", value_parser = clap::value_parser!(u8))]
+    #[arg(
+        long,
+        value_name = "CODE",
+        value_parser = clap::value_parser!(u8),
+        value_hint = ValueHint::Other,
+    )]
     pub conflict_exit_code: Option<u8>,
 }
 
@@ -223,7 +606,8 @@ pub struct AcquireArgs {
 
     /// Keep the lock renewed by a small detached process for as long as process PID lives
     /// (e.g. $$, the calling shell); it is released when PID exits.
-    #[arg(long, value_name = "PID")]
+    // A process id: completing file names there would only mislead.
+    #[arg(long, value_name = "PID", value_hint = ValueHint::Other)]
     pub renew_while: Option<i32>,
 }
 
@@ -231,13 +615,22 @@ pub struct AcquireArgs {
 #[derive(Debug, Args)]
 pub struct TokenArgs {
     /// The lock's name.
-    #[arg(short, long, value_name = "KEY", env = "REDLOCK_KEY")]
+    // Help shows where a value may come from, never the value (nor `=` and an empty one).
+    #[arg(
+        short,
+        long,
+        value_name = "KEY",
+        value_hint = ValueHint::Other,
+        env = "REDLOCK_KEY",
+        hide_env_values = true
+    )]
     pub key: String,
 
     /// The token `acquire` printed.
     #[arg(
         long,
         value_name = "TOKEN",
+        value_hint = ValueHint::Other,
         env = "REDLOCK_TOKEN",
         hide_env_values = true
     )]
@@ -245,7 +638,13 @@ pub struct TokenArgs {
 
     /// How long one master gets to answer. Default: 1s for release; for extend, as for
     /// acquire: TTL/20, between 10ms and 1s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub node_timeout: Option<Duration>,
 }
 
@@ -255,14 +654,21 @@ pub struct ExtendArgs {
     pub lock: TokenArgs,
 
     /// The new time to live, counted from now. Default: 30s (or `ttl` in the config file).
-    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        short,
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub ttl: Option<Duration>,
 }
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// The lock's name.
-    #[arg(short, long, value_name = "KEY")]
+    #[arg(short, long, value_name = "KEY", value_hint = ValueHint::Other)]
     pub key: String,
 
     /// Print one JSON object instead of text.
@@ -270,7 +676,13 @@ pub struct StatusArgs {
     pub json: bool,
 
     /// How long one master gets to answer. Default: 1s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub node_timeout: Option<Duration>,
 }
 
@@ -281,7 +693,13 @@ pub struct DoctorArgs {
     pub json: bool,
 
     /// How long one master gets to answer each check. Default: 1s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub node_timeout: Option<Duration>,
 }
 
@@ -292,29 +710,28 @@ pub struct ConfigArgs {
     pub json: bool,
 }
 
-/// The first argument that makes `redlock` the detached renewer `acquire --renew-while` starts.
+/// The hidden subcommand that `acquire --renew-while` starts as the detached renewer.
 pub const RENEW_WHILE: &str = "__renew-while";
 
-/// The renewer's command line: `redlock __renew-while [global options] --key K ...`. Internal,
-/// so not a subcommand of [`Cli`]: help, completions and man pages never offer it.
-#[derive(Debug, Parser)]
-#[command(name = "redlock __renew-while")]
-pub struct RenewWhileCli {
-    #[command(flatten)]
-    pub global: GlobalArgs,
-
-    #[command(flatten)]
-    pub args: RenewWhileArgs,
-}
-
-/// Arguments of the detached renewer; the token comes in REDLOCK_TOKEN, never in argv.
+/// Arguments of the detached renewer (`redlock __renew-while [global options] --key K ...`);
+/// the token comes in REDLOCK_TOKEN, never in argv.
 #[derive(Debug, Args)]
 pub struct RenewWhileArgs {
     #[arg(long)]
     pub key: String,
-    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub ttl: Duration,
-    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub node_timeout: Duration,
     #[arg(long)]
     pub drift_factor: f64,
@@ -333,22 +750,46 @@ pub struct RunArgs {
 
     /// On lock loss, time between SIGTERM and SIGKILL to the command. Default: 5s, or TTL/4
     /// if shorter; at most TTL/2, so the command is always dead before the validity ends.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub kill_after: Option<Duration>,
 
     /// Keep the lock at least this long after the start, even if the command ends sooner: the
     /// key is left to expire then instead of being deleted (cron on several hosts: the same job
     /// fired a moment later elsewhere does not run again).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub hold_min: Option<Duration>,
 
     /// Stop the command (SIGTERM, then SIGKILL after --kill-after) and release the lock once it
     /// has run this long; redlock then exits 124. Caps how long renewal may hold the lock.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
     pub max_duration: Option<Duration>,
 
     /// The command to run and its arguments (put them after --).
-    #[arg(value_name = "COMMAND", required = true, trailing_var_arg = true)]
+    // Completed as a command line of its own: a command name, then its own arguments.
+    #[arg(
+        value_name = "COMMAND",
+        required = true,
+        trailing_var_arg = true,
+        value_hint = ValueHint::CommandWithArguments
+    )]
     pub command: Vec<OsString>,
 }
 
@@ -371,6 +812,9 @@ pub fn one_line(error: &clap::Error, subcommand: Option<&str>) -> String {
         } else if line.starts_with('-') || line.starts_with('<') {
             message.push_str(", ");
             message.push_str(line);
+        } else if line.starts_with("tip: a similar") && names_hidden_subcommand(line) {
+            // clap suggests hidden subcommands too (`renew-while` -> `__renew-while`).
+            continue;
         } else if line.starts_with("[possible values") || line.starts_with("tip: a similar") {
             // What would have been right: worth the room on the line.
             message.push_str(if line.starts_with('[') { " " } else { "; " });
@@ -381,6 +825,15 @@ pub fn one_line(error: &clap::Error, subcommand: Option<&str>) -> String {
         Some(name) => format!("{message}; see 'redlock {name} --help'"),
         None => format!("{message}; see 'redlock --help'"),
     }
+}
+
+/// Whether `text` quotes the name of a hidden subcommand, as clap's tips quote names.
+fn names_hidden_subcommand(text: &str) -> bool {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_subcommands()
+        .filter(|sub| sub.is_hide_set())
+        .any(|sub| text.contains(&format!("'{}'", sub.get_name())))
 }
 
 /// The subcommand named in `args` (the first word that is one), for error messages.
@@ -439,6 +892,23 @@ mod tests {
     }
 
     #[test]
+    fn subcommand_names_are_the_visible_subcommands() {
+        let command = Cli::command();
+        let visible: Vec<&str> = command
+            .get_subcommands()
+            .filter(|sub| !sub.is_hide_set())
+            .map(|sub| sub.get_name())
+            .collect::<Vec<_>>();
+        assert_eq!(visible, SUBCOMMANDS);
+        // Every page has examples, and nothing else has any.
+        let mut named: Vec<&str> = EXAMPLES.iter().map(|(name, _)| *name).collect();
+        named.sort_unstable();
+        let mut pages: Vec<&str> = SUBCOMMANDS.iter().copied().chain(["redlock"]).collect();
+        pages.sort_unstable();
+        assert_eq!(named, pages);
+    }
+
+    #[test]
     fn durations() {
         assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
         assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
@@ -459,7 +929,7 @@ mod tests {
             "redlock", "run", "--key", "k", "--", "ls", "-l", "--key", "x",
         ])
         .unwrap();
-        let Command::Run(run) = cli.command else {
+        let Command::Run { args: run, .. } = cli.command else {
             panic!("not run")
         };
         assert_eq!(run.command, ["ls", "-l", "--key", "x"]);
@@ -469,7 +939,7 @@ mod tests {
     #[test]
     fn the_command_may_follow_without_double_dash_but_a_typo_is_an_error() {
         let cli = Cli::try_parse_from(["redlock", "run", "--key", "k", "ls", "-l"]).unwrap();
-        let Command::Run(run) = cli.command else {
+        let Command::Run { args: run, .. } = cli.command else {
             panic!("not run")
         };
         assert_eq!(run.command, ["ls", "-l"]);
@@ -492,7 +962,85 @@ mod tests {
             "true",
         ])
         .unwrap();
-        assert_eq!(cli.global.servers, ["redis://a:1"]);
-        assert_eq!(cli.global.verbose, 2);
+        let (global, _) = cli.into_parts();
+        assert_eq!(global.servers, ["redis://a:1"]);
+        assert_eq!(global.verbose, 2);
+    }
+
+    /// Parses `args` as main does, placement check included.
+    fn parse(args: &[&str]) -> Result<(GlobalArgs, Command), clap::Error> {
+        use clap::FromArgMatches;
+        let matches = Cli::command().try_get_matches_from(args)?;
+        check_placement(&matches)?;
+        Ok(Cli::from_arg_matches(&matches)?.into_parts())
+    }
+
+    #[test]
+    fn options_before_and_after_the_subcommand_are_merged() {
+        let (global, _) = parse(&[
+            "redlock",
+            "-s",
+            "redis://a:1",
+            "-v",
+            "--config",
+            "before.toml",
+            "--tls-cert",
+            "c.pem",
+            "--log-format",
+            "json",
+            "run",
+            "-s",
+            "redis://b:1",
+            "-v",
+            "-q",
+            "--config",
+            "after.toml",
+            "--tls-key",
+            "k.pem",
+            "--key",
+            "k",
+            "--",
+            "true",
+        ])
+        .unwrap();
+        assert_eq!(global.servers, ["redis://a:1", "redis://b:1"]);
+        assert_eq!(global.verbose, 2);
+        assert!(global.quiet);
+        assert_eq!(global.config, Some(PathBuf::from("after.toml")));
+        assert_eq!(global.tls_cert, Some(PathBuf::from("c.pem")));
+        assert_eq!(global.tls_key, Some(PathBuf::from("k.pem")));
+        assert_eq!(global.log_format, LogFormat::Json);
+        assert!(global.check().is_ok());
+
+        let (global, _) = parse(&["redlock", "status", "--tls-cert", "c.pem", "-k", "k"]).unwrap();
+        assert_eq!(global.check().unwrap_err().code, crate::exit::USAGE);
+        assert_eq!(global.log_format, LogFormat::Text);
+    }
+
+    #[test]
+    fn options_are_refused_where_they_do_not_apply() {
+        // Before the subcommand as after it.
+        for args in [
+            &["redlock", "-q", "doctor"][..],
+            &["redlock", "doctor", "-q"],
+            &["redlock", "-q", "config"],
+            &["redlock", "-q", "release", "-k", "k", "--token", "t"],
+            &["redlock", "-s", "redis://a:1", "completions", "bash"],
+            &["redlock", "completions", "bash", "-s", "redis://a:1"],
+            &["redlock", "-v", "man"],
+            &["redlock", "--log-format", "json", "help"],
+            &["redlock", "--tls-ca-cert", "ca.pem", "man", "run"],
+        ] {
+            assert!(parse(args).is_err(), "{args:?}");
+        }
+        for args in [
+            &["redlock", "-q", "status", "-k", "k"][..],
+            &["redlock", "-vv", "doctor"],
+            &["redlock", "-s", "redis://a:1", "config"],
+            &["redlock", "completions", "bash"],
+            &["redlock", "man", "run"],
+        ] {
+            assert!(parse(args).is_ok(), "{args:?}");
+        }
     }
 }

@@ -1,9 +1,9 @@
 use std::ffi::OsString;
 use std::io::Write;
 
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, FromArgMatches};
 
-use redlock_cli::cli::{Cli, GlobalArgs, RENEW_WHILE, RenewWhileCli};
+use redlock_cli::cli::{self, Cli, GlobalArgs};
 use redlock_cli::config::env;
 use redlock_cli::exit::{self, Failure};
 use redlock_cli::stdio;
@@ -37,21 +37,22 @@ fn main() {
         ));
         std::process::exit(exit::OS_ERROR);
     }
-    let mut args: Vec<OsString> = std::env::args_os().collect();
-    let parsed = if args.get(1).is_some_and(|a| a == RENEW_WHILE) {
-        args.remove(1);
-        RenewWhileCli::try_parse_from(&args).map(|cli| {
-            configure_log(&cli.global);
-            redlock_cli::commands::renew_while(cli)
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let parsed = Cli::command()
+        .try_get_matches_from(&args)
+        .and_then(|matches| {
+            cli::check_placement(&matches)?;
+            Cli::from_arg_matches(&matches)
         })
-    } else {
-        Cli::try_parse_from(&args).map(|cli| {
-            configure_log(&cli.global);
-            // Also when a flag made clap skip the variable: see `config::env`.
-            env::check_declared(Cli::command, &args)
-                .and_then(|()| redlock_cli::commands::dispatch(cli))
-        })
-    };
+        .map(|cli| {
+            let (global, command) = cli.into_parts();
+            configure_log(&global);
+            global
+                .check()
+                // Also when a flag made clap skip the variable: see `config::env`.
+                .and_then(|()| env::check_declared(Cli::command, &args))
+                .and_then(|()| redlock_cli::commands::dispatch(&global, command))
+        });
     if parsed.is_err() && asks_for_json(&args) {
         // Clap failed before it could set the format: a JSON consumer must still get JSON.
         redlock_cli::log::configure(0, true);

@@ -13,6 +13,14 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// Exit 78 (configuration to fix), with one line on stderr that contains `cause`.
+fn assert_one_line_config_error(output: &Output, cause: &str) {
+    assert_eq!(output.status.code(), Some(78), "{}", describe(output));
+    let message = stderr(output);
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(message.contains(cause), "{message}");
+}
+
 fn tls_servers(pki: &Pki, n: usize, require_client_cert: bool) -> Vec<Server> {
     (0..n)
         .map(|_| Server::start_tls(pki, require_client_cert))
@@ -59,10 +67,7 @@ fn a_certificate_from_another_ca_is_refused() {
         .output()
         .unwrap();
     // A certificate that does not verify is configuration to fix (78), not an outage.
-    assert_eq!(output.status.code(), Some(78), "{}", describe(&output));
-    let message = stderr(&output);
-    assert_eq!(message.lines().count(), 1, "{message}");
-    assert!(message.contains("TLS handshake failed"), "{message}");
+    assert_one_line_config_error(&output, "TLS handshake failed");
     assert!(servers[0].keys().is_empty());
 }
 
@@ -77,10 +82,7 @@ fn rediss_to_a_plaintext_port_says_so() {
         .args(["run", "--ttl", "2s", "--key", "tls", "--", "true"])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(78), "{}", describe(&output));
-    let message = stderr(&output);
-    assert_eq!(message.lines().count(), 1, "{message}");
-    assert!(message.contains("does this port serve TLS?"), "{message}");
+    assert_one_line_config_error(&output, "does this port serve TLS?");
 }
 
 #[test]
@@ -150,77 +152,97 @@ fn acl_server() -> Server {
     .unwrap()
 }
 
+/// How the credentials are given (the arguments before `run`, the environment), the exit code,
+/// and what stderr must say (None: nothing at all).
+type Login<'a> = (
+    &'a str,
+    Vec<&'a str>,
+    Vec<(&'a str, &'a str)>,
+    i32,
+    Option<&'a str>,
+);
+
 #[test]
 fn acl_user_with_password_from_file_env_or_url() {
     let server = acl_server();
     let url = format!("redis://locker@127.0.0.1:{}", server.port);
+    let with_password = format!("redis://locker:s3cret@127.0.0.1:{}", server.port);
     let dir = tempfile::tempdir().unwrap();
     let password_file = dir.path().join("password");
     std::fs::write(&password_file, "s3cret\n").unwrap();
     std::fs::set_permissions(&password_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let password_file = password_file.to_str().unwrap();
+    let without_credentials = server.url();
 
-    let by_file = redlock()
-        .args([
-            "-s",
-            &url,
+    let cases: [Login; 6] = [
+        (
             "--password-file",
-            password_file.to_str().unwrap(),
-        ])
-        .args(["run", "--key", "acl", "--", "true"])
-        .output()
-        .unwrap();
-    assert!(by_file.status.success(), "{}", describe(&by_file));
-    assert!(stderr(&by_file).is_empty(), "{}", describe(&by_file));
-
-    let by_env_file = redlock()
-        .args(["-s", &url, "run", "--key", "acl", "--", "true"])
-        .env("REDLOCK_PASSWORD_FILE", &password_file)
-        .output()
-        .unwrap();
-    assert!(by_env_file.status.success(), "{}", describe(&by_env_file));
-
-    let by_env = redlock()
-        .args(["-s", &url, "run", "--key", "acl", "--", "true"])
-        .env("REDLOCK_PASSWORD", "s3cret")
-        .output()
-        .unwrap();
-    assert!(by_env.status.success(), "{}", describe(&by_env));
-
-    let in_servers_env = redlock()
-        .args(["run", "--key", "acl", "--", "true"])
-        .env(
-            "REDLOCK_SERVERS",
-            format!("redis://locker:s3cret@127.0.0.1:{}", server.port),
-        )
-        .output()
-        .unwrap();
-    assert!(
-        in_servers_env.status.success(),
-        "{}",
-        describe(&in_servers_env)
-    );
-
-    // The default user is off: without credentials the master refuses, and says so; a refused
-    // login is configuration to fix (78), not an unreachable master (69).
-    let none = redlock()
-        .args(["-s", &server.url(), "run", "--key", "acl", "--", "true"])
-        .output()
-        .unwrap();
-    assert_eq!(none.status.code(), Some(78), "{}", describe(&none));
-    assert!(stderr(&none).contains("NOAUTH"), "{}", describe(&none));
-
-    // A wrong password is named as such, not as an unreachable server.
-    let wrong = redlock()
-        .args(["-s", &url, "run", "--key", "acl", "--", "true"])
-        .env("REDLOCK_PASSWORD", "not-the-password")
-        .output()
-        .unwrap();
-    assert_eq!(wrong.status.code(), Some(78), "{}", describe(&wrong));
-    assert!(
-        stderr(&wrong).contains("AUTH refused: WRONGPASS"),
-        "{}",
-        describe(&wrong)
-    );
+            vec!["-s", &url, "--password-file", password_file],
+            vec![],
+            0,
+            None,
+        ),
+        (
+            "$REDLOCK_PASSWORD_FILE",
+            vec!["-s", &url],
+            vec![("REDLOCK_PASSWORD_FILE", password_file)],
+            0,
+            None,
+        ),
+        (
+            "$REDLOCK_PASSWORD",
+            vec!["-s", &url],
+            vec![("REDLOCK_PASSWORD", "s3cret")],
+            0,
+            None,
+        ),
+        (
+            "a password in $REDLOCK_SERVERS",
+            vec![],
+            vec![("REDLOCK_SERVERS", &with_password)],
+            0,
+            None,
+        ),
+        // The default user is off: without credentials the master refuses, and says so; a
+        // refused login is configuration to fix (78), not an unreachable master (69).
+        (
+            "no credentials",
+            vec!["-s", &without_credentials],
+            vec![],
+            78,
+            Some("NOAUTH"),
+        ),
+        // A wrong password is named as such, not as an unreachable server.
+        (
+            "a wrong password",
+            vec!["-s", &url],
+            vec![("REDLOCK_PASSWORD", "not-the-password")],
+            78,
+            Some("AUTH refused: WRONGPASS"),
+        ),
+    ];
+    for (how, args, env, code, says) in cases {
+        let output = redlock()
+            .args(args)
+            .args(["run", "--key", "acl", "--", "true"])
+            .envs(env)
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(code),
+            "{how}: {}",
+            describe(&output)
+        );
+        match says {
+            Some(text) => assert!(
+                stderr(&output).contains(text),
+                "{how}: {}",
+                describe(&output)
+            ),
+            None => assert!(stderr(&output).is_empty(), "{how}: {}", describe(&output)),
+        }
+    }
 }
 
 #[test]
@@ -327,72 +349,61 @@ fn passwords_are_never_shown() {
 fn exposed_secrets_are_warned_about() {
     let server = acl_server();
     let dir = tempfile::tempdir().unwrap();
+    let with_password = format!("redis://locker:s3cret@127.0.0.1:{}", server.port);
+    let without_password = format!("redis://locker@127.0.0.1:{}", server.port);
+    let file = |name: &str, content: &str, mode: u32| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let readable_password_file = file("password", "s3cret\n", 0o644);
+    let config = format!("servers = [{with_password:?}]\n");
+    let readable_config = file("readable.toml", &config, 0o644);
+    let private_config = file("private.toml", &config, 0o600);
 
-    // A password on the command line is visible in `ps`.
-    let url = format!("redis://locker:s3cret@127.0.0.1:{}", server.port);
-    let output = redlock()
-        .args(["-s", &url, "run", "--key", "w", "--", "true"])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", describe(&output));
-    assert!(
-        stderr(&output).contains("visible to other users"),
-        "{}",
-        describe(&output)
-    );
-
-    // A password file others can read.
-    let password_file = dir.path().join("password");
-    std::fs::write(&password_file, "s3cret\n").unwrap();
-    std::fs::set_permissions(&password_file, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let output = redlock()
-        .args(["-s", &format!("redis://locker@127.0.0.1:{}", server.port)])
-        .args(["--password-file", password_file.to_str().unwrap()])
-        .args(["run", "--key", "w", "--", "true"])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", describe(&output));
-    assert!(
-        stderr(&output).contains("chmod 600"),
-        "{}",
-        describe(&output)
-    );
-
-    // A config file others can read that holds a password.
-    let config = dir.path().join("config.toml");
-    std::fs::write(&config, format!("servers = [{url:?}]\n")).unwrap();
-    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let output = redlock()
-        .args([
-            "--config",
-            config.to_str().unwrap(),
-            "run",
-            "--key",
-            "w",
-            "--",
-            "true",
-        ])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", describe(&output));
-    let message = stderr(&output);
-    assert!(
-        message.contains("config file") && message.contains("chmod 600"),
-        "{message}"
-    );
-    // Private, it is quiet.
-    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let output = redlock()
-        .args([
-            "--config",
-            config.to_str().unwrap(),
-            "run",
-            "--key",
-            "w",
-            "--",
-            "true",
-        ])
-        .output()
-        .unwrap();
-    assert!(stderr(&output).is_empty(), "{}", describe(&output));
+    // What exposes a secret (the arguments before `run`), and what the warning must say; none
+    // at all when nothing is exposed. The lock is taken either way.
+    let cases: [(&str, Vec<&str>, &[&str]); 4] = [
+        (
+            "a password on the command line is visible in `ps`",
+            vec!["-s", &with_password],
+            &["visible to other users"],
+        ),
+        (
+            "a password file others can read",
+            vec![
+                "-s",
+                &without_password,
+                "--password-file",
+                &readable_password_file,
+            ],
+            &["chmod 600"],
+        ),
+        (
+            "a config file others can read that holds a password",
+            vec!["--config", &readable_config],
+            &["config file", "chmod 600"],
+        ),
+        (
+            "the same config file, private",
+            vec!["--config", &private_config],
+            &[],
+        ),
+    ];
+    for (what, args, warning) in cases {
+        let output = redlock()
+            .args(args)
+            .args(["run", "--key", "w", "--", "true"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{what}: {}", describe(&output));
+        let message = stderr(&output);
+        if warning.is_empty() {
+            assert!(message.is_empty(), "{what}: {}", describe(&output));
+        }
+        for text in warning {
+            assert!(message.contains(text), "{what}: {}", describe(&output));
+        }
+    }
 }

@@ -18,30 +18,27 @@ mod wording;
 
 use std::sync::Arc;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Command, GlobalArgs};
 use crate::config::Context;
 use crate::exit::Failure;
 use crate::lock::Redlock;
 
-/// Runs the parsed command line; returns the exit code, or a failure to print.
-pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
-    let global = &cli.global;
-    match cli.command {
-        Command::Run(args) => run::run(global, args),
-        Command::Acquire(args) => acquire::acquire(global, args),
-        Command::Release(args) => release::release(global, args),
-        Command::Extend(args) => extend::extend(global, args),
-        Command::Status(args) => status::status(global, args),
-        Command::Doctor(args) => doctor::doctor(global, args),
-        Command::Config(args) => show_config::show_config(global, args),
+/// Runs the subcommand with the options that apply to it; returns the exit code, or a
+/// failure to print.
+pub fn dispatch(global: &GlobalArgs, command: Command) -> Result<i32, Failure> {
+    match command {
+        Command::Run { args, .. } => run::run(global, args),
+        Command::Acquire { args, .. } => acquire::acquire(global, args),
+        Command::Release { args, .. } => release::release(global, args),
+        Command::Extend { args, .. } => extend::extend(global, args),
+        Command::Status { args, .. } => status::status(global, args),
+        Command::Doctor { args, .. } => doctor::doctor(global, args),
+        Command::Config { args, .. } => show_config::show_config(global, args),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { subcommand } => generate::man(subcommand.as_deref()),
+        Command::Help { subcommand } => generate::help(subcommand.as_deref()),
+        Command::RenewWhile { args, .. } => renew_while::renew_while(global, args),
     }
-}
-
-/// Runs the detached renewer (`redlock __renew-while`, started by `acquire --renew-while`).
-pub fn renew_while(cli: crate::cli::RenewWhileCli) -> Result<i32, Failure> {
-    renew_while::renew_while(&cli.global, cli.args)
 }
 
 fn open_client(context: &Context) -> Result<Arc<Redlock>, Failure> {

@@ -643,7 +643,7 @@ mod tests {
     fn run(args: &[&str]) -> Result<RunSettings, Failure> {
         let mut argv = vec!["redlock", "run"];
         argv.extend_from_slice(args);
-        let Command::Run(run) = Cli::try_parse_from(argv).unwrap().command else {
+        let Command::Run { args: run, .. } = Cli::try_parse_from(argv).unwrap().command else {
             panic!("not run")
         };
         run_settings(run, &Defaults::default())
@@ -746,7 +746,7 @@ mod tests {
             sourced(Duration::from_secs(120), Source::File)
         );
         let mut argv = vec!["redlock", "run", "--key", "k", "--", "true"];
-        let Command::Run(args) = Cli::try_parse_from(&argv).unwrap().command else {
+        let Command::Run { args, .. } = Cli::try_parse_from(&argv).unwrap().command else {
             panic!()
         };
         let s = run_settings(args, &defaults).unwrap();
@@ -754,7 +754,7 @@ mod tests {
         assert_eq!(s.lock.timing.node_timeout, Duration::from_millis(300));
         assert_eq!(s.supervise.kill_after, Duration::from_secs(7));
         argv.splice(4..4, ["--ttl", "40s"]);
-        let Command::Run(args) = Cli::try_parse_from(&argv).unwrap().command else {
+        let Command::Run { args, .. } = Cli::try_parse_from(&argv).unwrap().command else {
             panic!()
         };
         assert_eq!(
