@@ -85,6 +85,11 @@ impl Child {
     /// True once the child has exited. Does not reap it: the group id stays ours until
     /// [`Child::reap`], so the supervisor may still signal the group.
     pub fn has_exited(&self) -> bool {
+        self.exit_status().is_some()
+    }
+
+    /// How the child ended, once it has; without reaping it (see [`Child::has_exited`]).
+    pub fn exit_status(&self) -> Option<Exit> {
         let mut info = std::mem::MaybeUninit::<libc::siginfo_t>::zeroed();
         // SAFETY: `info` is valid storage for one siginfo_t, zeroed so that si_pid reads 0 when
         // the child has not exited; WNOWAIT leaves the child waitable.
@@ -98,7 +103,17 @@ impl Child {
         };
         // SAFETY: waitid succeeded (or failed, then the zeroed value is read), so `info` is
         // initialised either way.
-        rc == 0 && unsafe { info.assume_init().si_pid() } == self.pid
+        let info = unsafe { info.assume_init() };
+        // SAFETY: si_pid and si_status are valid for the SIGCHLD information waitid returns.
+        let (pid, status) = unsafe { (info.si_pid(), info.si_status()) };
+        if rc != 0 || pid != self.pid {
+            return None;
+        }
+        Some(if info.si_code == libc::CLD_EXITED {
+            Exit::Code(status)
+        } else {
+            Exit::Signal(status)
+        })
     }
 
     /// Reaps the exited child and takes the terminal back. After this the group is never

@@ -11,6 +11,11 @@
 //! SIGTERM to the group at `validity − margin − kill_after`, SIGKILL at `validity − margin`. A
 //! renewal that reports the lock gone starts the same sequence at once. Because the deadlines
 //! live here and not in the renewal thread, a renewal that hangs cannot delay the stop.
+//!
+//! None of this runs while redlock itself is stopped: the [`guard`] process, which is not
+//! stopped with it, holds the SIGKILL deadline too (moved after each confirmed renewal) and
+//! kills the group at it. A supervisor that wakes up past that deadline reports the lock lost,
+//! whatever the renewal thread says, since the guard judged from the same deadline.
 
 pub mod child;
 pub mod guard;
@@ -186,17 +191,10 @@ pub fn supervise(
         Err(error) => return Ending::NotStarted(error),
     };
     info!("started pid {}", child.pid());
-    let guard = match guard::Guard::start(child.pid()) {
-        Ok(guard) => Some(guard),
-        Err(error) => {
-            // The parent-death signal still stops the child itself if redlock dies.
-            log::line(format_args!(
-                "cannot start the guard process ({error}): if redlock is killed, programs the \
-                 command started may outlive the lock"
-            ));
-            None
-        }
-    };
+    let mut guard = start_guard(
+        &child,
+        held.map(|lock| kill_deadline(lock.validity_end(), options)),
+    );
     // The child may have exited before this point; its SIGCHLD is then already queued. The
     // renewal thread starts when the first renewal is due: a short command never needs it.
     let mut start_renewer = || {
@@ -213,8 +211,30 @@ pub fn supervise(
         })
         .ok()
     };
-    let (stop, renewer) = wait_for_exit(&child, held, options, inbox, &mut start_renewer);
+    let (stop, renewer) =
+        wait_for_exit(&child, held, options, inbox, &mut start_renewer, &mut guard);
     finish(child, guard, renewer, stop)
+}
+
+/// Starts the guard on the child's group, with the first kill deadline when there is one.
+/// Without a guard the command still runs: the parent-death signal stops the child itself if
+/// redlock dies, and redlock's own deadlines stop it while redlock runs.
+fn start_guard(child: &child::Child, deadline: Option<Instant>) -> Option<guard::Guard> {
+    let started = guard::Guard::start().and_then(|mut guard| {
+        guard.watch(child.pid())?;
+        if let Some(at) = deadline {
+            guard.move_deadline(at)?;
+        }
+        Ok(guard)
+    });
+    started
+        .inspect_err(|error| {
+            log::line(format_args!(
+                "cannot start the guard process ({error}): if redlock is killed or stopped, \
+                 programs the command started may outlive the lock"
+            ));
+        })
+        .ok()
 }
 
 /// The event loop: forwards signals, follows renewals, and stops the child when the lock is
@@ -225,6 +245,7 @@ fn wait_for_exit(
     options: Options,
     inbox: &Receiver<Event>,
     start_renewer: &mut dyn FnMut() -> Option<Renewer>,
+    guard: &mut Option<guard::Guard>,
 ) -> (Stop, Option<Renewer>) {
     let key = held.map_or("", Lock::key);
     let mut validity_end = held.map(Lock::validity_end);
@@ -245,6 +266,18 @@ fn wait_for_exit(
             Some(at) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
             None => inbox.recv().map_err(|_| RecvTimeoutError::Disconnected),
         };
+        // Before anything else, whatever woke us: if our own SIGKILL deadline has passed while
+        // the stop was not even started, redlock did not run in time (it was stopped, or
+        // starved), and the guard has killed, or is killing, the command. A renewal that
+        // reports success now changes nothing: the guard judged from the same deadline.
+        if let (Stop::NotNeeded, Some(end)) = (&stop, validity_end)
+            && Instant::now() >= kill_deadline(end, options)
+        {
+            match overslept(child, key) {
+                Some(next) => stop = next,
+                None => return (stop, renewer),
+            }
+        }
         match event {
             Ok(Event::Signal(libc::SIGCHLD)) => {
                 if child.has_exited() {
@@ -260,8 +293,25 @@ fn wait_for_exit(
             Ok(Event::Renewal(Renewal::Extended(until))) => {
                 if matches!(stop, Stop::NotNeeded) {
                     validity_end = Some(until);
+                    crate::debug!("renewed {key:?}");
+                    let moved = guard
+                        .as_mut()
+                        .map(|guard| guard.move_deadline(kill_deadline(until, options)));
+                    match moved {
+                        Some(Ok(false)) => match overslept(child, key) {
+                            Some(next) => stop = next,
+                            None => return (stop, renewer),
+                        },
+                        Some(Err(error)) => {
+                            log::line(format_args!(
+                                "the guard process is gone ({error}): if redlock is killed or \
+                                 stopped, programs the command started may outlive the lock"
+                            ));
+                            *guard = None;
+                        }
+                        Some(Ok(true)) | None => {}
+                    }
                 }
-                crate::debug!("renewed {key:?}");
             }
             Ok(Event::Renewal(Renewal::Unconfirmed(failures))) => {
                 let why: Vec<String> = failures.iter().map(ToString::to_string).collect();
@@ -307,7 +357,9 @@ fn wait_for_exit(
                             }
                         }
                     }
-                    Stop::Terminating { reason, .. } | Stop::Killed { reason } => {
+                    // Only reached when the SIGKILL went out just above (overslept).
+                    killed @ Stop::Killed { .. } => killed,
+                    Stop::Terminating { reason, .. } => {
                         log::line(format_args!(
                             "the command did not stop after SIGTERM: sending SIGKILL"
                         ));
@@ -371,6 +423,38 @@ fn kill_deadline(validity_end: Instant, options: Options) -> Instant {
         .unwrap_or(validity_end)
 }
 
+/// redlock ran too late to stop the command itself: its SIGKILL deadline has passed, so the
+/// guard has killed (or is killing) the group. Returns `None` when the command had ended by
+/// itself before that (it exited, or died of a signal other than SIGKILL): then it ran under
+/// the lock. Otherwise the group is killed here too (if the guard could not, or is late) and
+/// the loss is reported.
+fn overslept(child: &child::Child, key: &str) -> Option<Stop> {
+    // Whatever the leader did, nothing of its group may outlive the lock.
+    let _ = child.signal_group(libc::SIGKILL);
+    if child
+        .exit_status()
+        .is_some_and(|exit| exit != Exit::Signal(libc::SIGKILL))
+    {
+        return None;
+    }
+    log::line(format_args!(
+        "{}lost the lock: its validity ran out while redlock was stopped (or not scheduled), \
+         before it could renew it; the command was killed",
+        lock_context(key)
+    ));
+    Some(Stop::Killed {
+        reason: StopReason::LockLost(LossReason::Expired),
+    })
+}
+
+fn lock_context(key: &str) -> String {
+    if key.is_empty() {
+        String::new()
+    } else {
+        format!("lock {key:?}: ")
+    }
+}
+
 /// Sends SIGTERM to the group and schedules SIGKILL `kill_after` later, or earlier if the
 /// validity (when known) requires it.
 fn begin_stop(
@@ -385,13 +469,9 @@ fn begin_stop(
     if let Some(end) = validity_end {
         kill_at = kill_at.min(kill_deadline(end, options));
     }
-    let context = if key.is_empty() {
-        String::new()
-    } else {
-        format!("lock {key:?}: ")
-    };
     log::line(format_args!(
-        "{context}{reason}; stopping the command (SIGTERM now, SIGKILL in {})",
+        "{}{reason}; stopping the command (SIGTERM now, SIGKILL in {})",
+        lock_context(key),
         humantime::format_duration(round_ms(kill_at.saturating_duration_since(now)))
     ));
     let _ = child.signal_group(libc::SIGTERM);
