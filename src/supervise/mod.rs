@@ -3,8 +3,11 @@
 //! The promise: **the child never runs past the lock's validity.** The supervisor keeps it with
 //! one event loop on the main thread, fed by three sources:
 //!
-//! - the signal thread ([`signals`]): forwarded to the child's process group;
-//! - SIGCHLD, on the same signal thread: if the child ([`child`]) ended, stop looping;
+//! - the signal thread ([`signals`]): forwarded to the child's process group (a terminating
+//!   one followed by SIGCONT, so that a stopped group acts on it);
+//! - SIGCHLD, on the same signal thread: if the child ([`child`]) ended, stop looping; if it
+//!   was stopped from the terminal, stop redlock's job with it ([`job`]), and resume it on
+//!   SIGCONT;
 //! - the renewal thread ([`renew`]): each extension moves the validity forward.
 //!
 //! Between events it sleeps until its own deadline, computed from the last validity it saw:
@@ -19,6 +22,7 @@
 
 pub mod child;
 pub mod guard;
+pub mod job;
 pub mod renew;
 pub mod signals;
 mod spawn;
@@ -31,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use crate::lock::{Lock, Redlock};
 use crate::{info, log};
-use child::Exit;
+use child::{Exit, StateChange};
 use renew::{LossReason, Renewal, Renewer};
 
 /// Everything the supervisor reacts to.
@@ -253,6 +257,8 @@ fn wait_for_exit(
     let mut renew_due = held.map(|_| Instant::now() + options.renew_every);
     let mut renewer = None;
     let mut stop = Stop::NotNeeded;
+    // The command's stop was mirrored on redlock's job (see [`job`]); resume it on SIGCONT.
+    let mut suspended = false;
     loop {
         let deadline = match &stop {
             Stop::NotNeeded => {
@@ -283,12 +289,39 @@ fn wait_for_exit(
                 if child.has_exited() {
                     return (stop, renewer);
                 }
+                match (child.state_change(), child.terminal()) {
+                    (Some(StateChange::Stopped(signal)), Some(terminal))
+                        if matches!(stop, Stop::NotNeeded) =>
+                    {
+                        suspended =
+                            job::suspend(child, terminal, signal) == job::Suspension::Mirrored;
+                    }
+                    (Some(StateChange::Stopped(signal)), _) => info!(
+                        "the command was stopped ({}); redlock keeps the lock meanwhile",
+                        signals::name(signal)
+                    ),
+                    (Some(StateChange::Continued), _) => info!("the command was resumed"),
+                    (None, _) => {}
+                }
+            }
+            Ok(Event::Signal(libc::SIGCONT)) => {
+                // redlock's job was resumed after it mirrored the command's stop.
+                if std::mem::take(&mut suspended)
+                    && matches!(stop, Stop::NotNeeded)
+                    && let Some(terminal) = child.terminal()
+                {
+                    job::resume(child, terminal);
+                }
             }
             Err(RecvTimeoutError::Disconnected) => return (stop, renewer),
             Ok(Event::WatchedExited) => {}
             Ok(Event::Signal(signal)) => {
                 info!("forwarding {} to the command", signals::name(signal));
-                let _ = child.signal_group(signal);
+                let _ = if signals::is_terminating(signal) {
+                    child.signal_group_awake(signal)
+                } else {
+                    child.signal_group(signal)
+                };
             }
             Ok(Event::Renewal(Renewal::Extended(until))) => {
                 if matches!(stop, Stop::NotNeeded) {
@@ -474,7 +507,7 @@ fn begin_stop(
         lock_context(key),
         humantime::format_duration(round_ms(kill_at.saturating_duration_since(now)))
     ));
-    let _ = child.signal_group(libc::SIGTERM);
+    let _ = child.signal_group_awake(libc::SIGTERM);
     Stop::Terminating { reason, kill_at }
 }
 
