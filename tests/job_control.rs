@@ -14,6 +14,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use common::procfs::state_of;
 use common::{Captured, Cluster, Running, describe, eventually, live_group_members, wait_for_file};
 
 const PROMPT: &str = "PROMPT> ";
@@ -145,27 +146,32 @@ impl Drop for Terminal {
     }
 }
 
-/// The state letter of a process (R, S, T for stopped, Z...), or None when it is gone.
-fn state_of(pid: i32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit_once(')')?
-        .1
-        .split_whitespace()
-        .next()?
-        .chars()
-        .next()
-}
-
 /// The command every terminal test runs: it writes its pid, says it started, waits for the
 /// gate file, says it finished, and exits 7. Its output words are not in the command line, so
 /// the echo of what is typed cannot be mistaken for them.
+///
+/// The waiting is one process (perl, exec'd in the shell's place): a shell that starts a
+/// `sleep` every few milliseconds can be caught by the stop between its vfork and the child's
+/// exec, and then sits in uninterruptible sleep instead of stopping (a shell running the job
+/// directly would hang the same way).
 fn write_job(dir: &Path) {
     std::fs::write(
         dir.join("job.sh"),
-        "echo $$ > pid\necho command-started\nwhile [ ! -e gate ]; do sleep 0.05; done\n\
-         echo command-finished\nexit 7\n",
+        format!(
+            "echo $$ > pid\necho command-started\n{}\n",
+            wait_for("gate", 7)
+        ),
     )
     .unwrap();
+}
+
+/// A perl command line that waits for the file `gate`, then says `command-finished` and exits
+/// with `code`.
+fn wait_for(gate: &str, code: i32) -> String {
+    format!(
+        "exec perl -e 'select(undef, undef, undef, 0.02) until -e $ARGV[0]; \
+         print \"command-finished\\n\"; exit {code}' \"{gate}\""
+    )
 }
 
 fn redlock_path() -> &'static str {
@@ -283,9 +289,13 @@ fn ctrl_z_where_nobody_could_resume_the_job_changes_nothing() {
 #[test]
 fn sigterm_ends_a_run_whose_command_is_stopped() {
     let cluster = Cluster::start(3);
-    let mut run = Running::start(cluster.redlock().args(["run", "--key", "termstop"]));
+    let mut run = Running::start_script(
+        cluster.redlock().args(["run", "-v", "--key", "termstop"]),
+        "",
+        &wait_for("$d/gate", 0),
+    );
     let group = run.wait_ready();
-    stop_group(group);
+    stop_group(group, &run);
     common::send_signal(run.child.id(), libc::SIGTERM);
     let ended = eventually(PATIENCE, || !run.is_running());
     assert!(
@@ -303,14 +313,16 @@ fn sigterm_ends_a_run_whose_command_is_stopped() {
 #[test]
 fn a_stopped_command_without_a_terminal_keeps_the_lock() {
     let cluster = Cluster::start(3);
-    let mut run = Running::start(
+    let mut run = Running::start_script(
         cluster
             .redlock()
-            .args(["run", "--key", "quiet", "--ttl", "1s"]),
+            .args(["run", "-v", "--key", "quiet", "--ttl", "1s"]),
+        "",
+        &wait_for("$d/gate", 0),
     );
     let group = run.wait_ready();
     let token = run.token();
-    stop_group(group);
+    stop_group(group, &run);
     // Three TTLs.
     std::thread::sleep(Duration::from_secs(3));
     assert!(run.is_running(), "{}", run.stderr_so_far());
@@ -324,9 +336,15 @@ fn a_stopped_command_without_a_terminal_keeps_the_lock() {
     assert!(cluster.key_gone_everywhere("quiet"));
 }
 
-/// Stops the process group `group` and waits until its leader is stopped.
-fn stop_group(group: i32) {
+/// Stops the process group `group` and waits until its leader (a single process, see
+/// [`write_job`]) is stopped.
+fn stop_group(group: i32, run: &Running) {
     // SAFETY: kill takes plain integers.
     assert_eq!(unsafe { libc::kill(-group, libc::SIGSTOP) }, 0);
-    assert!(eventually(PATIENCE, || state_of(group) == Some('T')));
+    assert!(
+        eventually(PATIENCE, || state_of(group) == Some('T')),
+        "the command's group did not stop: state {:?}; redlock said:\n{}",
+        state_of(group),
+        run.stderr_so_far()
+    );
 }

@@ -6,28 +6,8 @@ mod common;
 use std::os::unix::process::CommandExt;
 use std::time::Duration;
 
-use common::{Cluster, Running, describe, eventually, live_group_members, now_ms};
-
-/// The pids of `parent`'s live children (from /proc, so it sees processes of any group).
-fn children_of(parent: i32) -> Vec<i32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            stat_fields(*pid)
-                .is_some_and(|f| f[0] != "Z" && f[1].parse::<i32>().ok() == Some(parent))
-        })
-        .collect()
-}
-
-/// The fields of /proc/PID/stat after the command name: [0] state, [1] ppid, [2] pgrp.
-fn stat_fields(pid: i32) -> Option<Vec<String>> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    Some(rest.split_whitespace().map(str::to_string).collect())
-}
+use common::procfs::stat_fields;
+use common::{Cluster, Running, describe, eventually, live_group_members, now_ms, procfs};
 
 /// Every key on every master has a TTL (none would stay forever if its holder vanished).
 fn assert_every_key_expires(cluster: &Cluster) {
@@ -68,10 +48,7 @@ fn the_guard_has_a_group_of_its_own_and_only_its_pipe() {
     );
     let command = run.wait_ready();
     let redlock = run.child.id() as i32;
-    let guard = children_of(redlock)
-        .into_iter()
-        .find(|pid| *pid != command)
-        .expect("no guard process next to the command");
+    let guard = procfs::guard_of(redlock, command);
     let fields = stat_fields(guard).unwrap();
     assert_eq!(
         fields[2],

@@ -9,6 +9,7 @@
 //! it.
 
 #![allow(dead_code)] // each test binary uses a different part of this module
+pub mod procfs;
 
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
