@@ -105,10 +105,6 @@ impl Guard {
         })
     }
 
-    pub fn pid(&self) -> libc::pid_t {
-        self.pid
-    }
-
     /// Tells the guard which process group to kill. Send it while the group's leader is
     /// unreaped (its id cannot be reused until then).
     pub fn watch(&mut self, group: libc::pid_t) -> io::Result<()> {
