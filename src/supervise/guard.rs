@@ -38,10 +38,10 @@
 //!    SIGKILLs the guard and reaps it first ([`Guard::dismiss`]): no kill can land after the
 //!    reap.
 //!
-//! The guard is a plain `fork` (no shared memory with redlock), which never calls `exec`: between
-//! fork and its exit it makes only async-signal-safe calls (setpgid, chdir, close_range/close,
-//! clock_gettime, ppoll, read, kill, _exit) on its own stack, with no allocation and no lock, as
-//! a child of a multi-threaded process must.
+//! The guard is a plain `fork` (no shared memory with redlock), which never calls `exec`:
+//! between fork and its exit it makes only async-signal-safe calls (setpgid, chdir,
+//! close_range/close, clock_gettime, ppoll, read, kill, setpriority, _exit) on its own stack,
+//! with no allocation and no lock, as a child of a multi-threaded process must.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -271,7 +271,12 @@ fn guard_main(orders: libc::c_int) -> ! {
                         DEADLINE if deadline == NEVER || record[1] > deadline => {
                             deadline = record[1];
                         }
-                        DISMISS => libc::_exit(DISMISSED),
+                        DISMISS => {
+                            // Nothing is left to guard: leave the CPU to redlock's release
+                            // (tearing down this copy of its memory competes with it).
+                            libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+                            libc::_exit(DISMISSED)
+                        }
                         _ => {}
                     }
                 }

@@ -11,9 +11,9 @@
 //! - the renewal thread ([`renew`]): each extension moves the validity forward.
 //!
 //! Every deadline lives in one value, the [`supervisor::Supervisor`] (its header has the
-//! schedule: SIGTERM at `validity − margin − kill_after`, SIGKILL at `validity − margin`, both
-//! moved only by a confirmed renewal); the loop sleeps until its next deadline and carries out
-//! what it decides. Because the deadlines live here and not in the renewal thread, a renewal
+//! schedule: SIGTERM at `validity − margin − kill_after`, SIGKILL at `validity − margin`,
+//! both moved only by a confirmed renewal); the loop sleeps until its next deadline and carries
+//! out what it decides. Because the deadlines live here and not in the renewal thread, a renewal
 //! that hangs cannot delay the stop.
 //!
 //! None of this runs while redlock itself is stopped: the [`guard`] process, which is not

@@ -4,12 +4,20 @@
 //! confirmed validity (measured from the start of the extension that gave it), margin the
 //! `stop_margin` and grace the `kill_after`:
 //!
-//! | when                              | what                                            |
-//! |-----------------------------------|-------------------------------------------------|
-//! | V − margin − grace ([`Supervisor::term_at`]) | SIGTERM (+SIGCONT) to the group, unless a renewal moved V |
-//! | V − margin ([`Supervisor::kill_at`])         | SIGKILL to the group; the guard process holds the same deadline |
-//! | lock reported lost at t           | SIGTERM now, SIGKILL at min(t + grace, V − margin) |
-//! | woken at or after V − margin, no stop begun | redlock did not run in time: the guard has killed the group; lost |
+//! | when                                  | what                                          |
+//! |---------------------------------------|-----------------------------------------------|
+//! | V − margin − grace ([`term_at`])      | SIGTERM (+SIGCONT) to the group, unless a     |
+//! |                                       | renewal moved V first                         |
+//! | V − margin ([`kill_at`])              | SIGKILL to the group; the guard process holds |
+//! |                                       | the same deadline                             |
+//! | lock reported lost at t               | SIGTERM now, SIGKILL at min(t + grace,        |
+//! |                                       | V − margin)                                   |
+//! | woken at or after V − margin with no  | redlock did not run in time: the guard has    |
+//! | stop begun ([`overdue`])              | killed the group; the lock is lost            |
+//!
+//! [`term_at`]: Supervisor::term_at
+//! [`kill_at`]: Supervisor::kill_at
+//! [`overdue`]: Supervisor::overdue
 //!
 //! V moves only on a confirmed extension, and only while no stop has begun. Nothing here
 //! touches a process or a clock: the caller passes `now` and carries out the [`Action`]s, so
