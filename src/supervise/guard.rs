@@ -14,8 +14,9 @@
 //! 2. The fix. A guard process, forked by redlock, waits on a pipe whose only write end redlock
 //!    holds. It is in a process group of its own (so a signal to redlock's group, or the shell's
 //!    job control, does not stop it), blocks every signal, and holds no descriptor but its pipe
-//!    (no socket, no terminal, no output pipe of the caller's). Over the pipe redlock sends
-//!    fixed-size records: the group to watch, the kill deadline, and finally "dismissed".
+//!    (no socket, no terminal, no output pipe of the caller's). It knows the group and the
+//!    first kill deadline from its copy of redlock's memory; over the pipe redlock sends
+//!    fixed-size records: later deadlines, and finally "dismissed".
 //!    - End of file (redlock died): SIGKILL to the group, exit.
 //!    - The deadline passes: SIGKILL to the group, exit. The deadline is a CLOCK_MONOTONIC
 //!      instant, the same clock in every process on the host, and absolute, so a record that
@@ -52,7 +53,6 @@ use super::watch::monotonic_ns;
 /// One order on the pipe: `[kind, value]`. 16 bytes, far below PIPE_BUF, so every write is
 /// atomic and every read returns whole records.
 type Record = [u64; 2];
-const WATCH: u64 = 1;
 const DEADLINE: u64 = 2;
 const DISMISS: u64 = 3;
 
@@ -75,8 +75,10 @@ pub struct Guard {
 }
 
 impl Guard {
-    /// Forks the guard. It watches nothing until [`Guard::watch`].
-    pub fn start() -> io::Result<Guard> {
+    /// Forks the guard for the process group `group`, with the first kill deadline if there is
+    /// one. Start it while the group's leader is unreaped (its id cannot be reused until then).
+    pub fn start(group: libc::pid_t, deadline: Option<Instant>) -> io::Result<Guard> {
+        let deadline = deadline.map_or(NEVER, deadline_ns);
         let mut fds = [0 as libc::c_int; 2];
         // SAFETY: `fds` is valid storage for two descriptors. O_CLOEXEC keeps both ends out of
         // the command.
@@ -91,7 +93,8 @@ impl Guard {
                 OwnedFd::from_raw_fd(write_end),
             )
         };
-        let pid = fork_with_signals_blocked(|| guard_main(read_end.as_raw_fd()))?;
+        // Both values travel in the fork's copy of memory: no record, no wake-up of the guard.
+        let pid = fork_with_signals_blocked(|| guard_main(read_end.as_raw_fd(), group, deadline))?;
         // Also from this side, so that the guard is out of redlock's group by the time this
         // returns (whichever of the two runs first); it fails only if the guard already did it
         // or is already gone.
@@ -101,14 +104,8 @@ impl Guard {
         Ok(Guard {
             pid,
             orders,
-            firm: NEVER,
+            firm: deadline,
         })
-    }
-
-    /// Tells the guard which process group to kill. Send it while the group's leader is
-    /// unreaped (its id cannot be reused until then).
-    pub fn watch(&mut self, group: libc::pid_t) -> io::Result<()> {
-        self.send([WATCH, group as u64])
     }
 
     /// Moves the kill deadline to `at` (later only: the guard ignores an earlier one).
@@ -220,7 +217,7 @@ fn fork_with_signals_blocked(child: impl FnOnce()) -> io::Result<libc::pid_t> {
 }
 
 /// The guard's whole life; see the module header. Async-signal-safe calls only; never returns.
-fn guard_main(orders: libc::c_int) -> ! {
+fn guard_main(orders: libc::c_int, group: libc::pid_t, mut deadline: u64) -> ! {
     // SAFETY: every call below is an async-signal-safe system call wrapper taking plain
     // integers or pointers to this function's own locals; `_exit` ends the process without
     // running anything of redlock's.
@@ -229,8 +226,6 @@ fn guard_main(orders: libc::c_int) -> ! {
         // Hold no directory either (an unmount must not wait for a lock helper).
         libc::chdir(c"/".as_ptr());
         close_all_but(orders);
-        let mut group: libc::pid_t = 0;
-        let mut deadline = NEVER;
         loop {
             let now = monotonic_ns();
             let expired = group > 0 && now >= deadline;
@@ -267,7 +262,6 @@ fn guard_main(orders: libc::c_int) -> ! {
                 }
                 if n == 16 {
                     match record[0] {
-                        WATCH => group = record[1] as libc::pid_t,
                         DEADLINE if deadline == NEVER || record[1] > deadline => {
                             deadline = record[1];
                         }

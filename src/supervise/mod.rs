@@ -219,14 +219,7 @@ pub fn supervise(
 /// Without a guard the command still runs: the parent-death signal stops the child itself if
 /// redlock dies, and redlock's own deadlines stop it while redlock runs.
 fn start_guard(child: &child::Child, deadline: Option<Instant>) -> Option<guard::Guard> {
-    let started = guard::Guard::start().and_then(|mut guard| {
-        guard.watch(child.pid())?;
-        if let Some(at) = deadline {
-            guard.move_deadline(at)?;
-        }
-        Ok(guard)
-    });
-    started
+    guard::Guard::start(child.pid(), deadline)
         .inspect_err(|error| {
             log::line(format_args!(
                 "cannot start the guard process ({error}): if redlock is killed or stopped, \
