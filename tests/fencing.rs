@@ -249,8 +249,8 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// The README's demonstration. Holder A takes the lock with token 1 and is frozen (SIGSTOP,
-/// redlock and command alike) just before it writes. Its lock expires; B takes it with token 2
+/// The README's demonstration. Holder A takes the lock with token 1 and is frozen (SIGSTOP on
+/// redlock, its guard and the command alike, as in a paused VM) just before it writes. Its lock expires; B takes it with token 2
 /// and writes. When A's command wakes up and writes with token 1, the resource refuses it.
 #[test]
 fn a_holder_paused_past_its_validity_has_its_late_write_rejected() {
@@ -276,7 +276,11 @@ fn a_holder_paused_past_its_validity_has_its_late_write_rejected() {
     let a_shell: u32 = wait_for_file(&ready, Duration::from_secs(10))
         .parse()
         .unwrap();
-    // Freeze A's redlock too, so nothing renews the lock or stops the command.
+    // Freeze A's redlock and its guard too, as a paused VM would freeze the whole host, so
+    // nothing renews the lock or stops the command (with the guard running, the command would
+    // be killed when the validity ends).
+    let a_guard = common::procfs::guard_of(a.id() as i32, a_shell as i32);
+    send_signal(a_guard as u32, libc::SIGSTOP);
     send_signal(a.id(), libc::SIGSTOP);
     std::thread::sleep(Duration::from_millis(1500));
 
@@ -299,6 +303,7 @@ fn a_holder_paused_past_its_validity_has_its_late_write_rejected() {
         )),
         "A's command did not finish"
     );
+    send_signal(a_guard as u32, libc::SIGCONT);
     send_signal(a.id(), libc::SIGCONT);
     let a_output = a.wait_with_output().unwrap();
     let a_stderr = stderr(&a_output);

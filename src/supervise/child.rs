@@ -11,7 +11,9 @@
 //!   last signal.
 //! - When redlock runs in the foreground of a terminal, the terminal is handed to the child's
 //!   group (as a shell does for a job), so an interactive command can read from it instead of
-//!   being stopped by SIGTTIN; redlock takes it back when the child ends.
+//!   being stopped by SIGTTIN; redlock takes it back when the child ends, if the child's group
+//!   still has it (after `bg` it is the shell's). Its stops and resumptions are mirrored on
+//!   redlock's own job, see [`super::job`].
 
 use std::ffi::{OsStr, OsString};
 use std::io;
@@ -22,6 +24,14 @@ pub struct Child {
     reaped: bool,
     /// The terminal handed to the child's group, to take back when it ends.
     terminal: Option<libc::c_int>,
+}
+
+/// A change of the child's state short of its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StateChange {
+    /// Stopped by this signal (SIGTSTP, SIGTTIN, SIGTTOU or SIGSTOP).
+    Stopped(i32),
+    Continued,
 }
 
 /// How the child ended.
@@ -54,10 +64,7 @@ pub fn spawn(command: &[OsString], env: &[(&str, String)]) -> io::Result<Child> 
     // command still sees argv[0] as it was typed.
     let program = find_program(&command[0]);
     let terminal = foreground_terminal();
-    let handled: Vec<i32> = super::signals::FORWARDED
-        .into_iter()
-        .chain([libc::SIGCHLD])
-        .collect();
+    let handled: Vec<i32> = super::signals::handled().collect();
     let pid = super::spawn::spawn(program.as_os_str(), command, env, terminal, &handled)?;
     Ok(Child {
         pid,
@@ -82,9 +89,54 @@ impl Child {
         Ok(())
     }
 
+    /// The terminal handed to the child's group, if redlock did (interactive foreground).
+    pub fn terminal(&self) -> Option<libc::c_int> {
+        self.terminal
+    }
+
+    /// Sends `signal` to the group, then SIGCONT: a stopped group (suspended from the
+    /// terminal, or by `kill -STOP`) would otherwise keep a terminating signal pending and never
+    /// act on it.
+    pub fn signal_group_awake(&self, signal: i32) -> io::Result<()> {
+        self.signal_group(signal)?;
+        self.signal_group(libc::SIGCONT)
+    }
+
+    /// Whether the child stopped or continued since last asked (consumes that report; never
+    /// reaps: an exit is left for [`Child::exit_status`] and [`Child::reap`]).
+    pub fn state_change(&self) -> Option<StateChange> {
+        let mut info = std::mem::MaybeUninit::<libc::siginfo_t>::zeroed();
+        // SAFETY: as in `exit_status`; without WEXITED, waitid never reaps.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                self.pid as libc::id_t,
+                info.as_mut_ptr(),
+                libc::WSTOPPED | libc::WCONTINUED | libc::WNOHANG,
+            )
+        };
+        // SAFETY: initialised by waitid, or still zeroed.
+        let info = unsafe { info.assume_init() };
+        // SAFETY: si_pid and si_status are valid for the SIGCHLD information waitid returns.
+        let (pid, status) = unsafe { (info.si_pid(), info.si_status()) };
+        if rc != 0 || pid != self.pid {
+            return None;
+        }
+        match info.si_code {
+            libc::CLD_STOPPED => Some(StateChange::Stopped(status)),
+            libc::CLD_CONTINUED => Some(StateChange::Continued),
+            _ => None,
+        }
+    }
+
     /// True once the child has exited. Does not reap it: the group id stays ours until
     /// [`Child::reap`], so the supervisor may still signal the group.
     pub fn has_exited(&self) -> bool {
+        self.exit_status().is_some()
+    }
+
+    /// How the child ended, once it has; without reaping it (see [`Child::has_exited`]).
+    pub fn exit_status(&self) -> Option<Exit> {
         let mut info = std::mem::MaybeUninit::<libc::siginfo_t>::zeroed();
         // SAFETY: `info` is valid storage for one siginfo_t, zeroed so that si_pid reads 0 when
         // the child has not exited; WNOWAIT leaves the child waitable.
@@ -98,7 +150,17 @@ impl Child {
         };
         // SAFETY: waitid succeeded (or failed, then the zeroed value is read), so `info` is
         // initialised either way.
-        rc == 0 && unsafe { info.assume_init().si_pid() } == self.pid
+        let info = unsafe { info.assume_init() };
+        // SAFETY: si_pid and si_status are valid for the SIGCHLD information waitid returns.
+        let (pid, status) = unsafe { (info.si_pid(), info.si_status()) };
+        if rc != 0 || pid != self.pid {
+            return None;
+        }
+        Some(if info.si_code == libc::CLD_EXITED {
+            Exit::Code(status)
+        } else {
+            Exit::Signal(status)
+        })
     }
 
     /// Reaps the exited child and takes the terminal back. After this the group is never
@@ -117,7 +179,11 @@ impl Child {
             }
         }
         self.reaped = true;
-        if let Some(fd) = self.terminal.take() {
+        if let Some(fd) = self.terminal.take()
+            && foreground_group(fd) == Some(self.pid)
+        {
+            // Only from the child's group: if redlock's job was sent to the background in
+            // the meantime, the terminal is the shell's.
             // SAFETY: getpgrp cannot fail.
             give_terminal(fd, unsafe { libc::getpgrp() });
         }
@@ -162,10 +228,17 @@ fn foreground_terminal() -> Option<libc::c_int> {
     }
 }
 
+/// The foreground process group of the terminal `fd`.
+pub(super) fn foreground_group(fd: libc::c_int) -> Option<libc::pid_t> {
+    // SAFETY: tcgetpgrp takes a plain integer.
+    let group = unsafe { libc::tcgetpgrp(fd) };
+    (group > 0).then_some(group)
+}
+
 /// Makes `group` the foreground process group of the terminal `fd`. Blocks SIGTTOU around the
 /// call: a background process changing the foreground would otherwise be stopped by it.
 /// Async-signal-safe, for use between fork and exec.
-fn give_terminal(fd: libc::c_int, group: libc::pid_t) {
+pub(super) fn give_terminal(fd: libc::c_int, group: libc::pid_t) {
     let mut block = std::mem::MaybeUninit::<libc::sigset_t>::zeroed();
     let mut previous = std::mem::MaybeUninit::<libc::sigset_t>::zeroed();
     // SAFETY: both sets are valid storage; sigemptyset/sigaddset initialise `block` before

@@ -1,22 +1,33 @@
 //! Running a command under a held lock.
 //!
-//! The promise: **the child never runs past the lock's validity.** The supervisor keeps it with
-//! one event loop on the main thread, fed by three sources:
+//! The promise: **the child never runs past the lock's validity.** It is kept by one event loop
+//! on the main thread, fed by three sources:
 //!
-//! - the signal thread ([`signals`]): forwarded to the child's process group;
-//! - SIGCHLD, on the same signal thread: if the child ([`child`]) ended, stop looping;
+//! - the signal thread ([`signals`]): forwarded to the child's process group (a terminating
+//!   one followed by SIGCONT, so that a stopped group acts on it);
+//! - SIGCHLD, on the same signal thread: if the child ([`child`]) ended, stop looping; if it
+//!   was stopped from the terminal, stop redlock's job with it ([`job`]), and resume it on
+//!   SIGCONT;
 //! - the renewal thread ([`renew`]): each extension moves the validity forward.
 //!
-//! Between events it sleeps until its own deadline, computed from the last validity it saw:
-//! SIGTERM to the group at `validity − margin − kill_after`, SIGKILL at `validity − margin`. A
-//! renewal that reports the lock gone starts the same sequence at once. Because the deadlines
-//! live here and not in the renewal thread, a renewal that hangs cannot delay the stop.
+//! Every deadline lives in one value, the [`supervisor::Supervisor`] (its header has the
+//! schedule: SIGTERM at `validity − margin − kill_after`, SIGKILL at `validity − margin`,
+//! both moved only by a confirmed renewal); the loop sleeps until its next deadline and carries
+//! out what it decides. Because the deadlines live here and not in the renewal thread, a renewal
+//! that hangs cannot delay the stop.
+//!
+//! None of this runs while redlock itself is stopped: the [`guard`] process, which is not
+//! stopped with it, holds the SIGKILL deadline too (moved after each confirmed renewal) and
+//! kills the group at it. A loop that wakes up past that deadline reports the lock lost,
+//! whatever the renewal thread says, since the guard judged from the same deadline.
 
 pub mod child;
 pub mod guard;
+pub mod job;
 pub mod renew;
 pub mod signals;
 mod spawn;
+pub mod supervisor;
 pub mod watch;
 
 use std::ffi::OsString;
@@ -26,8 +37,9 @@ use std::time::{Duration, Instant};
 
 use crate::lock::{Lock, Redlock};
 use crate::{info, log};
-use child::Exit;
+use child::{Exit, StateChange};
 use renew::{LossReason, Renewal, Renewer};
+use supervisor::{Action, Supervisor};
 
 /// Everything the supervisor reacts to.
 #[derive(Debug)]
@@ -125,19 +137,6 @@ impl std::fmt::Display for StopReason {
     }
 }
 
-/// Where the stop sequence stands.
-enum Stop {
-    /// Renewal keeps up; SIGTERM goes out at the deadline unless the validity moves.
-    NotNeeded,
-    /// SIGTERM sent; SIGKILL at `kill_at`.
-    Terminating {
-        reason: StopReason,
-        kill_at: Instant,
-    },
-    /// SIGKILL sent; only the exit is awaited.
-    Killed { reason: StopReason },
-}
-
 /// The lock a supervised command runs under.
 #[derive(Clone, Copy, Debug)]
 pub enum Lease<'a> {
@@ -186,20 +185,11 @@ pub fn supervise(
         Err(error) => return Ending::NotStarted(error),
     };
     info!("started pid {}", child.pid());
-    let guard = match guard::Guard::start(child.pid()) {
-        Ok(guard) => Some(guard),
-        Err(error) => {
-            // The parent-death signal still stops the child itself if redlock dies.
-            log::line(format_args!(
-                "cannot start the guard process ({error}): if redlock is killed, programs the \
-                 command started may outlive the lock"
-            ));
-            None
-        }
-    };
+    let supervisor = Supervisor::new(Instant::now(), held.map(Lock::validity_end), options);
+    let guard = start_guard(&child, supervisor.kill_at());
     // The child may have exited before this point; its SIGCHLD is then already queued. The
     // renewal thread starts when the first renewal is due: a short command never needs it.
-    let mut start_renewer = || {
+    let start_renewer = || {
         let lock = held?.clone();
         Renewer::start(
             Arc::clone(client),
@@ -213,225 +203,256 @@ pub fn supervise(
         })
         .ok()
     };
-    let (stop, renewer) = wait_for_exit(&child, held, options, inbox, &mut start_renewer);
-    finish(child, guard, renewer, stop)
+    let mut run = Run {
+        child,
+        guard,
+        renewer: None,
+        supervisor,
+        key: held.map_or("", Lock::key),
+        suspended: false,
+    };
+    run.wait_for_exit(inbox, start_renewer);
+    run.finish()
 }
 
-/// The event loop: forwards signals, follows renewals, and stops the child when the lock is
-/// lost, until the child exits. Returns where the stop sequence stood.
-fn wait_for_exit(
-    child: &child::Child,
-    held: Option<&Lock>,
-    options: Options,
-    inbox: &Receiver<Event>,
-    start_renewer: &mut dyn FnMut() -> Option<Renewer>,
-) -> (Stop, Option<Renewer>) {
-    let key = held.map_or("", Lock::key);
-    let mut validity_end = held.map(Lock::validity_end);
-    let max_end = options.max_duration.map(|max| Instant::now() + max);
-    let mut renew_due = held.map(|_| Instant::now() + options.renew_every);
-    let mut renewer = None;
-    let mut stop = Stop::NotNeeded;
-    loop {
-        let deadline = match &stop {
-            Stop::NotNeeded => {
-                let term = validity_end.map(|end| term_deadline(end, options));
-                [term, max_end, renew_due].into_iter().flatten().min()
+/// Starts the guard on the child's group, with the first kill deadline when there is one.
+/// Without a guard the command still runs: the parent-death signal stops the child itself if
+/// redlock dies, and redlock's own deadlines stop it while redlock runs.
+fn start_guard(child: &child::Child, deadline: Option<Instant>) -> Option<guard::Guard> {
+    guard::Guard::start(child.pid(), deadline)
+        .inspect_err(|error| {
+            log::line(format_args!(
+                "cannot start the guard process ({error}): if redlock is killed or stopped, \
+                 programs the command started may outlive the lock"
+            ));
+        })
+        .ok()
+}
+
+/// One supervised command: the [`Supervisor`] decides, this carries out its decisions on the
+/// processes and says what happens.
+struct Run<'a> {
+    child: child::Child,
+    guard: Option<guard::Guard>,
+    renewer: Option<Renewer>,
+    supervisor: Supervisor,
+    /// The lock's key, for messages; empty without a lock of our own.
+    key: &'a str,
+    /// The command's stop was mirrored on redlock's job (see [`job`]): resume it on SIGCONT.
+    suspended: bool,
+}
+
+/// Whether the event loop goes on.
+enum Flow {
+    Continue,
+    /// The child has exited.
+    Exited,
+}
+
+impl Run<'_> {
+    /// The event loop, until the child exits: signals forwarded, renewals followed, the child
+    /// stopped when the supervisor says so.
+    fn wait_for_exit(
+        &mut self,
+        inbox: &Receiver<Event>,
+        mut start_renewer: impl FnMut() -> Option<Renewer>,
+    ) {
+        loop {
+            let event = match self.supervisor.next_deadline() {
+                Some(at) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
+                None => inbox.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            };
+            // Before anything else, whatever woke us (see `Supervisor::overdue`).
+            if self.supervisor.overdue(Instant::now())
+                && let Flow::Exited = self.killed_late()
+            {
+                return;
             }
-            Stop::Terminating { kill_at, .. } => Some(*kill_at),
-            Stop::Killed { .. } => None,
+            let flow = match event {
+                Ok(Event::Signal(libc::SIGCHLD)) => self.on_child_changed(),
+                Ok(Event::Signal(libc::SIGCONT)) => self.on_resumed(),
+                Ok(Event::Signal(signal)) => self.forward(signal),
+                Ok(Event::WatchedExited) => Flow::Continue,
+                Ok(Event::Renewal(renewal)) => self.on_renewal(renewal),
+                Err(RecvTimeoutError::Timeout) => {
+                    let action = self.supervisor.on_timeout(Instant::now());
+                    if action == Action::StartRenewer {
+                        self.renewer = start_renewer();
+                    }
+                    self.carry_out(action);
+                    Flow::Continue
+                }
+                Err(RecvTimeoutError::Disconnected) => Flow::Exited,
+            };
+            if let Flow::Exited = flow {
+                return;
+            }
+        }
+    }
+
+    fn carry_out(&mut self, action: Action) {
+        match action {
+            Action::Wait | Action::StartRenewer => {}
+            Action::Terminate { reason, kill_at } => {
+                log::line(format_args!(
+                    "{}{reason}; stopping the command (SIGTERM now, SIGKILL in {})",
+                    lock_context(self.key),
+                    humantime::format_duration(supervisor::round_ms(
+                        kill_at.saturating_duration_since(Instant::now())
+                    ))
+                ));
+                let _ = self.child.signal_group_awake(libc::SIGTERM);
+            }
+            Action::Kill => {
+                log::line(format_args!(
+                    "the command did not stop after SIGTERM: sending SIGKILL"
+                ));
+                let _ = self.child.signal_group(libc::SIGKILL);
+            }
+        }
+    }
+
+    /// redlock ran too late to stop the command itself (see `Supervisor::overdue`): the guard
+    /// has killed, or is killing, the group. If the command had ended by itself before that
+    /// (an exit, or a signal other than SIGKILL), it ran under the lock: `Exited`. Otherwise
+    /// the loss is reported.
+    fn killed_late(&mut self) -> Flow {
+        // Whatever the leader did, nothing of its group may outlive the lock.
+        let _ = self.child.signal_group(libc::SIGKILL);
+        if self
+            .child
+            .exit_status()
+            .is_some_and(|exit| exit != Exit::Signal(libc::SIGKILL))
+        {
+            return Flow::Exited;
+        }
+        log::line(format_args!(
+            "{}lost the lock: its validity ran out while redlock was stopped (or not \
+             scheduled), before it could renew it; the command was killed",
+            lock_context(self.key)
+        ));
+        self.supervisor.killed_late();
+        Flow::Continue
+    }
+
+    /// SIGCHLD: the child exited, stopped or continued.
+    fn on_child_changed(&mut self) -> Flow {
+        if self.child.has_exited() {
+            return Flow::Exited;
+        }
+        match (self.child.state_change(), self.child.terminal()) {
+            (Some(StateChange::Stopped(signal)), Some(terminal))
+                if self.supervisor.is_running() =>
+            {
+                self.suspended =
+                    job::suspend(&self.child, terminal, signal) == job::Suspension::Mirrored;
+            }
+            (Some(StateChange::Stopped(signal)), _) => info!(
+                "the command was stopped ({}); redlock keeps the lock meanwhile",
+                signals::name(signal)
+            ),
+            (Some(StateChange::Continued), _) => info!("the command was resumed"),
+            (None, _) => {}
+        }
+        Flow::Continue
+    }
+
+    /// SIGCONT: redlock's job was resumed; so is the command, if its stop was mirrored.
+    fn on_resumed(&mut self) -> Flow {
+        if std::mem::take(&mut self.suspended)
+            && self.supervisor.is_running()
+            && let Some(terminal) = self.child.terminal()
+        {
+            job::resume(&self.child, terminal);
+        }
+        Flow::Continue
+    }
+
+    fn forward(&mut self, signal: i32) -> Flow {
+        info!("forwarding {} to the command", signals::name(signal));
+        let _ = if signals::is_terminating(signal) {
+            self.child.signal_group_awake(signal)
+        } else {
+            self.child.signal_group(signal)
         };
-        let event = match deadline {
-            Some(at) => inbox.recv_timeout(at.saturating_duration_since(Instant::now())),
-            None => inbox.recv().map_err(|_| RecvTimeoutError::Disconnected),
-        };
-        match event {
-            Ok(Event::Signal(libc::SIGCHLD)) => {
-                if child.has_exited() {
-                    return (stop, renewer);
+        Flow::Continue
+    }
+
+    fn on_renewal(&mut self, renewal: Renewal) -> Flow {
+        match renewal {
+            Renewal::Extended(until) => {
+                let Some(kill_at) = self.supervisor.on_extended(until) else {
+                    return Flow::Continue;
+                };
+                crate::debug!("renewed {:?}", self.key);
+                let moved = self
+                    .guard
+                    .as_mut()
+                    .map(|guard| guard.move_deadline(kill_at));
+                match moved {
+                    // Written after the guard's previous deadline: it may have fired.
+                    Some(Ok(false)) => return self.killed_late(),
+                    Some(Err(error)) => {
+                        log::line(format_args!(
+                            "the guard process is gone ({error}): if redlock is killed or \
+                             stopped, programs the command started may outlive the lock"
+                        ));
+                        self.guard = None;
+                    }
+                    Some(Ok(true)) | None => {}
                 }
             }
-            Err(RecvTimeoutError::Disconnected) => return (stop, renewer),
-            Ok(Event::WatchedExited) => {}
-            Ok(Event::Signal(signal)) => {
-                info!("forwarding {} to the command", signals::name(signal));
-                let _ = child.signal_group(signal);
-            }
-            Ok(Event::Renewal(Renewal::Extended(until))) => {
-                if matches!(stop, Stop::NotNeeded) {
-                    validity_end = Some(until);
-                }
-                crate::debug!("renewed {key:?}");
-            }
-            Ok(Event::Renewal(Renewal::Unconfirmed(failures))) => {
+            Renewal::Unconfirmed(failures) => {
                 let why: Vec<String> = failures.iter().map(ToString::to_string).collect();
                 info!(
-                    "renewal of {key:?} not confirmed by a majority ({}); retrying",
+                    "renewal of {:?} not confirmed by a majority ({}); retrying",
+                    self.key,
                     why.join(", ")
                 );
             }
-            Ok(Event::Renewal(Renewal::Lost(reason))) => {
-                if matches!(stop, Stop::NotNeeded) {
-                    let reason = StopReason::LockLost(reason);
-                    stop = begin_stop(child, key, reason, validity_end, options);
-                }
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                let now = Instant::now();
-                stop = match stop {
-                    Stop::NotNeeded => {
-                        let expiring =
-                            validity_end.is_some_and(|end| now >= term_deadline(end, options));
-                        match (max_end, options.max_duration) {
-                            (Some(end), Some(max)) if now >= end => begin_stop(
-                                child,
-                                key,
-                                StopReason::MaxDuration(max),
-                                validity_end,
-                                options,
-                            ),
-                            _ if expiring => begin_stop(
-                                child,
-                                key,
-                                StopReason::LockLost(LossReason::Expired),
-                                validity_end,
-                                options,
-                            ),
-                            _ => {
-                                // The first renewal is due: from now on a thread keeps it up.
-                                if renew_due.is_some_and(|due| now >= due) {
-                                    renew_due = None;
-                                    renewer = start_renewer();
-                                }
-                                Stop::NotNeeded
-                            }
-                        }
-                    }
-                    Stop::Terminating { reason, .. } | Stop::Killed { reason } => {
-                        log::line(format_args!(
-                            "the command did not stop after SIGTERM: sending SIGKILL"
-                        ));
-                        let _ = child.signal_group(libc::SIGKILL);
-                        Stop::Killed { reason }
-                    }
-                };
+            Renewal::Lost(reason) => {
+                let action = self.supervisor.on_lost(Instant::now(), reason);
+                self.carry_out(action);
             }
         }
+        Flow::Continue
     }
-}
 
-/// After the child exited: makes sure nothing of its group outlives a lost lock, stops the
-/// helpers, and reaps it.
-fn finish(
-    mut child: child::Child,
-    guard: Option<guard::Guard>,
-    renewer: Option<Renewer>,
-    stop: Stop,
-) -> Ending {
-    let stopped = match stop {
-        Stop::NotNeeded => None,
-        Stop::Terminating { reason, .. } | Stop::Killed { reason } => {
+    /// After the child exited: makes sure nothing of its group outlives a lost lock, stops the
+    /// helpers, and reaps it.
+    fn finish(mut self) -> Ending {
+        let stopped = self.supervisor.stop_reason().cloned();
+        if stopped.is_some() {
             // The leader is gone, but what it started may not be: nothing in the group may
             // outlive the lock.
-            let _ = child.signal_group(libc::SIGKILL);
-            Some(reason)
+            let _ = self.child.signal_group(libc::SIGKILL);
         }
-    };
-    if let Some(renewer) = &renewer {
-        renewer.stop();
-    }
-    // Dismissed before reaping: until the leader is reaped, its group id cannot be reused, so
-    // the guard can never kill a stranger.
-    if let Some(guard) = guard {
-        guard.dismiss();
-    }
-    let exit = child.reap().unwrap_or_else(|error| {
-        log::line(format_args!("cannot reap the command: {error}"));
-        Exit::Code(crate::exit::OS_ERROR)
-    });
-    match stopped {
-        Some(reason) => Ending::Stopped {
-            reason,
-            child: exit,
-        },
-        None => Ending::Exited(exit),
+        if let Some(renewer) = &self.renewer {
+            renewer.stop();
+        }
+        // Dismissed before reaping: until the leader is reaped, its group id cannot be reused,
+        // so the guard can never kill a stranger.
+        if let Some(guard) = self.guard.take() {
+            guard.dismiss();
+        }
+        let exit = self.child.reap().unwrap_or_else(|error| {
+            log::line(format_args!("cannot reap the command: {error}"));
+            Exit::Code(crate::exit::OS_ERROR)
+        });
+        match stopped {
+            Some(reason) => Ending::Stopped {
+                reason,
+                child: exit,
+            },
+            None => Ending::Exited(exit),
+        }
     }
 }
 
-/// When SIGTERM must go out so that SIGKILL, `kill_after` later, still lands inside the
-/// validity with `stop_margin` to spare.
-fn term_deadline(validity_end: Instant, options: Options) -> Instant {
-    let kill_at = kill_deadline(validity_end, options);
-    kill_at.checked_sub(options.kill_after).unwrap_or(kill_at)
-}
-
-fn kill_deadline(validity_end: Instant, options: Options) -> Instant {
-    validity_end
-        .checked_sub(options.stop_margin)
-        .unwrap_or(validity_end)
-}
-
-/// Sends SIGTERM to the group and schedules SIGKILL `kill_after` later, or earlier if the
-/// validity (when known) requires it.
-fn begin_stop(
-    child: &child::Child,
-    key: &str,
-    reason: StopReason,
-    validity_end: Option<Instant>,
-    options: Options,
-) -> Stop {
-    let now = Instant::now();
-    let mut kill_at = now + options.kill_after;
-    if let Some(end) = validity_end {
-        kill_at = kill_at.min(kill_deadline(end, options));
-    }
-    let context = if key.is_empty() {
+fn lock_context(key: &str) -> String {
+    if key.is_empty() {
         String::new()
     } else {
         format!("lock {key:?}: ")
-    };
-    log::line(format_args!(
-        "{context}{reason}; stopping the command (SIGTERM now, SIGKILL in {})",
-        humantime::format_duration(round_ms(kill_at.saturating_duration_since(now)))
-    ));
-    let _ = child.signal_group(libc::SIGTERM);
-    Stop::Terminating { reason, kill_at }
-}
-
-fn round_ms(d: Duration) -> Duration {
-    Duration::from_millis(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_stop_fits_inside_the_validity() {
-        for ttl_ms in [100u64, 1_000, 3_000, 30_000, 600_000] {
-            let ttl = Duration::from_millis(ttl_ms);
-            let kill_after = Options::default_kill_after(ttl);
-            let options = Options::new(ttl, kill_after);
-            let now = Instant::now();
-            let validity_end = now + ttl;
-            let term = term_deadline(validity_end, options);
-            let kill = kill_deadline(validity_end, options);
-            assert!(term + options.kill_after <= kill, "ttl {ttl:?}");
-            assert!(kill < validity_end, "ttl {ttl:?}");
-            // The first renewal happens well before the child would have to be stopped.
-            assert!(now + options.renew_every < term, "ttl {ttl:?}");
-        }
-    }
-
-    #[test]
-    fn default_kill_after_is_a_few_seconds_at_most() {
-        assert_eq!(
-            Options::default_kill_after(Duration::from_secs(60)),
-            Duration::from_secs(5)
-        );
-        assert_eq!(
-            Options::default_kill_after(Duration::from_secs(2)),
-            Duration::from_millis(500)
-        );
     }
 }

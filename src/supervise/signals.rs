@@ -32,14 +32,22 @@ pub fn is_terminating(signal: i32) -> bool {
     matches!(signal, SIGINT | SIGTERM | SIGHUP | SIGQUIT)
 }
 
+/// Caught but never forwarded: SIGCHLD tells the supervisor that its child exited, stopped or
+/// continued, so no thread has to sit in waitpid; SIGCONT tells it that redlock's own job was
+/// resumed (`fg`, `bg`), so it can resume a command whose stop it mirrored.
+pub const WATCHED: [i32; 2] = [libc::SIGCHLD, libc::SIGCONT];
+
+/// Every signal redlock may have a handler for; the command starts with their default action.
+pub fn handled() -> impl Iterator<Item = i32> {
+    FORWARDED.into_iter().chain(WATCHED)
+}
+
 /// Installs the handlers and starts the thread that reports signals as events.
 pub fn install(events: Sender<Event>, cancel: Cancel) -> std::io::Result<()> {
-    // SIGCHLD too: it tells the supervisor that its child may have exited, so no thread has
-    // to sit in waitpid. It is never forwarded.
     let caught: Vec<i32> = FORWARDED
         .into_iter()
         .filter(|s| !ignored_at_start(*s))
-        .chain([libc::SIGCHLD])
+        .chain(WATCHED)
         .collect();
     let mut signals = Signals::new(&caught)?;
     std::thread::Builder::new()
@@ -83,6 +91,11 @@ pub fn name(signal: i32) -> String {
         SIGUSR1 => "SIGUSR1".into(),
         SIGUSR2 => "SIGUSR2".into(),
         libc::SIGKILL => "SIGKILL".into(),
+        libc::SIGSTOP => "SIGSTOP".into(),
+        libc::SIGTSTP => "SIGTSTP".into(),
+        libc::SIGTTIN => "SIGTTIN".into(),
+        libc::SIGTTOU => "SIGTTOU".into(),
+        libc::SIGCONT => "SIGCONT".into(),
         other => format!("signal {other}"),
     }
 }

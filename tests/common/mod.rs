@@ -13,6 +13,7 @@
 //! place in this directory is not part of any test.
 
 #![allow(dead_code)] // each test binary uses a different part of this module
+pub mod procfs;
 
 mod holder;
 mod measure;
