@@ -33,7 +33,7 @@ complete -c redlock -n "__fish_redlock_needs_command" -l tls-key -d 'The private
 complete -c redlock -n "__fish_redlock_needs_command" -l log-format -d 'How to write diagnostics on stderr: text (the default), or one JSON object per line' -r -f -a "text\t''
 json\t''"
 complete -c redlock -n "__fish_redlock_needs_command" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
-complete -c redlock -n "__fish_redlock_needs_command" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
+complete -c redlock -n "__fish_redlock_needs_command" -s q -l quiet -d 'Quiet: `run` and `acquire` say nothing when the lock is held elsewhere; `status` prints no report. The exit code still says it'
 complete -c redlock -n "__fish_redlock_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_needs_command" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "run" -d 'Take the lock, run a command while renewing it, release it, and exit with the command\'s status'
@@ -66,7 +66,7 @@ json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l no-wait -d 'Try once and give up at once if the lock is taken (the default; same as --wait 0)'
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l fence -d 'Also obtain a fencing token: a number greater than any handed out before for this key, given to the command as REDLOCK_FENCE (acquire prints it with --format env or json). Have the protected resource refuse numbers lower than the highest it has seen'
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
-complete -c redlock -n "__fish_redlock_using_subcommand run" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
+complete -c redlock -n "__fish_redlock_using_subcommand run" -s q -l quiet -d 'Quiet: `run` and `acquire` say nothing when the lock is held elsewhere; `status` prints no report. The exit code still says it'
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s k -l key -d 'The lock\'s name (the Redis key). Everyone who must not overlap uses the same key' -r -f
@@ -90,7 +90,7 @@ json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l no-wait -d 'Try once and give up at once if the lock is taken (the default; same as --wait 0)'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l fence -d 'Also obtain a fencing token: a number greater than any handed out before for this key, given to the command as REDLOCK_FENCE (acquire prints it with --format env or json). Have the protected resource refuse numbers lower than the highest it has seen'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s q -l quiet -d 'Quiet: `run` and `acquire` say nothing when the lock is held elsewhere; `status` prints no report. The exit code still says it'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s k -l key -d 'The lock\'s name' -r -f
@@ -134,7 +134,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand status" -l log-format -d
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l json -d 'Print one JSON object instead of text'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
-complete -c redlock -n "__fish_redlock_using_subcommand status" -s q -l quiet -d 'Print nothing on stderr when the lock is held elsewhere (the exit code still says so)'
+complete -c redlock -n "__fish_redlock_using_subcommand status" -s q -l quiet -d 'Quiet: `run` and `acquire` say nothing when the lock is held elsewhere; `status` prints no report. The exit code still says it'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l node-timeout -d 'How long one master gets to answer each check. Default: 1s' -r -f

@@ -89,7 +89,8 @@ pub struct OutputArgs {
 #[derive(Debug, Default, Args)]
 #[command(next_help_heading = "Output options")]
 pub struct QuietArg {
-    /// Print nothing on stderr when the lock is held elsewhere (the exit code still says so).
+    /// Quiet: `run` and `acquire` say nothing when the lock is held elsewhere; `status` prints
+    /// no report. The exit code still says it.
     #[arg(short, long)]
     pub quiet: bool,
 }

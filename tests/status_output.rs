@@ -63,3 +63,27 @@ fn verbose_acquire_says_how_many_confirmed_so_far() {
         "{line}"
     );
 }
+
+#[test]
+fn status_quiet_answers_with_the_exit_code_alone() {
+    let cluster = Cluster::start(1);
+    let free = cluster
+        .redlock()
+        .args(["status", "-q", "--key", "nobody"])
+        .output()
+        .unwrap();
+    assert_eq!(free.status.code(), Some(1), "{}", describe(&free));
+    assert!(
+        free.stdout.is_empty() && free.stderr.is_empty(),
+        "{}",
+        describe(&free)
+    );
+    cluster.servers[0].set("held", "someone");
+    let held = cluster
+        .redlock()
+        .args(["status", "--key", "held", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(held.status.code(), Some(0), "{}", describe(&held));
+    assert!(held.stdout.is_empty(), "{}", describe(&held));
+}

@@ -40,7 +40,10 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
     } else {
         to_text(&args.key, &verdict, &masters)
     };
-    output::print(&text)?;
+    // -q: the exit code is the answer (as `grep -q`); failures still say why on stderr.
+    if !global.quiet {
+        output::print(&text)?;
+    }
     match verdict {
         Verdict::Held { .. } => Ok(exit::OK),
         Verdict::Free => Ok(exit::STATUS_FREE),
