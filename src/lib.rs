@@ -6,7 +6,7 @@
 //! around them: [`cli`] parses, [`config`] validates, [`commands`] dispatch, [`exit`] names
 //! every exit code.
 
-pub mod log;
+pub mod logger;
 
 pub mod cli;
 pub mod commands;

@@ -27,14 +27,17 @@ use redlock_cli::stdio;
 static GUARD_STANDARD_FDS: extern "C" fn() = stdio::guard_standard_fds;
 
 fn main() {
+    // Errors and warnings as text until the command line says otherwise: nothing may be lost
+    // before it is parsed.
+    redlock_cli::logger::configure(0, false);
     // Again, for platforms without `.init_array`; a no-op when it ran.
     stdio::guard_standard_fds();
     if stdio::unguarded() {
         // If stderr is the closed one, this goes nowhere; the exit code still says it.
-        redlock_cli::log::line(format_args!(
+        log::error!(
             "a standard descriptor (stdin, stdout or stderr) is closed and /dev/null cannot be \
              opened in its place; start redlock with all three open"
-        ));
+        );
         std::process::exit(exit::OS_ERROR);
     }
     let args: Vec<OsString> = std::env::args_os().collect();
@@ -55,7 +58,7 @@ fn main() {
         });
     if parsed.is_err() && asks_for_json(&args) {
         // Clap failed before it could set the format: a JSON consumer must still get JSON.
-        redlock_cli::log::configure(0, true);
+        redlock_cli::logger::configure(0, true);
     }
     let code = match parsed {
         Ok(Ok(code)) => code,
@@ -76,7 +79,7 @@ fn main() {
 /// Prints a failure's line, if it has one; returns its exit code.
 fn report(failure: &Failure) -> i32 {
     if !failure.message.is_empty() {
-        redlock_cli::log::line(format_args!("{}", failure.message));
+        log::error!(event = "failure", exit_code = failure.code; "{}", failure.message);
     }
     failure.code
 }
@@ -97,7 +100,7 @@ fn asks_for_json(args: &[OsString]) -> bool {
 
 fn configure_log(global: &GlobalArgs) {
     let json = global.log_format == redlock_cli::cli::LogFormat::Json;
-    redlock_cli::log::configure(global.verbose, json);
+    redlock_cli::logger::configure(global.verbose, json);
 }
 
 /// Prints help and version as clap does; anything else becomes one line and exit code 64.
@@ -110,10 +113,10 @@ fn usage_error(error: &clap::Error) -> i32 {
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let names = redlock_cli::commands::generate::subcommands();
-            redlock_cli::log::line(format_args!(
+            log::error!(
                 "a subcommand is required ({}); see 'redlock --help'",
                 names.join(", ")
-            ));
+            );
             exit::USAGE
         }
         _ => {
@@ -123,7 +126,7 @@ fn usage_error(error: &clap::Error) -> i32 {
                 .collect();
             let subcommand = redlock_cli::cli::subcommand_in(&args);
             let line = redlock_cli::cli::one_line(error, subcommand.as_deref());
-            redlock_cli::log::line(format_args!("{line}"));
+            log::error!("{line}");
             exit::USAGE
         }
     }

@@ -5,7 +5,6 @@ use std::sync::mpsc::{Receiver, Sender};
 
 use crate::config::LockSettings;
 use crate::exit::{self, Failure};
-use crate::info;
 use crate::lock::{AcquireError, Cancel, Holder, Lock, Redlock};
 use crate::supervise::{self, Event, signals};
 
@@ -45,7 +44,7 @@ fn interrupted(inbox: &Receiver<Event>, key: &str) -> Failure {
             _ => None,
         })
         .unwrap_or(libc::SIGINT);
-    info!(
+    log::info!(
         "{} while waiting for lock {key:?}: gave up",
         signals::name(signal)
     );

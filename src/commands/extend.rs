@@ -3,7 +3,6 @@
 use crate::cli::{ExtendArgs, GlobalArgs};
 use crate::config;
 use crate::exit::{self, Failure};
-use crate::info;
 use crate::lock::{ExtendError, Lock};
 
 use super::reentrance::NESTED_PREFIX;
@@ -23,7 +22,7 @@ pub fn extend(global: &GlobalArgs, args: ExtendArgs) -> Result<i32, Failure> {
     let mut lock = Lock::from_token(key, token, settings.timing);
     match client.extend(&mut lock) {
         Ok(()) => {
-            info!(
+            log::info!(
                 "extended {key:?} by {}",
                 humantime::format_duration(settings.timing.ttl)
             );

@@ -9,7 +9,6 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use crate::lock::AttemptFailure;
-use crate::log;
 
 use super::wording::list;
 
@@ -35,7 +34,7 @@ impl<'a> WaitProgress<'a> {
             started: Instant::now(),
             wait,
             terminal,
-            enabled: !quiet && (terminal || log::enabled(1)),
+            enabled: !quiet && (terminal || log::log_enabled!(log::Level::Info)),
             last: None,
             last_drawn: None,
             drawn: false,
@@ -73,7 +72,7 @@ impl<'a> WaitProgress<'a> {
                 self.last_drawn = Some(Instant::now());
             }
         } else if self.last.as_deref().map(strip_age) != Some(strip_age(&line)) {
-            log::line(format_args!("{line}"));
+            log::error!("{line}");
         }
         self.last = Some(line);
     }

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use crate::config::env;
 use crate::exit::Failure;
-use crate::info;
 use crate::lock::{Redlock, Verdict};
 
 /// The prefix `acquire` puts on the token of a nested (re-entrant) acquisition: `release`
@@ -38,11 +37,11 @@ pub fn inherited_lock(
         .collect();
     match crate::lock::judge(&states) {
         Verdict::Held { token: holder, .. } if holder == token => {
-            info!("lock {key:?} is already held by an enclosing redlock: re-using it");
+            log::info!("lock {key:?} is already held by an enclosing redlock: re-using it");
             Ok(Some(token.to_string()))
         }
         _ => {
-            info!("inherited lock {key:?} is no longer held: taking it afresh");
+            log::info!("inherited lock {key:?} is no longer held: taking it afresh");
             Ok(None)
         }
     }

@@ -3,7 +3,6 @@
 use crate::cli::{GlobalArgs, TokenArgs};
 use crate::config;
 use crate::exit::{self, Failure};
-use crate::info;
 use crate::lock::{Cause, Lock, Released};
 
 use super::reentrance::NESTED_PREFIX;
@@ -15,14 +14,14 @@ pub fn release(global: &GlobalArgs, args: TokenArgs) -> Result<i32, Failure> {
     context.warn();
     let key = &settings.key;
     if settings.token.starts_with(NESTED_PREFIX) {
-        info!("lock {key:?} was taken by an enclosing holder: left for it to release");
+        log::info!("lock {key:?} was taken by an enclosing holder: left for it to release");
         return Ok(exit::OK);
     }
     let client = open_client(&context)?;
     let lock = Lock::from_token(key, &settings.token, settings.timing);
     match client.release(&lock) {
         Released::Yes => {
-            info!("released {key:?}");
+            log::info!(event = "released", key = key.as_str(), outcome = "released"; "released {key:?}");
             Ok(exit::OK)
         }
         Released::NotHeld => Err(Failure::new(

@@ -3,25 +3,27 @@
 use std::time::Duration;
 
 use crate::lock::{Lock, Redlock, Released};
-use crate::{info, log};
 
 use super::wording::explain;
 
 /// Says what a release found, when it is worth saying.
 pub fn report_release(client: &Redlock, lock: &Lock) {
     match client.release(lock) {
-        Released::Yes => info!("released {:?}", lock.key()),
-        Released::NotHeld => info!(
+        Released::Yes => log::info!(
+            event = "released", key = lock.key(), outcome = "released";
+            "released {:?}", lock.key()
+        ),
+        Released::NotHeld => log::info!(
             "lock {:?} was no longer held at release (it had expired or been taken over)",
             lock.key()
         ),
-        Released::Unknown { failures } => log::line(format_args!(
+        Released::Unknown { failures } => log::error!(
             "could not confirm the release of lock {:?} on a majority of masters ({}); where it is \
              still held, it expires by itself within {}",
             lock.key(),
             explain(&failures),
             humantime::format_duration(lock.timing().ttl)
-        )),
+        ),
     }
 }
 
@@ -30,7 +32,7 @@ pub fn report_release(client: &Redlock, lock: &Lock) {
 pub fn hold_until(client: &Redlock, lock: &Lock, remaining: Duration) {
     let held = client.expire_in(lock, remaining);
     if held {
-        info!(
+        log::info!(
             "keeping lock {:?} for {} more (--hold-min)",
             lock.key(),
             humantime::format_duration(Duration::from_millis(remaining.as_millis() as u64))

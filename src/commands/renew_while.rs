@@ -8,7 +8,6 @@ use crate::exit::{self, Failure};
 use crate::lock::{Lock, Timing};
 use crate::supervise::renew::LossReason;
 use crate::supervise::watch::{self, WatchEnd};
-use crate::{info, log};
 
 use super::{acquiring, open_client, releasing};
 
@@ -38,12 +37,13 @@ pub fn renew_while(global: &GlobalArgs, args: RenewWhileArgs) -> Result<i32, Fai
         }
         // Most often `redlock release` was called: the script gave the lock back.
         WatchEnd::Lost(LossReason::Refused) => {
-            info!("lock {:?} is no longer held: renewer done", args.key);
+            log::info!("lock {:?} is no longer held: renewer done", args.key);
         }
-        WatchEnd::Lost(LossReason::Expired) => log::line(format_args!(
+        WatchEnd::Lost(LossReason::Expired) => log::error!(
             "lock {:?} renewed for pid {} expired: no renewal reached a majority of masters in time",
-            args.key, args.pid
-        )),
+            args.key,
+            args.pid
+        ),
     }
     Ok(exit::OK)
 }

@@ -26,10 +26,10 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     let node_timeout = settings.lock.timing.node_timeout;
     if reentrance::inherited_lock(&client, key, node_timeout)?.is_some() {
         if settings.lock.fence && config::env::text(config::env::FENCE_ENV)?.is_none() {
-            crate::log::warn(format_args!(
+            log::warn!(
                 "warning: --fence: the enclosing redlock took lock {key:?} without --fence, so \
                  there is no fencing token to pass on"
-            ));
+            );
         }
         let ending = supervise::supervise(
             &client,

@@ -49,11 +49,11 @@ pub fn warn_degraded(key: &str, refusals: &[MasterFailure]) {
     if refusals.is_empty() {
         return;
     }
-    crate::log::warn(format_args!(
+    log::warn!(
         "warning: lock {key:?} was taken without {} of the masters, which refused: {}",
         refusals.len(),
         explain(refusals)
-    ));
+    );
 }
 
 /// The masters' failures, each with its error, for progress lines.

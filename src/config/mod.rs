@@ -21,7 +21,7 @@ use crate::cli::{
 };
 use crate::exit::{self, Failure};
 use crate::lock::{Master, Timing};
-use crate::{log, supervise};
+use crate::supervise;
 use tls::TlsPaths;
 
 /// The environment variable with the server list.
@@ -104,7 +104,7 @@ impl Context {
     /// Prints the warnings found while resolving; call once the input is validated.
     pub fn warn(&self) {
         for warning in &self.warnings {
-            log::warn(format_args!("{warning}"));
+            log::warn!("{warning}");
         }
     }
 }

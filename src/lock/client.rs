@@ -22,7 +22,6 @@ use super::round::{Masters, Round, Until};
 use super::scripts::{
     self, ACQUIRE, EXTEND, INSPECT, RELEASE, acquire_vote, binary_vote, inspected,
 };
-use crate::info;
 
 /// A Redlock client over a fixed set of masters.
 pub struct Redlock {
@@ -186,7 +185,11 @@ impl Redlock {
                 } else {
                     ""
                 };
-                info!("acquired {key:?} in {elapsed:.1?}: {yes} of {n} masters confirmed{so_far}");
+                log::info!(
+                    event = "acquired", key = key, outcome = "won",
+                    elapsed_ms = elapsed.as_micros() as f64 / 1000.0, confirmed = yes, masters = n;
+                    "acquired {key:?} in {elapsed:.1?}: {yes} of {n} masters confirmed{so_far}"
+                );
                 let mut refusals = round.failures(&self.masters);
                 refusals.retain(|f| f.cause().is_configuration());
                 return Ok(Lock {

@@ -16,8 +16,7 @@ use redis::Value;
 
 use super::node::{Node, NodeError};
 use super::outcome::MasterFailure;
-use super::quorum::{Decision, Tally, Vote, majority};
-use crate::debug;
+use super::quorum::{Decision, Loss, Tally, Vote, majority};
 
 /// When a round may stop waiting for answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,7 +161,7 @@ impl Masters {
     }
 
     pub(super) fn trace(&self, what: &str, key: &str, round: &Round, elapsed: Duration) {
-        if !crate::log::enabled(2) {
+        if !log::log_enabled!(log::Level::Debug) {
             return;
         }
         for (answer, node) in round.answers.iter().zip(&self.nodes) {
@@ -171,9 +170,21 @@ impl Masters {
                 Some(Ok(value)) => format!("{value:?}"),
                 Some(Err(e)) => e.to_string(),
             };
-            debug!("{what} {key:?}: {} -> {said}", node.master);
+            log::debug!(
+                event = "answer", op = what, key = key, master:% = node.master, answer:% = said;
+                "{what} {key:?}: {} -> {said}", node.master
+            );
         }
-        debug!(
+        let outcome = match round.tally.decision() {
+            Decision::Won => "won",
+            Decision::Lost(Loss::Refused) => "refused",
+            Decision::Lost(Loss::Unreachable) => "unreachable",
+            Decision::Undecided => "undecided",
+        };
+        log::debug!(
+            event = "round", op = what, key = key, outcome = outcome,
+            elapsed_ms = elapsed.as_micros() as f64 / 1000.0, yes = round.tally.yes(),
+            no = round.tally.no(), failed = round.tally.failed(), pending = round.tally.pending();
             "{what} {key:?}: {:?} after {elapsed:.1?} ({} yes, {} no, {} failed, {} not waited for)",
             round.tally.decision(),
             round.tally.yes(),

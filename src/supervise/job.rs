@@ -27,7 +27,6 @@
 use std::io;
 
 use super::child::{self, Child};
-use crate::info;
 
 /// What became of a stop of the command's group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,14 +50,14 @@ pub fn suspend(child: &Child, terminal: libc::c_int, signal: i32) -> Suspension 
     let job_control = signal != libc::SIGSTOP;
     if own_group_is_orphaned() || (job_control && ignored(signal)) {
         if !job_control {
-            info!("the command was stopped ({name}); redlock keeps the lock meanwhile");
+            log::info!("the command was stopped ({name}); redlock keeps the lock meanwhile");
             return Suspension::Left;
         }
-        info!("the command was stopped ({name}), but this job cannot be: resuming it");
+        log::info!("the command was stopped ({name}), but this job cannot be: resuming it");
         let _ = child.signal_group(libc::SIGCONT);
         return Suspension::Undone;
     }
-    info!("the command was stopped ({name}): stopping redlock's job with it");
+    log::info!("the command was stopped ({name}): stopping redlock's job with it");
     if child::foreground_group(terminal) == Some(child.pid()) {
         // SAFETY: getpgrp cannot fail.
         child::give_terminal(terminal, unsafe { libc::getpgrp() });

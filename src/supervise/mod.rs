@@ -36,7 +36,6 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use crate::lock::{Lock, Redlock};
-use crate::{info, log};
 use child::{Exit, StateChange};
 use renew::{LossReason, Renewal, Renewer};
 use supervisor::{Action, Supervisor};
@@ -184,7 +183,7 @@ pub fn supervise(
         Ok(child) => child,
         Err(error) => return Ending::NotStarted(error),
     };
-    info!("started pid {}", child.pid());
+    log::info!(event = "started", pid = child.pid(); "started pid {}", child.pid());
     let supervisor = Supervisor::new(Instant::now(), held.map(Lock::validity_end), options);
     let guard = start_guard(&child, supervisor.kill_at());
     // The child may have exited before this point; its SIGCHLD is then already queued. The
@@ -199,7 +198,7 @@ pub fn supervise(
         )
         .inspect_err(|error| {
             // No renewal: the deadline stops the child before the validity ends.
-            log::line(format_args!("cannot start the renewal thread: {error}"));
+            log::error!("cannot start the renewal thread: {error}");
         })
         .ok()
     };
@@ -221,10 +220,10 @@ pub fn supervise(
 fn start_guard(child: &child::Child, deadline: Option<Instant>) -> Option<guard::Guard> {
     guard::Guard::start(child.pid(), deadline)
         .inspect_err(|error| {
-            log::line(format_args!(
+            log::error!(
                 "cannot start the guard process ({error}): if redlock is killed or stopped, \
                  programs the command started may outlive the lock"
-            ));
+            );
         })
         .ok()
 }
@@ -294,19 +293,18 @@ impl Run<'_> {
         match action {
             Action::Wait | Action::StartRenewer => {}
             Action::Terminate { reason, kill_at } => {
-                log::line(format_args!(
+                log::error!(
+                    event = "stopping", key = self.key, reason:% = reason;
                     "{}{reason}; stopping the command (SIGTERM now, SIGKILL in {})",
                     lock_context(self.key),
                     humantime::format_duration(supervisor::round_ms(
                         kill_at.saturating_duration_since(Instant::now())
                     ))
-                ));
+                );
                 let _ = self.child.signal_group_awake(libc::SIGTERM);
             }
             Action::Kill => {
-                log::line(format_args!(
-                    "the command did not stop after SIGTERM: sending SIGKILL"
-                ));
+                log::error!("the command did not stop after SIGTERM: sending SIGKILL");
                 let _ = self.child.signal_group(libc::SIGKILL);
             }
         }
@@ -326,11 +324,12 @@ impl Run<'_> {
         {
             return Flow::Exited;
         }
-        log::line(format_args!(
+        log::error!(
+            event = "stopping", key = self.key, reason = "validity ran out while redlock was stopped";
             "{}lost the lock: its validity ran out while redlock was stopped (or not \
              scheduled), before it could renew it; the command was killed",
             lock_context(self.key)
-        ));
+        );
         self.supervisor.killed_late();
         Flow::Continue
     }
@@ -347,11 +346,11 @@ impl Run<'_> {
                 self.suspended =
                     job::suspend(&self.child, terminal, signal) == job::Suspension::Mirrored;
             }
-            (Some(StateChange::Stopped(signal)), _) => info!(
+            (Some(StateChange::Stopped(signal)), _) => log::info!(
                 "the command was stopped ({}); redlock keeps the lock meanwhile",
                 signals::name(signal)
             ),
-            (Some(StateChange::Continued), _) => info!("the command was resumed"),
+            (Some(StateChange::Continued), _) => log::info!("the command was resumed"),
             (None, _) => {}
         }
         Flow::Continue
@@ -369,7 +368,10 @@ impl Run<'_> {
     }
 
     fn forward(&mut self, signal: i32) -> Flow {
-        info!("forwarding {} to the command", signals::name(signal));
+        log::info!(
+            event = "signal", signal:% = signals::name(signal);
+            "forwarding {} to the command", signals::name(signal)
+        );
         let _ = if signals::is_terminating(signal) {
             self.child.signal_group_awake(signal)
         } else {
@@ -384,7 +386,7 @@ impl Run<'_> {
                 let Some(kill_at) = self.supervisor.on_extended(until) else {
                     return Flow::Continue;
                 };
-                crate::debug!("renewed {:?}", self.key);
+                log::debug!(event = "renewed", key = self.key; "renewed {:?}", self.key);
                 let moved = self
                     .guard
                     .as_mut()
@@ -393,10 +395,10 @@ impl Run<'_> {
                     // Written after the guard's previous deadline: it may have fired.
                     Some(Ok(false)) => return self.killed_late(),
                     Some(Err(error)) => {
-                        log::line(format_args!(
+                        log::error!(
                             "the guard process is gone ({error}): if redlock is killed or \
                              stopped, programs the command started may outlive the lock"
-                        ));
+                        );
                         self.guard = None;
                     }
                     Some(Ok(true)) | None => {}
@@ -404,7 +406,8 @@ impl Run<'_> {
             }
             Renewal::Unconfirmed(failures) => {
                 let why: Vec<String> = failures.iter().map(ToString::to_string).collect();
-                info!(
+                log::info!(
+                    event = "renewal_unconfirmed", key = self.key, outcome = "retrying";
                     "renewal of {:?} not confirmed by a majority ({}); retrying",
                     self.key,
                     why.join(", ")
@@ -436,7 +439,7 @@ impl Run<'_> {
             guard.dismiss();
         }
         let exit = self.child.reap().unwrap_or_else(|error| {
-            log::line(format_args!("cannot reap the command: {error}"));
+            log::error!("cannot reap the command: {error}");
             Exit::Code(crate::exit::OS_ERROR)
         });
         match stopped {
