@@ -22,7 +22,7 @@ use super::round::{Masters, Round, Until};
 use super::scripts::{
     self, ACQUIRE, EXTEND, INSPECT, RELEASE, acquire_vote, binary_vote, inspected,
 };
-use crate::info;
+use crate::{debug, info};
 
 /// A Redlock client over a fixed set of masters.
 pub struct Redlock {
@@ -116,7 +116,13 @@ impl Redlock {
                     // Someone holds it: listen for its release. It may have come between the
                     // attempt and the subscription, so try once more right away.
                     let deadline = (now + timing.node_timeout).min(give_up_at);
-                    notices = Some(Notices::subscribe(&self.masters.nodes, key, deadline).await);
+                    let subscribed = Notices::subscribe(&self.masters.nodes, key, deadline).await;
+                    debug!(
+                        "listening for release notices of {key:?} on {}/{} masters",
+                        subscribed.subscribed(),
+                        self.masters.nodes.len()
+                    );
+                    notices = Some(subscribed);
                     continue;
                 }
                 // Woken by a notice and beaten to it: whoever won may have lost the race too
@@ -138,6 +144,7 @@ impl Redlock {
                 tokio::select! {
                     () = tokio::time::sleep(delay) => {}
                     () = notice => {
+                        debug!("woken by a release notice of {key:?}");
                         woken = true;
                         attempt = 0;
                     }

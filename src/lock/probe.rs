@@ -9,10 +9,9 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use redis::Value;
-
 use super::master::Master;
 use super::node::{Node, NodeError};
+use super::resp::Reply;
 
 /// What one master said.
 #[derive(Clone, Debug)]
@@ -38,20 +37,20 @@ pub struct ServerFacts {
 
 /// Asks one master, within `timeout` per request.
 pub(super) async fn probe(node: &Node, timeout: Duration) -> Probe {
-    let ask = |cmd: redis::Cmd| async move {
+    let ask = |args: &'static [&'static [u8]]| async move {
         let start = Instant::now();
-        let answer = tokio::time::timeout(timeout, node.command(cmd))
+        let answer = tokio::time::timeout(timeout, node.command(args))
             .await
             .unwrap_or_else(|_| Err(node.timed_out()));
         (answer, start.elapsed())
     };
-    let mut info = redis::cmd("INFO");
-    info.arg("server")
-        .arg("replication")
-        .arg("memory")
-        .arg("persistence");
-    let mut appendfsync = redis::cmd("CONFIG");
-    appendfsync.arg("GET").arg("appendfsync");
+    let info: &[&[u8]] = &[
+        b"INFO",
+        b"server",
+        b"replication",
+        b"memory",
+        b"persistence",
+    ];
     let (info, info_rtt) = ask(info).await;
     let info = match info {
         Ok(info) => info,
@@ -64,10 +63,10 @@ pub(super) async fn probe(node: &Node, timeout: Duration) -> Probe {
         }
     };
     let sent = SystemTime::now();
-    let (time, rtt) = ask(redis::cmd("TIME")).await;
-    let (fsync, _) = ask(appendfsync).await;
+    let (time, rtt) = ask(&[b"TIME"]).await;
+    let (fsync, _) = ask(&[b"CONFIG", b"GET", b"appendfsync"]).await;
     let facts = Ok(ServerFacts {
-        info: parse_info(&text(&info)),
+        info: parse_info(&info.text().unwrap_or_default()),
         appendfsync: fsync.ok().and_then(|v| config_value(&v)),
         clock_offset_ms: time.ok().and_then(|v| clock_offset_ms(&v, sent, rtt)),
     });
@@ -87,29 +86,21 @@ pub fn parse_info(text: &str) -> HashMap<String, String> {
         .collect()
 }
 
-fn text(value: &Value) -> String {
+/// The value of a `CONFIG GET` reply: `[name, value]`; `None` when the parameter is unknown
+/// (an empty array).
+fn config_value(value: &Reply) -> Option<String> {
     match value {
-        Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
-        Value::SimpleString(s) | Value::VerbatimString { text: s, .. } => s.clone(),
-        _ => String::new(),
-    }
-}
-
-/// The value of a `CONFIG GET` reply: `[name, value]` (RESP2) or a map (RESP3).
-fn config_value(value: &Value) -> Option<String> {
-    match value {
-        Value::Array(items) if items.len() == 2 => Some(text(&items[1])),
-        Value::Map(pairs) => pairs.first().map(|(_, v)| text(v)),
+        Reply::Array(items) if items.len() == 2 => items[1].text(),
         _ => None,
     }
 }
 
 /// The master's clock minus ours, from a TIME reply `[seconds, microseconds]`.
-fn clock_offset_ms(value: &Value, sent: SystemTime, rtt: Duration) -> Option<i64> {
-    let Value::Array(items) = value else {
+fn clock_offset_ms(value: &Reply, sent: SystemTime, rtt: Duration) -> Option<i64> {
+    let Reply::Array(items) = value else {
         return None;
     };
-    let number = |v: &Value| text(v).parse::<i64>().ok();
+    let number = |v: &Reply| v.text()?.parse::<i64>().ok();
     let server_us = number(items.first()?)? * 1_000_000 + number(items.get(1)?)?;
     let local = (sent + rtt / 2).duration_since(UNIX_EPOCH).ok()?;
     let local_us = i64::try_from(local.as_micros()).ok()?;
@@ -128,24 +119,33 @@ mod tests {
     }
 
     #[test]
-    fn config_get_replies_of_both_protocols() {
-        let pair = Value::Array(vec![
-            Value::BulkString(b"appendfsync".to_vec()),
-            Value::BulkString(b"always".to_vec()),
+    fn config_get_replies() {
+        let pair = Reply::Array(vec![
+            Reply::Bulk(b"appendfsync".to_vec()),
+            Reply::Bulk(b"always".to_vec()),
         ]);
         assert_eq!(config_value(&pair).as_deref(), Some("always"));
-        assert_eq!(config_value(&Value::Array(vec![])), None);
+        assert_eq!(config_value(&Reply::Array(vec![])), None);
+        assert_eq!(config_value(&Reply::Nil), None);
     }
 
     #[test]
     fn clock_offset_from_time() {
         let sent = UNIX_EPOCH + Duration::from_secs(1_000);
-        let reply = Value::Array(vec![
-            Value::BulkString(b"1002".to_vec()),
-            Value::BulkString(b"500000".to_vec()),
+        let reply = Reply::Array(vec![
+            Reply::Bulk(b"1002".to_vec()),
+            Reply::Bulk(b"500000".to_vec()),
         ]);
         // Answered at the midpoint of a 1 s round trip: 1000.5 s here, 1002.5 s there.
         let offset = clock_offset_ms(&reply, sent, Duration::from_secs(1));
         assert_eq!(offset, Some(2_000));
+        // Anything else has no offset.
+        for odd in [
+            Reply::Array(vec![Reply::Bulk(b"x".to_vec()), Reply::Int(0)]),
+            Reply::Array(vec![Reply::Int(1)]),
+            Reply::Int(1002),
+        ] {
+            assert_eq!(clock_offset_ms(&odd, sent, Duration::ZERO), None, "{odd:?}");
+        }
     }
 }
