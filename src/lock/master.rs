@@ -251,7 +251,7 @@ fn normalize_host(host: &str) -> String {
 }
 
 /// An IPv4 address in one of the forms `inet_aton` accepts beyond the dotted quad (and the
-/// resolver with it, when redis-rs connects): one to four numbers, each decimal, octal (`0`
+/// resolver with it, when redlock connects): one to four numbers, each decimal, octal (`0`
 /// prefix) or hex (`0x`), the last one filling the bytes left. Only parses, never looks up.
 fn old_ipv4_form(host: &str) -> Option<IpAddr> {
     let parts: Vec<u32> = host

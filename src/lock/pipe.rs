@@ -266,7 +266,7 @@ impl State {
     }
 
     /// Reads what arrived and hands out every complete answer, also those that came just
-    /// before the connection ended; then reports the end, if any. Each chunk is framed as it
+    /// before the connection ended; then reports the end, if any. Each chunk is decoded as it
     /// arrives, so a reply over the caps is refused before the next chunk is read: however
     /// fast a master sends, the inbox holds at most one capped reply and one chunk.
     fn read(&mut self, cx: &mut Context<'_>) -> Result<(), Broken> {
