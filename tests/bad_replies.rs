@@ -104,8 +104,8 @@ fn one_master_streaming_an_endless_reply_costs_no_memory_and_the_run_keeps_its_l
 }
 
 /// A waiter subscribes to release notices on every master, on connections of their own (read
-/// by redis-rs, not by the pipe). One master streams an endless reply there too: the wait
-/// must not buffer it, and must still end when the holder releases.
+/// by a pipe like every connection, under the same caps). One master streams an endless reply
+/// there too: the wait must not buffer it, and must still end when the holder releases.
 #[test]
 fn waiting_for_notices_from_a_master_streaming_an_endless_reply_costs_no_memory() {
     let cluster = Cluster::start(3);

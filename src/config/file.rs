@@ -92,7 +92,7 @@ pub fn load(flag: Option<&Path>) -> Result<Option<Loaded>, Failure> {
     let text = String::from_utf8(bytes).map_err(|_| unreadable("it is not UTF-8 text".into()))?;
     let config: FileConfig = toml::from_str(&text).map_err(|e| {
         // The message may quote the rejected value: a server URL, with its password.
-        let why = crate::lock::master::redact_quoted(e.message().trim());
+        let why = crate::lock::redact_quoted(e.message().trim());
         let line = e
             .span()
             .map(|span| format!(" at line {}", text[..span.start].lines().count().max(1)))

@@ -248,7 +248,7 @@ pub fn masters(flags: &[String]) -> Result<Vec<Master>, Failure> {
 /// anything that redaction would hide.
 fn has_password(url: &str) -> bool {
     Master::parse(url).map_or_else(
-        |_| crate::lock::master::redact_url(url) != url,
+        |_| crate::lock::redact_url(url) != url,
         |master| master.has_password(),
     )
 }
@@ -318,7 +318,7 @@ fn defaults(file_config: &file::FileConfig) -> Result<Defaults, Failure> {
                 parse_duration(t).map_err(|e| {
                     Failure::config(format!(
                         "config file `{name}`: {}",
-                        crate::lock::master::redact_quoted(&e)
+                        crate::lock::redact_quoted(&e)
                     ))
                 })
             })

@@ -119,7 +119,13 @@ impl Redlock {
                     let deadline = give_up_at.map_or(now + timing.node_timeout, |at| {
                         at.min(now + timing.node_timeout)
                     });
-                    notices = Some(Notices::subscribe(&self.masters.nodes, key, deadline).await);
+                    let subscribed = Notices::subscribe(&self.masters.nodes, key, deadline).await;
+                    log::debug!(
+                        "listening for release notices of {key:?} on {}/{} masters",
+                        subscribed.subscribed(),
+                        self.masters.nodes.len()
+                    );
+                    notices = Some(subscribed);
                     continue;
                 }
                 // Woken by a notice and beaten to it: whoever won may have lost the race too
@@ -141,6 +147,7 @@ impl Redlock {
                 tokio::select! {
                     () = tokio::time::sleep(delay) => {}
                     () = notice => {
+                        log::debug!("woken by a release notice of {key:?}");
                         woken = true;
                         attempt = 0;
                     }

@@ -33,13 +33,12 @@
 
 use std::time::Instant;
 
-use redis::Value;
-
 use super::held::Lock;
 use super::keys;
 use super::node::{Node, NodeError};
 use super::outcome::MasterFailure;
 use super::quorum::{Decision, Loss, Vote};
+use super::resp::Reply;
 use super::round::{Masters, Round, Until};
 use super::scripts::{FENCE_PROPOSE, binary_vote, counter};
 
@@ -114,7 +113,7 @@ fn latest(masters: &Masters, read: &Round, names: [&str; 2]) -> Result<u64, Fenc
     }
     let mut latest = 0;
     for (answer, node) in read.answers.iter().zip(&masters.nodes) {
-        if let Some(Ok(Value::Array(values))) = answer {
+        if let Some(Ok(Reply::Array(values))) = answer {
             for (value, key) in values.iter().zip(names) {
                 let value = counter(value).ok_or_else(|| FenceError::Corrupt {
                     master: node.master.to_string(),
@@ -129,14 +128,14 @@ fn latest(masters: &Masters, read: &Round, names: [&str; 2]) -> Result<u64, Fenc
 
 /// A master's counter under its name and its earlier name, as a two-element array. One after the
 /// other: the two keys are in different cluster slots, so one script could not read both.
-async fn read_counters(node: &Node, key: &str, legacy: &str) -> Result<Value, NodeError> {
-    let current = node.command(redis::Cmd::get(key)).await?;
-    let old = node.command(redis::Cmd::get(legacy)).await?;
-    Ok(Value::Array(vec![current, old]))
+async fn read_counters(node: &Node, key: &str, legacy: &str) -> Result<Reply, NodeError> {
+    let current = node.command(&[b"GET", key.as_bytes()]).await?;
+    let old = node.command(&[b"GET", legacy.as_bytes()]).await?;
+    Ok(Reply::Array(vec![current, old]))
 }
 
 /// Every answer counts for a read; only failures do not.
-fn answered(answer: &Result<Value, NodeError>) -> Vote {
+fn answered(answer: &Result<Reply, NodeError>) -> Vote {
     if answer.is_ok() {
         Vote::Yes
     } else {

@@ -4,18 +4,25 @@
 //! from its parts with the password as `***` (`Display`); one that does not is shown through
 //! [`redact_url`], which hides anything shaped like a secret without needing to parse it, and
 //! the parser's own words are dropped if they show any piece that was hidden.
+//!
+//! URLs are parsed by redis-rs (its `IntoConnectionInfo`), the one thing redlock still takes
+//! from it: the accepted forms, percent-decoding, `?db=`/`?user=`/`?pass=` for sockets and
+//! the error cases are its, and hand-written they would only drift from what users of other
+//! Redis tools expect. What it parsed is copied at once into [`Address`] and [`Login`], so no
+//! redis-rs type goes further than [`Master::parse`].
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
 
-use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
+use redis::{ConnectionAddr, IntoConnectionInfo};
 
 /// A master given as a URL: `redis://[user:pass@]host:port[/db]`, `rediss://...` (TLS) or
 /// `redis+unix:///path/to/socket`.
 #[derive(Clone)]
 pub struct Master {
-    info: ConnectionInfo,
+    address: Address,
+    login: Login,
     /// The URL as shown to users: the password replaced by `***`.
     display: String,
     /// The URL as given, password included: only ever handed to another redlock process
@@ -23,6 +30,24 @@ pub struct Master {
     url: String,
     /// Credentials that came from elsewhere (a password file, the config file), if any.
     injected: Option<(Option<String>, String)>,
+}
+
+/// Where a master listens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Address {
+    /// `redis://` (`tls: false`) or `rediss://` (`tls: true`).
+    Tcp { host: String, port: u16, tls: bool },
+    /// `redis+unix://`.
+    Unix(PathBuf),
+}
+
+/// How to log in once connected: `AUTH [username] password` when there is a password, then
+/// `SELECT db` when it is not 0.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub(super) struct Login {
+    pub(super) username: Option<String>,
+    pub(super) password: Option<String>,
+    pub(super) db: i64,
 }
 
 /// Why a server URL was rejected.
@@ -71,7 +96,7 @@ impl Master {
         } else {
             url.to_string()
         };
-        let mut info = plain.as_str().into_connection_info().map_err(|e| {
+        let info = plain.as_str().into_connection_info().map_err(|e| {
             // redis-rs says "Redis URL did not parse - InvalidClientConfig": keep the first
             // half (a fixed description), unless it shows a piece of the URL that is hidden
             // from the user, and say what a good URL looks like.
@@ -87,25 +112,37 @@ impl Master {
                  redis+unix:///path"
             ))
         })?;
-        if info.redis_settings().db() < 0 {
+        let settings = info.redis_settings();
+        let login = Login {
+            username: settings.username().map(str::to_string),
+            password: settings.password().map(str::to_string),
+            db: settings.db(),
+        };
+        if login.db < 0 {
             return Err(bad("the database number must be 0 or more".into()));
         }
-        if tls && let ConnectionAddr::Tcp(host, port) = info.addr().clone() {
-            info = info.set_addr(ConnectionAddr::TcpTls {
-                host,
-                port,
-                insecure: false,
-                tls_params: None,
-            });
-        }
-        if let ConnectionAddr::Tcp(host, _) | ConnectionAddr::TcpTls { host, .. } = info.addr()
+        let address = match info.addr() {
+            ConnectionAddr::Tcp(host, port) => Address::Tcp {
+                host: host.clone(),
+                port: *port,
+                tls,
+            },
+            ConnectionAddr::Unix(path) => Address::Unix(path.clone()),
+            other => {
+                return Err(bad(format!(
+                    "unsupported address {other}: use redis://, rediss:// or redis+unix://"
+                )));
+            }
+        };
+        if let Address::Tcp { host, .. } = &address
             && host.is_empty()
         {
             return Err(bad("the host is missing".into()));
         }
-        let display = display_of(&info);
+        let display = display_of(&address, &login);
         Ok(Master {
-            info,
+            address,
+            login,
             display,
             url: url.to_string(),
             injected: None,
@@ -118,19 +155,12 @@ impl Master {
         if self.has_password() {
             return self;
         }
-        let mut settings = self.info.redis_settings().clone().set_password(password);
-        let username = self
-            .info
-            .redis_settings()
-            .username()
-            .map(str::to_string)
-            .or_else(|| username.map(str::to_string));
-        if let Some(user) = &username {
-            settings = settings.set_username(user);
+        self.login.password = Some(password.to_string());
+        if self.login.username.is_none() {
+            self.login.username = username.map(str::to_string);
         }
-        self.info = self.info.set_redis_settings(settings);
-        self.display = display_of(&self.info);
-        self.injected = Some((username, password.to_string()));
+        self.display = display_of(&self.address, &self.login);
+        self.injected = Some((self.login.username.clone(), password.to_string()));
         self
     }
 
@@ -143,7 +173,7 @@ impl Master {
     }
 
     pub fn is_tls(&self) -> bool {
-        matches!(self.info.addr(), ConnectionAddr::TcpTls { .. })
+        matches!(self.address, Address::Tcp { tls: true, .. })
     }
 
     /// The URL as given, secrets included. For passing to a child redlock process through
@@ -152,27 +182,28 @@ impl Master {
         &self.url
     }
 
-    pub fn connection_info(&self) -> &ConnectionInfo {
-        &self.info
+    pub(super) fn address(&self) -> &Address {
+        &self.address
+    }
+
+    pub(super) fn login(&self) -> &Login {
+        &self.login
     }
 
     /// What identifies the server process behind this address, for catching the same master
     /// listed twice (which would fake a quorum). The database number and credentials do not
     /// count: `redis://h:1/0` and `redis://h:1/1` are the same master.
     pub fn identity(&self) -> Identity {
-        match self.info.addr() {
-            ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
-                Identity::Tcp(normalize_host(host), *port)
-            }
-            ConnectionAddr::Unix(path) => {
+        match &self.address {
+            Address::Tcp { host, port, .. } => Identity::Tcp(normalize_host(host), *port),
+            Address::Unix(path) => {
                 Identity::Unix(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()))
             }
-            other => Identity::Other(format!("{other:?}")),
         }
     }
 
     pub fn has_password(&self) -> bool {
-        self.info.redis_settings().password().is_some()
+        self.login.password.is_some()
     }
 }
 
@@ -193,8 +224,6 @@ impl fmt::Debug for Master {
 pub enum Identity {
     Tcp(String, u16),
     Unix(PathBuf),
-    /// An address kind this version of redis-rs added after we were written.
-    Other(String),
 }
 
 /// One spelling per address, so that the same master written two ways is caught: host names
@@ -222,7 +251,7 @@ fn normalize_host(host: &str) -> String {
 }
 
 /// An IPv4 address in one of the forms `inet_aton` accepts beyond the dotted quad (and the
-/// resolver with it, when redis-rs connects): one to four numbers, each decimal, octal (`0`
+/// resolver with it, when redlock connects): one to four numbers, each decimal, octal (`0`
 /// prefix) or hex (`0x`), the last one filling the bytes left. Only parses, never looks up.
 fn old_ipv4_form(host: &str) -> Option<IpAddr> {
     let parts: Vec<u32> = host
@@ -256,32 +285,30 @@ fn old_ipv4_form(host: &str) -> Option<IpAddr> {
     Some(IpAddr::V4(Ipv4Addr::from(high | last)))
 }
 
-fn display_of(info: &ConnectionInfo) -> String {
-    let settings = info.redis_settings();
-    let credentials = match (settings.username(), settings.password()) {
+fn display_of(address: &Address, login: &Login) -> String {
+    let credentials = match (login.username.as_deref(), login.password.as_deref()) {
         (Some(user), Some(_)) => format!("{user}:***@"),
         (None, Some(_)) => ":***@".to_string(),
         (Some(user), None) => format!("{user}@"),
         (None, None) => String::new(),
     };
-    let db = match settings.db() {
+    let db = match login.db {
         0 => String::new(),
         db => format!("/{db}"),
     };
-    match info.addr() {
-        ConnectionAddr::Tcp(host, port) => format!("redis://{credentials}{host}:{port}{db}"),
-        ConnectionAddr::TcpTls { host, port, .. } => {
-            format!("rediss://{credentials}{host}:{port}{db}")
+    match address {
+        Address::Tcp { host, port, tls } => {
+            let scheme = if *tls { "rediss" } else { "redis" };
+            format!("{scheme}://{credentials}{host}:{port}{db}")
         }
-        ConnectionAddr::Unix(path) => {
+        Address::Unix(path) => {
             let db = if db.is_empty() {
                 db
             } else {
-                format!("?db={}", settings.db())
+                format!("?db={}", login.db)
             };
             format!("redis+unix://{credentials}{}{db}", path.display())
         }
-        other => format!("{other}"),
     }
 }
 

@@ -15,10 +15,15 @@
 //! - `verdict`: who holds a lock, judged from all masters' states.
 //! - `holder`: the record of who holds a lock.
 //! - `cancel`: ending a wait from a signal handler.
-//! - the transport: `node` (one kept connection per master: connecting, logging in, running
-//!   scripts; `lua` is a script as it runs them), `pipe` (a connection's ordered requests
-//!   and answers, and proof of what was sent), `resp` (the Redis protocol), `notices`
-//!   (release notices), [`master`] (server URLs, redaction, identity).
+//! - the transport, private to this module, one path for every request: `node` (every
+//!   connection to a master: connecting, logging in, running scripts, subscribing; `lua` is
+//!   a script as it runs them), `pipe` (a connection's ordered requests and answers, proof of
+//!   what was sent, coalesced pushes), `resp` (the Redis protocol, both ways, and the reply
+//!   value), `notices` (release notices), `master` (server URLs, redaction, identity; what
+//!   of it the configuration needs is re-exported below).
+//!
+//! No type of redis-rs appears in this module's public items: redis-rs only parses server
+//! URLs, inside `master`.
 
 mod cancel;
 mod cause;
@@ -28,7 +33,7 @@ mod held;
 mod holder;
 pub mod keys;
 mod lua;
-pub mod master;
+mod master;
 mod node;
 mod notices;
 mod outcome;
@@ -46,7 +51,7 @@ pub use client::Redlock;
 pub use fence::FenceError;
 pub use held::{Lock, Timing};
 pub use holder::Holder;
-pub use master::Master;
+pub use master::{BadUrl, Identity, Master, redact_quoted, redact_url};
 pub use node::NodeError;
 pub use outcome::{
     AcquireError, AttemptFailure, ExtendError, Inspection, MasterFailure, MasterState, Released,

@@ -1,9 +1,18 @@
-//! One connection per master, opened on first use and kept for the whole invocation.
+//! One connection per master, opened on first use and kept for the whole invocation, and the
+//! one way every connection to a master is made.
 //!
 //! Each connection is a [`Pipe`]: requests reach the master in the order they are made, are
 //! never withdrawn once queued, and the pipe can prove they are on the wire (see `pipe` for
 //! why each of these matters). On top of it this module adds what a master needs: connecting
-//! (TCP, Unix socket or TLS) and logging in, running scripts, and telling failures apart.
+//! (TCP, Unix socket or TLS) and logging in, running scripts, subscribing, and telling
+//! failures apart.
+//!
+//! One path for every connection: the kept one that carries requests and the subscribed ones
+//! that carry release notices (see `notices`) are opened by the same [`Node::open`] (connect,
+//! TLS, AUTH with user and password, SELECT), speak through the same pipe and are read by the
+//! same decoder under the same caps of `resp`. A master that sends a reply over the caps, or
+//! bytes that are not RESP2, is failed with a bad reply and its connection closed, so no
+//! master can make redlock buffer without bound, on any connection.
 //!
 //! A script's first call on each connection is an EVAL with its body (which caches it on the
 //! master); later calls are EVALSHA. So EVALSHA does not normally need an EVAL fallback in the
@@ -14,26 +23,25 @@
 //! A request that is not yet queued (still connecting) when the caller stops waiting is never
 //! sent. A connection is dropped only when broken, never because an answer is late.
 //!
-//! Every connection to a master, the pipe's and the release notices' alike, refuses replies
-//! over the caps of `resp`: a master that sends one is failed with a bad reply and its
-//! connection closed, so no master can make redlock buffer without bound.
+//! The wrong scheme is named, both ways: `rediss://` to a plaintext port shows as a TLS
+//! handshake that gets no answer (see [`Node::timed_out`]); `redis://` to a TLS port shows as
+//! a TLS record where a reply should be (the decoder names it), or, as redis-server does it,
+//! as a new connection closed without a word, after which the port is asked with a TLS
+//! ClientHello whether it speaks TLS.
 
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use redis::{ConnectionAddr, ErrorKind, RedisConnectionInfo, RedisError, ServerErrorKind, Value};
 use rustls::pki_types::ServerName;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixStream};
 use tokio_rustls::TlsConnector;
 
 use super::lua::Lua;
-use super::master::Master;
-use super::pipe::{Broken, Pipe, Stream};
-use super::resp;
+use super::master::{Address, Master};
+use super::pipe::{Answer, Broken, Pipe, Stream};
+use super::resp::{self, Reply};
 
 /// Why one master did not answer usefully.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,12 +75,10 @@ pub(crate) struct Node {
     pub master: Master,
     /// TLS settings for `rediss://` masters.
     tls: Option<Arc<rustls::ClientConfig>>,
-    /// Login and database; also used for the pub/sub connections (redis-rs), without the
-    /// CLIENT SETINFO round trip.
-    settings: RedisConnectionInfo,
     slot: Mutex<Slot>,
-    /// True from the start of a TLS handshake until it succeeds: a deadline that passes while
-    /// it is true means the server did not answer TLS at all (most often a plaintext port).
+    /// True from the start of the kept connection's TLS handshake until it succeeds: a
+    /// deadline that passes while it is true means the server did not answer TLS at all (most
+    /// often a plaintext port).
     in_tls_handshake: AtomicBool,
 }
 
@@ -92,17 +98,15 @@ struct Connection {
     loaded: Arc<AtomicU32>,
 }
 
+/// How long the ClientHello asked of a port that closed a new connection silently may take
+/// to be answered: a TLS server answers at once.
+const TLS_QUESTION: Duration = Duration::from_secs(1);
+
 impl Node {
     pub fn new(master: Master, tls: Option<Arc<rustls::ClientConfig>>) -> Node {
-        let settings = master
-            .connection_info()
-            .redis_settings()
-            .clone()
-            .set_skip_set_lib_name();
         Node {
             master,
             tls,
-            settings,
             slot: Mutex::new(Slot::default()),
             in_tls_handshake: AtomicBool::new(false),
         }
@@ -127,8 +131,7 @@ impl Node {
     }
 
     async fn connect(&self) -> Result<Connection, NodeError> {
-        let pipe = Pipe::new(self.open_stream().await?);
-        self.log_in(&pipe).await?;
+        let pipe = self.open(&self.in_tls_handshake).await?;
         let connection = Connection {
             generation: 0,
             pipe: Arc::new(pipe),
@@ -147,18 +150,27 @@ impl Node {
         Ok(slot.connection.clone().expect("just set"))
     }
 
+    /// A new connection to this master, logged in: the one way every connection is made.
+    /// `in_handshake` tracks its TLS handshake (see `in_tls_handshake`).
+    async fn open(&self, in_handshake: &AtomicBool) -> Result<Pipe, NodeError> {
+        let pipe = Pipe::new(self.open_stream(in_handshake).await?);
+        self.log_in(&pipe).await?;
+        Ok(pipe)
+    }
+
     /// AUTH and SELECT when the URL asks for them, sent together; nothing to wait for (and no
     /// round trip) otherwise. Deadlines are the caller's: the whole request, connecting
     /// included, runs under the round's per-node timeout.
     async fn log_in(&self, pipe: &Pipe) -> Result<(), NodeError> {
-        let db = self.settings.db().to_string();
-        let auth = self.settings.password().map(|password| {
+        let login = self.master.login();
+        let db = login.db.to_string();
+        let auth = login.password.as_deref().map(|password| {
             let mut args: Vec<&[u8]> = vec![b"AUTH"];
-            args.extend(self.settings.username().map(str::as_bytes));
+            args.extend(login.username.as_deref().map(str::as_bytes));
             args.push(password.as_bytes());
             args
         });
-        let select = (self.settings.db() != 0).then(|| vec![b"SELECT".as_slice(), db.as_bytes()]);
+        let select = (login.db != 0).then(|| vec![b"SELECT".as_slice(), db.as_bytes()]);
         let steps: Vec<_> = auth
             .into_iter()
             .chain(select)
@@ -171,34 +183,61 @@ impl Node {
             })
             .collect();
         for (verb, answer) in futures_util::future::join_all(steps).await {
-            match answer.map(Value::extract_error) {
-                Ok(Ok(_)) => {}
-                Ok(Err(refused)) => {
+            match answer {
+                Ok(Reply::Error(refused)) => {
                     return Err(NodeError::Connect(format!(
                         "{verb} refused: {}",
                         describe(&refused)
                     )));
                 }
-                Err(broken) => return Err(NodeError::Connect(broken.to_string())),
+                Ok(_) => {}
+                Err(Broken::SpeaksTls) => {
+                    return Err(NodeError::Connect(resp::SPEAKS_TLS.into()));
+                }
+                Err(broken) => {
+                    let error = NodeError::Connect(broken.to_string());
+                    return Err(self.named_tls(pipe, error).await);
+                }
             }
         }
         Ok(())
     }
 
-    /// A separate connection for pub/sub (a subscribed connection can send nothing else). It
-    /// is read by redis-rs, which buffers a reply until it is complete however large it
-    /// claims to be: the stream under it refuses replies over the caps, as the pipe does.
-    pub async fn pubsub(&self) -> Result<redis::aio::PubSub, NodeError> {
-        let stream = CappedReplies::new(self.open_stream().await?);
-        redis::aio::PubSub::new(&self.settings, stream)
-            .await
-            .map_err(|e| NodeError::Connect(describe(&e)))
+    /// A new connection subscribed to `channel`, for release notices: opened and logged in
+    /// like every other, then SUBSCRIBE, whose confirmation it waits for, so that no message
+    /// published after this returns is missed. Deadlines are the caller's.
+    pub async fn subscribe(&self, channel: &str) -> Result<Pipe, NodeError> {
+        // A handshake flag of its own: a subscription given up in the middle of its handshake
+        // must not make the kept connection's next timeout read as a TLS problem.
+        let pipe = self.open(&AtomicBool::new(false)).await?;
+        pipe.listen();
+        let answer = pipe
+            .request(|out: &mut Vec<u8>| {
+                resp::encode(out, 2, [b"SUBSCRIBE".as_slice(), channel.as_bytes()]);
+            })
+            .await;
+        match answer {
+            Ok(Reply::Array(confirmation))
+                if confirmation.first().and_then(Reply::bulk) == Some(b"subscribe") =>
+            {
+                Ok(pipe)
+            }
+            Ok(Reply::Error(refused)) => Err(NodeError::Server(describe(&refused))),
+            Ok(other) => Err(NodeError::BadReply(format!(
+                "unexpected answer to SUBSCRIBE: {other:?}"
+            ))),
+            Err(broken) => Err(self.named_tls(&pipe, failed(broken)).await),
+        }
     }
 
-    async fn open_stream(&self) -> Result<Box<dyn Stream>, NodeError> {
+    async fn open_stream(&self, in_handshake: &AtomicBool) -> Result<Box<dyn Stream>, NodeError> {
         let failed = |e: std::io::Error| NodeError::Connect(e.to_string());
-        match self.master.connection_info().addr() {
-            ConnectionAddr::Tcp(host, port) => {
+        match self.master.address() {
+            Address::Tcp {
+                host,
+                port,
+                tls: false,
+            } => {
                 let stream = TcpStream::connect((host.as_str(), *port))
                     .await
                     .map_err(failed)?;
@@ -206,33 +245,75 @@ impl Node {
                 stream.set_nodelay(true).map_err(failed)?;
                 Ok(Box::new(stream))
             }
-            ConnectionAddr::Unix(path) => {
-                Ok(Box::new(UnixStream::connect(path).await.map_err(failed)?))
-            }
+            Address::Unix(path) => Ok(Box::new(UnixStream::connect(path).await.map_err(failed)?)),
             // `Master::parse` refuses #insecure, so every TLS address here verifies the server.
-            ConnectionAddr::TcpTls { host, port, .. } => {
+            Address::Tcp {
+                host,
+                port,
+                tls: true,
+            } => {
                 let Some(tls) = &self.tls else {
                     return Err(NodeError::Connect("no TLS settings for rediss://".into()));
                 };
                 let name = ServerName::try_from(host.clone())
                     .map_err(|e| NodeError::Connect(format!("invalid TLS server name: {e}")))?;
-                self.in_tls_handshake.store(false, Ordering::SeqCst);
+                in_handshake.store(false, Ordering::SeqCst);
                 let stream = TcpStream::connect((host.as_str(), *port))
                     .await
                     .map_err(failed)?;
                 stream.set_nodelay(true).map_err(failed)?;
-                self.in_tls_handshake.store(true, Ordering::SeqCst);
+                in_handshake.store(true, Ordering::SeqCst);
                 let stream = TlsConnector::from(Arc::clone(tls))
                     .connect(name, stream)
                     .await
                     .map_err(|e| NodeError::Connect(format!("TLS handshake failed: {e}")))?;
-                self.in_tls_handshake.store(false, Ordering::SeqCst);
+                in_handshake.store(false, Ordering::SeqCst);
                 Ok(Box::new(stream))
             }
-            other => Err(NodeError::Connect(format!(
-                "unsupported address {other}: use redis://, rediss:// or redis+unix://"
-            ))),
         }
+    }
+
+    /// `error`, unless it is the silent close with which a TLS port answers plaintext: a
+    /// connection on which the master never sent a byte, to a plaintext TCP address whose
+    /// port answers a TLS ClientHello with TLS. Then the error says to use `rediss://`.
+    async fn named_tls(&self, pipe: &Pipe, error: NodeError) -> NodeError {
+        // A TLS record is bytes heard, and named by the decoder already.
+        let silent =
+            matches!(&error, NodeError::Io(_) | NodeError::Connect(_)) && pipe.heard_nothing();
+        if silent && self.speaks_tls().await {
+            NodeError::Connect(resp::SPEAKS_TLS.into())
+        } else {
+            error
+        }
+    }
+
+    /// Whether this master's port, given as plaintext `redis://`, answers a TLS ClientHello
+    /// with a TLS record (its ServerHello, or an alert). Nothing but the hello is sent, on a
+    /// connection of its own, and nothing that comes back is trusted beyond its first two
+    /// bytes.
+    async fn speaks_tls(&self) -> bool {
+        let Address::Tcp {
+            host,
+            port,
+            tls: false,
+        } = self.master.address()
+        else {
+            return false;
+        };
+        let Some(hello) = client_hello(host) else {
+            return false;
+        };
+        let ask = async {
+            let mut stream = TcpStream::connect((host.as_str(), *port)).await.ok()?;
+            stream.write_all(&hello).await.ok()?;
+            let mut head = [0u8; 2];
+            stream.read_exact(&mut head).await.ok()?;
+            Some(matches!(head, [0x15 | 0x16, 0x03]))
+        };
+        matches!(
+            tokio::time::timeout(TLS_QUESTION, ask).await,
+            Ok(Some(true))
+        )
     }
 
     /// What to report when a deadline passed before this master answered.
@@ -277,7 +358,7 @@ impl Node {
         script: &Lua,
         keys: &[&str],
         args: &[&[u8]],
-    ) -> Result<Value, NodeError> {
+    ) -> Result<Reply, NodeError> {
         let (connection, kept) = self.connection().await?;
         match self.eval_on(&connection, script, keys, args).await {
             // A kept connection may have been closed by the master while it sat idle (its
@@ -300,48 +381,41 @@ impl Node {
         script: &Lua,
         keys: &[&str],
         args: &[&[u8]],
-    ) -> Result<Value, NodeError> {
+    ) -> Result<Reply, NodeError> {
         let first_use = connection.loaded.fetch_or(script.bit, Ordering::SeqCst) & script.bit == 0;
         // First use on this connection: EVAL with the body, which also caches the script on
         // the master. After that, EVALSHA; its EVAL fallback only matters after a SCRIPT FLUSH.
-        let mut result = if first_use {
+        let mut answer = if first_use {
             connection.eval("EVAL", script.code, keys, args).await
         } else {
             connection.eval("EVALSHA", &script.sha, keys, args).await
         };
-        if matches!(&result, Ok(Err(e)) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript))
-        {
-            result = connection.eval("EVAL", script.code, keys, args).await;
+        if matches!(&answer, Ok(Reply::Error(e)) if e.starts_with("NOSCRIPT")) {
+            answer = connection.eval("EVAL", script.code, keys, args).await;
         }
-        self.settle(connection.generation, result)
+        self.settle(connection, answer).await
     }
 
-    /// Runs one plain command (for diagnostics such as `doctor`).
-    pub async fn command(&self, cmd: redis::Cmd) -> Result<Value, NodeError> {
+    /// Runs one plain command (for diagnostics such as `doctor`, and reads that no script
+    /// covers): its arguments, the command's name first.
+    pub async fn command(&self, args: &[&[u8]]) -> Result<Reply, NodeError> {
         let (connection, _) = self.connection().await?;
         let answer = connection
             .pipe
-            .request(|out: &mut Vec<u8>| cmd.write_packed_command(out))
+            .request(|out: &mut Vec<u8>| resp::encode(out, args.len(), args.iter().copied()))
             .await;
-        self.settle(connection.generation, answer.map(Value::extract_error))
+        self.settle(&connection, answer).await
     }
 
-    /// An answer as the caller wants it: a broken connection is forgotten, so that the next
-    /// request reconnects, while an error reply leaves it in place.
-    fn settle(
-        &self,
-        generation: u64,
-        answer: Result<Result<Value, RedisError>, Broken>,
-    ) -> Result<Value, NodeError> {
+    /// An answer as the caller wants it: an error reply is an error (the connection stays),
+    /// a broken connection is forgotten, so that the next request reconnects.
+    async fn settle(&self, connection: &Connection, answer: Answer) -> Result<Reply, NodeError> {
         match answer {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(refused)) => Err(NodeError::Server(describe(&refused))),
+            Ok(Reply::Error(refused)) => Err(NodeError::Server(describe(&refused))),
+            Ok(reply) => Ok(reply),
             Err(broken) => {
-                self.forget(generation);
-                Err(match broken {
-                    Broken::Io(why) => NodeError::Io(why),
-                    Broken::BadReply(why) => NodeError::BadReply(why),
-                })
+                self.forget(connection.generation);
+                Err(self.named_tls(&connection.pipe, failed(broken)).await)
             }
         }
     }
@@ -349,20 +423,13 @@ impl Node {
 
 impl Connection {
     /// `verb` (EVAL or EVALSHA) of `script` (its body or SHA1), queued during the caller's
-    /// poll; the outer error is a broken connection, the inner one an error reply.
-    async fn eval(
-        &self,
-        verb: &str,
-        script: &str,
-        keys: &[&str],
-        args: &[&[u8]],
-    ) -> Result<Result<Value, RedisError>, Broken> {
+    /// poll; an error reply is an answer like any other here.
+    async fn eval(&self, verb: &str, script: &str, keys: &[&str], args: &[&[u8]]) -> Answer {
         let count = 3 + keys.len() + args.len();
         // The scripts take 2 or 3 keys: one digit, without formatting a string per request.
         debug_assert!(keys.len() < 10, "one-digit key count");
         let key_count = [b'0' + keys.len() as u8];
-        let answer = self
-            .pipe
+        self.pipe
             .request(|out: &mut Vec<u8>| {
                 let head = [verb.as_bytes(), script.as_bytes(), &key_count];
                 let keys = keys.iter().map(|k| k.as_bytes());
@@ -372,118 +439,46 @@ impl Connection {
                     head.into_iter().chain(keys).chain(args.iter().copied()),
                 );
             })
-            .await;
-        answer.map(Value::extract_error)
+            .await
     }
 }
 
-/// A stream whose incoming bytes must be replies within the caps of `resp`: they are framed as
-/// they pass (keeping the bytes of the one unfinished reply), and a reply over the caps, or
-/// bytes that are not RESP2, end the stream with an error, so that the reader above it stops
-/// and drops the connection before it has buffered more than one capped reply.
-struct CappedReplies {
-    inner: Box<dyn Stream>,
-    framer: resp::Framer,
-    /// The bytes of the reply not yet complete.
-    unfinished: Vec<u8>,
-}
-
-impl CappedReplies {
-    fn new(inner: Box<dyn Stream>) -> CappedReplies {
-        CappedReplies {
-            inner,
-            framer: resp::Framer::default(),
-            unfinished: Vec::new(),
-        }
+/// What a broken connection means for the request that was on it.
+fn failed(broken: Broken) -> NodeError {
+    match broken {
+        Broken::Io(why) => NodeError::Io(why),
+        Broken::BadReply(why) => NodeError::BadReply(why),
+        Broken::SpeaksTls => NodeError::Connect(resp::SPEAKS_TLS.into()),
     }
 }
 
-impl AsyncRead for CappedReplies {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let this = &mut *self;
-        let before = buf.filled().len();
-        ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
-        this.unfinished.extend_from_slice(&buf.filled()[before..]);
-        let mut start = 0;
-        loop {
-            match this.framer.next(&this.unfinished[start..]) {
-                Ok(Some(len)) => start += len,
-                Ok(None) => break,
-                Err(bad) => {
-                    buf.set_filled(before);
-                    this.unfinished = Vec::new();
-                    return Poll::Ready(Err(std::io::Error::new(
-                        std::io::ErrorKind::InvalidData,
-                        bad.to_string(),
-                    )));
-                }
-            }
-        }
-        this.unfinished.drain(..start);
-        Poll::Ready(Ok(()))
-    }
+/// The first bytes a TLS client sends (its ClientHello), to ask a port whether it speaks TLS.
+/// No certificate is ever checked with this configuration: the connection never gets past
+/// the hello.
+fn client_hello(host: &str) -> Option<Vec<u8>> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .ok()?
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    // The name only goes into the hello's SNI; a host that is no valid name still gets asked.
+    let name = ServerName::try_from(host.to_string())
+        .or_else(|_| ServerName::try_from("localhost"))
+        .ok()?;
+    let mut connection = rustls::ClientConnection::new(Arc::new(config), name).ok()?;
+    let mut hello = Vec::new();
+    connection.write_tls(&mut hello).ok()?;
+    Some(hello)
 }
 
-impl AsyncWrite for CappedReplies {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
-/// A one-line description of a redis-rs error, without the noise of its Debug form. An error
-/// reply reads as the master wrote it (`WRONGPASS invalid username-password pair ...`).
-fn describe(error: &RedisError) -> String {
-    let text = match (error.code(), error.detail()) {
-        (Some(code), Some(detail)) => format!("{code} {detail}"),
-        _ => error.to_string(),
-    };
-    text.lines().next().unwrap_or_default().trim().to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-    #[test]
-    fn capped_replies_pass_replies_and_refuse_what_is_over_the_caps() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("runtime");
-        runtime.block_on(async {
-            let (ours, mut master) = tokio::io::duplex(64 * 1024);
-            let mut capped = CappedReplies::new(Box::new(ours));
-            // A reply split across writes arrives whole and unchanged.
-            let reply = b"*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$0\r\n\r\n";
-            master.write_all(&reply[..9]).await.unwrap();
-            let mut got = vec![0u8; 9];
-            capped.read_exact(&mut got).await.unwrap();
-            master.write_all(&reply[9..]).await.unwrap();
-            got.resize(reply.len(), 0);
-            capped.read_exact(&mut got[9..]).await.unwrap();
-            assert_eq!(got, reply);
-            // Then an endless string: refused once its header is in.
-            master.write_all(b"$999999999999\r\nxxxx").await.unwrap();
-            let mut rest = [0u8; 64];
-            let refused = capped.read(&mut rest).await.unwrap_err();
-            assert_eq!(refused.kind(), std::io::ErrorKind::InvalidData);
-            assert_eq!(refused.to_string(), "reply larger than 1048576 bytes");
-        });
-    }
+/// An error reply as one line, as the master wrote it (`WRONGPASS invalid username-password
+/// pair ...`).
+fn describe(refused: &str) -> String {
+    refused
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }

@@ -5,67 +5,97 @@
 //! subscribes to that channel on every master and tries again as soon as one notice arrives.
 //! Notices are best effort (Redis pub/sub delivers at most once, and a lock that expires by
 //! its TTL publishes nothing), so the jittered backoff stays as the fallback.
+//!
+//! The design, and what it keeps:
+//! 1. **One connection path.** A subscription is a connection of its own per master (a
+//!    subscribed connection can send nothing else), opened and logged in by `node` exactly
+//!    like the connection that carries requests, and read by the same pipe and decoder under
+//!    the same caps (see `Node::subscribe`).
+//! 2. **A notice is a wake-up, not a message.** The pipe keeps of all messages that arrived
+//!    one flag (see `pipe`, "Pushes coalesce"), and [`Notices::next`] clears every master's
+//!    flag at once: a release announced by five masters, or a flood of messages on the
+//!    channel, wakes the waiter once per look and costs no memory.
+//! 3. **Nothing outlives the wait.** There is no task: the subscribed connections are read
+//!    only while the waiter polls [`Notices::next`] (between polls, what arrives waits in the
+//!    socket, and a master that would buffer too much for us disconnects us by its
+//!    `client-output-buffer-limit`; the backoff covers that). Dropping [`Notices`] closes the
+//!    connections, which ends the subscriptions on the masters.
 
+use std::future::poll_fn;
+use std::task::Poll;
 use std::time::Instant;
 
-use futures_util::StreamExt;
 use futures_util::future::join_all;
-use tokio::sync::mpsc;
 
 use super::node::Node;
+use super::pipe::Pipe;
 
 /// Subscriptions to the release channel of one key on every master that accepted one.
 pub struct Notices {
-    arrivals: mpsc::UnboundedReceiver<()>,
-    /// How many masters we are subscribed on (0: only the backoff is left).
-    pub subscribed: usize,
+    /// One subscribed connection per master that confirmed; a broken one is dropped.
+    subscriptions: Vec<Pipe>,
 }
 
 impl Notices {
     /// Subscribes on all masters at once; a master that does not confirm before `deadline` is
     /// left out (its notices are missed, the backoff covers them).
     pub(crate) async fn subscribe(nodes: &[Node], key: &str, deadline: Instant) -> Notices {
-        let (sender, arrivals) = mpsc::unbounded_channel();
         let channel = super::keys::released_channel(key);
         let subscriptions = nodes.iter().map(|node| {
-            let channel = channel.clone();
-            let sender = sender.clone();
+            let channel = &channel;
             async move {
-                let subscribed = tokio::time::timeout_at(deadline.into(), async {
-                    let mut pubsub = node.pubsub().await.ok()?;
-                    pubsub.subscribe(&channel).await.ok()?;
-                    Some(pubsub)
-                })
-                .await
-                .ok()
-                .flatten();
-                let pubsub = subscribed?;
-                // Runs while the waiter waits (inside its requests to the runtime) and ends
-                // with the process.
-                tokio::spawn(async move {
-                    let mut messages = pubsub.into_on_message();
-                    while messages.next().await.is_some() {
-                        if sender.send(()).is_err() {
-                            break;
-                        }
+                let subscribed = tokio::time::timeout_at(deadline.into(), node.subscribe(channel));
+                match subscribed.await {
+                    Ok(Ok(pipe)) => Some(pipe),
+                    Ok(Err(error)) => {
+                        log::debug!("no release notices from {}: {error}", node.master);
+                        None
                     }
-                });
-                Some(())
+                    Err(_) => {
+                        log::debug!("no release notices from {}: timed out", node.master);
+                        None
+                    }
+                }
             }
         });
-        let subscribed = join_all(subscriptions).await.into_iter().flatten().count();
-        Notices {
-            arrivals,
-            subscribed,
-        }
+        let subscriptions = join_all(subscriptions)
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
+        Notices { subscriptions }
     }
 
-    /// Waits for the next notice (forever when subscribed nowhere), then swallows the copies
-    /// that other masters sent for the same release.
+    /// How many masters we are subscribed on (0: only the backoff is left).
+    pub fn subscribed(&self) -> usize {
+        self.subscriptions.len()
+    }
+
+    /// Waits until a notice arrived on any master since the last call (forever when
+    /// subscribed nowhere). The copies other masters sent of the same release, and anything
+    /// else that arrived meanwhile, are taken with it.
     pub async fn next(&mut self) {
-        if self.subscribed == 0 || self.arrivals.recv().await.is_none() {
-            std::future::pending::<()>().await;
-        }
-        while self.arrivals.try_recv().is_ok() {}
+        poll_fn(|cx| {
+            let mut arrived = false;
+            // Every subscription is polled, also after one is found ready: each poll moves its
+            // connection and clears its flag.
+            self.subscriptions.retain(|pipe| match pipe.poll_push(cx) {
+                Poll::Ready(Ok(())) => {
+                    arrived = true;
+                    true
+                }
+                Poll::Ready(Err(broken)) => {
+                    log::debug!("a release notice subscription ended: {broken}");
+                    false
+                }
+                Poll::Pending => true,
+            });
+            if arrived {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await
     }
 }

@@ -17,16 +17,21 @@
 //!    redlock exits now, and a paused master runs it when it wakes up. A master that stopped
 //!    reading fills its socket buffers; `is_stalled` says so, so that callers stop waiting.
 //!
-//! 4. **Bounded by what we asked.** Replies are framed as they arrive (see `resp::Framer`), in
-//!    time linear in the bytes received, and a reply larger or deeper than any answer to our
+//! 4. **Bounded by what we asked.** Replies are decoded as they arrive (see `resp::Decoder`),
+//!    in one pass over the bytes received, and a reply larger or deeper than any answer to our
 //!    requests can be (`resp::MAX_REPLY_BYTES` and the other caps) breaks the pipe at once: the
 //!    connection is closed and its buffers freed, so a master cannot make redlock hold more
 //!    than about one capped reply per connection, whatever it sends.
+//! 5. **Pushes coalesce.** A pipe that [`Pipe::listen`]s (a subscribed connection, see
+//!    `notices`) takes a reply that answers no request as a pub/sub message, and keeps of all
+//!    such messages one flag: "something arrived since you last looked". A flood of messages
+//!    costs time, never memory. On any other pipe such a reply is a protocol error.
 //!
-//! There is no background task: the pipe moves only while some request on it is being polled.
-//! Every poll writes what it can, reads what arrived and hands each answer to its request. The
-//! last poller is the one the runtime wakes when the socket is ready, so a request that finishes
-//! or is dropped wakes another one still waiting, which takes over.
+//! There is no background task: the pipe moves only while some request on it, or a listener
+//! ([`Pipe::poll_push`]), is being polled. Every poll writes what it can, reads what arrived
+//! and hands each answer to its request. The last poller is the one the runtime wakes when the
+//! socket is ready, so a request that finishes or is dropped wakes another one still waiting,
+//! which takes over.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -35,10 +40,9 @@ use std::sync::{Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use redis::Value;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::resp;
+use super::resp::{self, BadReply, Reply};
 
 /// Any byte stream a pipe can run over (TCP, Unix socket, TLS).
 pub trait Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
@@ -46,7 +50,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> Stream for T {}
 
 /// What a request gets back: the master's reply (an error reply is a value too), or why the
 /// connection broke.
-pub type Answer = Result<Value, Broken>;
+pub type Answer = Result<Reply, Broken>;
 
 /// Why a pipe can carry no more requests.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,12 +60,16 @@ pub enum Broken {
     /// The master sent something that cannot be a reply to us (see `resp::BadReply`); the
     /// pipe closed the connection.
     BadReply(String),
+    /// A TLS record came where a reply should be: the URL says `redis://`, the port speaks
+    /// TLS. The pipe closed the connection.
+    SpeaksTls,
 }
 
 impl std::fmt::Display for Broken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Broken::Io(why) | Broken::BadReply(why) => f.write_str(why),
+            Broken::SpeaksTls => f.write_str(resp::SPEAKS_TLS),
         }
     }
 }
@@ -82,8 +90,10 @@ struct State {
     moved_at: Instant,
     /// Bytes read and not yet split into answers: the start of one unfinished reply, capped.
     inbox: Vec<u8>,
-    /// Where that reply's framing stopped.
-    framer: resp::Framer,
+    /// Where that reply's decoding stopped, and what of it is decoded.
+    decoder: resp::Decoder,
+    /// Whether the master ever sent a byte on this connection.
+    heard: bool,
     /// Where each read lands first; kept, so that it is zeroed once rather than per read.
     chunk: Box<[u8]>,
     /// One slot per request whose answer has not been collected, oldest first. `slots[i]`
@@ -95,6 +105,15 @@ struct State {
     answered: u64,
     /// Why the connection broke; every later request fails with it.
     broken: Option<Broken>,
+    /// For a pipe that listens for pushes (see [`Pipe::listen`]).
+    pushes: Option<Pushes>,
+}
+
+/// Pushes that arrived, coalesced: whether any did since the listener last looked.
+#[derive(Default)]
+struct Pushes {
+    arrived: bool,
+    waker: Option<Waker>,
 }
 
 /// I/O happens only on a pipe that is not broken, and only a broken one has no stream.
@@ -118,12 +137,14 @@ impl Pipe {
                 unflushed: false,
                 moved_at: Instant::now(),
                 inbox: Vec::with_capacity(1024),
-                framer: resp::Framer::default(),
+                decoder: resp::Decoder::default(),
+                heard: false,
                 chunk: vec![0; 4096].into_boxed_slice(),
                 slots: VecDeque::new(),
                 first: 0,
                 answered: 0,
                 broken: None,
+                pushes: None,
             }),
         }
     }
@@ -140,6 +161,37 @@ impl Pipe {
     /// True once the connection broke; nothing more can be sent on it.
     pub fn is_broken(&self) -> bool {
         self.lock().broken.is_some()
+    }
+
+    /// True while the master has not sent a single byte on this connection.
+    pub fn heard_nothing(&self) -> bool {
+        !self.lock().heard
+    }
+
+    /// From now on, a reply that answers no request is a pub/sub message (see the module
+    /// rules). Call it before sending the SUBSCRIBE, whose own answer is a reply like any other.
+    pub fn listen(&self) {
+        self.lock().pushes.get_or_insert_with(Pushes::default);
+    }
+
+    /// Moves the pipe, and is ready once a pub/sub message arrived since the last time it was
+    /// (however many did); fails once the connection broke (after reporting a message that
+    /// arrived before). Only for a pipe that [`listen`](Pipe::listen)s, polled by one task.
+    pub fn poll_push(&self, cx: &mut Context<'_>) -> Poll<Result<(), Broken>> {
+        let mut state = self.lock();
+        state.make_progress(cx);
+        let pushes = state.pushes.get_or_insert_with(Pushes::default);
+        if std::mem::take(&mut pushes.arrived) {
+            return Poll::Ready(Ok(()));
+        }
+        match &mut pushes.waker {
+            Some(waker) => waker.clone_from(cx.waker()),
+            None => pushes.waker = Some(cx.waker().clone()),
+        }
+        match &state.broken {
+            Some(why) => Poll::Ready(Err(why.clone())),
+            None => Poll::Pending,
+        }
     }
 
     /// True when every request queued so far is on the wire.
@@ -214,7 +266,7 @@ impl State {
     }
 
     /// Reads what arrived and hands out every complete answer, also those that came just
-    /// before the connection ended; then reports the end, if any. Each chunk is framed as it
+    /// before the connection ended; then reports the end, if any. Each chunk is decoded as it
     /// arrives, so a reply over the caps is refused before the next chunk is read: however
     /// fast a master sends, the inbox holds at most one capped reply and one chunk.
     fn read(&mut self, cx: &mut Context<'_>) -> Result<(), Broken> {
@@ -223,6 +275,7 @@ impl State {
             let mut buf = ReadBuf::new(&mut self.chunk);
             let read = Pin::new(stream).poll_read(cx, &mut buf);
             let n = buf.filled().len();
+            self.heard |= n > 0;
             self.inbox.extend_from_slice(&self.chunk[..n]);
             match read {
                 Poll::Ready(Ok(())) if n == 0 => {
@@ -243,22 +296,15 @@ impl State {
     fn split(&mut self) -> Result<(), Broken> {
         let mut start = 0;
         let result = loop {
-            match self.framer.next(&self.inbox[start..]) {
-                Ok(Some(len)) => {
-                    let frame = &self.inbox[start..start + len];
+            match self.decoder.next(&self.inbox[start..]) {
+                Ok(Some((len, reply))) => {
                     start += len;
-                    let value = match resp::integer(frame) {
-                        Some(n) => Value::Int(n),
-                        None => match redis::parse_redis_value(frame) {
-                            Ok(value) => value,
-                            Err(e) => break Err(Broken::BadReply(e.to_string())),
-                        },
-                    };
-                    if let Err(broken) = self.deliver(value) {
+                    if let Err(broken) = self.deliver(reply) {
                         break Err(broken);
                     }
                 }
                 Ok(None) => break Ok(()),
+                Err(BadReply::Tls) => break Err(Broken::SpeaksTls),
                 Err(bad) => break Err(Broken::BadReply(bad.to_string())),
             }
         };
@@ -266,23 +312,46 @@ impl State {
         result
     }
 
-    /// Hands the next answer to the request it belongs to.
-    fn deliver(&mut self, value: Value) -> Result<(), Broken> {
+    /// Hands the next answer to the request it belongs to; a reply that answers no request
+    /// is a push, if this pipe listens for them.
+    fn deliver(&mut self, reply: Reply) -> Result<(), Broken> {
         let number = self.answered;
         if number >= self.first + self.slots.len() as u64 {
-            return Err(Broken::BadReply(
-                "the master answered a request that was never sent".into(),
-            ));
+            return self.push(reply);
         }
         self.answered += 1;
         let slot = self.slot(number);
         if !slot.done {
-            slot.answer = Some(Ok(value));
+            slot.answer = Some(Ok(reply));
             if let Some(waker) = slot.waker.take() {
                 waker.wake();
             }
         }
         self.trim();
+        Ok(())
+    }
+
+    /// Notes a pub/sub message (`["message", channel, payload]`), waking the listener the
+    /// first time since it last looked. Nothing of the message is kept.
+    fn push(&mut self, reply: Reply) -> Result<(), Broken> {
+        let Some(pushes) = &mut self.pushes else {
+            return Err(Broken::BadReply(
+                "the master answered a request that was never sent".into(),
+            ));
+        };
+        let is_message = matches!(&reply, Reply::Array(items)
+            if items.len() == 3 && items[0].bulk() == Some(b"message".as_slice()));
+        if !is_message {
+            return Err(Broken::BadReply(
+                "a subscribed connection received something other than a message".into(),
+            ));
+        }
+        if !pushes.arrived {
+            pushes.arrived = true;
+            if let Some(waker) = &pushes.waker {
+                waker.wake_by_ref();
+            }
+        }
         Ok(())
     }
 
@@ -306,6 +375,9 @@ impl State {
         self.unflushed = false;
         self.broken = Some(why);
         self.trim();
+        if let Some(waker) = self.pushes.as_mut().and_then(|p| p.waker.take()) {
+            waker.wake();
+        }
     }
 
     /// Forgets the oldest slots whose answer arrived and is no longer wanted.
@@ -316,12 +388,14 @@ impl State {
         }
     }
 
-    /// A request that still waits, to take over the pipe's I/O from one that leaves.
+    /// A request that still waits, or else the listener, to take over the pipe's I/O from
+    /// a request that leaves.
     fn successor(&mut self) -> Option<Waker> {
         self.slots
             .iter_mut()
             .find(|s| !s.done && s.answer.is_none() && s.waker.is_some())
             .and_then(|s| s.waker.clone())
+            .or_else(|| self.pushes.as_ref().and_then(|p| p.waker.clone()))
     }
 }
 
@@ -457,7 +531,7 @@ mod tests {
                 .expect("write");
             assert_eq!(
                 second.await,
-                Ok(Value::BulkString(b"two".to_vec())),
+                Ok(Reply::Bulk(b"two".to_vec())),
                 "the dropped request's answer must not be handed to the next one"
             );
         });
@@ -487,7 +561,7 @@ mod tests {
                 .expect("write");
             // The first PONG answers this request; the second answers nothing.
             let answer = pipe.request(ping).await;
-            assert_eq!(answer, Ok(Value::SimpleString("PONG".into())));
+            assert_eq!(answer, Ok(Reply::Simple("PONG".into())));
             let later = pipe.request(ping).await;
             assert!(later.is_err(), "{later:?}");
         });
@@ -503,7 +577,7 @@ mod tests {
             // The master answers, then closes (shutdown, CLIENT KILL, restart).
             server.write_all(b":1\r\n").await.expect("write");
             drop(server);
-            assert_eq!(request.await, Ok(Value::Int(1)));
+            assert_eq!(request.await, Ok(Reply::Int(1)));
             assert!(pipe.is_broken());
         });
     }
@@ -519,7 +593,7 @@ mod tests {
                 .expect("write");
             drop(server);
             let answer = pipe.request(ping).await;
-            assert!(matches!(answer, Ok(Value::ServerError(_))), "{answer:?}");
+            assert!(matches!(answer, Ok(Reply::Error(_))), "{answer:?}");
         });
     }
 
@@ -546,7 +620,7 @@ mod tests {
             let (first, second) = futures_util::future::join(first, second).await;
             assert_eq!(
                 first,
-                Ok(Value::Int(1)),
+                Ok(Reply::Int(1)),
                 "the answer before it is delivered"
             );
             assert_eq!(
@@ -584,6 +658,109 @@ mod tests {
                     "the master closed the connection in the middle of a reply".into()
                 ))
             );
+        });
+    }
+
+    /// A pub/sub message on channel `c`, as Redis sends it.
+    const MESSAGE: &[u8] = b"*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$0\r\n\r\n";
+
+    fn subscribe(out: &mut Vec<u8>) {
+        resp::encode(out, 2, [b"SUBSCRIBE".as_slice(), b"c"]);
+    }
+
+    /// Polls the pipe's listener once.
+    async fn poll_push_once(pipe: &Pipe) -> Poll<Result<(), Broken>> {
+        std::future::poll_fn(|cx| Poll::Ready(pipe.poll_push(cx))).await
+    }
+
+    #[test]
+    fn pushes_after_the_subscription_coalesce_into_one_wake_up() {
+        runtime().block_on(async {
+            let (ours, mut server) = tokio::io::duplex(64 * 1024);
+            let pipe = Pipe::new(Box::new(ours));
+            pipe.listen();
+            // The confirmation is the SUBSCRIBE's answer; a message in the same read is a push.
+            let mut confirmed = b"*3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n:1\r\n".to_vec();
+            confirmed.extend_from_slice(MESSAGE);
+            server.write_all(&confirmed).await.expect("write");
+            let answer = pipe.request(subscribe).await.expect("confirmed");
+            let bulk = |s: &str| Reply::Bulk(s.as_bytes().to_vec());
+            let confirmation = Reply::Array(vec![bulk("subscribe"), bulk("c"), Reply::Int(1)]);
+            assert_eq!(answer, confirmation);
+            assert_eq!(poll_push_once(&pipe).await, Poll::Ready(Ok(())));
+            assert_eq!(
+                poll_push_once(&pipe).await,
+                Poll::Pending,
+                "one wake-up per look"
+            );
+            // A thousand messages between two looks: one wake-up, and nothing kept.
+            server
+                .write_all(&MESSAGE.repeat(1000))
+                .await
+                .expect("write");
+            assert_eq!(poll_push_once(&pipe).await, Poll::Ready(Ok(())));
+            assert_eq!(poll_push_once(&pipe).await, Poll::Pending);
+            {
+                let state = pipe.lock();
+                assert!(state.inbox.is_empty() && state.slots.is_empty());
+            }
+            // Waiting for one wakes up when it comes.
+            let waiting = std::future::poll_fn(|cx| pipe.poll_push(cx));
+            let (woken, _) = futures_util::future::join(waiting, async {
+                tokio::task::yield_now().await;
+                server.write_all(MESSAGE).await.expect("write");
+            })
+            .await;
+            assert_eq!(woken, Ok(()));
+            // A message that arrived before the connection closed is reported, then the end.
+            server.write_all(MESSAGE).await.expect("write");
+            drop(server);
+            assert_eq!(poll_push_once(&pipe).await, Poll::Ready(Ok(())));
+            assert!(matches!(
+                poll_push_once(&pipe).await,
+                Poll::Ready(Err(Broken::Io(_)))
+            ));
+        });
+    }
+
+    #[test]
+    fn a_push_is_a_protocol_error_unless_the_pipe_listens_and_it_is_a_message() {
+        runtime().block_on(async {
+            // Not listening: a message answers no request.
+            let (ours, mut server) = tokio::io::duplex(1024);
+            let pipe = Pipe::new(Box::new(ours));
+            server.write_all(b":1\r\n").await.expect("write");
+            server.write_all(MESSAGE).await.expect("write");
+            assert_eq!(pipe.request(ping).await, Ok(Reply::Int(1)));
+            assert!(pipe.request(ping).await.is_err());
+            // Listening: anything but a message breaks the pipe.
+            let (ours, mut server) = tokio::io::duplex(1024);
+            let pipe = Pipe::new(Box::new(ours));
+            pipe.listen();
+            server.write_all(b"+PONG\r\n").await.expect("write");
+            assert_eq!(
+                poll_push_once(&pipe).await,
+                Poll::Ready(Err(Broken::BadReply(
+                    "a subscribed connection received something other than a message".into()
+                )))
+            );
+        });
+    }
+
+    #[test]
+    fn a_tls_record_breaks_the_pipe_naming_tls() {
+        runtime().block_on(async {
+            let (ours, mut server) = tokio::io::duplex(1024);
+            let pipe = Pipe::new(Box::new(ours));
+            assert!(pipe.heard_nothing());
+            // A TLS alert (protocol version), then the close.
+            server
+                .write_all(&[0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x46])
+                .await
+                .expect("write");
+            drop(server);
+            assert_eq!(pipe.request(ping).await, Err(Broken::SpeaksTls));
+            assert!(!pipe.heard_nothing());
         });
     }
 

@@ -15,12 +15,12 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use redis::Value;
-
 use super::keys::{self, RESERVED_PREFIX};
+use super::lua::Lua;
 use super::master::Master;
 use super::node::{Node, NodeError};
-use super::scripts::{ACQUIRE, Lua, RELEASE};
+use super::resp::Reply;
+use super::scripts::{ACQUIRE, RELEASE};
 
 /// What one master said.
 #[derive(Clone, Debug)]
@@ -50,20 +50,20 @@ pub struct ServerFacts {
 
 /// Asks one master, within `timeout` per request.
 pub(super) async fn probe(node: &Node, timeout: Duration) -> Probe {
-    let ask = |cmd: redis::Cmd| async move {
+    let ask = |args: &'static [&'static [u8]]| async move {
         let start = Instant::now();
-        let answer = tokio::time::timeout(timeout, node.command(cmd))
+        let answer = tokio::time::timeout(timeout, node.command(args))
             .await
             .unwrap_or_else(|_| Err(node.timed_out()));
         (answer, start.elapsed())
     };
-    let mut info = redis::cmd("INFO");
-    info.arg("server")
-        .arg("replication")
-        .arg("memory")
-        .arg("persistence");
-    let mut appendfsync = redis::cmd("CONFIG");
-    appendfsync.arg("GET").arg("appendfsync");
+    let info: &[&[u8]] = &[
+        b"INFO",
+        b"server",
+        b"replication",
+        b"memory",
+        b"persistence",
+    ];
     let (info, info_rtt) = ask(info).await;
     let info = match info {
         Ok(info) => info,
@@ -76,15 +76,16 @@ pub(super) async fn probe(node: &Node, timeout: Duration) -> Probe {
         }
     };
     let sent = SystemTime::now();
-    let (time, rtt) = ask(redis::cmd("TIME")).await;
-    let (fsync, _) = ask(appendfsync).await;
+    let (time, rtt) = ask(&[b"TIME"]).await;
+    let (fsync, _) = ask(&[b"CONFIG", b"GET", b"appendfsync"]).await;
     let scripts_refused = try_scripts(node, timeout).await.err();
     let scratch = format!("{RESERVED_PREFIX}{{doctor}}:scratch");
-    let mut publish = redis::cmd("PUBLISH");
-    publish.arg(&scratch).arg("");
-    let (published, _) = ask(publish).await;
+    let publish: [&[u8]; 3] = [b"PUBLISH", scratch.as_bytes(), b""];
+    let published = tokio::time::timeout(timeout, node.command(&publish))
+        .await
+        .unwrap_or_else(|_| Err(node.timed_out()));
     let facts = Ok(ServerFacts {
-        info: parse_info(&text(&info)),
+        info: parse_info(&info.text().unwrap_or_default()),
         appendfsync: fsync.ok().and_then(|v| config_value(&v)),
         clock_offset_ms: time.ok().and_then(|v| clock_offset_ms(&v, sent, rtt)),
         scripts_refused,
@@ -119,7 +120,7 @@ async fn expect_one(
     args: &[&[u8]],
 ) -> Result<(), NodeError> {
     match tokio::time::timeout(timeout, node.eval(script, keys, args)).await {
-        Ok(Ok(Value::Int(1))) => Ok(()),
+        Ok(Ok(Reply::Int(1))) => Ok(()),
         Ok(Ok(other)) => Err(NodeError::BadReply(format!("unexpected reply {other:?}"))),
         Ok(Err(error)) => Err(error),
         Err(_) => Err(node.timed_out()),
@@ -135,29 +136,21 @@ pub fn parse_info(text: &str) -> HashMap<String, String> {
         .collect()
 }
 
-fn text(value: &Value) -> String {
+/// The value of a `CONFIG GET` reply: `[name, value]`; `None` when the parameter is unknown
+/// (an empty array).
+fn config_value(value: &Reply) -> Option<String> {
     match value {
-        Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
-        Value::SimpleString(s) | Value::VerbatimString { text: s, .. } => s.clone(),
-        _ => String::new(),
-    }
-}
-
-/// The value of a `CONFIG GET` reply: `[name, value]` (RESP2) or a map (RESP3).
-fn config_value(value: &Value) -> Option<String> {
-    match value {
-        Value::Array(items) if items.len() == 2 => Some(text(&items[1])),
-        Value::Map(pairs) => pairs.first().map(|(_, v)| text(v)),
+        Reply::Array(items) if items.len() == 2 => items[1].text(),
         _ => None,
     }
 }
 
 /// The master's clock minus ours, from a TIME reply `[seconds, microseconds]`.
-fn clock_offset_ms(value: &Value, sent: SystemTime, rtt: Duration) -> Option<i64> {
-    let Value::Array(items) = value else {
+fn clock_offset_ms(value: &Reply, sent: SystemTime, rtt: Duration) -> Option<i64> {
+    let Reply::Array(items) = value else {
         return None;
     };
-    let number = |v: &Value| text(v).parse::<i64>().ok();
+    let number = |v: &Reply| v.text()?.parse::<i64>().ok();
     let server_us = number(items.first()?)? * 1_000_000 + number(items.get(1)?)?;
     let local = (sent + rtt / 2).duration_since(UNIX_EPOCH).ok()?;
     let local_us = i64::try_from(local.as_micros()).ok()?;
@@ -176,24 +169,33 @@ mod tests {
     }
 
     #[test]
-    fn config_get_replies_of_both_protocols() {
-        let pair = Value::Array(vec![
-            Value::BulkString(b"appendfsync".to_vec()),
-            Value::BulkString(b"always".to_vec()),
+    fn config_get_replies() {
+        let pair = Reply::Array(vec![
+            Reply::Bulk(b"appendfsync".to_vec()),
+            Reply::Bulk(b"always".to_vec()),
         ]);
         assert_eq!(config_value(&pair).as_deref(), Some("always"));
-        assert_eq!(config_value(&Value::Array(vec![])), None);
+        assert_eq!(config_value(&Reply::Array(vec![])), None);
+        assert_eq!(config_value(&Reply::Nil), None);
     }
 
     #[test]
     fn clock_offset_from_time() {
         let sent = UNIX_EPOCH + Duration::from_secs(1_000);
-        let reply = Value::Array(vec![
-            Value::BulkString(b"1002".to_vec()),
-            Value::BulkString(b"500000".to_vec()),
+        let reply = Reply::Array(vec![
+            Reply::Bulk(b"1002".to_vec()),
+            Reply::Bulk(b"500000".to_vec()),
         ]);
         // Answered at the midpoint of a 1 s round trip: 1000.5 s here, 1002.5 s there.
         let offset = clock_offset_ms(&reply, sent, Duration::from_secs(1));
         assert_eq!(offset, Some(2_000));
+        // Anything else has no offset.
+        for odd in [
+            Reply::Array(vec![Reply::Bulk(b"x".to_vec()), Reply::Int(0)]),
+            Reply::Array(vec![Reply::Int(1)]),
+            Reply::Int(1002),
+        ] {
+            assert_eq!(clock_offset_ms(&odd, sent, Duration::ZERO), None, "{odd:?}");
+        }
     }
 }

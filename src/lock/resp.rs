@@ -1,16 +1,21 @@
-//! The two small pieces of RESP (the Redis protocol) that the pipe needs and redis-rs does not
-//! offer on its own: writing a command straight into a connection's outgoing buffer, and
-//! finding where one complete reply ends in the incoming bytes ([`Framer`]). Turning a reply
-//! into a [`redis::Value`] is left to redis-rs (`redis::parse_redis_value`), except for the
-//! integer replies of the hot path (acquire, extend, release), read here: redis-rs's parser
-//! sets up an 8 KiB buffer per call, which cost more than the rest of a request together.
+//! RESP (the Redis protocol), both ways, for every connection redlock opens: writing a command
+//! straight into a connection's outgoing buffer ([`encode`]), and reading the replies, and the
+//! push messages of a subscribed connection, as they arrive ([`Decoder`]) into a small value of
+//! our own ([`Reply`]).
 //!
-//! The framer's invariants: every byte received is scanned once, however the reply is split
-//! across reads (framing is linear in the bytes received); and no reply is accepted, or
-//! buffered past the point where it is known to be too large, beyond [`MAX_REPLY_BYTES`],
-//! [`MAX_BULK_BYTES`], [`MAX_ELEMENTS`] and [`MAX_DEPTH`]. So whatever a master sends, redlock
-//! holds at most about one capped reply per connection, and redis-rs only ever parses a
-//! complete reply within the caps.
+//! The decoder's invariants:
+//! 1. **One pass.** Every byte received is looked at once, however a reply is split across
+//!    reads: the decoder keeps where it stopped (the line it is in, how far it searched for
+//!    that line's end, the arrays still open) and builds the value as its pieces complete. A
+//!    reply is never framed first and parsed again afterwards, and nothing is set up per reply:
+//!    the hot path's `:1` costs one short scan and no allocation.
+//! 2. **Capped.** No reply is accepted, or buffered past the point where it is known to be too
+//!    large, beyond [`MAX_REPLY_BYTES`], [`MAX_BULK_BYTES`], [`MAX_ELEMENTS`] and
+//!    [`MAX_DEPTH`]. So whatever a master sends, redlock holds at most about one capped reply
+//!    per connection, bytes and decoded value together.
+//! 3. **Strict.** A byte that cannot start a RESP2 value fails the connection at once (not once
+//!    a line end or the size cap comes), and a TLS record where a reply should be is named as
+//!    such: a `redis://` URL pointing at a TLS port.
 //!
 //! Only RESP2 is spoken: redlock never sends HELLO, so a master answers in RESP2.
 
@@ -62,13 +67,18 @@ pub const MAX_BULK_BYTES: usize = 512 << 10;
 /// The most array elements one reply may hold, at all levels together. Our scripts answer
 /// with at most four fields; CONFIG GET of every parameter, the largest array a diagnostic
 /// might want, has under a thousand. The cap matters beyond the byte cap: an element can be
-/// three bytes on the wire (`+\r\n`) but costs tens of bytes once parsed.
+/// three bytes on the wire (`+\r\n`) but costs a [`Reply`] (32 bytes) once decoded, so
+/// this cap bounds a decoded reply's skeleton at 256 KiB.
 pub const MAX_ELEMENTS: usize = 8192;
 
 /// The deepest nesting of arrays one reply may have. Our scripts' replies nest one level;
 /// the deepest reply of any command a diagnostic might send (ACL GETUSER's selectors) three.
-/// Bounded so that parsing, which recurses per level, cannot be driven arbitrarily deep.
+/// Bounded so that what recurses per level (dropping or printing a reply) cannot be driven
+/// arbitrarily deep; decoding itself keeps its open arrays on a stack of its own.
 pub const MAX_DEPTH: usize = 8;
+
+/// What to tell a user whose `redis://` URL points at a port that speaks TLS.
+pub const SPEAKS_TLS: &str = "this port speaks TLS: use rediss:// (and --tls-ca-cert)";
 
 /// Why the bytes a master sent cannot be a reply to us. The connection is unusable after any
 /// of them: there is no telling where the next reply would start.
@@ -88,6 +98,10 @@ pub enum BadReply {
     BadLength(String),
     /// A bulk string not followed by CRLF.
     MissingCrlf,
+    /// An integer reply that is not a number that fits in 64 bits (its text, for the message).
+    NotANumber(String),
+    /// A TLS record (an alert or a handshake) where a reply should start: the port speaks TLS.
+    Tls,
 }
 
 impl std::fmt::Display for BadReply {
@@ -105,82 +119,154 @@ impl std::fmt::Display for BadReply {
             BadReply::NotResp(start) => write!(f, "not RESP2 (starts with {start:?})"),
             BadReply::BadLength(field) => write!(f, "bad length {field:?}"),
             BadReply::MissingCrlf => f.write_str("string not followed by CRLF"),
+            BadReply::NotANumber(text) => write!(f, "bad integer {text:?}"),
+            BadReply::Tls => f.write_str(SPEAKS_TLS),
         }
     }
 }
 
-/// Finds where each reply ends in a connection's incoming bytes, in time linear in the bytes
-/// received: what has been scanned is never scanned again, however the reply is split
-/// across reads. It also enforces the caps above while the reply arrives, so that a master
-/// is refused as soon as its reply is known to be too large, not once it has all been read.
+/// One reply (or push message) as the master sent it.
 ///
-/// Use: call [`Framer::next`] with the bytes from the start of the current reply, each time
-/// more arrived; after it returns `Some(len)`, the next reply starts `len` bytes further on.
-/// After an error the framer, like the connection, is of no further use.
+/// RESP2's two spellings of nothing (`$-1` and `*-1`) are one [`Reply::Nil`]: no caller tells
+/// them apart (a Lua `false` becomes `$-1`, and nothing of ours answers `*-1`). Simple strings
+/// and errors are text; a master that puts invalid UTF-8 in one gets it shown lossily.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// `+...`: a status, such as `OK`.
+    Simple(String),
+    /// `-...`: an error reply, as the master wrote it (`NOSCRIPT No matching script...`).
+    Error(String),
+    /// `:...`
+    Int(i64),
+    /// `$...`: a binary-safe string.
+    Bulk(Vec<u8>),
+    /// `*...`: its elements.
+    Array(Vec<Reply>),
+    /// `$-1` or `*-1`.
+    Nil,
+}
+
+impl Reply {
+    /// The bytes of a bulk string; `None` for anything else.
+    pub fn bulk(&self) -> Option<&[u8]> {
+        match self {
+            Reply::Bulk(bytes) => Some(bytes),
+            _ => None,
+        }
+    }
+
+    /// A bulk or simple string as text (lossily); `None` for anything else.
+    pub fn text(&self) -> Option<String> {
+        match self {
+            Reply::Bulk(bytes) => Some(String::from_utf8_lossy(bytes).into_owned()),
+            Reply::Simple(text) => Some(text.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// Bulk strings shown as text (`Bulk("t1")`), so that a trace (`-vv`) reads like the master's
+/// answer rather than a list of byte values.
+impl std::fmt::Debug for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reply::Simple(text) => write!(f, "Simple({text:?})"),
+            Reply::Error(text) => write!(f, "Error({text:?})"),
+            Reply::Int(n) => write!(f, "Int({n})"),
+            Reply::Bulk(bytes) => write!(f, "Bulk({:?})", String::from_utf8_lossy(bytes)),
+            Reply::Array(items) => f.debug_tuple("Array").field(items).finish(),
+            Reply::Nil => f.write_str("Nil"),
+        }
+    }
+}
+
+/// Decodes the replies in a connection's incoming bytes as they arrive, in one pass (see the
+/// module rules), enforcing the caps while a reply arrives: a master is refused as soon as its
+/// reply is known to be too large, not once it has all been read.
+///
+/// Use: call [`Decoder::next`] with the bytes from the start of the current reply, each time
+/// more arrived; after it returns `Some((len, reply))`, the next reply starts `len` bytes
+/// further on. After an error the decoder, like the connection, is of no further use.
 #[derive(Debug, Default)]
-pub struct Framer {
+pub struct Decoder {
     /// Where the next line starts, from the start of the reply.
     pos: usize,
     /// How far from `pos` the search for that line's CR has already looked.
     searched: usize,
-    /// Where the bulk string whose header was read ends (its CRLF included), while its bytes
-    /// are still arriving.
-    bulk_end: Option<usize>,
-    /// Elements still to come in each array that is open, innermost last.
-    open: Vec<usize>,
+    /// Where the payload of the bulk string whose header was read starts, and where it ends
+    /// (its CRLF included), while its bytes are still arriving.
+    bulk: Option<(usize, usize)>,
+    /// The arrays that are open, innermost last.
+    open: Vec<Open>,
     /// Array elements announced so far in this reply.
     elements: usize,
 }
 
-impl Framer {
-    /// The length of the reply at the start of `buf` once it is complete; `Ok(None)` while
+/// An array whose elements are still arriving.
+#[derive(Debug)]
+struct Open {
+    /// How many elements are still to come.
+    left: usize,
+    items: Vec<Reply>,
+}
+
+/// How many elements' room to reserve for an array before they arrive: what our replies need
+/// (at most four), never what a master merely announces.
+const RESERVED_ELEMENTS: usize = 4;
+
+impl Decoder {
+    /// The reply at the start of `buf` and its length once it is complete; `Ok(None)` while
     /// more bytes are needed. `buf` must start where the previous call's `buf` started (or,
-    /// after a `Some`, where the reply it found ended).
-    pub fn next(&mut self, buf: &[u8]) -> Result<Option<usize>, BadReply> {
+    /// after a `Some`, where the reply it returned ended).
+    pub fn next(&mut self, buf: &[u8]) -> Result<Option<(usize, Reply)>, BadReply> {
         loop {
-            if let Some(end) = self.bulk_end {
+            let value = if let Some((start, end)) = self.bulk {
                 if buf.len() < end {
                     return Ok(None);
                 }
                 if &buf[end - 2..end] != b"\r\n" {
                     return Err(BadReply::MissingCrlf);
                 }
-                self.bulk_end = None;
+                self.bulk = None;
                 self.pos = end;
-                if let Some(len) = self.value_done() {
-                    return Ok(Some(len));
+                Reply::Bulk(buf[start..end - 2].to_vec())
+            } else {
+                let Some(&kind) = buf.get(self.pos) else {
+                    return Ok(None);
+                };
+                if !matches!(kind, b'+' | b'-' | b':' | b'$' | b'*') {
+                    return self.not_resp(buf);
                 }
-                continue;
-            }
-            let Some(line_end) = self.find_line_end(buf)? else {
-                return Ok(None);
-            };
-            let line = &buf[self.pos..line_end];
-            let after = line_end + 2;
-            self.searched = 0;
-            match line.first() {
-                Some(b'+' | b'-' | b':') => self.pos = after,
-                Some(b'$') => match length(&line[1..])? {
-                    None => self.pos = after,
-                    Some(len) => {
-                        // The whole reply's cap first: a header announcing a terabyte is
-                        // refused for its size, whatever else is wrong with it.
-                        let end = after.saturating_add(len).saturating_add(2);
-                        if end > MAX_REPLY_BYTES {
-                            return Err(BadReply::TooLarge);
+                let Some(line_end) = self.find_line_end(buf)? else {
+                    return Ok(None);
+                };
+                let line = &buf[self.pos + 1..line_end];
+                let after = line_end + 2;
+                self.searched = 0;
+                self.pos = after;
+                match kind {
+                    b'+' => Reply::Simple(String::from_utf8_lossy(line).into_owned()),
+                    b'-' => Reply::Error(String::from_utf8_lossy(line).into_owned()),
+                    b':' => Reply::Int(integer(line)?),
+                    b'$' => match length(line)? {
+                        None => Reply::Nil,
+                        Some(len) => {
+                            // The whole reply's cap first: a header announcing a terabyte is
+                            // refused for its size, whatever else is wrong with it.
+                            let end = after.saturating_add(len).saturating_add(2);
+                            if end > MAX_REPLY_BYTES {
+                                return Err(BadReply::TooLarge);
+                            }
+                            if len > MAX_BULK_BYTES {
+                                return Err(BadReply::BulkTooLarge(len));
+                            }
+                            self.bulk = Some((after, end));
+                            continue;
                         }
-                        if len > MAX_BULK_BYTES {
-                            return Err(BadReply::BulkTooLarge(len));
-                        }
-                        self.pos = after;
-                        self.bulk_end = Some(end);
-                        continue;
-                    }
-                },
-                Some(b'*') => {
-                    self.pos = after;
-                    match length(&line[1..])? {
-                        None | Some(0) => {}
+                    },
+                    _ => match length(line)? {
+                        None => Reply::Nil,
+                        Some(0) => Reply::Array(Vec::new()),
                         Some(count) => {
                             self.elements = self.elements.saturating_add(count);
                             if self.elements > MAX_ELEMENTS {
@@ -189,21 +275,41 @@ impl Framer {
                             if self.open.len() == MAX_DEPTH {
                                 return Err(BadReply::TooDeep);
                             }
-                            self.open.push(count);
+                            self.open.push(Open {
+                                left: count,
+                                items: Vec::with_capacity(count.min(RESERVED_ELEMENTS)),
+                            });
                             // Not a complete value yet: its elements follow.
                             continue;
                         }
-                    }
+                    },
                 }
-                _ => {
-                    let shown: String = String::from_utf8_lossy(line).chars().take(20).collect();
-                    return Err(BadReply::NotResp(shown));
-                }
-            }
-            if let Some(len) = self.value_done() {
-                return Ok(Some(len));
+            };
+            if let Some(reply) = self.complete(value) {
+                let len = self.pos;
+                // Ready for the next reply; the stack's room is kept.
+                *self = Decoder {
+                    open: std::mem::take(&mut self.open),
+                    ..Decoder::default()
+                };
+                return Ok(Some((len, reply)));
             }
         }
+    }
+
+    /// Why a value cannot start with the byte at `pos`: a TLS record (a content type of 21,
+    /// alert, or 22, handshake, then major version 3), or anything else that is not RESP2.
+    fn not_resp(&self, buf: &[u8]) -> Result<Option<(usize, Reply)>, BadReply> {
+        if matches!(buf[self.pos], 0x15 | 0x16) {
+            match buf.get(self.pos + 1) {
+                None => return Ok(None),
+                Some(0x03) => return Err(BadReply::Tls),
+                Some(_) => {}
+            }
+        }
+        let rest = &buf[self.pos..];
+        let line = &rest[..rest.iter().position(|b| *b == b'\r').unwrap_or(rest.len())];
+        Err(BadReply::NotResp(shown(line, 20)))
     }
 
     /// The offset of the CR that ends the line at `pos`, searching only bytes not searched
@@ -240,30 +346,29 @@ impl Framer {
         }
     }
 
-    /// Counts one complete value at `pos`, closing the arrays it completes. The reply's
-    /// length when that was its last value (and the framer is ready for the next reply).
-    fn value_done(&mut self) -> Option<usize> {
-        while let Some(left) = self.open.last_mut() {
-            *left -= 1;
-            if *left > 0 {
+    /// Adds one complete value to the array it belongs to, closing the arrays it completes.
+    /// The whole reply when that value was its last.
+    fn complete(&mut self, mut value: Reply) -> Option<Reply> {
+        while let Some(open) = self.open.last_mut() {
+            open.items.push(value);
+            open.left -= 1;
+            if open.left > 0 {
                 return None;
             }
             // That array is complete: one value of the array around it.
-            self.open.pop();
+            let done = self.open.pop().expect("the array just completed");
+            value = Reply::Array(done.items);
         }
-        let len = self.pos;
-        *self = Framer {
-            open: std::mem::take(&mut self.open),
-            ..Framer::default()
-        };
-        Some(len)
+        Some(value)
     }
 }
 
-/// The value of a complete integer reply (`:<n>` CRLF); `None` for any other reply.
-pub fn integer(frame: &[u8]) -> Option<i64> {
-    let digits = frame.strip_prefix(b":")?.strip_suffix(b"\r\n")?;
-    std::str::from_utf8(digits).ok()?.parse().ok()
+/// The value of an integer reply's line (after the `:`).
+fn integer(line: &[u8]) -> Result<i64, BadReply> {
+    std::str::from_utf8(line)
+        .ok()
+        .and_then(|digits| digits.parse().ok())
+        .ok_or_else(|| BadReply::NotANumber(shown(line, 24)))
 }
 
 /// A length field: `None` for -1 (a nil bulk string or array), else the count. A count too
@@ -272,13 +377,17 @@ fn length(field: &[u8]) -> Result<Option<usize>, BadReply> {
     if field == b"-1" {
         return Ok(None);
     }
-    let bad = || BadReply::BadLength(String::from_utf8_lossy(field).chars().take(24).collect());
     if field.is_empty() || field.len() > 64 || !field.iter().all(u8::is_ascii_digit) {
-        return Err(bad());
+        return Err(BadReply::BadLength(shown(field, 24)));
     }
     Ok(Some(field.iter().fold(0usize, |n, d| {
         n.saturating_mul(10).saturating_add(usize::from(d - b'0'))
     })))
+}
+
+/// The first `chars` characters of `bytes`, for a message.
+fn shown(bytes: &[u8], chars: usize) -> String {
+    String::from_utf8_lossy(bytes).chars().take(chars).collect()
 }
 
 #[cfg(test)]
@@ -296,70 +405,152 @@ mod tests {
         assert_eq!(&out[..8], b"previous");
     }
 
-    /// The first reply's length, framed from scratch in one call.
+    /// The first reply's length, decoded from scratch in one call.
     fn reply_len(buf: &[u8]) -> Result<Option<usize>, BadReply> {
-        Framer::default().next(buf)
+        decode(buf).map(|found| found.map(|(len, _)| len))
     }
 
-    /// Frames `stream` as a pipe would, `step` bytes arriving at a time: the lengths of the
-    /// complete replies, then the error if one came.
-    fn frame_in_steps(stream: &[u8], step: usize) -> (Vec<usize>, Option<BadReply>) {
-        let mut framer = Framer::default();
+    /// The first reply and its length, decoded from scratch in one call.
+    fn decode(buf: &[u8]) -> Result<Option<(usize, Reply)>, BadReply> {
+        Decoder::default().next(buf)
+    }
+
+    /// Decodes `stream` as a pipe would, `step` bytes arriving at a time: the complete
+    /// replies with their lengths, then the error if one came.
+    fn decode_in_steps(stream: &[u8], step: usize) -> (Vec<(usize, Reply)>, Option<BadReply>) {
+        let mut decoder = Decoder::default();
         let mut start = 0;
-        let mut lengths = Vec::new();
+        let mut replies = Vec::new();
         for received in (step..stream.len() + step).step_by(step) {
             let received = received.min(stream.len());
             loop {
-                match framer.next(&stream[start..received]) {
-                    Ok(Some(len)) => {
-                        lengths.push(len);
+                match decoder.next(&stream[start..received]) {
+                    Ok(Some((len, reply))) => {
+                        replies.push((len, reply));
                         start += len;
                     }
                     Ok(None) => break,
-                    Err(e) => return (lengths, Some(e)),
+                    Err(e) => return (replies, Some(e)),
                 }
             }
         }
-        (lengths, None)
+        (replies, None)
     }
 
-    const EVERY_KIND: [&[u8]; 11] = [
-        b"+OK\r\n",
-        b"-NOSCRIPT No matching script\r\n",
-        b":1\r\n",
-        b":-42\r\n",
-        b"$5\r\nhello\r\n",
-        b"$0\r\n\r\n",
-        b"$-1\r\n",
-        b"*-1\r\n",
-        b"*0\r\n",
-        b"*4\r\n$3\r\nabc\r\n:1234\r\n$-1\r\n*2\r\n:1\r\n$2\r\n\r\n\r\n",
-        b"*2\r\n*1\r\n*0\r\n+x\r\n",
-    ];
+    /// The lengths of the replies [`decode_in_steps`] found, and its error.
+    fn frame_in_steps(stream: &[u8], step: usize) -> (Vec<usize>, Option<BadReply>) {
+        let (replies, error) = decode_in_steps(stream, step);
+        (replies.into_iter().map(|(len, _)| len).collect(), error)
+    }
+
+    fn bulk(text: &str) -> Reply {
+        Reply::Bulk(text.as_bytes().to_vec())
+    }
+
+    /// Every kind of RESP2 value, alone and nested, with what it decodes to.
+    fn every_kind() -> Vec<(&'static [u8], Reply)> {
+        vec![
+            (b"+OK\r\n", Reply::Simple("OK".into())),
+            (b"+\r\n", Reply::Simple(String::new())),
+            (
+                b"-NOSCRIPT No matching script\r\n",
+                Reply::Error("NOSCRIPT No matching script".into()),
+            ),
+            (b":1\r\n", Reply::Int(1)),
+            (b":-42\r\n", Reply::Int(-42)),
+            (b":9223372036854775807\r\n", Reply::Int(i64::MAX)),
+            (b":-9223372036854775808\r\n", Reply::Int(i64::MIN)),
+            (b"$5\r\nhello\r\n", bulk("hello")),
+            (b"$0\r\n\r\n", bulk("")),
+            (
+                b"$4\r\n\xff\x00\r\n\r\n",
+                Reply::Bulk(vec![0xff, 0, b'\r', b'\n']),
+            ),
+            (b"$-1\r\n", Reply::Nil),
+            (b"*-1\r\n", Reply::Nil),
+            (b"*0\r\n", Reply::Array(vec![])),
+            (
+                b"*4\r\n$3\r\nabc\r\n:1234\r\n$-1\r\n*2\r\n:1\r\n$2\r\n\r\n\r\n",
+                Reply::Array(vec![
+                    bulk("abc"),
+                    Reply::Int(1234),
+                    Reply::Nil,
+                    Reply::Array(vec![Reply::Int(1), bulk("\r\n")]),
+                ]),
+            ),
+            (
+                b"*2\r\n*1\r\n*0\r\n+x\r\n",
+                Reply::Array(vec![
+                    Reply::Array(vec![Reply::Array(vec![])]),
+                    Reply::Simple("x".into()),
+                ]),
+            ),
+            (
+                b"*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$0\r\n\r\n",
+                Reply::Array(vec![bulk("message"), bulk("c"), bulk("")]),
+            ),
+            (
+                b"*3\r\n-ERR x\r\n*-1\r\n:0\r\n",
+                Reply::Array(vec![
+                    Reply::Error("ERR x".into()),
+                    Reply::Nil,
+                    Reply::Int(0),
+                ]),
+            ),
+        ]
+    }
 
     #[test]
-    fn finds_the_end_of_every_kind_of_reply() {
-        for reply in EVERY_KIND {
+    fn decodes_every_kind_of_reply() {
+        for (reply, value) in every_kind() {
             // Complete, with the next reply's bytes behind it.
             let mut stream = reply.to_vec();
             stream.extend_from_slice(b":7\r\n");
-            assert_eq!(reply_len(&stream), Ok(Some(reply.len())), "{reply:?}");
-            // Every proper prefix is incomplete, never an error or a wrong length.
+            assert_eq!(decode(&stream), Ok(Some((reply.len(), value))), "{reply:?}");
+            // Cut at every byte: incomplete, never an error, a wrong length or a value.
             for cut in 0..reply.len() {
-                assert_eq!(reply_len(&reply[..cut]), Ok(None), "{reply:?} cut at {cut}");
+                assert_eq!(decode(&reply[..cut]), Ok(None), "{reply:?} cut at {cut}");
             }
-            // And redis-rs parses exactly that frame.
-            assert!(redis::parse_redis_value(&stream[..reply.len()]).is_ok());
+        }
+    }
+
+    /// redis-rs's parser as the reference: every kind decodes to what it parses.
+    #[test]
+    fn decodes_like_redis_rs() {
+        fn ours(value: redis::Value) -> Reply {
+            match value {
+                redis::Value::Nil => Reply::Nil,
+                redis::Value::Int(n) => Reply::Int(n),
+                redis::Value::BulkString(bytes) => Reply::Bulk(bytes),
+                redis::Value::Array(items) => Reply::Array(items.into_iter().map(ours).collect()),
+                redis::Value::SimpleString(text) => Reply::Simple(text),
+                redis::Value::Okay => Reply::Simple("OK".into()),
+                redis::Value::ServerError(e) => Reply::Error(
+                    [e.code(), e.details().unwrap_or_default()]
+                        .join(" ")
+                        .trim()
+                        .to_string(),
+                ),
+                other => panic!("not RESP2: {other:?}"),
+            }
+        }
+        for (reply, value) in every_kind() {
+            let theirs = redis::parse_redis_value(reply).expect("redis-rs parses it");
+            assert_eq!(ours(theirs), value, "{reply:?}");
         }
     }
 
     #[test]
-    fn resumes_where_it_stopped_however_the_bytes_arrive() {
-        let stream: Vec<u8> = EVERY_KIND.concat();
-        let expected: Vec<usize> = EVERY_KIND.iter().map(|r| r.len()).collect();
+    fn decodes_the_same_however_the_bytes_arrive() {
+        let kinds = every_kind();
+        let stream: Vec<u8> = kinds.iter().flat_map(|(reply, _)| reply.to_vec()).collect();
+        let expected: Vec<(usize, Reply)> = kinds
+            .into_iter()
+            .map(|(reply, value)| (reply.len(), value))
+            .collect();
         for step in [1, 2, 3, 5, 7, 64, stream.len()] {
             assert_eq!(
-                frame_in_steps(&stream, step),
+                decode_in_steps(&stream, step),
                 (expected.clone(), None),
                 "step {step}"
             );
@@ -370,7 +561,24 @@ mod tests {
         long.extend_from_slice(b"\r\n$10000\r\n");
         long.extend(std::iter::repeat_n(b'b', 10_000));
         long.extend_from_slice(b"\r\n");
-        assert_eq!(frame_in_steps(&long, 1), (vec![10_003, 10_010], None));
+        let (replies, error) = decode_in_steps(&long, 1);
+        assert_eq!(error, None);
+        assert_eq!(
+            replies,
+            vec![
+                (10_003, Reply::Simple("a".repeat(10_000))),
+                (10_010, Reply::Bulk(vec![b'b'; 10_000]))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_trace_shows_strings_as_text() {
+        let reply = Reply::Array(vec![bulk("t2"), Reply::Int(5000), Reply::Nil]);
+        assert_eq!(
+            format!("{reply:?}"),
+            r#"Array([Bulk("t2"), Int(5000), Nil])"#
+        );
     }
 
     #[test]
@@ -406,7 +614,6 @@ mod tests {
     fn a_reply_may_take_up_to_max_reply_bytes() {
         let at_cap = array_reply(MAX_REPLY_BYTES);
         assert_eq!(frame_in_steps(&at_cap, 4096), (vec![MAX_REPLY_BYTES], None));
-        assert!(redis::parse_redis_value(&at_cap).is_ok());
         // One byte more: refused as soon as the last string's header says so.
         let over = array_reply(MAX_REPLY_BYTES + 1);
         let last = 4 + 2 * ((MAX_REPLY_BYTES + 1 - 4) / 3);
@@ -469,7 +676,6 @@ mod tests {
         };
         let just_under = flat(MAX_ELEMENTS);
         assert_eq!(reply_len(&just_under), Ok(Some(just_under.len())));
-        assert!(redis::parse_redis_value(&just_under).is_ok());
         assert_eq!(
             reply_len(&flat(MAX_ELEMENTS + 1)),
             Err(BadReply::TooManyElements)
@@ -499,7 +705,6 @@ mod tests {
         };
         let deepest = nested(MAX_DEPTH);
         assert_eq!(reply_len(&deepest), Ok(Some(deepest.len())));
-        assert!(redis::parse_redis_value(&deepest).is_ok());
         assert_eq!(reply_len(&nested(MAX_DEPTH + 1)), Err(BadReply::TooDeep));
         // The endless `*1\r\n*1\r\n...`: refused after MAX_DEPTH of them, however long.
         let endless = b"*1\r\n".repeat(100_000);
@@ -511,19 +716,49 @@ mod tests {
     }
 
     #[test]
-    fn reads_integer_replies_like_redis_rs() {
-        for frame in [
-            b":1\r\n".as_slice(),
-            b":0\r\n",
-            b":-42\r\n",
-            b":9223372036854775807\r\n",
+    fn integers_must_be_64_bit_numbers() {
+        for bad in [
+            b":x\r\n".as_slice(),
+            b":\r\n",
+            b":1.5\r\n",
+            b":9223372036854775808\r\n",
         ] {
-            let ours = integer(frame).map(redis::Value::Int);
-            assert_eq!(ours, redis::parse_redis_value(frame).ok(), "{frame:?}");
+            assert!(
+                matches!(decode(bad), Err(BadReply::NotANumber(_))),
+                "{bad:?}"
+            );
         }
-        for other in [b"+1\r\n".as_slice(), b"$1\r\n1\r\n", b":x\r\n", b":1"] {
-            assert_eq!(integer(other), None, "{other:?}");
-        }
+        assert_eq!(
+            BadReply::NotANumber("x".into()).to_string(),
+            "bad integer \"x\""
+        );
+    }
+
+    #[test]
+    fn a_tls_record_is_named() {
+        // What a TLS server may answer to plaintext: an alert (protocol version), or its
+        // handshake.
+        assert_eq!(
+            decode(&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x46]),
+            Err(BadReply::Tls)
+        );
+        assert_eq!(decode(&[0x16, 0x03, 0x01]), Err(BadReply::Tls));
+        assert_eq!(decode(&[0x15]), Ok(None), "one byte does not tell yet");
+        assert!(matches!(decode(&[0x15, b'x']), Err(BadReply::NotResp(_))));
+        assert_eq!(
+            BadReply::Tls.to_string(),
+            "this port speaks TLS: use rediss:// (and --tls-ca-cert)"
+        );
+    }
+
+    #[test]
+    fn memory_of_a_decoded_reply_is_bounded_by_the_caps() {
+        // What the element cap's bound on a decoded reply's skeleton assumes.
+        assert_eq!(std::mem::size_of::<Reply>(), 32);
+        // Announced sizes reserve nothing: a header alone costs no room.
+        let mut decoder = Decoder::default();
+        assert_eq!(decoder.next(b"*8000\r\n"), Ok(None));
+        assert!(decoder.open[0].items.capacity() <= RESERVED_ELEMENTS);
     }
 
     #[test]
@@ -535,6 +770,15 @@ mod tests {
 
     #[test]
     fn rejects_what_is_not_resp2() {
+        // At its first byte, without waiting for a line end that may never come.
+        assert_eq!(
+            reply_len(b"HTTP/1.1 400"),
+            Err(BadReply::NotResp("HTTP/1.1 400".into()))
+        );
+        assert_eq!(
+            reply_len(b"*2\r\n:1\r\n?"),
+            Err(BadReply::NotResp("?".into()))
+        );
         assert_eq!(
             reply_len(b"HTTP/1.1 400 Bad Request\r\n"),
             Err(BadReply::NotResp("HTTP/1.1 400 Bad Req".into()))

@@ -12,11 +12,11 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use redis::Value;
 
 use super::node::{Node, NodeError};
 use super::outcome::MasterFailure;
 use super::quorum::{Decision, Loss, Tally, Vote, majority};
+use super::resp::Reply;
 
 /// When a round may stop waiting for answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,7 +52,7 @@ impl Until {
 /// `None` where the round decided without waiting for that master.
 pub(super) struct Round {
     pub(super) tally: Tally,
-    pub(super) answers: Vec<Option<Result<Value, NodeError>>>,
+    pub(super) answers: Vec<Option<Result<Reply, NodeError>>>,
 }
 
 impl Round {
@@ -87,16 +87,16 @@ impl Masters {
         &'a self,
         deadline: Instant,
         until: Until,
-        vote: fn(&Result<Value, NodeError>) -> Vote,
+        vote: fn(&Result<Reply, NodeError>) -> Vote,
         request: F,
     ) -> Round
     where
         F: Fn(&'a Node) -> Fut,
-        Fut: Future<Output = Result<Value, NodeError>> + 'a,
+        Fut: Future<Output = Result<Reply, NodeError>> + 'a,
     {
         let n = self.nodes.len();
         let mut tally = Tally::new(n);
-        let mut answers: Vec<Option<Result<Value, NodeError>>> = vec![None; n];
+        let mut answers: Vec<Option<Result<Reply, NodeError>>> = vec![None; n];
         let mut in_flight: FuturesUnordered<_> = self
             .nodes
             .iter()

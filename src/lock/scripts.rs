@@ -19,13 +19,12 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use redis::Value;
-
 use super::holder::Holder;
 pub use super::lua::Lua;
 use super::node::NodeError;
 use super::outcome::MasterState;
 use super::quorum::Vote;
+use super::resp::Reply;
 
 /// Takes the lock: `SET K token NX PX ttl`, then the holder record with the same TTL.
 /// KEYS: lock, holder. ARGV: token, ttl in ms, holder record (may be empty).
@@ -53,10 +52,10 @@ return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current}
 });
 
 /// How an ACQUIRE answer counts: taken, refused (held by another), or an error.
-pub(super) fn acquire_vote(answer: &Result<Value, NodeError>) -> Vote {
+pub(super) fn acquire_vote(answer: &Result<Reply, NodeError>) -> Vote {
     match answer {
-        Ok(Value::Int(1)) => Vote::Yes,
-        Ok(Value::Array(_)) | Ok(Value::Int(0)) => Vote::No,
+        Ok(Reply::Int(1)) => Vote::Yes,
+        Ok(Reply::Array(_)) | Ok(Reply::Int(0)) => Vote::No,
         Ok(_) | Err(_) => Vote::Error,
     }
 }
@@ -70,11 +69,14 @@ pub(super) struct Refusal {
 }
 
 /// Decodes a refusal (`{record, PTTL, token}`); `None` for any other answer.
-pub(super) fn refusal(reply: &Value) -> Option<Refusal> {
-    let Value::Array(fields) = reply else {
+pub(super) fn refusal(reply: &Reply) -> Option<Refusal> {
+    let Reply::Array(fields) = reply else {
         return None;
     };
-    let holder = match (fields.first().and_then(bulk), fields.get(2).and_then(bulk)) {
+    let holder = match (
+        fields.first().and_then(Reply::bulk),
+        fields.get(2).and_then(Reply::bulk),
+    ) {
         (Some(record), Some(token)) => Holder::from_record(record, token),
         _ => None,
     };
@@ -101,10 +103,10 @@ return 0
 });
 
 /// How a 1-or-0 answer (EXTEND, RELEASE, FENCE_PROPOSE) counts: done, refused, or an error.
-pub(super) fn binary_vote(answer: &Result<Value, NodeError>) -> Vote {
+pub(super) fn binary_vote(answer: &Result<Reply, NodeError>) -> Vote {
     match answer {
-        Ok(Value::Int(1)) => Vote::Yes,
-        Ok(Value::Int(0)) => Vote::No,
+        Ok(Reply::Int(1)) => Vote::Yes,
+        Ok(Reply::Int(0)) => Vote::No,
         Ok(_) | Err(_) => Vote::Error,
     }
 }
@@ -146,21 +148,21 @@ return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET
 
 /// Decodes one master's INSPECT answer (or its absence): the lock's state there, and the
 /// fencing counter where a grant was ever made.
-pub(super) fn inspected(answer: Option<Result<Value, NodeError>>) -> (MasterState, Option<u64>) {
+pub(super) fn inspected(answer: Option<Result<Reply, NodeError>>) -> (MasterState, Option<u64>) {
     let fields = match answer {
         None => return (MasterState::Unreachable(NodeError::Timeout), None),
         Some(Err(e)) => return (MasterState::Unreachable(e), None),
-        Some(Ok(Value::Array(fields))) => fields,
+        Some(Ok(Reply::Array(fields))) => fields,
         Some(Ok(other)) => {
             let error = NodeError::BadReply(format!("unexpected reply {other:?}"));
             return (MasterState::Unreachable(error), None);
         }
     };
     let fence = match fields.get(3) {
-        None | Some(Value::Nil) => None,
+        None | Some(Reply::Nil) => None,
         Some(value) => counter(value),
     };
-    let Some(token) = fields.first().and_then(bulk) else {
+    let Some(token) = fields.first().and_then(Reply::bulk) else {
         return (MasterState::Free, fence);
     };
     let state = MasterState::Held {
@@ -168,7 +170,7 @@ pub(super) fn inspected(answer: Option<Result<Value, NodeError>>) -> (MasterStat
         ttl: fields.get(1).and_then(ttl),
         holder: fields
             .get(2)
-            .and_then(bulk)
+            .and_then(Reply::bulk)
             .and_then(|record| Holder::from_record(record, token)),
     };
     (state, fence)
@@ -193,26 +195,19 @@ return 0
 });
 
 /// A fencing counter as stored: missing is 0; `None` for anything that is not a number.
-pub(super) fn counter(value: &Value) -> Option<u64> {
+pub(super) fn counter(value: &Reply) -> Option<u64> {
     match value {
-        Value::Nil => Some(0),
-        Value::BulkString(bytes) => std::str::from_utf8(bytes).ok()?.trim().parse().ok(),
-        Value::Int(n) => u64::try_from(*n).ok(),
-        _ => None,
-    }
-}
-
-fn bulk(value: &Value) -> Option<&[u8]> {
-    match value {
-        Value::BulkString(bytes) => Some(bytes),
+        Reply::Nil => Some(0),
+        Reply::Bulk(bytes) => std::str::from_utf8(bytes).ok()?.trim().parse().ok(),
+        Reply::Int(n) => u64::try_from(*n).ok(),
         _ => None,
     }
 }
 
 /// A PTTL answer: `None` for a key without TTL (-1) or missing (-2).
-fn ttl(value: &Value) -> Option<Duration> {
+fn ttl(value: &Reply) -> Option<Duration> {
     match value {
-        Value::Int(ms) if *ms >= 0 => Some(Duration::from_millis(*ms as u64)),
+        Reply::Int(ms) if *ms >= 0 => Some(Duration::from_millis(*ms as u64)),
         _ => None,
     }
 }
@@ -221,32 +216,60 @@ fn ttl(value: &Value) -> Option<Duration> {
 mod tests {
     use super::*;
 
+    fn bulk(text: &str) -> Reply {
+        Reply::Bulk(text.as_bytes().to_vec())
+    }
+
     #[test]
     fn votes_map_script_answers() {
-        assert_eq!(acquire_vote(&Ok(Value::Int(1))), Vote::Yes);
-        assert_eq!(acquire_vote(&Ok(Value::Array(vec![]))), Vote::No);
+        assert_eq!(acquire_vote(&Ok(Reply::Int(1))), Vote::Yes);
+        assert_eq!(acquire_vote(&Ok(Reply::Array(vec![]))), Vote::No);
+        assert_eq!(acquire_vote(&Ok(Reply::Int(0))), Vote::No);
+        assert_eq!(acquire_vote(&Ok(Reply::Int(2))), Vote::Error);
+        assert_eq!(acquire_vote(&Ok(Reply::Nil)), Vote::Error);
         assert_eq!(acquire_vote(&Err(NodeError::Timeout)), Vote::Error);
-        assert_eq!(binary_vote(&Ok(Value::Int(0))), Vote::No);
-        assert_eq!(binary_vote(&Ok(Value::Okay)), Vote::Error);
+        assert_eq!(binary_vote(&Ok(Reply::Int(1))), Vote::Yes);
+        assert_eq!(binary_vote(&Ok(Reply::Int(0))), Vote::No);
+        assert_eq!(binary_vote(&Ok(Reply::Simple("OK".into()))), Vote::Error);
+        assert_eq!(binary_vote(&Ok(bulk("1"))), Vote::Error);
     }
 
     #[test]
     fn counters_parse_and_missing_is_zero() {
-        assert_eq!(counter(&Value::Nil), Some(0));
-        assert_eq!(counter(&Value::BulkString(b"42".to_vec())), Some(42));
-        assert_eq!(counter(&Value::BulkString(b"x".to_vec())), None);
+        assert_eq!(counter(&Reply::Nil), Some(0));
+        assert_eq!(counter(&bulk("42")), Some(42));
+        assert_eq!(counter(&bulk(" 42\n")), Some(42));
+        assert_eq!(counter(&Reply::Int(7)), Some(7));
+        assert_eq!(counter(&Reply::Int(-1)), None);
+        assert_eq!(counter(&bulk("x")), None);
+        assert_eq!(counter(&Reply::Array(vec![])), None);
+    }
+
+    #[test]
+    fn a_refusal_names_the_holder_and_the_ttl() {
+        let holder = Holder::this_process(&["job".into()]);
+        let reply = Reply::Array(vec![
+            bulk(&holder.record("t1")),
+            Reply::Int(2_500),
+            bulk("t1"),
+        ]);
+        let found = refusal(&reply).expect("a refusal");
+        assert!(found.holder.is_some());
+        assert_eq!(found.expires_in, Some(Duration::from_millis(2_500)));
+        // Held by a client without a record, with no TTL: nobody named, no expiry.
+        let bare = Reply::Array(vec![Reply::Nil, Reply::Int(-1), bulk("other")]);
+        let found = refusal(&bare).expect("a refusal");
+        assert!(found.holder.is_none() && found.expires_in.is_none());
+        // Short or odd arrays are still refusals, naming nothing.
+        assert!(refusal(&Reply::Array(vec![])).is_some());
+        assert!(refusal(&Reply::Int(1)).is_none());
     }
 
     #[test]
     fn an_inspection_shows_a_record_only_for_the_token_in_the_key() {
         let holder = Holder::this_process(&["job".into()]);
         let reply = |record: &str| {
-            Value::Array(vec![
-                Value::BulkString(b"t2".to_vec()),
-                Value::Int(5_000),
-                Value::BulkString(record.as_bytes().to_vec()),
-                Value::BulkString(b"7".to_vec()),
-            ])
+            Reply::Array(vec![bulk("t2"), Reply::Int(5_000), bulk(record), bulk("7")])
         };
         let (state, fence) = inspected(Some(Ok(reply(&holder.record("t1")))));
         assert_eq!(fence, Some(7));
@@ -264,6 +287,22 @@ mod tests {
                 }
             ),
             "{state:?}"
+        );
+    }
+
+    #[test]
+    fn an_inspection_of_a_free_lock_or_of_no_answer() {
+        let free = Reply::Array(vec![Reply::Nil, Reply::Int(-2), Reply::Nil, Reply::Nil]);
+        assert_eq!(inspected(Some(Ok(free))), (MasterState::Free, None));
+        assert_eq!(
+            inspected(None),
+            (MasterState::Unreachable(NodeError::Timeout), None)
+        );
+        let (state, fence) = inspected(Some(Ok(Reply::Int(1))));
+        assert_eq!(fence, None);
+        assert_eq!(
+            state,
+            MasterState::Unreachable(NodeError::BadReply("unexpected reply Int(1)".into()))
         );
     }
 }

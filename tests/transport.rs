@@ -1,0 +1,332 @@
+//! The one connection path, seen from outside: release notices travel on connections opened
+//! and logged in like every other (password, ACL user, database number, TLS), wake a waiter,
+//! cost no memory however many arrive, and end when the wait ends; and a `redis://` URL that
+//! points at a TLS port is named as such.
+//!
+//! A notice is recognised in the waiter's `-vv` log ("woken by a release notice"). To make
+//! that deterministic, the tests publish on the key's release channel themselves while the
+//! lock is still held: only a notice can wake the waiter then, and its attempt fails.
+
+mod common;
+
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use common::{Cluster, Pki, Running, Server, describe, eventually, redlock, run_measured};
+use redlock_cli::lock::keys::released_channel;
+
+const LISTENING: &str = "listening for release notices of";
+const WOKEN: &str = "woken by a release notice";
+
+/// A redis-rs connection to `url` (credentials and all), for the test's own commands.
+fn connect(url: &str) -> redis::Connection {
+    redis::Client::open(url)
+        .expect("client")
+        .get_connection_with_timeout(Duration::from_secs(5))
+        .expect("connect")
+}
+
+/// Publishes one message on `key`'s release channel; how many subscribers got it.
+fn publish(connection: &mut redis::Connection, key: &str, payload: &[u8]) -> i64 {
+    redis::cmd("PUBLISH")
+        .arg(released_channel(key))
+        .arg(payload)
+        .query(connection)
+        .expect("PUBLISH")
+}
+
+/// The subscribed (pub/sub) connections a master has.
+fn pubsub_clients(connection: &mut redis::Connection) -> usize {
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .arg("TYPE")
+        .arg("pubsub")
+        .query(connection)
+        .expect("CLIENT LIST");
+    list.lines().filter(|line| !line.trim().is_empty()).count()
+}
+
+/// `redlock` with `servers` (and `extra` global options) for `run --key KEY` plus `args`.
+fn redlock_run(servers: &[String], extra: &[&str], key: &str, args: &[&str]) -> Command {
+    let mut cmd = redlock();
+    for server in servers {
+        cmd.args(["-s", server]);
+    }
+    cmd.args(extra).args(["run", "--key", key]).args(args);
+    cmd
+}
+
+/// A holder on `servers`, running until its gate opens; and a waiter (`-vv`, `--wait 60s`)
+/// that has subscribed, on `subscribed` of them, by the time this returns.
+fn holder_and_waiter(
+    servers: &[String],
+    extra: &[&str],
+    key: &str,
+    subscribed: &str,
+) -> (Running, Running) {
+    let mut holder = Running::start(&mut redlock_run(servers, extra, key, &["--ttl", "30s"]));
+    holder.wait_ready();
+    let mut waiter_cmd = redlock_run(servers, extra, key, &["--wait", "60s"]);
+    waiter_cmd.arg("-vv");
+    let waiter = Running::start(&mut waiter_cmd);
+    let listening = format!("{LISTENING} {key:?} on {subscribed} masters");
+    assert!(
+        waiter.wait_for_stderr(&listening, Duration::from_secs(30)),
+        "{listening:?} never came: {}",
+        waiter.stderr_so_far()
+    );
+    (holder, waiter)
+}
+
+/// The notice published by the test wakes the waiter (whose attempt fails: the lock is still
+/// held); then the holder releases, and the waiter takes the lock and runs.
+fn woken_then_runs(
+    holder: &mut Running,
+    waiter: &mut Running,
+    publisher: &mut redis::Connection,
+    key: &str,
+) {
+    assert!(!waiter.stderr_so_far().contains(WOKEN));
+    assert_eq!(publish(publisher, key, b""), 1, "the waiter is subscribed");
+    assert!(
+        waiter.wait_for_stderr(WOKEN, Duration::from_secs(30)),
+        "the notice did not wake the waiter: {}",
+        waiter.stderr_so_far()
+    );
+    assert!(waiter.is_running(), "{}", waiter.stderr_so_far());
+    holder.open_gate();
+    assert!(holder.wait_output().status.success());
+    waiter.wait_ready();
+    waiter.open_gate();
+    let output = waiter.wait_output();
+    assert!(output.status.success(), "{}", describe(&output));
+}
+
+#[test]
+fn a_notice_wakes_the_waiter_and_its_subscriptions_end_with_the_wait() {
+    let cluster = Cluster::start(3);
+    let urls = cluster.urls();
+    let (mut holder, mut waiter) = holder_and_waiter(&urls, &[], "handoff", "3/3");
+    let mut connections: Vec<redis::Connection> =
+        cluster.servers.iter().map(|s| s.connection()).collect();
+    // One subscribed connection per master, the waiter's.
+    for connection in &mut connections {
+        assert_eq!(pubsub_clients(connection), 1);
+    }
+    assert!(!waiter.stderr_so_far().contains(WOKEN));
+    assert_eq!(publish(&mut connections[1], "handoff", b""), 1);
+    assert!(
+        waiter.wait_for_stderr(WOKEN, Duration::from_secs(30)),
+        "the notice did not wake the waiter: {}",
+        waiter.stderr_so_far()
+    );
+    assert!(waiter.is_running(), "{}", waiter.stderr_so_far());
+
+    // The real release: the waiter gets the lock; its command runs, and by then (give the
+    // masters a moment to see the connections close) no master has a subscribed connection.
+    holder.open_gate();
+    assert!(holder.wait_output().status.success());
+    waiter.wait_ready();
+    for (i, connection) in connections.iter_mut().enumerate() {
+        assert!(
+            eventually(Duration::from_secs(5), || pubsub_clients(connection) == 0),
+            "master {i} still has the waiter's subscription while its command runs"
+        );
+    }
+    waiter.open_gate();
+    let output = waiter.wait_output();
+    assert!(output.status.success(), "{}", describe(&output));
+    assert!(cluster.key_gone_everywhere("handoff"));
+}
+
+/// A server whose default user is off, with `locker` (may use every channel) and `muted`
+/// (may use no channel at all, as new users are by default since Redis 7).
+fn acl_server() -> Server {
+    Cluster::start_with(
+        1,
+        &[
+            "--user",
+            "locker",
+            "on",
+            ">s3cret",
+            "~*",
+            "&*",
+            "+@all",
+            "--user",
+            "muted",
+            "on",
+            ">s3cret",
+            "~*",
+            "resetchannels",
+            "+@all",
+            "--user",
+            "default",
+            "off",
+        ],
+    )
+    .servers
+    .pop()
+    .unwrap()
+}
+
+#[test]
+fn notices_log_in_as_the_acl_user_and_select_the_database() {
+    let server = acl_server();
+    let url = format!("redis://locker:s3cret@127.0.0.1:{}/3", server.port);
+    let mut publisher = connect(&url);
+    let (mut holder, mut waiter) =
+        holder_and_waiter(std::slice::from_ref(&url), &[], "acl-notice", "1/1");
+    woken_then_runs(&mut holder, &mut waiter, &mut publisher, "acl-notice");
+}
+
+#[test]
+fn a_user_who_may_not_subscribe_still_waits_by_polling() {
+    let server = acl_server();
+    let url = format!("redis://muted:s3cret@127.0.0.1:{}", server.port);
+    let (mut holder, mut waiter) =
+        holder_and_waiter(std::slice::from_ref(&url), &[], "muted", "0/1");
+    let said = waiter.stderr_so_far();
+    assert!(
+        said.contains("no release notices from redis://muted:***@127.0.0.1")
+            && said.contains("NOPERM"),
+        "{said}"
+    );
+    assert!(!said.contains("s3cret"), "{said}");
+    holder.open_gate();
+    assert!(holder.wait_output().status.success());
+    waiter.wait_ready();
+    waiter.open_gate();
+    let output = waiter.wait_output();
+    assert!(output.status.success(), "{}", describe(&output));
+}
+
+#[test]
+fn notices_travel_over_tls() {
+    let pki = Pki::generate();
+    let server = Server::start_tls(&pki, true);
+    let tls = [
+        "--tls-ca-cert",
+        pki.ca.to_str().unwrap(),
+        "--tls-cert",
+        pki.client_cert.to_str().unwrap(),
+        "--tls-key",
+        pki.client_key.to_str().unwrap(),
+    ];
+    // The test publishes on the plain port the harness keeps open.
+    let mut publisher = server.connection();
+    let (mut holder, mut waiter) =
+        holder_and_waiter(&[server.tls_url()], &tls, "tls-notice", "1/1");
+    woken_then_runs(&mut holder, &mut waiter, &mut publisher, "tls-notice");
+}
+
+/// The bound on a waiter's peak resident memory while messages flood its channel: a debug
+/// build of `run` peaks near 11 MiB against healthy masters (see tests/bad_replies.rs).
+const PEAK_RSS_KIB: u64 = 20 * 1024;
+
+#[test]
+fn a_flood_of_messages_on_the_channel_costs_the_waiter_no_memory() {
+    let cluster = Cluster::start(3);
+    // Someone else's lock, on every master, for as long as the flood lasts.
+    for server in &cluster.servers {
+        server.set("flooded", "someone-else");
+    }
+    let flooding = Arc::new(AtomicBool::new(true));
+    let published = Arc::new(AtomicU64::new(0));
+    let mut connections: Vec<redis::Connection> =
+        cluster.servers.iter().map(|s| s.connection()).collect();
+    let flooder = {
+        let flooding = Arc::clone(&flooding);
+        let published = Arc::clone(&published);
+        std::thread::spawn(move || {
+            // Once the waiter listens on every master: two seconds of 4 KiB messages, in
+            // pipelines of 64, to all three masters in turn.
+            let subscribed = eventually(Duration::from_secs(30), || {
+                connections.iter_mut().all(|c| pubsub_clients(c) == 1)
+            });
+            let payload = vec![b'x'; 4096];
+            let start = std::time::Instant::now();
+            while subscribed && start.elapsed() < Duration::from_secs(2) {
+                for connection in &mut connections {
+                    let mut pipe = redis::pipe();
+                    for _ in 0..64 {
+                        pipe.cmd("PUBLISH")
+                            .arg(released_channel("flooded"))
+                            .arg(&payload)
+                            .ignore();
+                    }
+                    let () = pipe.query(connection).expect("PUBLISH");
+                    published.fetch_add(64, Ordering::Relaxed);
+                }
+            }
+            // Then the lock goes, and one real notice says so.
+            for connection in &mut connections {
+                let _: i64 = redis::cmd("DEL").arg("flooded").query(connection).unwrap();
+                publish(connection, "flooded", b"");
+            }
+            flooding.store(false, Ordering::Relaxed);
+            subscribed
+        })
+    };
+    let mut waiter = redlock();
+    waiter
+        .args([
+            "-s",
+            &cluster.urls()[0],
+            "-s",
+            &cluster.urls()[1],
+            "-s",
+            &cluster.urls()[2],
+        ])
+        .args(["run", "--key", "flooded", "--wait", "60s", "--", "true"]);
+    let measured = run_measured(&mut waiter, 512 * 1024, Duration::from_secs(60));
+    let subscribed = flooder.join().expect("flooder");
+    eprintln!(
+        "waiter: peak RSS {} KiB in {:?} while {} messages were published",
+        measured.peak_rss_kib,
+        measured.elapsed,
+        published.load(Ordering::Relaxed)
+    );
+    assert!(subscribed, "the waiter never subscribed on every master");
+    assert!(!flooding.load(Ordering::Relaxed));
+    assert!(measured.output.status.success(), "{}", measured.describe());
+    assert!(
+        measured.killed.is_none() && measured.peak_rss_kib < PEAK_RSS_KIB,
+        "the waiter must stay under {PEAK_RSS_KIB} KiB: {}",
+        measured.describe()
+    );
+}
+
+#[test]
+fn redis_url_to_a_tls_port_says_to_use_rediss() {
+    let pki = Pki::generate();
+    let server = Server::start_tls(&pki, false);
+    let port = server.tls_port.unwrap();
+    // Without a login (the first request meets the TLS port), and with one (AUTH does).
+    for url in [
+        format!("redis://127.0.0.1:{port}"),
+        format!("redis://user:pw@127.0.0.1:{port}"),
+    ] {
+        let output = redlock()
+            .env("REDLOCK_SERVERS", &url)
+            .args(["run", "--key", "scheme", "--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(78),
+            "{url}: {}",
+            describe(&output)
+        );
+        let message = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(message.lines().count(), 1, "{message}");
+        assert!(
+            message.contains("this port speaks TLS: use rediss:// (and --tls-ca-cert)"),
+            "{url}: {message}"
+        );
+        assert!(!message.contains(":pw@"), "{message}");
+    }
+    // Nothing was locked through the plain port either.
+    assert!(server.keys().is_empty());
+}
