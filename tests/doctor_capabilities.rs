@@ -35,6 +35,7 @@ fn a_healthy_master_takes_and_releases_a_scratch_lock_and_leaves_nothing() {
     let (code, checks, cluster) = doctor(&[]);
     assert_eq!(check(&checks, "scripts")["level"], "ok", "{checks:#}");
     assert_eq!(check(&checks, "publish")["level"], "ok", "{checks:#}");
+    assert_eq!(check(&checks, "subscribe")["level"], "ok", "{checks:#}");
     assert!(code == Some(0) || code == Some(1), "{code:?}");
     assert!(
         cluster.servers[0].keys().is_empty(),
@@ -46,7 +47,7 @@ fn a_healthy_master_takes_and_releases_a_scratch_lock_and_leaves_nothing() {
 /// must contain (the cause and the fix).
 #[test]
 fn masters_that_cannot_take_locks_are_named_with_the_fix() {
-    let rows: [(&[&str], &str, &str, &[&str]); 4] = [
+    let rows: [(&[&str], &str, &str, &[&str]); 5] = [
         (
             &[
                 "--rename-command",
@@ -79,6 +80,21 @@ fn masters_that_cannot_take_locks_are_named_with_the_fix() {
                 "--user", "default", "on", "nopass", "~*", "&*", "+@all", "-publish",
             ],
             "publish",
+            "warning",
+            &["NOPERM", "polling"],
+        ),
+        (
+            // No channel may be used: PUBLISH and SUBSCRIBE are both refused.
+            &[
+                "--user",
+                "default",
+                "on",
+                "nopass",
+                "~*",
+                "resetchannels",
+                "+@all",
+            ],
+            "subscribe",
             "warning",
             &["NOPERM", "polling"],
         ),

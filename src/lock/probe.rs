@@ -10,7 +10,7 @@
 //! commands, ACL rules and a full memory all show the same way: as a refusal): it takes and
 //! releases a scratch lock under the reserved prefix with redlock's own scripts (a 1 s TTL, so
 //! nothing is left behind even if the release never arrives), and publishes on a scratch
-//! channel that nobody listens to.
+//! channel that nobody listens to, and subscribes to it on a connection of its own.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -46,6 +46,8 @@ pub struct ServerFacts {
     pub scripts_refused: Option<NodeError>,
     /// Why a PUBLISH (release notices) was refused there, if it was.
     pub publish_refused: Option<NodeError>,
+    /// Why a SUBSCRIBE (waiting for release notices) was refused there, if it was.
+    pub subscribe_refused: Option<NodeError>,
 }
 
 /// Asks one master, within `timeout` per request.
@@ -84,12 +86,18 @@ pub(super) async fn probe(node: &Node, timeout: Duration) -> Probe {
     let published = tokio::time::timeout(timeout, node.command(&publish))
         .await
         .unwrap_or_else(|_| Err(node.timed_out()));
+    // On a connection of its own, closed again at once (a subscribed connection can do
+    // nothing else).
+    let subscribed = tokio::time::timeout(timeout, node.subscribe(&scratch))
+        .await
+        .unwrap_or_else(|_| Err(node.timed_out()));
     let facts = Ok(ServerFacts {
         info: parse_info(&info.text().unwrap_or_default()),
         appendfsync: fsync.ok().and_then(|v| config_value(&v)),
         clock_offset_ms: time.ok().and_then(|v| clock_offset_ms(&v, sent, rtt)),
         scripts_refused,
         publish_refused: published.err(),
+        subscribe_refused: subscribed.err(),
     });
     Probe {
         master: node.master.clone(),

@@ -8,8 +8,8 @@
 //!   own scripts could not take a scratch lock (EVAL renamed, an ACL user without EVAL or
 //!   EVALSHA, a full memory under `noeviction`): errors;
 //! - no `appendfsync always` (a restart can lose held locks), `volatile-*` eviction, an even or
-//!   single master count, clock skew between masters, PUBLISH refused (waiters are not woken at
-//!   once on release; they fall back to polling): warnings.
+//!   single master count, clock skew between masters, PUBLISH or SUBSCRIBE refused (waiters are
+//!   not woken at once on release; they fall back to polling): warnings.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -33,6 +33,8 @@ pub struct Report {
     pub scripts_refused: Option<NodeError>,
     /// Why PUBLISH was refused, if it was.
     pub publish_refused: Option<NodeError>,
+    /// Why SUBSCRIBE was refused, if it was.
+    pub subscribe_refused: Option<NodeError>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -180,6 +182,22 @@ pub fn check_master(report: &Report) -> Vec<Finding> {
             format!(
                 "PUBLISH refused ({error}): waiters are not woken at once when a lock is \
                  released, only by polling; {}",
+                refusal_advice(&report.server, error)
+            ),
+        ),
+    });
+    findings.push(match &report.subscribe_refused {
+        None => finding(
+            Severity::Ok,
+            "subscribe",
+            "SUBSCRIBE allowed (waiting for release notices)",
+        ),
+        Some(error) => finding(
+            Severity::Warning,
+            "subscribe",
+            format!(
+                "SUBSCRIBE refused ({error}): a waiting redlock learns of a release only by \
+                 polling; {}",
                 refusal_advice(&report.server, error)
             ),
         ),

@@ -116,6 +116,7 @@ fn report(probe: Probe) -> Report {
             report.clock_offset_ms = facts.clock_offset_ms;
             report.scripts_refused = facts.scripts_refused;
             report.publish_refused = facts.publish_refused;
+            report.subscribe_refused = facts.subscribe_refused;
         }
         Err(error) => report.unreachable = Some(error.to_string()),
     }
