@@ -212,11 +212,13 @@ impl Cli {
 }
 
 /// Refuses an option given before a subcommand that does not take it (`redlock -q completions
-/// bash`): it would do nothing, silently.
-pub fn check_placement(matches: &clap::ArgMatches) -> Result<(), clap::Error> {
-    use clap::CommandFactory;
+/// bash`): it would do nothing, silently. `command` is the one that parsed `matches` (building
+/// clap's command again would cost as much as the rest of a `run`'s own work).
+pub fn check_placement(
+    command: &mut clap::Command,
+    matches: &clap::ArgMatches,
+) -> Result<(), clap::Error> {
     use clap::parser::ValueSource;
-    let mut command = Cli::command();
     let Some(name) = matches.subcommand_name() else {
         return Ok(());
     };
@@ -971,8 +973,9 @@ mod tests {
     /// Parses `args` as main does, placement check included.
     fn parse(args: &[&str]) -> Result<(GlobalArgs, Command), clap::Error> {
         use clap::FromArgMatches;
-        let matches = Cli::command().try_get_matches_from(args)?;
-        check_placement(&matches)?;
+        let mut command = Cli::command();
+        let matches = command.try_get_matches_from_mut(args)?;
+        check_placement(&mut command, &matches)?;
         Ok(Cli::from_arg_matches(&matches)?.into_parts())
     }
 

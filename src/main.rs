@@ -41,10 +41,12 @@ fn main() {
         std::process::exit(exit::OS_ERROR);
     }
     let args: Vec<OsString> = std::env::args_os().collect();
-    let parsed = Cli::command()
-        .try_get_matches_from(&args)
+    // Built once: building clap's command is a good share of a whole `run`.
+    let mut definition = Cli::command();
+    let parsed = definition
+        .try_get_matches_from_mut(&args)
         .and_then(|matches| {
-            cli::check_placement(&matches)?;
+            cli::check_placement(&mut definition, &matches)?;
             Cli::from_arg_matches(&matches)
         })
         .map(|cli| {
