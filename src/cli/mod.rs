@@ -1,5 +1,7 @@
 //! The command line, as clap definitions only. Doc comments are the help text; values are
-//! checked for syntax here and for meaning in `config.rs`.
+//! checked for syntax here and for meaning in `config/`. Beside the definitions:
+//! `placement` (options before or after the subcommand), `examples` (one table for help, man
+//! and README), `errors` (clap errors as one line).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -7,6 +9,15 @@ use std::time::Duration;
 
 use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand, ValueHint};
+
+mod errors;
+mod examples;
+mod placement;
+
+pub use errors::{one_line, subcommand_in};
+use examples::examples_help;
+pub use examples::{EXAMPLES, SUBCOMMANDS, examples};
+pub use placement::{GlobalArgs, check_placement};
 
 /// Distributed locks for shell scripts, cron jobs and CI pipelines.
 ///
@@ -93,156 +104,6 @@ pub struct QuietArg {
     /// no report. The exit code still says it.
     #[arg(short, long)]
     pub quiet: bool,
-}
-
-/// The options of [`MasterArgs`], [`OutputArgs`] and [`QuietArg`] that apply to the
-/// subcommand, given before or after its name, merged (see [`Cli::into_parts`]).
-#[derive(Debug, Default)]
-pub struct GlobalArgs {
-    pub servers: Vec<String>,
-    pub verbose: u8,
-    pub quiet: bool,
-    pub config: Option<PathBuf>,
-    pub password_file: Option<PathBuf>,
-    pub tls_ca_cert: Option<PathBuf>,
-    pub tls_cert: Option<PathBuf>,
-    pub tls_key: Option<PathBuf>,
-    pub log_format: LogFormat,
-}
-
-impl GlobalArgs {
-    /// Merges what was given before the subcommand with what was given after it: servers
-    /// and -v add up, -q from either side holds, and for a file or a format given on both
-    /// sides the later one wins.
-    fn merge(before: (MasterArgs, OutputArgs, QuietArg), after: Options) -> GlobalArgs {
-        let (masters, output, quiet) = before;
-        let mut servers = masters.servers;
-        servers.extend(after.masters.servers);
-        GlobalArgs {
-            servers,
-            verbose: output.verbose.saturating_add(after.output.verbose),
-            quiet: quiet.quiet || after.quiet.quiet,
-            config: after.masters.config.or(masters.config),
-            password_file: after.masters.password_file.or(masters.password_file),
-            tls_ca_cert: after.masters.tls_ca_cert.or(masters.tls_ca_cert),
-            tls_cert: after.masters.tls_cert.or(masters.tls_cert),
-            tls_key: after.masters.tls_key.or(masters.tls_key),
-            log_format: after
-                .output
-                .log_format
-                .or(output.log_format)
-                .unwrap_or_default(),
-        }
-    }
-
-    /// The checks clap cannot make on one side of the subcommand alone.
-    pub fn check(&self) -> Result<(), crate::exit::Failure> {
-        if self.tls_cert.is_some() != self.tls_key.is_some() {
-            return Err(crate::exit::Failure::usage(
-                "--tls-cert and --tls-key go together (a client certificate and its private \
-                 key): give both or neither",
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// The option groups a subcommand took after its name (empty for those it does not take).
-#[derive(Default)]
-struct Options {
-    masters: MasterArgs,
-    output: OutputArgs,
-    quiet: QuietArg,
-}
-
-impl Cli {
-    /// The options that apply to the subcommand, from both sides of its name, and the
-    /// subcommand.
-    pub fn into_parts(mut self) -> (GlobalArgs, Command) {
-        use std::mem::take;
-        let after = match &mut self.command {
-            Command::Run {
-                masters,
-                output,
-                quiet,
-                ..
-            }
-            | Command::Acquire {
-                masters,
-                output,
-                quiet,
-                ..
-            }
-            | Command::Status {
-                masters,
-                output,
-                quiet,
-                ..
-            } => Options {
-                masters: take(masters),
-                output: take(output),
-                quiet: take(quiet),
-            },
-            Command::Release {
-                masters, output, ..
-            }
-            | Command::Extend {
-                masters, output, ..
-            }
-            | Command::Doctor {
-                masters, output, ..
-            }
-            | Command::Config {
-                masters, output, ..
-            }
-            | Command::RenewWhile {
-                masters, output, ..
-            } => Options {
-                masters: take(masters),
-                output: take(output),
-                quiet: QuietArg::default(),
-            },
-            Command::Completions { .. } | Command::Man { .. } | Command::Help { .. } => {
-                Options::default()
-            }
-        };
-        let global = GlobalArgs::merge((self.masters, self.output, self.quiet), after);
-        (global, self.command)
-    }
-}
-
-/// Refuses an option given before a subcommand that does not take it (`redlock -q completions
-/// bash`): it would do nothing, silently. `command` is the one that parsed `matches` (building
-/// clap's command again would cost as much as the rest of a `run`'s own work).
-pub fn check_placement(
-    command: &mut clap::Command,
-    matches: &clap::ArgMatches,
-) -> Result<(), clap::Error> {
-    use clap::parser::ValueSource;
-    let Some(name) = matches.subcommand_name() else {
-        return Ok(());
-    };
-    let Some(subcommand) = command.find_subcommand(name) else {
-        return Ok(());
-    };
-    let misplaced = command.get_arguments().find(|arg| {
-        matches.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine)
-            && !subcommand
-                .get_arguments()
-                .any(|a| a.get_id() == arg.get_id())
-    });
-    match misplaced {
-        None => Ok(()),
-        Some(arg) => {
-            let flag = match (arg.get_long(), arg.get_short()) {
-                (Some(long), _) => format!("--{long}"),
-                (None, Some(short)) => format!("-{short}"),
-                (None, None) => arg.get_id().to_string(),
-            };
-            let message = format!("'{flag}' does not apply to 'redlock {name}'");
-            Err(command.error(clap::error::ErrorKind::ArgumentConflict, message))
-        }
-    }
 }
 
 /// The shape of diagnostics on stderr.
@@ -398,123 +259,6 @@ pub enum Command {
         #[command(flatten)]
         output: OutputArgs,
     },
-}
-
-/// The subcommands a user can name (`redlock help NAME`, `redlock man NAME`), in --help order.
-/// Written out because clap cannot list them while it builds the command they belong to;
-/// `tests::subcommand_names_are_the_visible_subcommands` keeps the list true.
-pub const SUBCOMMANDS: &[&str] = &[
-    "run",
-    "acquire",
-    "release",
-    "extend",
-    "status",
-    "doctor",
-    "config",
-    "completions",
-    "man",
-    "help",
-];
-
-/// Examples, per subcommand ("redlock" for the main page): under "Examples:" in the
-/// subcommand's --help, and in the EXAMPLES section of its man page. A long command goes on
-/// with ` \` on the next line, indented: every line fits 80 columns with the help's indent of
-/// two, so no terminal cuts one in the middle (tests/generated.rs checks).
-pub const EXAMPLES: &[(&str, &[&str])] = &[
-    (
-        "redlock",
-        &[
-            "redlock run --key deploy-prod --ttl 30s -- ./deploy.sh --env prod",
-            "token=$(redlock acquire --key deploy --ttl 10m)",
-            "redlock release --key deploy --token \"$token\"",
-            "redlock status --key deploy-prod",
-            "redlock doctor",
-        ],
-    ),
-    (
-        "run",
-        &[
-            "redlock run --key deploy-prod --ttl 30s -- ./deploy.sh --env prod",
-            "redlock run --key report --ttl 5m --conflict-exit-code 0 -- ./report.sh",
-            "redlock run -s redis://r1:6379 -s redis://r2:6379 -s redis://r3:6379 \\\n    \
-             --key release --wait 10m -- make release",
-        ],
-    ),
-    (
-        "acquire",
-        &[
-            "token=$(redlock acquire --key deploy --ttl 10m)",
-            "eval \"$(redlock acquire --key deploy --ttl 30s --renew-while $$ --format env)\"",
-            "redlock acquire --key deploy --ttl 1m --format json",
-        ],
-    ),
-    (
-        "release",
-        &[
-            "redlock release --key deploy --token \"$token\"",
-            "redlock release        # after eval \"$(redlock acquire ... --format env)\"",
-        ],
-    ),
-    (
-        "extend",
-        &["redlock extend --key deploy --token \"$token\" --ttl 10m"],
-    ),
-    (
-        "status",
-        &[
-            "redlock status --key deploy-prod",
-            "redlock status --key deploy-prod --json",
-            "if redlock status -q --key deploy-prod >/dev/null; then echo held; fi",
-        ],
-    ),
-    (
-        "doctor",
-        &[
-            "redlock doctor",
-            "redlock -s redis://r1:6379 -s redis://r2:6379 -s redis://r3:6379 doctor --json",
-        ],
-    ),
-    (
-        "config",
-        &[
-            "redlock config",
-            "redlock --config ./redlock.toml config --json",
-        ],
-    ),
-    (
-        "completions",
-        &[
-            "redlock completions bash > ~/.local/share/bash-completion/completions/redlock",
-            "redlock completions zsh > ~/.zfunc/_redlock",
-            "redlock completions fish > ~/.config/fish/completions/redlock.fish",
-        ],
-    ),
-    (
-        "man",
-        &[
-            "redlock man > /usr/local/share/man/man1/redlock.1",
-            "redlock man run > /usr/local/share/man/man1/redlock-run.1",
-        ],
-    ),
-    ("help", &["redlock help run"]),
-];
-
-/// The examples of `subcommand` ("redlock": the main page's).
-pub fn examples(subcommand: &str) -> &'static [&'static str] {
-    EXAMPLES
-        .iter()
-        .find(|(name, _)| *name == subcommand)
-        .map_or(&[], |(_, examples)| examples)
-}
-
-/// The "Examples:" block that ends a subcommand's --help.
-fn examples_help(subcommand: &str) -> String {
-    let mut out = String::from("Examples:");
-    for line in examples(subcommand).iter().flat_map(|e| e.lines()) {
-        out.push_str("\n  ");
-        out.push_str(line);
-    }
-    out
 }
 
 /// What names a lock and how it is taken.
@@ -794,59 +538,6 @@ pub struct RunArgs {
         value_hint = ValueHint::CommandWithArguments
     )]
     pub command: Vec<OsString>,
-}
-
-/// Renders a clap error as one line: what is wrong, and where to read more.
-/// `subcommand` is the one named on the command line, if any, for the pointer to its help.
-pub fn one_line(error: &clap::Error, subcommand: Option<&str>) -> String {
-    let rendered = error.render().to_string();
-    let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
-    let mut message = lines
-        .next()
-        .unwrap_or("invalid arguments")
-        .trim_start_matches("error: ")
-        .to_string();
-    for line in lines {
-        if line.starts_with("Usage: ") || line.starts_with("For more information") {
-            continue;
-        } else if message.ends_with(':') {
-            message.push(' ');
-            message.push_str(line);
-        } else if line.starts_with('-') || line.starts_with('<') {
-            message.push_str(", ");
-            message.push_str(line);
-        } else if line.starts_with("tip: a similar") && names_hidden_subcommand(line) {
-            // clap suggests hidden subcommands too (`renew-while` -> `__renew-while`).
-            continue;
-        } else if line.starts_with("[possible values") || line.starts_with("tip: a similar") {
-            // What would have been right: worth the room on the line.
-            message.push_str(if line.starts_with('[') { " " } else { "; " });
-            message.push_str(line);
-        }
-    }
-    match subcommand {
-        Some(name) => format!("{message}; see 'redlock {name} --help'"),
-        None => format!("{message}; see 'redlock --help'"),
-    }
-}
-
-/// Whether `text` quotes the name of a hidden subcommand, as clap's tips quote names.
-fn names_hidden_subcommand(text: &str) -> bool {
-    use clap::CommandFactory;
-    Cli::command()
-        .get_subcommands()
-        .filter(|sub| sub.is_hide_set())
-        .any(|sub| text.contains(&format!("'{}'", sub.get_name())))
-}
-
-/// The subcommand named in `args` (the first word that is one), for error messages.
-pub fn subcommand_in(args: &[String]) -> Option<String> {
-    use clap::CommandFactory;
-    let command = Cli::command();
-    args.iter()
-        .skip(1)
-        .find(|arg| command.find_subcommand(arg.as_str()).is_some())
-        .cloned()
 }
 
 /// Parses a humantime duration (`30s`, `1m30s`, `250ms`), with a hint for bare numbers.
