@@ -1,0 +1,290 @@
+//! Each command's settings, from its flags and the defaults: the lock (key, timing, wait), what
+//! `run` supervises with, and the key and token of `release` and `extend`. Values are checked
+//! for meaning here (a TTL that leaves no validity, a node timeout as long as the TTL).
+
+use super::*;
+
+/// How a lock is named and taken.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LockSettings {
+    pub key: String,
+    pub timing: Timing,
+    /// How long to keep retrying; zero means one attempt.
+    pub wait: Duration,
+    /// The exit code for "held by someone else".
+    pub conflict_exit_code: i32,
+    /// Obtain a fencing token after taking the lock.
+    pub fence: bool,
+}
+
+/// Everything `redlock run` needs.
+#[derive(Clone, Debug)]
+pub struct RunSettings {
+    pub lock: LockSettings,
+    pub supervise: supervise::Options,
+    pub hold_min: Option<Duration>,
+    pub command: Vec<OsString>,
+}
+
+pub fn lock_settings(args: &LockArgs, defaults: &Defaults) -> Result<LockSettings, Failure> {
+    validate_key(&args.key)?;
+    let ttl = args.ttl.unwrap_or(defaults.ttl.value);
+    validate_ttl(ttl, false)?;
+    let timing = lock_timing(ttl, args.node_timeout, args.drift_factor, defaults)?;
+    let wait = if args.no_wait {
+        Duration::ZERO
+    } else {
+        args.wait.unwrap_or(Duration::ZERO)
+    };
+    Ok(LockSettings {
+        key: args.key.clone(),
+        timing,
+        wait,
+        conflict_exit_code: args.conflict_exit_code.map_or(exit::CONFLICT, i32::from),
+        fence: args.fence,
+    })
+}
+
+/// The timing of a lock that lives `ttl`: node timeout and drift factor from the flags, else
+/// the config file, else (the node timeout) derived from the TTL; checked to leave the lock
+/// some validity.
+fn lock_timing(
+    ttl: Duration,
+    node_timeout_flag: Option<Duration>,
+    drift_factor_flag: Option<f64>,
+    defaults: &Defaults,
+) -> Result<Timing, Failure> {
+    let drift_factor = drift_factor_flag.unwrap_or(defaults.drift_factor.value);
+    validate_drift_factor(drift_factor, false)?;
+    let node_timeout_from_file = node_timeout_flag.is_none() && defaults.node_timeout.is_some();
+    let node_timeout = node_timeout_flag
+        .or(defaults.node_timeout.as_ref().map(|d| d.value))
+        .unwrap_or_else(|| Timing::default_node_timeout(ttl));
+    validate_node_timeout(node_timeout, ttl, node_timeout_from_file)?;
+    let timing = Timing {
+        ttl,
+        node_timeout,
+        drift_factor,
+    };
+    if timing.drift() + node_timeout >= ttl {
+        return Err(Failure::usage(format!(
+            "--ttl {} leaves no validity after the clock-drift allowance and one node timeout: \
+             raise --ttl",
+            show(ttl)
+        )));
+    }
+    Ok(timing)
+}
+
+/// Checks a lock name given with `--key` (exit 64 when it cannot name a lock).
+pub fn validate_key(key: &str) -> Result<(), Failure> {
+    use crate::lock::keys::{KeyError, check_lock_key};
+    match check_lock_key(key) {
+        Ok(()) => Ok(()),
+        Err(KeyError::Empty) => Err(Failure::usage(
+            "--key must not be empty: name the lock, e.g. --key deploy-prod",
+        )),
+        Err(error @ KeyError::Reserved(_)) => Err(Failure::usage(format!(
+            "--key {key:?}: {error} (holder records, fencing counters); choose another name"
+        ))),
+    }
+}
+
+pub(super) fn validate_ttl(ttl: Duration, from_file: bool) -> Result<(), Failure> {
+    // The upper bound (a year) is every duration's, checked when it is parsed.
+    if ttl < Duration::from_millis(100) {
+        return Err(rejected(
+            from_file,
+            "--ttl",
+            "ttl",
+            &show(ttl).to_string(),
+            "is too short: use at least 100ms (30s suits most jobs; renewal keeps the lock \
+             while the command runs)",
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn validate_drift_factor(factor: f64, from_file: bool) -> Result<(), Failure> {
+    if !(0.0..0.5).contains(&factor) {
+        return Err(rejected(
+            from_file,
+            "--drift-factor",
+            "drift_factor",
+            &factor.to_string(),
+            "is out of range: use a value from 0 to 0.5 (default 0.01)",
+        ));
+    }
+    Ok(())
+}
+
+fn validate_node_timeout(
+    node_timeout: Duration,
+    ttl: Duration,
+    from_file: bool,
+) -> Result<(), Failure> {
+    if node_timeout.is_zero() || node_timeout * 2 >= ttl {
+        return Err(rejected(
+            from_file,
+            "--node-timeout",
+            "node_timeout",
+            &show(node_timeout).to_string(),
+            &format!(
+                "must be above zero and under half of the TTL {}: a slow master would eat the \
+                 whole validity; raise the TTL or lower the node timeout",
+                show(ttl)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+pub fn run_settings(args: RunArgs, defaults: &Defaults) -> Result<RunSettings, Failure> {
+    let lock = lock_settings(&args.lock, defaults)?;
+    let ttl = lock.timing.ttl;
+    let kill_after_from_file = args.kill_after.is_none() && defaults.kill_after.is_some();
+    let kill_after = args
+        .kill_after
+        .or(defaults.kill_after.as_ref().map(|d| d.value))
+        .unwrap_or_else(|| supervise::Options::default_kill_after(ttl));
+    let longest = supervise::Options::max_kill_after(ttl);
+    if kill_after > longest {
+        return Err(rejected(
+            kill_after_from_file,
+            "--kill-after",
+            "kill_after",
+            &show(kill_after).to_string(),
+            &format!(
+                "does not fit inside the TTL {}: the command must be dead before the lock's \
+                 validity ends; use at most {} or raise the TTL",
+                show(ttl),
+                show(longest)
+            ),
+        ));
+    }
+    if let Some(max) = args.max_duration
+        && max.is_zero()
+    {
+        return Err(Failure::usage(
+            "--max-duration must be above zero, e.g. --max-duration 10m",
+        ));
+    }
+    if args.command.first().is_none_or(|c| c.is_empty()) {
+        return Err(Failure::usage(
+            "no command to run: put it after --, e.g. redlock run --key k -- ./job.sh",
+        ));
+    }
+    Ok(RunSettings {
+        supervise: supervise::Options::new(ttl, kill_after).with_max_duration(args.max_duration),
+        lock,
+        hold_min: args.hold_min.filter(|d| !d.is_zero()),
+        command: args.command,
+    })
+}
+
+/// Everything `redlock acquire` needs.
+#[derive(Clone, Debug)]
+pub struct AcquireSettings {
+    pub lock: LockSettings,
+    pub format: Format,
+    pub renew_while: Option<i32>,
+}
+
+pub fn acquire_settings(
+    args: AcquireArgs,
+    defaults: &Defaults,
+) -> Result<AcquireSettings, Failure> {
+    let lock = lock_settings(&args.lock, defaults)?;
+    if let Some(pid) = args.renew_while
+        && !supervise::watch::process_exists(pid)
+    {
+        return Err(Failure::usage(format!(
+            "--renew-while {pid}: no such process; pass the pid of a running process, e.g. $$ \
+             for the calling shell"
+        )));
+    }
+    Ok(AcquireSettings {
+        lock,
+        format: args.format,
+        renew_while: args.renew_while,
+    })
+}
+
+/// A lock named by key and token (`release`, `extend`), with the timing to use on it.
+#[derive(Clone, Debug)]
+pub struct TokenSettings {
+    pub key: String,
+    pub token: String,
+    pub timing: Timing,
+}
+
+/// Settings for `release`. A release does not depend on the lock's TTL, so none is checked.
+pub fn release_settings(args: &TokenArgs, defaults: &Defaults) -> Result<TokenSettings, Failure> {
+    let token = checked_token(args)?;
+    Ok(TokenSettings {
+        key: args.key.clone(),
+        token,
+        timing: Timing {
+            ttl: defaults.ttl.value,
+            node_timeout: node_timeout(args.node_timeout, defaults)?,
+            drift_factor: defaults.drift_factor.value,
+        },
+    })
+}
+
+/// Settings for `extend`: the new TTL (else the default TTL), timed as `acquire` would time a
+/// lock of that TTL.
+pub fn extend_settings(args: &ExtendArgs, defaults: &Defaults) -> Result<TokenSettings, Failure> {
+    let token = checked_token(&args.lock)?;
+    let ttl = args.ttl.unwrap_or(defaults.ttl.value);
+    validate_ttl(ttl, false)?;
+    Ok(TokenSettings {
+        key: args.lock.key.clone(),
+        token,
+        timing: lock_timing(ttl, args.lock.node_timeout, None, defaults)?,
+    })
+}
+
+/// The key and token of `release` and `extend`, checked; the token without stray whitespace.
+fn checked_token(args: &TokenArgs) -> Result<String, Failure> {
+    validate_key(&args.key)?;
+    let token = args.token.trim();
+    if token.is_empty() {
+        return Err(Failure::usage(
+            "--token must not be empty: pass the token `redlock acquire` printed",
+        ));
+    }
+    Ok(token.to_string())
+}
+
+/// The per-node timeout of a command without a TTL of its own (`status`, `doctor`, `release`).
+pub fn node_timeout(flag: Option<Duration>, defaults: &Defaults) -> Result<Duration, Failure> {
+    let node_timeout = flag
+        .or(defaults.node_timeout.as_ref().map(|d| d.value))
+        .unwrap_or(DEFAULT_NODE_TIMEOUT);
+    if node_timeout.is_zero() {
+        return Err(Failure::usage("--node-timeout must be above zero, e.g. 1s"));
+    }
+    Ok(node_timeout)
+}
+
+/// Reads a small file whole: at most `limit` bytes. Anything bigger is not what the option
+/// expects (`/dev/zero`, a disk image), and must not be read into memory to find out.
+pub(crate) fn read_bounded(path: &std::path::Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::other(format!(
+            "larger than {} KiB: is it the right file?",
+            limit / 1024
+        )));
+    }
+    Ok(bytes)
+}
+
+pub fn show(d: Duration) -> humantime::FormattedDuration {
+    humantime::format_duration(d)
+}
