@@ -47,10 +47,22 @@ impl<'a> WaitProgress<'a> {
         }
         let why = match failure {
             AttemptFailure::Held {
-                holder: Some(holder),
+                holder,
+                free,
+                waiters,
+                place,
                 ..
-            } => format!("held by {}", holder.describe()),
-            AttemptFailure::Held { holder: None, .. } => "held by another client".into(),
+            } => {
+                let who = match holder {
+                    _ if *free => "free, others first".to_string(),
+                    Some(holder) => format!("held by {}", holder.describe()),
+                    None => "held by another client".into(),
+                };
+                match place {
+                    Some(place) => format!("{who}; place {place} of {waiters} in line"),
+                    None => who,
+                }
+            }
             AttemptFailure::Unreachable { failures, .. } => {
                 format!("masters unreachable: {}", list(failures))
             }

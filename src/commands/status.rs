@@ -7,6 +7,9 @@
 //!  "holder": {"host": "ci-3", "pid": 4412, "user": "ci", "command": "make deploy",
 //!             "since_ms": 1763700000000},
 //!  "fence": 41,
+//!  "waiting": 1,
+//!  "queue": [{"position": 1, "token": "…", "ticket": 17, "waited_ms": 12000,
+//!             "holder": {…}, "masters": 3}],
 //!  "masters": [{"server": "redis://r1:6379", "reachable": true, "held": true, "token": "…",
 //!               "ttl_ms": 28100, "holder": {…}, "error": null, "fence": 41}, …]}
 //! ```
@@ -19,7 +22,7 @@ use serde_json::{Value, json};
 use crate::cli::{GlobalArgs, StatusArgs};
 use crate::config;
 use crate::exit::{self, Failure};
-use crate::lock::{Holder, Inspection, MasterFailure, MasterState, Verdict, judge};
+use crate::lock::{Holder, Inspection, MasterFailure, MasterState, Verdict, judge, line};
 
 use super::{open_client, output, wording};
 
@@ -94,9 +97,24 @@ fn to_json(key: &str, quorum: usize, verdict: &Verdict, masters: &[Inspection]) 
         _ => (None, None, None),
     };
     let fence = masters.iter().filter_map(|m| m.fence).max();
+    let queue: Vec<Value> = line(masters)
+        .iter()
+        .enumerate()
+        .map(|(i, waiter)| {
+            json!({
+                "position": i + 1,
+                "token": waiter.token,
+                "ticket": waiter.ticket,
+                "waited_ms": waiter.holder.as_ref().map(|h| ms(h.held_for())),
+                "holder": waiter.holder.as_ref().map(Holder::to_json),
+                "masters": waiter.masters,
+            })
+        })
+        .collect();
+    let waiting = masters.iter().map(|m| m.waiting).max().unwrap_or(0);
     let masters: Vec<Value> = masters
         .iter()
-        .map(|Inspection { master, state, fence }| match state {
+        .map(|Inspection { master, state, fence, .. }| match state {
             MasterState::Free => json!({
                 "server": master.to_string(), "reachable": true, "held": false,
                 "token": null, "ttl_ms": null, "holder": null, "error": null, "fence": fence,
@@ -121,6 +139,8 @@ fn to_json(key: &str, quorum: usize, verdict: &Verdict, masters: &[Inspection]) 
         "token": token,
         "expires_in_ms": expires_in.map(ms),
         "holder": holder.map(Holder::to_json),
+        "waiting": waiting,
+        "queue": queue,
         "masters": masters,
     })
 }
@@ -172,6 +192,26 @@ fn to_text(key: &str, verdict: &Verdict, masters: &[Inspection]) -> String {
             MasterState::Unreachable(error) => format!("unreachable: {error}"),
         };
         let _ = writeln!(out, "  {:width$}  {line}", master.to_string());
+    }
+    let queue = line(masters);
+    if !queue.is_empty() {
+        let _ = writeln!(
+            out,
+            "queue, first come first served ({} waiting):",
+            queue.len()
+        );
+        for (i, waiter) in queue.iter().enumerate() {
+            let who = waiter.holder.as_ref().map_or_else(
+                || format!("token {}", abbreviated(&waiter.token, 8)),
+                Holder::describe,
+            );
+            let _ = writeln!(
+                out,
+                "  {:>2}. {who} ({} of {total} masters)",
+                i + 1,
+                waiter.masters
+            );
+        }
     }
     if let Some(fence) = masters.iter().filter_map(|m| m.fence).max() {
         let _ = writeln!(

@@ -1,5 +1,6 @@
 //! How failures read: one line that says what went wrong and what to do.
 
+use std::fmt::Write;
 use std::time::Duration;
 
 use crate::config::LockSettings;
@@ -65,6 +66,15 @@ pub fn list(failures: &[MasterFailure]) -> String {
         .join(", ")
 }
 
+/// "1 waiter is" / "3 waiters are".
+pub fn waiting(waiters: usize) -> String {
+    if waiters == 1 {
+        "1 waiter is".to_string()
+    } else {
+        format!("{waiters} waiters are")
+    }
+}
+
 fn whole_seconds(d: Duration) -> humantime::FormattedDuration {
     humantime::format_duration(Duration::from_secs(d.as_secs().max(1)))
 }
@@ -77,14 +87,27 @@ pub fn describe_failure(
     quiet: bool,
 ) -> Failure {
     match failure {
-        AttemptFailure::Held { holder, expires_in } => {
+        AttemptFailure::Held {
+            holder,
+            expires_in,
+            free,
+            waiters,
+            ..
+        } => {
             let who = match holder {
+                _ if *free && *waiters > 0 => format!(
+                    "is free, but {} queued for it first (first come, first served)",
+                    waiting(*waiters)
+                ),
                 Some(holder) => format!("is held by {}", holder.describe()),
                 None => "is held by another client".to_string(),
             };
-            let expiry = expires_in
+            let mut expiry = expires_in
                 .map(|t| format!(", expires in {} unless renewed", whole_seconds(t)))
                 .unwrap_or_default();
+            if !*free && *waiters > 0 {
+                let _ = write!(expiry, ", and {} queued for it", waiting(*waiters));
+            }
             let advice = if settings.wait.is_zero() {
                 "; use --wait DURATION to wait for it".to_string()
             } else {

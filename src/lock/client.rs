@@ -11,12 +11,12 @@ use super::cancel::Cancel;
 use super::fence::{self, FenceError};
 use super::held::{Lock, Timing};
 use super::holder::Holder;
-use super::keys;
+use super::keys::{self, Names};
 use super::master::Master;
 use super::node::Node;
-use super::notices::Notices;
 use super::outcome::{AcquireError, AttemptFailure, ExtendError, Inspection, Released};
 use super::probe::{self, Probe};
+use super::queue::{self, InLine, Waiter};
 use super::quorum::{Decision, Loss, Vote};
 use super::round::{Masters, Round, Until};
 use super::scripts::{
@@ -72,9 +72,9 @@ impl Redlock {
 
     /// Takes the lock on a majority, retrying until `wait` is spent (`Duration::ZERO`: one
     /// attempt; a wait too long for the clock to represent, such as `Duration::MAX`: until it
-    /// is taken or cancelled): at once when a release notice arrives (see `notices`), otherwise
-    /// with jittered backoff. `on_retry` hears about each failed attempt that will be retried, so a caller
-    /// can say who is in the way.
+    /// is taken or cancelled). A refused caller that will wait joins the key's fair queue (see
+    /// `queue`) and takes the lock in its turn. `on_retry` hears about each failed attempt
+    /// that will be retried, so a caller can say who is in the way.
     pub fn acquire(
         &self,
         key: &str,
@@ -86,25 +86,28 @@ impl Redlock {
     ) -> Result<Lock, AcquireError> {
         // `None`: never give up (only `cancel` ends the wait).
         let give_up_at = Instant::now().checked_add(wait);
+        let names = Names::of(key);
+        let will_wait = !wait.is_zero();
         self.runtime.block_on(async {
             let mut attempt = 0u32;
-            let mut notices: Option<Notices> = None;
-            let mut woken = false;
             loop {
                 if cancel.is_cancelled() {
                     return Err(AcquireError::Cancelled);
                 }
                 let token = new_token();
+                let since = Instant::now();
                 let outcome = tokio::select! {
-                    outcome = self.attempt(key, &token, timing, holder) => Some(outcome),
+                    outcome = self.attempt(key, &names, &token, timing, holder, will_wait) => {
+                        Some(outcome)
+                    }
                     () = cancel.cancelled() => None,
                 };
-                let failure = match outcome {
+                let (failure, ticket) = match outcome {
                     Some(Ok(lock)) => return Ok(lock),
-                    Some(Err(failure)) => failure,
+                    Some(Err(refused)) => refused,
                     None => {
                         // Requests of the interrupted attempt may have reached some masters.
-                        self.release_token(key, &token, timing, false).await;
+                        release_token(&self.masters, key, &names, &token, timing, false).await;
                         return Err(AcquireError::Cancelled);
                     }
                 };
@@ -113,64 +116,73 @@ impl Redlock {
                     return Err(AcquireError::Failed(failure));
                 }
                 on_retry(&failure);
-                if notices.is_none() && matches!(failure, AttemptFailure::Held { .. }) {
-                    // Someone holds it: listen for its release. It may have come between the
-                    // attempt and the subscription, so try once more right away.
-                    let deadline = give_up_at.map_or(now + timing.node_timeout, |at| {
-                        at.min(now + timing.node_timeout)
-                    });
-                    let subscribed = Notices::subscribe(&self.masters.nodes, key, deadline).await;
-                    log::debug!(
-                        "listening for release notices of {key:?} on {}/{} masters",
-                        subscribed.subscribed(),
-                        self.masters.nodes.len()
-                    );
-                    notices = Some(subscribed);
-                    continue;
-                }
-                // Woken by a notice and beaten to it: whoever won may have lost the race too
-                // (contenders splitting the vote), so look again soon, before the next notice.
-                let delay = if woken {
-                    Duration::from_millis(fastrand::u64(1..=5))
-                } else {
-                    retry_delay(attempt)
-                }
-                .min(give_up_at.map_or(Duration::MAX, |at| at - now));
-                attempt = attempt.saturating_add(1);
-                woken = false;
-                let notice = async {
-                    match notices.as_mut() {
-                        Some(notices) => notices.next().await,
-                        None => std::future::pending().await,
+                if let Some(ticket) = ticket {
+                    let waiter = Waiter {
+                        key,
+                        names: &names,
+                        token,
+                        ticket,
+                        since,
+                        timing,
+                        holder,
+                    };
+                    let waited =
+                        queue::wait_in_line(&self.masters, waiter, give_up_at, cancel, on_retry);
+                    match waited.await {
+                        InLine::Took(lock) => return Ok(lock),
+                        InLine::GaveUp(failure) => return Err(AcquireError::Failed(failure)),
+                        InLine::Cancelled => return Err(AcquireError::Cancelled),
+                        // Join again, at the back, with a new token.
+                        InLine::LostPlace => {
+                            attempt = 0;
+                            continue;
+                        }
                     }
-                };
+                }
+                // Not queued (too few masters answered): back off and try again.
+                let left = give_up_at.map_or(Duration::MAX, |at| at - now);
+                let delay = retry_delay(attempt).min(left);
+                attempt = attempt.saturating_add(1);
                 tokio::select! {
                     () = tokio::time::sleep(delay) => {}
-                    () = notice => {
-                        log::debug!("woken by a release notice of {key:?}");
-                        woken = true;
-                        attempt = 0;
-                    }
                     () = cancel.cancelled() => return Err(AcquireError::Cancelled),
                 }
             }
         })
     }
 
-    /// One attempt: SET NX PX on all masters, decide at quorum, and on failure remove whatever
-    /// partial hold it left so that contenders do not split the vote until the TTL runs out.
+    /// One attempt as a newcomer: SET NX PX on all masters unless others are queued, decide at
+    /// quorum, and on failure remove whatever partial hold it left so that contenders do not
+    /// split the vote until the TTL runs out. A refused caller that `will_wait` also gets its
+    /// ticket for the queue, when enough masters drew one (see `queue`).
     async fn attempt(
         &self,
         key: &str,
+        names: &Names,
         token: &str,
         timing: Timing,
         holder: Option<&Holder>,
-    ) -> Result<Lock, AttemptFailure> {
+        will_wait: bool,
+    ) -> Result<Lock, (AttemptFailure, Option<u64>)> {
         let record = holder.map(|h| h.record(token)).unwrap_or_default();
         let start = Instant::now();
-        let keys = [key, &keys::holder(key)];
+        let keys = [
+            key,
+            &names.holder,
+            &names.queue,
+            &names.lease,
+            &names.waiters,
+            &names.tickets,
+        ];
         let ttl_ms = timing.ttl_ms();
-        let args: [&[u8]; 3] = [token.as_bytes(), &ttl_ms, record.as_bytes()];
+        let keep_ms = queue::keep(&timing).as_millis().to_string();
+        let args: [&[u8]; 5] = [
+            token.as_bytes(),
+            &ttl_ms,
+            record.as_bytes(),
+            if will_wait { b"1" } else { b"" },
+            keep_ms.as_bytes(),
+        ];
         let round = self
             .masters
             .round(
@@ -208,7 +220,14 @@ impl Redlock {
                 });
             }
             Decision::Won => AttemptFailure::TooSlow { elapsed },
-            Decision::Lost(Loss::Refused) => held_by(&round),
+            Decision::Lost(Loss::Refused) => {
+                let needed = self.masters.nodes.len() - self.quorum() + 1;
+                let (failure, ticket) = held_by(&round, needed);
+                if round.tally.yes() > 0 {
+                    release_token(&self.masters, key, names, token, timing, false).await;
+                }
+                return Err((failure, ticket.filter(|_| will_wait)));
+            }
             Decision::Lost(Loss::Unreachable) | Decision::Undecided => {
                 AttemptFailure::Unreachable {
                     needed: self.quorum(),
@@ -216,8 +235,8 @@ impl Redlock {
                 }
             }
         };
-        self.release_token(key, token, timing, false).await;
-        Err(failure)
+        release_token(&self.masters, key, names, token, timing, false).await;
+        Err((failure, None))
     }
 
     /// Extends `lock` to its full TTL again, measured from the start of this round. Counts only
@@ -282,47 +301,19 @@ impl Redlock {
         })
     }
 
-    /// Deletes the lock on every master where it still holds our token. Bounded by one per-node
-    /// timeout; does not wait for slow masters once a majority answered and every master has
-    /// been sent the request.
+    /// Deletes the lock on every master where it still holds our token, and tells the next
+    /// waiter. Bounded by one per-node timeout; does not wait for slow masters once a majority
+    /// answered and every master has been sent the request.
     pub fn release(&self, lock: &Lock) -> Released {
-        self.runtime
-            .block_on(self.release_token(lock.key(), lock.token(), lock.timing, true))
-    }
-
-    /// Deletes our key on every master; `announce` publishes the release to waiters.
-    async fn release_token(
-        &self,
-        key: &str,
-        token: &str,
-        timing: Timing,
-        announce: bool,
-    ) -> Released {
-        let start = Instant::now();
-        let keys = [key, &keys::holder(key)];
-        let channel = if announce {
-            keys::released_channel(key)
-        } else {
-            String::new()
-        };
-        let args: [&[u8]; 2] = [token.as_bytes(), channel.as_bytes()];
-        let round = self
-            .masters
-            .round(
-                start + timing.node_timeout,
-                Until::DecidedAndSent,
-                binary_vote,
-                |node| node.eval(&RELEASE, &keys, &args),
-            )
-            .await;
-        self.masters.trace("release", key, &round, start.elapsed());
-        match round.tally.decision() {
-            Decision::Won => Released::Yes,
-            Decision::Lost(Loss::Refused) => Released::NotHeld,
-            _ => Released::Unknown {
-                failures: round.failures(&self.masters),
-            },
-        }
+        let names = Names::of(lock.key());
+        self.runtime.block_on(release_token(
+            &self.masters,
+            lock.key(),
+            &names,
+            lock.token(),
+            lock.timing,
+            true,
+        ))
     }
 
     /// Reads the lock's state and fencing counter on every master (waits for all of them, up
@@ -330,7 +321,16 @@ impl Redlock {
     pub fn inspect(&self, key: &str, node_timeout: Duration) -> Vec<Inspection> {
         self.runtime.block_on(async {
             let start = Instant::now();
-            let keys = [key, &keys::holder(key), &keys::fence(key)];
+            let names = Names::of(key);
+            let fence = keys::fence(key);
+            let keys = [
+                key,
+                &names.holder,
+                &fence,
+                &names.queue,
+                &names.lease,
+                &names.waiters,
+            ];
             let round = self
                 .masters
                 .round(
@@ -346,11 +346,13 @@ impl Redlock {
                 .into_iter()
                 .zip(&self.masters.nodes)
                 .map(|(answer, node)| {
-                    let (state, fence) = inspected(answer);
+                    let found = inspected(answer);
                     Inspection {
                         master: node.master.clone(),
-                        state,
-                        fence,
+                        state: found.state,
+                        fence: found.fence,
+                        queue: found.queue,
+                        waiting: found.waiting,
                     }
                 })
                 .collect()
@@ -374,23 +376,81 @@ impl Redlock {
     }
 }
 
+/// The command the scripts announce with.
+pub(super) const PUBLISH: &[u8] = b"PUBLISH";
+
+/// Deletes our key on every master. `announce`: a real release (not the clean-up of a failed
+/// attempt), which also gives up what is left of our place in the queue and tells the next
+/// waiter (see RELEASE).
+pub(super) async fn release_token(
+    masters: &Masters,
+    key: &str,
+    names: &Names,
+    token: &str,
+    timing: Timing,
+    announce: bool,
+) -> Released {
+    let start = Instant::now();
+    let keys = [
+        key,
+        &names.holder,
+        &names.queue,
+        &names.lease,
+        &names.waiters,
+        &names.tickets,
+    ];
+    let channel = if announce {
+        keys::released_channel(key)
+    } else {
+        String::new()
+    };
+    let args: [&[u8]; 5] = [
+        token.as_bytes(),
+        channel.as_bytes(),
+        PUBLISH,
+        names.wake_prefix.as_bytes(),
+        names.wake_suffix.as_bytes(),
+    ];
+    let round = masters
+        .round(
+            start + timing.node_timeout,
+            Until::DecidedAndSent,
+            binary_vote,
+            |node| node.eval(&RELEASE, &keys, &args),
+        )
+        .await;
+    masters.trace("release", key, &round, start.elapsed());
+    match round.tally.decision() {
+        Decision::Won => Released::Yes,
+        Decision::Lost(Loss::Refused) => Released::NotHeld,
+        _ => Released::Unknown {
+            failures: round.failures(masters),
+        },
+    }
+}
+
 /// A fresh random token: a UUIDv4 (122 random bits from the OS generator), as 32 hex digits.
-fn new_token() -> String {
+pub(super) fn new_token() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
 
 /// Backoff between attempts: exponential from 10 ms to 250 ms, each delay drawn uniformly from
 /// its upper half so that contenders that failed together do not retry together.
-fn retry_delay(attempt: u32) -> Duration {
+pub(super) fn retry_delay(attempt: u32) -> Duration {
     let ceiling_ms = 10u64.saturating_mul(1 << attempt.min(5)).min(250);
     Duration::from_millis(fastrand::u64(ceiling_ms / 2..=ceiling_ms))
 }
 
 /// The holder named by the masters that refused (its record, where it belongs to the token now
-/// in the lock), and the longest remaining TTL among them.
-fn held_by(round: &Round) -> AttemptFailure {
+/// in the lock), the longest remaining TTL among them, the queue they saw, and the ticket: the
+/// highest drawn, when at least `tickets_needed` masters drew one (see `queue`).
+fn held_by(round: &Round, tickets_needed: usize) -> (AttemptFailure, Option<u64>) {
     let mut holder = None;
     let mut expires_in: Option<Duration> = None;
+    let mut free = true;
+    let mut waiters = 0;
+    let mut tickets = 0;
+    let mut ticket = 0;
     for refusal in round
         .answers
         .iter()
@@ -404,8 +464,21 @@ fn held_by(round: &Round) -> AttemptFailure {
         if let Some(ttl) = refusal.expires_in {
             expires_in = Some(expires_in.map_or(ttl, |t| t.max(ttl)));
         }
+        free &= refusal.free;
+        waiters = waiters.max(refusal.waiters);
+        if let Some(drawn) = refusal.ticket {
+            tickets += 1;
+            ticket = ticket.max(drawn);
+        }
     }
-    AttemptFailure::Held { holder, expires_in }
+    let failure = AttemptFailure::Held {
+        holder,
+        expires_in,
+        free,
+        waiters,
+        place: None,
+    };
+    (failure, (tickets >= tickets_needed).then_some(ticket))
 }
 
 #[cfg(test)]

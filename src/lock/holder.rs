@@ -166,7 +166,7 @@ fn abbreviate(text: &str, max: usize) -> String {
     cut
 }
 
-fn unix_millis(time: SystemTime) -> u64 {
+pub(super) fn unix_millis(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }

@@ -91,12 +91,16 @@ pub fn released_channel(key: &str) -> String {
 }
 
 fn auxiliary(kind: &str, key: &str) -> String {
-    let tag = slot_tag(key);
+    tagged(&slot_tag(key), kind, key)
+}
+
+/// `__redlock:{tag}:kind:key`.
+fn tagged(tag: &str, kind: &str, key: &str) -> String {
     let mut name =
         String::with_capacity(RESERVED_PREFIX.len() + tag.len() + kind.len() + key.len() + 4);
     name.push_str(RESERVED_PREFIX);
     name.push('{');
-    name.push_str(&tag);
+    name.push_str(tag);
     name.push_str("}:");
     name.push_str(kind);
     name.push(':');
@@ -130,6 +134,72 @@ fn hash_tag(key: &str) -> Option<&str> {
 }
 
 /// The Redis Cluster slot of a key: CRC16 (XMODEM) of its hash tag or of the whole key, mod 16384.
+/// The fair queue of lock `key` (see `queue`): a sorted set of waiters' tokens, scored by
+/// ticket. Like every queue key below it has a TTL, refreshed by the waiters' heartbeats.
+pub fn queue(key: &str) -> String {
+    auxiliary("queue", key)
+}
+
+/// When each queued waiter's place lapses: a sorted set of tokens, scored by the master's own
+/// time in milliseconds.
+pub fn lease(key: &str) -> String {
+    auxiliary("lease", key)
+}
+
+/// Who each queued waiter is: a hash from token to a holder record (JSON, `since_ms` = when it
+/// started waiting).
+pub fn waiters(key: &str) -> String {
+    auxiliary("waiters", key)
+}
+
+/// The ticket counter of the fair queue: raised by every waiter that joins.
+pub fn tickets(key: &str) -> String {
+    auxiliary("tickets", key)
+}
+
+/// The channel on which the waiter holding `token` is told that its turn has come:
+/// `__redlock:{T}:wake:<token>:K`. Tokens have a fixed length, so the name still reads back
+/// unambiguously.
+pub fn wake_channel(key: &str, token: &str) -> String {
+    format!("{}{token}:{key}", wake_prefix(&slot_tag(key)))
+}
+
+/// `__redlock:{T}:wake:`, where a wake channel's token goes next.
+fn wake_prefix(tag: &str) -> String {
+    let mut prefix = tagged(tag, "wake", "");
+    prefix.pop();
+    prefix.push(':');
+    prefix
+}
+
+/// Every name a lock's scripts touch, computed once per operation: the cheap way to pass six
+/// keys around (the slot tag of a key with a `}` but no hash tag costs a search).
+pub struct Names {
+    pub holder: String,
+    pub queue: String,
+    pub lease: String,
+    pub waiters: String,
+    pub tickets: String,
+    pub wake_prefix: String,
+    pub wake_suffix: String,
+}
+
+impl Names {
+    pub fn of(key: &str) -> Names {
+        let tag = slot_tag(key);
+        let name = |kind: &str| tagged(&tag, kind, key);
+        Names {
+            holder: name("holder"),
+            queue: name("queue"),
+            lease: name("lease"),
+            waiters: name("waiters"),
+            tickets: name("tickets"),
+            wake_prefix: wake_prefix(&tag),
+            wake_suffix: format!(":{key}"),
+        }
+    }
+}
+
 pub fn key_slot(key: &str) -> u16 {
     slot(hash_tag(key).unwrap_or(key).as_bytes())
 }
@@ -172,7 +242,28 @@ mod tests {
             "a:b:c",
         ];
         for key in keys {
-            for aux in [holder(key), fence(key), released_channel(key)] {
+            let names = Names::of(key);
+            let token = "0123456789abcdef0123456789abcdef";
+            let wake = wake_channel(key, token);
+            assert_eq!(
+                wake,
+                format!("{}{token}{}", names.wake_prefix, names.wake_suffix)
+            );
+            for aux in [
+                holder(key),
+                fence(key),
+                released_channel(key),
+                queue(key),
+                lease(key),
+                waiters(key),
+                tickets(key),
+                wake,
+                names.holder,
+                names.queue,
+                names.lease,
+                names.waiters,
+                names.tickets,
+            ] {
                 assert_eq!(key_slot(&aux), key_slot(key), "{key:?} -> {aux:?}");
                 assert!(aux.starts_with(RESERVED_PREFIX), "{aux}");
                 assert!(aux.ends_with(key), "{aux}");

@@ -20,6 +20,14 @@ impl Lua {
         let sha = sha1_smol::Sha1::from(code).digest().to_string();
         Lua { code, sha, bit }
     }
+
+    /// A script made of `parts` (shared Lua functions, then the body), joined once per process.
+    pub(super) fn composed(parts: &[&str], bit: u32) -> Lua {
+        // Leaked once per script per process: scripts live as long as the process anyway, and
+        // the transport wants `&'static str` sources.
+        let code: &'static str = parts.concat().leak();
+        Lua::new(code, bit)
+    }
 }
 
 #[cfg(test)]

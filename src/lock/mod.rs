@@ -14,6 +14,7 @@
 //! - `fence`: fencing tokens, a number per lock that only goes up.
 //! - `verdict`: who holds a lock, judged from all masters' states.
 //! - `holder`: the record of who holds a lock.
+//! - `queue`: the fair queue waiters take turns in, and `queue_scripts`, its Lua.
 //! - `cancel`: ending a wait from a signal handler.
 //! - the transport, private to this module, one path for every request: `node` (every
 //!   connection to a master: connecting, logging in, running scripts, subscribing; `lua` is
@@ -39,6 +40,8 @@ mod notices;
 mod outcome;
 mod pipe;
 mod probe;
+mod queue;
+mod queue_scripts;
 mod quorum;
 mod resp;
 mod round;
@@ -57,4 +60,5 @@ pub use outcome::{
     AcquireError, AttemptFailure, ExtendError, Inspection, MasterFailure, MasterState, Released,
 };
 pub use probe::{Probe, ServerFacts};
-pub use verdict::{Verdict, judge};
+pub use queue_scripts::QueuedWaiter;
+pub use verdict::{InLine, Verdict, judge, line};

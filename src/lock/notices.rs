@@ -39,22 +39,18 @@ pub struct Notices {
 impl Notices {
     /// Subscribes on all masters at once; a master that does not confirm before `deadline` is
     /// left out (its notices are missed, the backoff covers them).
-    pub(crate) async fn subscribe(nodes: &[Node], key: &str, deadline: Instant) -> Notices {
-        let channel = super::keys::released_channel(key);
-        let subscriptions = nodes.iter().map(|node| {
-            let channel = &channel;
-            async move {
-                let subscribed = tokio::time::timeout_at(deadline.into(), node.subscribe(channel));
-                match subscribed.await {
-                    Ok(Ok(pipe)) => Some(pipe),
-                    Ok(Err(error)) => {
-                        log::debug!("no release notices from {}: {error}", node.master);
-                        None
-                    }
-                    Err(_) => {
-                        log::debug!("no release notices from {}: timed out", node.master);
-                        None
-                    }
+    pub(crate) async fn subscribe(nodes: &[Node], channel: &str, deadline: Instant) -> Notices {
+        let subscriptions = nodes.iter().map(|node| async move {
+            let subscribed = tokio::time::timeout_at(deadline.into(), node.subscribe(channel));
+            match subscribed.await {
+                Ok(Ok(pipe)) => Some(pipe),
+                Ok(Err(error)) => {
+                    log::debug!("no release notices from {}: {error}", node.master);
+                    None
+                }
+                Err(_) => {
+                    log::debug!("no release notices from {}: timed out", node.master);
+                    None
                 }
             }
         });

@@ -7,6 +7,7 @@ use super::cause::{Cause, cause};
 use super::holder::Holder;
 use super::master::Master;
 use super::node::NodeError;
+use super::queue_scripts::QueuedWaiter;
 
 /// One master's failure, named for the user.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,6 +39,13 @@ pub enum AttemptFailure {
         holder: Option<Holder>,
         /// The longest time to live seen on a master that refused.
         expires_in: Option<Duration>,
+        /// No master that refused has the lock taken: only the fair queue stands in the way
+        /// (others were waiting first).
+        free: bool,
+        /// How many wait in the fair queue (the most any master counts).
+        waiters: usize,
+        /// Our place in the queue, 1 for the first, once queued.
+        place: Option<usize>,
     },
     /// Too few masters answered for a majority.
     Unreachable {
@@ -98,4 +106,8 @@ pub struct Inspection {
     pub state: MasterState,
     /// The fencing counter: `None` where no `--fence` grant was ever made.
     pub fence: Option<u64>,
+    /// The first waiters of the fair queue there, in order.
+    pub queue: Vec<QueuedWaiter>,
+    /// How many wait there in all.
+    pub waiting: usize,
 }

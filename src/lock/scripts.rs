@@ -23,19 +23,26 @@ use super::holder::Holder;
 pub use super::lua::Lua;
 use super::node::NodeError;
 use super::outcome::MasterState;
+use super::queue_scripts::{FUNCTIONS, QueuedWaiter, queued_waiters};
 use super::quorum::Vote;
 use super::resp::Reply;
 
-/// Takes the lock: `SET K token NX PX ttl`, then the holder record with the same TTL.
-/// KEYS: lock, holder. ARGV: token, ttl in ms, holder record (may be empty).
+/// Takes the lock, unless others are queued for it (see `queue`): `SET K token NX PX ttl`, then
+/// the holder record with the same TTL. Nobody waiting costs one `EXISTS` more than a bare
+/// `SET NX`: no clock, no ticket.
+/// KEYS: see `queue_scripts`. ARGV: token, ttl in ms, holder record (may be empty), ticket
+/// wanted ('1' when the caller will wait: a refusal then also draws a ticket), keep ms.
 /// Returns 1 when the lock was taken, or was already taken with this very token (the same
 /// request sent again after a connection failed; tokens are never reused); otherwise {holder
-/// record or nil, PTTL of the lock, the token in the lock}, so that a refusal also says who is
-/// in the way, at no extra round trip.
+/// record or nil, PTTL of the lock, the token in the lock or nil, waiters, ticket or nil}, so
+/// that a refusal also says who is in the way, at no extra round trip.
 pub static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
-    Lua::new(
-        r"
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            r"
+local waiting = redis.call('EXISTS', KEYS[3]) == 1 and first_live(now_ms()) ~= false
+if not waiting and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if ARGV[3] ~= '' then
     redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
   end
@@ -45,8 +52,15 @@ local current = redis.call('GET', KEYS[1])
 if current == ARGV[1] then
   return 1
 end
-return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current}
+local ticket = false
+if ARGV[4] ~= '' then
+  ticket = redis.call('INCR', KEYS[6])
+  keep(tonumber(ARGV[5]))
+end
+return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current,
+        redis.call('ZCARD', KEYS[3]), ticket}
 ",
+        ],
         1,
     )
 });
@@ -60,29 +74,41 @@ pub(super) fn acquire_vote(answer: &Result<Reply, NodeError>) -> Vote {
     }
 }
 
-/// What one master's refusal to ACQUIRE says about the lock.
+/// What one master's refusal to ACQUIRE (or a waiter's turn) says about the lock.
+#[derive(Debug)]
 pub(super) struct Refusal {
     /// The holder, when its record belongs to the token in the lock.
     pub holder: Option<Holder>,
-    /// The lock's remaining TTL there (`None`: no TTL).
+    /// The lock's remaining TTL there (`None`: no TTL, or free).
     pub expires_in: Option<Duration>,
+    /// The lock is free there: the refusal is the queue's (others wait ahead).
+    pub free: bool,
+    /// How many wait in the queue there.
+    pub waiters: usize,
+    /// The ticket drawn there, when one was asked for.
+    pub ticket: Option<u64>,
 }
 
-/// Decodes a refusal (`{record, PTTL, token}`); `None` for any other answer.
+/// Decodes a refusal (`{record, PTTL, token, waiters, ticket}`); `None` for any other answer.
 pub(super) fn refusal(reply: &Reply) -> Option<Refusal> {
     let Reply::Array(fields) = reply else {
         return None;
     };
-    let holder = match (
-        fields.first().and_then(Reply::bulk),
-        fields.get(2).and_then(Reply::bulk),
-    ) {
+    let token = fields.get(2).and_then(Reply::bulk);
+    let holder = match (fields.first().and_then(Reply::bulk), token) {
         (Some(record), Some(token)) => Holder::from_record(record, token),
+        _ => None,
+    };
+    let int = |i: usize| match fields.get(i) {
+        Some(Reply::Int(n)) => u64::try_from(*n).ok(),
         _ => None,
     };
     Some(Refusal {
         holder,
         expires_in: fields.get(1).and_then(ttl),
+        free: token.is_none(),
+        waiters: int(3).unwrap_or(0) as usize,
+        ticket: int(4),
     })
 }
 
@@ -111,69 +137,127 @@ pub(super) fn binary_vote(answer: &Result<Reply, NodeError>) -> Vote {
     }
 }
 
-/// Releases the lock if it is still ours: compare-and-delete, holder record included, and
-/// announces it to waiters on the release channel when asked to (with `pcall`: the notice is
-/// best effort, and an ACL that denies PUBLISH must not turn a done release into an error) (a real release; not the clean-up
-/// of a failed attempt, which would only wake contenders for nothing).
-/// KEYS: lock, holder. ARGV: token, channel to announce on (empty: none).
+/// Releases the lock if it is still ours: compare-and-delete, holder record included. A real
+/// release (not the clean-up of a failed attempt, which would only wake contenders for nothing)
+/// also removes what is left of the releaser's place in the queue (a master that refused its
+/// turn still has it) and announces the release: to the first live waiter alone, on its own
+/// channel, or, when nobody is queued, on the key's release channel (for waiters that are not
+/// queued: an earlier redlock). Announcing is best effort (`pcall`): an ACL that denies PUBLISH
+/// must not turn a done release into an error.
+/// KEYS: see `queue_scripts`. ARGV: token, release channel (empty: a clean-up, announce
+/// nothing), publish command, wake channel prefix, wake channel suffix.
 /// Returns 1 when deleted, 0 when the key is missing or holds another token.
 pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
-    Lua::new(
-        r"
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            r"
+local released = 0
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[2])
   redis.call('DEL', KEYS[1])
-  if ARGV[2] ~= '' then
-    redis.pcall('PUBLISH', ARGV[2], '')
-  end
-  return 1
+  released = 1
 end
-return 0
+if ARGV[2] ~= '' then
+  local first = false
+  if redis.call('EXISTS', KEYS[3]) == 1 then
+    drop(ARGV[1])
+    if released == 1 then
+      first = wake_first(now_ms(), ARGV[3], ARGV[4], ARGV[5])
+    end
+  end
+  if released == 1 and not first then
+    redis.pcall(ARGV[3], ARGV[2], '')
+  end
+end
+return released
 ",
+        ],
         4,
     )
 });
 
-/// Reads the lock's state on one master in one round trip. KEYS: lock, holder, fencing
-/// counter. Returns {token or nil, PTTL of the lock, holder record or nil, counter or nil}.
+/// Reads the lock's state on one master in one round trip, queue included, changing nothing.
+/// KEYS: lock, holder, fencing counter, queue, leases, waiters' records.
+/// Returns {token or nil, PTTL of the lock, holder record or nil, counter or nil, the master's
+/// time in ms, {token, ticket, lease, record or nil}* for the first 100 waiters, waiters}.
 pub static INSPECT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
         r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local queued = redis.call('ZRANGE', KEYS[4], 0, 99, 'WITHSCORES')
+local waiters = {}
+for i = 1, #queued, 2 do
+  waiters[#waiters + 1] = queued[i]
+  waiters[#waiters + 1] = queued[i + 1]
+  waiters[#waiters + 1] = redis.call('ZSCORE', KEYS[5], queued[i])
+  waiters[#waiters + 1] = redis.call('HGET', KEYS[6], queued[i])
+end
 return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]),
-        redis.call('GET', KEYS[3])}
+        redis.call('GET', KEYS[3]), tostring(now), waiters, redis.call('ZCARD', KEYS[4])}
 ",
         8,
     )
 });
 
-/// Decodes one master's INSPECT answer (or its absence): the lock's state there, and the
-/// fencing counter where a grant was ever made.
-pub(super) fn inspected(answer: Option<Result<Reply, NodeError>>) -> (MasterState, Option<u64>) {
+/// What one master's INSPECT answer says.
+pub(super) struct Inspected {
+    pub state: MasterState,
+    /// The fencing counter, where a grant was ever made.
+    pub fence: Option<u64>,
+    /// The first waiters of the queue, in order (their places may have lapsed: see `lapses_in`).
+    pub queue: Vec<QueuedWaiter>,
+    /// How many are queued in all.
+    pub waiting: usize,
+}
+
+/// Decodes one master's INSPECT answer (or its absence).
+pub(super) fn inspected(answer: Option<Result<Reply, NodeError>>) -> Inspected {
+    let unreachable = |error| Inspected {
+        state: MasterState::Unreachable(error),
+        fence: None,
+        queue: Vec::new(),
+        waiting: 0,
+    };
     let fields = match answer {
-        None => return (MasterState::Unreachable(NodeError::Timeout), None),
-        Some(Err(e)) => return (MasterState::Unreachable(e), None),
+        None => return unreachable(NodeError::Timeout),
+        Some(Err(e)) => return unreachable(e),
         Some(Ok(Reply::Array(fields))) => fields,
         Some(Ok(other)) => {
-            let error = NodeError::BadReply(format!("unexpected reply {other:?}"));
-            return (MasterState::Unreachable(error), None);
+            return unreachable(NodeError::BadReply(format!("unexpected reply {other:?}")));
         }
     };
     let fence = match fields.get(3) {
         None | Some(Reply::Nil) => None,
         Some(value) => counter(value),
     };
-    let Some(token) = fields.first().and_then(Reply::bulk) else {
-        return (MasterState::Free, fence);
+    let now_ms = fields
+        .get(4)
+        .and_then(Reply::bulk)
+        .and_then(|b| std::str::from_utf8(b).ok()?.parse().ok());
+    let queue = queued_waiters(fields.get(5), now_ms);
+    let waiting = match fields.get(6) {
+        Some(Reply::Int(n)) => usize::try_from(*n).unwrap_or(0),
+        _ => queue.len(),
     };
-    let state = MasterState::Held {
-        token: String::from_utf8_lossy(token).into_owned(),
-        ttl: fields.get(1).and_then(ttl),
-        holder: fields
-            .get(2)
-            .and_then(Reply::bulk)
-            .and_then(|record| Holder::from_record(record, token)),
+    let state = match fields.first().and_then(Reply::bulk) {
+        None => MasterState::Free,
+        Some(token) => MasterState::Held {
+            token: String::from_utf8_lossy(token).into_owned(),
+            ttl: fields.get(1).and_then(ttl),
+            holder: fields
+                .get(2)
+                .and_then(Reply::bulk)
+                .and_then(|record| Holder::from_record(record, token)),
+        },
     };
-    (state, fence)
+    Inspected {
+        state,
+        fence,
+        queue,
+        waiting,
+    }
 }
 
 /// Fencing: sets the counter to the proposed number only if that is greater than what the
@@ -205,7 +289,7 @@ pub(super) fn counter(value: &Reply) -> Option<u64> {
 }
 
 /// A PTTL answer: `None` for a key without TTL (-1) or missing (-2).
-fn ttl(value: &Reply) -> Option<Duration> {
+pub(super) fn ttl(value: &Reply) -> Option<Duration> {
     match value {
         Reply::Int(ms) if *ms >= 0 => Some(Duration::from_millis(*ms as u64)),
         _ => None,
@@ -260,6 +344,18 @@ mod tests {
         let bare = Reply::Array(vec![Reply::Nil, Reply::Int(-1), bulk("other")]);
         let found = refusal(&bare).expect("a refusal");
         assert!(found.holder.is_none() && found.expires_in.is_none());
+        assert!(!found.free && found.ticket.is_none() && found.waiters == 0);
+        // Free, but others queued: the queue's refusal, with a ticket drawn.
+        let queued = Reply::Array(vec![
+            Reply::Nil,
+            Reply::Int(-2),
+            Reply::Nil,
+            Reply::Int(3),
+            Reply::Int(41),
+        ]);
+        let found = refusal(&queued).expect("a refusal");
+        assert!(found.free);
+        assert_eq!((found.waiters, found.ticket), (3, Some(41)));
         // Short or odd arrays are still refusals, naming nothing.
         assert!(refusal(&Reply::Array(vec![])).is_some());
         assert!(refusal(&Reply::Int(1)).is_none());
@@ -271,13 +367,13 @@ mod tests {
         let reply = |record: &str| {
             Reply::Array(vec![bulk("t2"), Reply::Int(5_000), bulk(record), bulk("7")])
         };
-        let (state, fence) = inspected(Some(Ok(reply(&holder.record("t1")))));
+        let Inspected { state, fence, .. } = inspected(Some(Ok(reply(&holder.record("t1")))));
         assert_eq!(fence, Some(7));
         assert!(
             matches!(state, MasterState::Held { holder: None, .. }),
             "{state:?}"
         );
-        let (state, _) = inspected(Some(Ok(reply(&holder.record("t2")))));
+        let state = inspected(Some(Ok(reply(&holder.record("t2"))))).state;
         assert!(
             matches!(
                 state,
@@ -293,12 +389,16 @@ mod tests {
     #[test]
     fn an_inspection_of_a_free_lock_or_of_no_answer() {
         let free = Reply::Array(vec![Reply::Nil, Reply::Int(-2), Reply::Nil, Reply::Nil]);
-        assert_eq!(inspected(Some(Ok(free))), (MasterState::Free, None));
+        let free = inspected(Some(Ok(free)));
         assert_eq!(
-            inspected(None),
-            (MasterState::Unreachable(NodeError::Timeout), None)
+            (free.state, free.fence, free.waiting),
+            (MasterState::Free, None, 0)
         );
-        let (state, fence) = inspected(Some(Ok(Reply::Int(1))));
+        assert_eq!(
+            inspected(None).state,
+            MasterState::Unreachable(NodeError::Timeout)
+        );
+        let Inspected { state, fence, .. } = inspected(Some(Ok(Reply::Int(1))));
         assert_eq!(fence, None);
         assert_eq!(
             state,

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::holder::Holder;
-use super::outcome::MasterState;
+use super::outcome::{Inspection, MasterState};
 use super::quorum::majority;
 
 /// The lock's state across all masters.
@@ -78,6 +78,44 @@ pub fn judge(states: &[MasterState]) -> Verdict {
     }
 }
 
+/// One waiter of the fair queue as the masters show it together.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InLine {
+    pub token: String,
+    pub ticket: u64,
+    /// Who it is, `since_ms` being when it started waiting (if it left a record).
+    pub holder: Option<Holder>,
+    /// On how many masters its place is live.
+    pub masters: usize,
+}
+
+/// The fair queue across all masters: every waiter with a live place on some master, in the
+/// order every master serves them (ticket, then token).
+pub fn line(masters: &[Inspection]) -> Vec<InLine> {
+    let mut by_token: HashMap<&str, InLine> = HashMap::new();
+    for waiter in masters.iter().flat_map(|m| &m.queue) {
+        if waiter.lapses_in.is_none() {
+            continue;
+        }
+        let entry = by_token
+            .entry(waiter.token.as_str())
+            .or_insert_with(|| InLine {
+                token: waiter.token.clone(),
+                ticket: waiter.ticket,
+                holder: None,
+                masters: 0,
+            });
+        entry.masters += 1;
+        entry.ticket = entry.ticket.max(waiter.ticket);
+        if entry.holder.is_none() {
+            entry.holder = waiter.holder.clone();
+        }
+    }
+    let mut line: Vec<InLine> = by_token.into_values().collect();
+    line.sort_by(|a, b| (a.ticket, &a.token).cmp(&(b.ticket, &b.token)));
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,5 +160,37 @@ mod tests {
         );
         assert_eq!(judge(&[Free]), Verdict::Free);
         assert_eq!(judge(&[down()]), Verdict::Unknown);
+    }
+
+    #[test]
+    fn the_line_is_in_ticket_order_without_lapsed_places() {
+        use crate::lock::{Master, QueuedWaiter};
+        let waiter = |token: &str, ticket: u64, live: bool| QueuedWaiter {
+            token: token.into(),
+            ticket,
+            lapses_in: live.then_some(Duration::from_secs(2)),
+            holder: None,
+        };
+        let master = |queue: Vec<QueuedWaiter>| Inspection {
+            master: Master::parse("redis://127.0.0.1:1").unwrap(),
+            state: MasterState::Free,
+            fence: None,
+            waiting: queue.len(),
+            queue,
+        };
+        let masters = [
+            master(vec![waiter("b", 7, true), waiter("dead", 8, false)]),
+            master(vec![
+                waiter("c", 7, true),
+                waiter("b", 7, true),
+                waiter("a", 9, true),
+            ]),
+            master(vec![]),
+        ];
+        let line = line(&masters);
+        let order: Vec<(&str, usize)> =
+            line.iter().map(|w| (w.token.as_str(), w.masters)).collect();
+        // Equal tickets are served by token, as Redis orders equal scores.
+        assert_eq!(order, [("b", 2), ("c", 1), ("a", 1)]);
     }
 }

@@ -1,0 +1,440 @@
+//! The fair queue: waiters take the lock in the order they came, and a release wakes only the
+//! next one.
+//!
+//! Without it every release woke every waiter, all of them raced on every master, and the
+//! losers had to undo their partial holds: the work per hand-off grew with the number of
+//! waiters, and who won was luck. The queue decides who may *try*; the lock itself is taken
+//! exactly as before.
+//!
+//! # How it works
+//! 1. **The uncontended path is unchanged.** ACQUIRE (see `scripts`) checks whether the queue
+//!    key exists, and when it does not, does `SET NX PX` as before: one round trip, no clock,
+//!    no ticket, no queue.
+//! 2. **Joining.** A newcomer that will wait (`--wait` > 0) and is refused, because the lock
+//!    is held or because others are queued, draws a ticket in the same script: `INCR` of the
+//!    key's ticket counter on each master that refused. Its ticket is the highest number among
+//!    the answers, which must come from at least N − q + 1 masters (else it stays out of the
+//!    queue and retries like any refused attempt). It then subscribes to its own wake channel
+//!    (`keys::wake_channel`), and only then places itself, with WAIT, on every master: its
+//!    token scored by that same ticket, a lease (the master's own time when the place lapses),
+//!    and a record of who it is. WAIT also raises each master's counter to the ticket.
+//! 3. **Waiting.** WAIT is also the heartbeat and the attempt: on each master it drops places
+//!    whose lease lapsed, renews the caller's lease, and, when the caller is the first live
+//!    waiter there and the lock is free, takes the lock with `SET` and gives up the place. The
+//!    lock is ours when a majority did so in time (validity and drift exactly as for ACQUIRE).
+//!    The first waiter polls with the usual jittered backoff; the others only renew their
+//!    place, once per [`HEARTBEAT`].
+//! 4. **Hand-off.** RELEASE drops the releaser's place if one is left, and publishes on the
+//!    wake channel of the first live waiter only. That waiter tries at once. The others hear
+//!    nothing, so a hand-off costs the same with 4 waiters or 64. A lost notice costs one
+//!    backoff interval of the first waiter.
+//! 5. **Leaving.** A waiter that is interrupted or gives up removes its place on every master
+//!    (LEAVE); if it was first and the lock is free, the next is woken. A waiter that dies or is
+//!    stopped stops renewing: its place lapses after [`lease`] by each master's clock.
+//!
+//! # Why it is sound
+//! - **Safety is the lock's, unchanged.** Whoever holds the lock holds `SET NX` on a majority
+//!   within its validity, as before. The queue only adds refusals (a newcomer may not take a
+//!   free lock while others wait; a waiter may try only when first), never a grant, so no
+//!   queue state, however inconsistent between masters, can let two holders in. Other Redlock
+//!   clients (redlock-py, node-redlock, redsync, an earlier redlock) do `SET NX` on the lock
+//!   key and know nothing of the queue: they are not queued, they may take a free lock ahead of
+//!   queued waiters, and safety holds for them as for everyone.
+//! - **One order on every master.** A waiter's place has the same score (its ticket) on every
+//!   master, and Redis orders equal scores by member, the token: every master orders any two
+//!   waiters the same way. Tickets need not be unique (two waiters joining at once may draw the
+//!   same number; the token breaks the tie), only later for later arrivals: if A was placed on
+//!   a majority before B drew its ticket, B's INCR reached at least N − q + 1 masters, one of
+//!   which is in A's majority and had its counter at A's ticket or more, so B's ticket is
+//!   greater. (This is why a plain INCR suffices here, unlike fencing, which needs uniqueness.)
+//! - **No deadlock when masters disagree.** A live waiter re-adds its place, with its one
+//!   ticket, on every master that lacks it, at every heartbeat (a master that restarted empty,
+//!   or one that was unreachable when it joined), so within one heartbeat every live waiter is
+//!   on every master it can reach. Dead places lapse within a lease. Then the live waiter with
+//!   the smallest (ticket, token) is first on every reachable master: with a majority reachable
+//!   it takes the lock as soon as the lock is free. Before that, a master may name a different
+//!   first waiter (a dead one whose lease runs, a waiter it has not heard from yet): that only
+//!   delays, by at most a lease and a heartbeat, never blocks.
+//! - **A lapsed place is not re-added.** A waiter re-adds only while its place is certainly
+//!   still alive on the majority that confirmed it (less than a lease, minus a heartbeat and
+//!   a node timeout, since that confirmation). A waiter that was stopped longer, or cut off
+//!   from a majority, finds its place gone and joins again at the back with a new token and
+//!   ticket, after removing what is left of the old place. So a stopped waiter loses its place
+//!   and never gets it back by returning.
+//! - **Nothing is left behind.** Every queue key gets a TTL of two leases on every write (and
+//!   is never shortened), places lapse by lease, a winner's place goes when it takes the lock
+//!   (and what is left of it, on masters that refused it, goes with its release).
+//!
+//! Clocks: a lease is measured by each master's own clock (`TIME`), never compared between
+//! machines. A master whose clock jumps forward drops live places early; their waiters re-add
+//! them at the next heartbeat with the same ticket.
+
+use std::time::{Duration, Instant};
+
+use super::cancel::Cancel;
+use super::client::{PUBLISH, release_token, retry_delay};
+use super::held::{Lock, Timing};
+use super::holder::Holder;
+use super::keys::Names;
+use super::notices::Notices;
+use super::outcome::AttemptFailure;
+use super::queue_scripts::{LEAVE, Turn, WAIT, turn, wait_vote};
+use super::quorum::{Decision, Loss, Vote};
+use super::resp::Reply;
+use super::round::{Masters, Until};
+
+/// How often a waiter that is not first renews its place.
+pub(super) const HEARTBEAT: Duration = Duration::from_secs(1);
+
+/// How long a place lasts without a heartbeat: three heartbeats, plus room for two slow
+/// requests.
+pub(super) fn lease(timing: &Timing) -> Duration {
+    3 * HEARTBEAT + 2 * timing.node_timeout
+}
+
+/// How long the queue's keys live after the last write: longer than any place in them.
+pub(super) fn keep(timing: &Timing) -> Duration {
+    2 * lease(timing)
+}
+
+/// A newcomer that was refused and drew a ticket.
+pub(super) struct Waiter<'a> {
+    pub key: &'a str,
+    pub names: &'a Names,
+    pub token: String,
+    pub ticket: u64,
+    /// When the ticket round started: the place is counted from then.
+    pub since: Instant,
+    pub timing: Timing,
+    pub holder: Option<&'a Holder>,
+}
+
+/// How a wait in line ended.
+pub(super) enum InLine {
+    Took(Lock),
+    /// The wait budget ran out (the place was given up).
+    GaveUp(AttemptFailure),
+    Cancelled,
+    /// The place lapsed on a majority (the waiter was stopped or cut off): join again.
+    LostPlace,
+}
+
+/// Waits in the queue until the lock is ours, the budget runs out, or `cancel` fires.
+pub(super) async fn wait_in_line(
+    masters: &Masters,
+    waiter: Waiter<'_>,
+    give_up_at: Option<Instant>,
+    cancel: &Cancel,
+    on_retry: &mut dyn FnMut(&AttemptFailure),
+) -> InLine {
+    let timing = waiter.timing;
+    // Listen first: a release right after we are placed must find us listening.
+    let channel = super::keys::wake_channel(waiter.key, &waiter.token);
+    let deadline = Instant::now() + timing.node_timeout;
+    let deadline = give_up_at.map_or(deadline, |at| at.min(deadline));
+    let mut notices = tokio::select! {
+        notices = Notices::subscribe(&masters.nodes, &channel, deadline) => notices,
+        () = cancel.cancelled() => return InLine::Cancelled,
+    };
+    log::debug!(
+        "queued for {:?} with ticket {}; listening on {}/{} masters",
+        waiter.key,
+        waiter.ticket,
+        notices.subscribed(),
+        masters.nodes.len()
+    );
+    let turns = Turns::new(&waiter);
+    // The start of the last round after which a majority had our place.
+    let mut confirmed = waiter.since;
+    let mut attempt = 0u32;
+    let mut woken = false;
+    loop {
+        if cancel.is_cancelled() {
+            leave(masters, &waiter).await;
+            return InLine::Cancelled;
+        }
+        let join = confirmed.elapsed() + HEARTBEAT + timing.node_timeout < lease(&timing);
+        let start = Instant::now();
+        let polled = tokio::select! {
+            polled = turns.take(masters, join) => Some(polled),
+            () = cancel.cancelled() => None,
+        };
+        let Some(polled) = polled else {
+            // The interrupted turn may have taken the lock somewhere.
+            release_token(
+                masters,
+                waiter.key,
+                waiter.names,
+                &waiter.token,
+                timing,
+                false,
+            )
+            .await;
+            leave(masters, &waiter).await;
+            return InLine::Cancelled;
+        };
+        let failure = match polled.outcome {
+            Ok(lock) => return InLine::Took(lock),
+            Err(failure) => failure,
+        };
+        if polled.partial {
+            release_token(
+                masters,
+                waiter.key,
+                waiter.names,
+                &waiter.token,
+                timing,
+                false,
+            )
+            .await;
+        }
+        if polled.placed >= masters.quorum() {
+            confirmed = start;
+        } else if !join && polled.placeless > masters.nodes.len() - masters.quorum() {
+            log::debug!("lost our place in the queue for {:?}", waiter.key);
+            leave(masters, &waiter).await;
+            return InLine::LostPlace;
+        }
+        let now = Instant::now();
+        if give_up_at.is_some_and(|at| now >= at) {
+            leave(masters, &waiter).await;
+            return InLine::GaveUp(failure);
+        }
+        on_retry(&failure);
+        let delay = if !polled.first {
+            // Not first: only keep the place (jittered, so heartbeats do not bunch up).
+            HEARTBEAT.mul_f64(0.75 + fastrand::f64() * 0.25)
+        } else if woken {
+            // Woken and beaten to it (by a client outside the queue): look again soon.
+            Duration::from_millis(fastrand::u64(1..=5))
+        } else {
+            let backoff = retry_delay(attempt);
+            attempt = attempt.saturating_add(1);
+            match failure {
+                // Held until its TTL runs out, unless released first (and then we hear).
+                AttemptFailure::Held {
+                    expires_in: Some(ttl),
+                    ..
+                } => backoff.max(ttl.min(HEARTBEAT)),
+                _ => backoff,
+            }
+        }
+        .min(give_up_at.map_or(Duration::MAX, |at| at - now));
+        woken = false;
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            () = notices.next() => {
+                log::debug!("woken: our turn for {:?}", waiter.key);
+                woken = true;
+                attempt = 0;
+            }
+            () = cancel.cancelled() => {
+                leave(masters, &waiter).await;
+                return InLine::Cancelled;
+            }
+        }
+    }
+}
+
+/// What one turn found.
+struct Polled {
+    outcome: Result<Lock, AttemptFailure>,
+    /// Some master gave us the lock although the turn failed: undo it.
+    partial: bool,
+    /// Masters that have our place (or gave us the lock).
+    placed: usize,
+    /// Masters that answered that they have no place for us.
+    placeless: usize,
+    /// Some master names us first.
+    first: bool,
+}
+
+/// The arguments of a waiter's WAIT, built once.
+struct Turns<'a> {
+    waiter: &'a Waiter<'a>,
+    ttl_ms: Vec<u8>,
+    record: String,
+    ticket: String,
+    waiting_record: String,
+    lease_ms: String,
+    keep_ms: String,
+}
+
+impl<'a> Turns<'a> {
+    fn new(waiter: &'a Waiter<'a>) -> Turns<'a> {
+        let record = waiter
+            .holder
+            .map(|h| h.record(&waiter.token))
+            .unwrap_or_default();
+        // The same record, dated from when the wait began.
+        let waiting_record = waiter
+            .holder
+            .map(|h| {
+                Holder {
+                    since_ms: super::holder::unix_millis(std::time::SystemTime::now()),
+                    ..h.clone()
+                }
+                .record(&waiter.token)
+            })
+            .unwrap_or_default();
+        Turns {
+            waiter,
+            ttl_ms: waiter.timing.ttl_ms(),
+            record,
+            ticket: waiter.ticket.to_string(),
+            waiting_record,
+            lease_ms: lease(&waiter.timing).as_millis().to_string(),
+            keep_ms: keep(&waiter.timing).as_millis().to_string(),
+        }
+    }
+
+    /// One turn on every master.
+    async fn take(&self, masters: &Masters, join: bool) -> Polled {
+        let waiter = self.waiter;
+        let names = waiter.names;
+        let keys = [
+            waiter.key,
+            &names.holder,
+            &names.queue,
+            &names.lease,
+            &names.waiters,
+            &names.tickets,
+        ];
+        let args: [&[u8]; 8] = [
+            waiter.token.as_bytes(),
+            &self.ttl_ms,
+            self.record.as_bytes(),
+            self.ticket.as_bytes(),
+            self.waiting_record.as_bytes(),
+            self.lease_ms.as_bytes(),
+            self.keep_ms.as_bytes(),
+            if join { b"1" } else { b"" },
+        ];
+        let start = Instant::now();
+        let round = masters
+            .round(
+                start + waiter.timing.node_timeout,
+                Until::Decided,
+                wait_vote,
+                |node| node.eval(&WAIT, &keys, &args),
+            )
+            .await;
+        let elapsed = start.elapsed();
+        masters.trace("turn", waiter.key, &round, elapsed);
+        let mut polled = Polled {
+            outcome: Err(AttemptFailure::TooSlow { elapsed }),
+            partial: round.tally.yes() > 0,
+            placed: 0,
+            placeless: 0,
+            first: false,
+        };
+        let mut held = Held::default();
+        for answer in round.answers.iter().flatten() {
+            match turn(answer) {
+                Some(Turn::Taken) => polled.placed += 1,
+                Some(Turn::NoPlace) => polled.placeless += 1,
+                Some(Turn::Waiting(place)) => {
+                    polled.placed += 1;
+                    polled.first |= place.position == 0;
+                    held.place = held.place.max(place.position + 1);
+                    held.waiters = held.waiters.max(place.waiters);
+                    held.free &= place.refusal.free;
+                    held.holder = held.holder.take().or(place.refusal.holder);
+                    if let Some(ttl) = place.refusal.expires_in {
+                        held.expires_in = Some(held.expires_in.map_or(ttl, |t| t.max(ttl)));
+                    }
+                }
+                None => {}
+            }
+        }
+        polled.outcome = match round.tally.decision() {
+            Decision::Won if elapsed + waiter.timing.drift() < waiter.timing.ttl => {
+                log::info!(
+                    event = "acquired", key = waiter.key, outcome = "turn",
+                    elapsed_ms = elapsed.as_micros() as f64 / 1000.0,
+                    confirmed = round.tally.yes(), masters = masters.nodes.len();
+                    "acquired {:?} in turn in {elapsed:.1?}", waiter.key
+                );
+                polled.partial = false;
+                let mut refusals = round.failures(masters);
+                refusals.retain(|f| f.cause().is_configuration());
+                Ok(Lock {
+                    key: waiter.key.to_string(),
+                    token: waiter.token.clone(),
+                    timing: waiter.timing,
+                    validity_end: waiter.timing.validity_end(start),
+                    refusals,
+                })
+            }
+            Decision::Won => Err(AttemptFailure::TooSlow { elapsed }),
+            Decision::Lost(Loss::Refused) => Err(AttemptFailure::Held {
+                holder: held.holder,
+                expires_in: held.expires_in,
+                free: held.free,
+                waiters: held.waiters,
+                place: (held.place > 0).then_some(held.place),
+            }),
+            Decision::Lost(Loss::Unreachable) | Decision::Undecided => {
+                Err(AttemptFailure::Unreachable {
+                    needed: masters.quorum(),
+                    failures: round.failures(masters),
+                })
+            }
+        };
+        polled
+    }
+}
+
+/// What the masters that refused a turn said, merged.
+struct Held {
+    holder: Option<Holder>,
+    expires_in: Option<Duration>,
+    free: bool,
+    waiters: usize,
+    place: usize,
+}
+
+impl Default for Held {
+    fn default() -> Held {
+        Held {
+            holder: None,
+            expires_in: None,
+            free: true,
+            waiters: 0,
+            place: 0,
+        }
+    }
+}
+
+/// Removes the waiter's place on every master (waking the next waiter where it was first and
+/// the lock is free). Bounded by one node timeout.
+async fn leave(masters: &Masters, waiter: &Waiter<'_>) {
+    let names = waiter.names;
+    let keys = [
+        waiter.key,
+        &names.holder,
+        &names.queue,
+        &names.lease,
+        &names.waiters,
+        &names.tickets,
+    ];
+    let args: [&[u8]; 4] = [
+        waiter.token.as_bytes(),
+        PUBLISH,
+        names.wake_prefix.as_bytes(),
+        names.wake_suffix.as_bytes(),
+    ];
+    let start = Instant::now();
+    let round = masters
+        .round(
+            start + waiter.timing.node_timeout,
+            Until::DecidedAndSent,
+            |answer| match answer {
+                Ok(Reply::Int(_)) => Vote::Yes,
+                _ => Vote::Error,
+            },
+            |node| node.eval(&LEAVE, &keys, &args),
+        )
+        .await;
+    masters.trace("leave", waiter.key, &round, start.elapsed());
+}

@@ -1,0 +1,300 @@
+//! The fair queue's Lua (see `queue` for the algorithm and why it is sound): the functions every
+//! queue-aware script shares, the two scripts only waiters run (WAIT, LEAVE), and the decoding
+//! of their replies.
+//!
+//! Every queue-aware script takes the same keys, all in the lock's cluster slot (see `keys`):
+//! `KEYS[1]` the lock, `KEYS[2]` its holder record, `KEYS[3]` the queue (token -> ticket),
+//! `KEYS[4]` the leases (token -> the master's time in ms when that place lapses), `KEYS[5]`
+//! the waiters' records (token -> JSON), `KEYS[6]` the ticket counter.
+//!
+//! Two rules keep the queue from ever leaving anything behind:
+//! - every write to a queue key is followed by `keep`, which gives the four queue keys a TTL of
+//!   at least twice a lease (never shortening one), so a key outlives every place in it and
+//!   vanishes once nobody refreshes it;
+//! - a place is only believed while its lease runs: `first_live` drops every place that lapsed
+//!   by the master's own clock before it names the first waiter.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use super::holder::Holder;
+use super::lua::Lua;
+use super::node::NodeError;
+use super::quorum::Vote;
+use super::resp::Reply;
+use super::scripts::{Refusal, ttl};
+
+/// The functions the queue-aware scripts share; each script is these, then its body.
+pub(super) const FUNCTIONS: &str = r"
+local function now_ms()
+  if redis.replicate_commands then redis.replicate_commands() end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function drop(token)
+  redis.call('ZREM', KEYS[3], token)
+  redis.call('ZREM', KEYS[4], token)
+  redis.call('HDEL', KEYS[5], token)
+end
+local function first_live(now)
+  local lapsed = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 100)
+  if #lapsed > 0 then
+    redis.call('ZREM', KEYS[3], unpack(lapsed))
+    redis.call('ZREM', KEYS[4], unpack(lapsed))
+    redis.call('HDEL', KEYS[5], unpack(lapsed))
+  end
+  while true do
+    local first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+    if not first then
+      return false
+    end
+    local lease = redis.call('ZSCORE', KEYS[4], first)
+    if lease and tonumber(lease) > now then
+      return first
+    end
+    drop(first)
+  end
+end
+local function keep(ms)
+  for i = 3, 6 do
+    if redis.call('PTTL', KEYS[i]) < ms then
+      redis.call('PEXPIRE', KEYS[i], ms)
+    end
+  end
+end
+local function wake_first(now, publish, prefix, suffix)
+  local first = first_live(now)
+  if first then
+    redis.pcall(publish, prefix .. first .. suffix, '')
+  end
+  return first
+end
+";
+
+/// A waiter's turn: keeps its place (the heartbeat), joins the queue when told to, and takes
+/// the lock when it is the first live waiter and the lock is free (or already its own: a
+/// partial hold of an earlier turn, whose TTL it renews).
+/// ARGV: token, ttl ms, holder record, ticket, waiter record, lease ms, keep ms, join ('1': add
+/// the place if this master does not have it; empty: a place that lapsed stays lost).
+/// Returns 1 when taken (the place is given up), 0 when this master has no place for the
+/// waiter and it was not told to join, else {1 placed before / 2 joined now, 0-based position,
+/// waiters, holder record or nil, PTTL of the lock, token in the lock or nil}.
+pub static WAIT: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            r"
+local now = now_ms()
+local first = first_live(now)
+local placed = redis.call('ZSCORE', KEYS[3], ARGV[1])
+if not placed then
+  if ARGV[8] == '' then
+    return 0
+  end
+  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+  redis.call('HSET', KEYS[5], ARGV[1], ARGV[5])
+  if (tonumber(redis.call('GET', KEYS[6])) or 0) < tonumber(ARGV[4]) then
+    redis.call('SET', KEYS[6], ARGV[4])
+  end
+  first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+end
+redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[1])
+keep(tonumber(ARGV[7]))
+local current = redis.call('GET', KEYS[1])
+if first == ARGV[1] and (not current or current == ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  if ARGV[3] ~= '' then
+    redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
+  end
+  drop(ARGV[1])
+  return 1
+end
+return {placed and 1 or 2, redis.call('ZRANK', KEYS[3], ARGV[1]), redis.call('ZCARD', KEYS[3]),
+        redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current}
+",
+        ],
+        256,
+    )
+});
+
+/// A waiter leaves the queue (interrupted, or out of patience). When it was first and the lock
+/// is free, the next live waiter is woken, so that nobody waits for a place that is gone.
+/// ARGV: token, publish command, wake channel prefix, wake channel suffix.
+/// Returns 1 when a place was removed, 0 when this master had none.
+pub static LEAVE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            r"
+local first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+if redis.call('ZSCORE', KEYS[3], ARGV[1]) == false then
+  return 0
+end
+drop(ARGV[1])
+if first == ARGV[1] and redis.call('EXISTS', KEYS[1]) == 0 then
+  wake_first(now_ms(), ARGV[2], ARGV[3], ARGV[4])
+end
+return 1
+",
+        ],
+        512,
+    )
+});
+
+/// One master's answer to WAIT.
+#[derive(Debug)]
+pub(super) enum Turn {
+    /// The lock is ours there.
+    Taken,
+    /// This master has no place for us (it lapsed, or the master lost its data).
+    NoPlace,
+    /// Still waiting there.
+    Waiting(Place),
+}
+
+/// Where a waiter stands on one master.
+#[derive(Debug)]
+pub(super) struct Place {
+    /// 0 for the first waiter.
+    pub position: usize,
+    pub waiters: usize,
+    /// Who holds the lock there, and for how long still.
+    pub refusal: Refusal,
+}
+
+/// How a WAIT answer counts: taken, waiting (or placeless), or an error.
+pub(super) fn wait_vote(answer: &Result<Reply, NodeError>) -> Vote {
+    match answer {
+        Ok(Reply::Int(1)) => Vote::Yes,
+        Ok(Reply::Int(0)) | Ok(Reply::Array(_)) => Vote::No,
+        Ok(_) | Err(_) => Vote::Error,
+    }
+}
+
+/// Decodes a WAIT answer; `None` for an error or anything else.
+pub(super) fn turn(answer: &Result<Reply, NodeError>) -> Option<Turn> {
+    match answer {
+        Ok(Reply::Int(1)) => Some(Turn::Taken),
+        Ok(Reply::Int(0)) => Some(Turn::NoPlace),
+        Ok(Reply::Array(fields)) => {
+            let int = |i: usize| match fields.get(i) {
+                Some(Reply::Int(n)) => usize::try_from(*n).ok(),
+                _ => None,
+            };
+            let token = fields.get(5).and_then(Reply::bulk);
+            let holder = match (fields.get(3).and_then(Reply::bulk), token) {
+                (Some(record), Some(token)) => Holder::from_record(record, token),
+                _ => None,
+            };
+            Some(Turn::Waiting(Place {
+                position: int(1)?,
+                waiters: int(2).unwrap_or(0),
+                refusal: Refusal {
+                    holder,
+                    expires_in: fields.get(4).and_then(ttl),
+                    free: token.is_none(),
+                    waiters: int(2).unwrap_or(0),
+                    ticket: None,
+                },
+            }))
+        }
+        _ => None,
+    }
+}
+
+/// One waiter as a master shows it to `status` (see INSPECT).
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueuedWaiter {
+    pub token: String,
+    pub ticket: u64,
+    /// How long its place lasts without a heartbeat (`None`: lapsed, awaiting removal).
+    pub lapses_in: Option<Duration>,
+    /// Who it is, with `since_ms` = when it started waiting.
+    pub holder: Option<Holder>,
+}
+
+/// Decodes INSPECT's queue part: {token, ticket, lease, record}* and the master's time.
+pub(super) fn queued_waiters(flat: Option<&Reply>, now_ms: Option<u64>) -> Vec<QueuedWaiter> {
+    let Some(Reply::Array(flat)) = flat else {
+        return Vec::new();
+    };
+    let text = |reply: &Reply| {
+        reply
+            .bulk()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+    };
+    flat.chunks(4)
+        .filter_map(|w| {
+            let token = text(w.first()?)?;
+            let ticket = text(w.get(1)?)?.parse::<f64>().ok()? as u64;
+            let lease = w.get(2).and_then(text).and_then(|l| l.parse::<f64>().ok());
+            let lapses_in = match (lease, now_ms) {
+                (Some(lease), Some(now)) if lease as u64 > now => {
+                    Some(Duration::from_millis(lease as u64 - now))
+                }
+                _ => None,
+            };
+            let holder = w.get(3).and_then(Reply::bulk).and_then(Holder::from_json);
+            Some(QueuedWaiter {
+                token,
+                ticket,
+                lapses_in,
+                holder,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bulk(text: &str) -> Reply {
+        Reply::Bulk(text.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn turns_decode() {
+        assert!(matches!(turn(&Ok(Reply::Int(1))), Some(Turn::Taken)));
+        assert!(matches!(turn(&Ok(Reply::Int(0))), Some(Turn::NoPlace)));
+        assert!(turn(&Err(NodeError::Timeout)).is_none());
+        let waiting = Reply::Array(vec![
+            Reply::Int(2),
+            Reply::Int(3),
+            Reply::Int(7),
+            Reply::Nil,
+            Reply::Int(1500),
+            bulk("other"),
+        ]);
+        let Some(Turn::Waiting(place)) = turn(&Ok(waiting)) else {
+            panic!("a place")
+        };
+        assert_eq!((place.position, place.waiters), (3, 7));
+        assert_eq!(place.refusal.expires_in, Some(Duration::from_millis(1500)));
+        assert!(!place.refusal.free);
+        assert_eq!(wait_vote(&Ok(Reply::Int(0))), Vote::No);
+        assert_eq!(wait_vote(&Ok(Reply::Int(1))), Vote::Yes);
+        assert_eq!(wait_vote(&Ok(Reply::Nil)), Vote::Error);
+    }
+
+    #[test]
+    fn queued_waiters_decode_with_their_lease() {
+        let flat = Reply::Array(vec![
+            bulk("t1"),
+            bulk("4"),
+            bulk("10500"),
+            Reply::Nil,
+            bulk("t2"),
+            bulk("5"),
+            bulk("9000"),
+            bulk("not json"),
+        ]);
+        let waiters = queued_waiters(Some(&flat), Some(10_000));
+        assert_eq!(waiters.len(), 2);
+        assert_eq!(waiters[0].ticket, 4);
+        assert_eq!(waiters[0].lapses_in, Some(Duration::from_millis(500)));
+        assert_eq!(waiters[1].lapses_in, None);
+        assert!(waiters[1].holder.is_none());
+        assert!(queued_waiters(None, None).is_empty());
+    }
+}
