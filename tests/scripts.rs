@@ -9,12 +9,19 @@ use redlock_cli::lock::keys;
 use redlock_cli::lock::scripts::ACQUIRE;
 
 fn acquire(connection: &mut redis::Connection, token: &str) -> Value {
+    let names = keys::Names::of("lock");
     redis::Script::new(ACQUIRE.code)
         .key("lock")
-        .key(keys::holder("lock"))
+        .key(&names.holder)
+        .key(&names.queue)
+        .key(&names.lease)
+        .key(&names.waiters)
+        .key(&names.tickets)
         .arg(token)
         .arg(30_000)
         .arg("{\"pid\":1}")
+        .arg("")
+        .arg(10_000)
         .invoke(connection)
         .expect("ACQUIRE")
 }

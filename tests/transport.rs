@@ -4,7 +4,7 @@
 //! points at a TLS port is named as such.
 //!
 //! A notice is recognised in the waiter's `-vv` log ("woken by a release notice"). To make
-//! that deterministic, the tests publish on the key's release channel themselves while the
+//! that deterministic, the tests publish on the waiter's wake channel themselves while the
 //! lock is still held: only a notice can wake the waiter then, and its attempt fails.
 
 mod common;
@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use common::{Cluster, Pki, Running, Server, describe, eventually, redlock, run_measured};
-use redlock_cli::lock::keys::released_channel;
+use redlock_cli::lock::keys::wake_channel;
 
 const LISTENING: &str = "listening for release notices of";
 const WOKEN: &str = "woken by a release notice";
@@ -28,10 +28,20 @@ fn connect(url: &str) -> redis::Connection {
         .expect("connect")
 }
 
-/// Publishes one message on `key`'s release channel; how many subscribers got it.
+/// Publishes one message on the wake channel of the (one) waiter queued for `key`, found in
+/// the queue on that master; how many subscribers got it.
 fn publish(connection: &mut redis::Connection, key: &str, payload: &[u8]) -> i64 {
+    let queued: Vec<String> = redis::cmd("ZRANGE")
+        .arg(format!("__redlock:{{{key}}}:queue:{key}"))
+        .arg(0)
+        .arg(-1)
+        .query(connection)
+        .expect("ZRANGE");
+    let [token] = &queued[..] else {
+        panic!("expected one waiter in the queue, found {queued:?}");
+    };
     redis::cmd("PUBLISH")
-        .arg(released_channel(key))
+        .arg(wake_channel(key, token))
         .arg(payload)
         .query(connection)
         .expect("PUBLISH")
@@ -246,15 +256,20 @@ fn a_flood_of_messages_on_the_channel_costs_the_waiter_no_memory() {
                 connections.iter_mut().all(|c| pubsub_clients(c) == 1)
             });
             let payload = vec![b'x'; 4096];
+            // The waiter listens on its own wake channel, named by its token in the queue.
+            let queued: Vec<String> = redis::cmd("ZRANGE")
+                .arg("__redlock:{flooded}:queue:flooded")
+                .arg(0)
+                .arg(-1)
+                .query(&mut connections[0])
+                .expect("ZRANGE");
+            let channel = wake_channel("flooded", queued.first().map_or("", String::as_str));
             let start = std::time::Instant::now();
             while subscribed && start.elapsed() < Duration::from_secs(2) {
                 for connection in &mut connections {
                     let mut pipe = redis::pipe();
                     for _ in 0..64 {
-                        pipe.cmd("PUBLISH")
-                            .arg(released_channel("flooded"))
-                            .arg(&payload)
-                            .ignore();
+                        pipe.cmd("PUBLISH").arg(&channel).arg(&payload).ignore();
                     }
                     let () = pipe.query(connection).expect("PUBLISH");
                     published.fetch_add(64, Ordering::Relaxed);
@@ -263,7 +278,11 @@ fn a_flood_of_messages_on_the_channel_costs_the_waiter_no_memory() {
             // Then the lock goes, and one real notice says so.
             for connection in &mut connections {
                 let _: i64 = redis::cmd("DEL").arg("flooded").query(connection).unwrap();
-                publish(connection, "flooded", b"");
+                let _: i64 = redis::cmd("PUBLISH")
+                    .arg(&channel)
+                    .arg("")
+                    .query(connection)
+                    .unwrap();
             }
             flooding.store(false, Ordering::Relaxed);
             subscribed

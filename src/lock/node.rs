@@ -473,12 +473,13 @@ fn client_hello(host: &str) -> Option<Vec<u8>> {
 }
 
 /// An error reply as one line, as the master wrote it (`WRONGPASS invalid username-password
-/// pair ...`).
+/// pair ...`). One exception: a master that wants a password answers a request of more than
+/// ten arguments from a client that has not logged in with a protocol error, where a shorter
+/// one gets NOAUTH; it means the same, so it is said the same way.
 fn describe(refused: &str) -> String {
-    refused
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_string()
+    let line = refused.lines().next().unwrap_or_default().trim();
+    if line.contains("Protocol error: unauthenticated") {
+        return "NOAUTH Authentication required.".to_string();
+    }
+    line.to_string()
 }

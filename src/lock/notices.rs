@@ -1,8 +1,9 @@
 //! Release notices: how a waiter learns at once that a lock was released.
 //!
 //! Waiting by polling alone makes a hand-off cost half a retry interval on average. Instead,
-//! the release script publishes on a channel per key (see `keys::released_channel`), and a waiter
-//! subscribes to that channel on every master and tries again as soon as one notice arrives.
+//! the release script publishes on the channel of the first waiter in the key's queue (see
+//! `queue` and `keys::wake_channel`), and that waiter, subscribed to its own channel on every
+//! master, tries again as soon as one notice arrives.
 //! Notices are best effort (Redis pub/sub delivers at most once, and a lock that expires by
 //! its TTL publishes nothing), so the jittered backoff stays as the fallback.
 //!

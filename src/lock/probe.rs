@@ -19,6 +19,7 @@ use super::keys::{self, RESERVED_PREFIX};
 use super::lua::Lua;
 use super::master::Master;
 use super::node::{Node, NodeError};
+use super::queue_scripts::{LEAVE, WAIT};
 use super::resp::Reply;
 use super::scripts::{ACQUIRE, RELEASE};
 
@@ -106,32 +107,62 @@ pub(super) async fn probe(node: &Node, timeout: Duration) -> Probe {
     }
 }
 
-/// Takes and releases a scratch lock with redlock's own scripts.
+/// Takes and releases a scratch lock with redlock's own scripts, with a second token waiting in
+/// its queue meanwhile, so that every command a script may run (the queue's sorted sets and
+/// hash, TIME, INCR) is tried under this user's permissions.
 async fn try_scripts(node: &Node, timeout: Duration) -> Result<(), NodeError> {
     let key = format!(
         "{RESERVED_PREFIX}{{doctor}}:scratch:{}",
         uuid::Uuid::new_v4().simple()
     );
-    let holder = keys::holder(&key);
-    let keys = [key.as_str(), holder.as_str()];
-    let token: &[u8] = b"doctor";
-    expect_one(node, timeout, &ACQUIRE, &keys, &[token, b"1000", b""]).await?;
-    expect_one(node, timeout, &RELEASE, &keys, &[token, b""]).await
+    let names = keys::Names::of(&key);
+    let keys = [
+        key.as_str(),
+        &names.holder,
+        &names.queue,
+        &names.lease,
+        &names.waiters,
+        &names.tickets,
+    ];
+    // Everything with a TTL of 1 to 2 s: nothing is left behind even if a step fails.
+    let (holder, waiter): (&[u8], &[u8]) = (b"doctor-holder", b"doctor-waiter");
+    let run = |script: &'static Lua, args: Vec<&'static [u8]>| {
+        let keys = &keys;
+        async move {
+            match tokio::time::timeout(timeout, node.eval(script, keys, &args)).await {
+                Ok(answer) => answer,
+                Err(_) => Err(node.timed_out()),
+            }
+        }
+    };
+    expect(
+        run(&ACQUIRE, vec![holder, b"1000", b"", b"", b"2000"]).await,
+        true,
+    )?;
+    // Refused, drawing a ticket; then placed in the queue; then leaving it.
+    expect(
+        run(&ACQUIRE, vec![waiter, b"1000", b"", b"1", b"2000"]).await,
+        false,
+    )?;
+    let wait = vec![waiter, b"1000", b"", b"1", b"", b"1000", b"2000", b"1"];
+    expect(run(&WAIT, wait).await, false)?;
+    expect(run(&LEAVE, vec![waiter, b"PUBLISH", b"", b""]).await, true)?;
+    let release = vec![holder, b"", b"PUBLISH", b"", b""];
+    expect(run(&RELEASE, release).await, true)?;
+    // The ticket counter would outlive the test by its TTL: remove it now.
+    let del: [&[u8]; 2] = [b"DEL", names.tickets.as_bytes()];
+    match tokio::time::timeout(timeout, node.command(&del)).await {
+        Ok(answer) => answer.map(drop),
+        Err(_) => Err(node.timed_out()),
+    }
 }
 
-/// Runs `script`, which must answer 1.
-async fn expect_one(
-    node: &Node,
-    timeout: Duration,
-    script: &Lua,
-    keys: &[&str],
-    args: &[&[u8]],
-) -> Result<(), NodeError> {
-    match tokio::time::timeout(timeout, node.eval(script, keys, args)).await {
-        Ok(Ok(Reply::Int(1))) => Ok(()),
-        Ok(Ok(other)) => Err(NodeError::BadReply(format!("unexpected reply {other:?}"))),
-        Ok(Err(error)) => Err(error),
-        Err(_) => Err(node.timed_out()),
+/// Checks a script's answer: 1 when `one`, else a refusal (an array).
+fn expect(answer: Result<Reply, NodeError>, one: bool) -> Result<(), NodeError> {
+    match answer? {
+        Reply::Int(1) if one => Ok(()),
+        Reply::Array(_) if !one => Ok(()),
+        other => Err(NodeError::BadReply(format!("unexpected reply {other:?}"))),
     }
 }
 

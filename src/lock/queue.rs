@@ -137,11 +137,11 @@ pub(super) async fn wait_in_line(
         () = cancel.cancelled() => return InLine::Cancelled,
     };
     log::debug!(
-        "queued for {:?} with ticket {}; listening on {}/{} masters",
+        "listening for release notices of {:?} on {}/{} masters (queued with ticket {})",
         waiter.key,
-        waiter.ticket,
         notices.subscribed(),
-        masters.nodes.len()
+        masters.nodes.len(),
+        waiter.ticket
     );
     let turns = Turns::new(&waiter);
     // The start of the last round after which a majority had our place.
@@ -224,7 +224,7 @@ pub(super) async fn wait_in_line(
         tokio::select! {
             () = tokio::time::sleep(delay) => {}
             () = notices.next() => {
-                log::debug!("woken: our turn for {:?}", waiter.key);
+                log::debug!("woken by a release notice of {:?}: our turn", waiter.key);
                 woken = true;
                 attempt = 0;
             }
