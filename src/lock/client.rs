@@ -472,7 +472,7 @@ fn held_by(round: &Round, tickets_needed: usize) -> (AttemptFailure, Option<u64>
         }
     }
     let failure = AttemptFailure::Held {
-        holder,
+        holder: holder.map(Box::new),
         expires_in,
         free,
         waiters,

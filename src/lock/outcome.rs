@@ -35,8 +35,9 @@ impl std::fmt::Display for MasterFailure {
 pub enum AttemptFailure {
     /// Enough masters answered, and too many of them hold the key for someone else.
     Held {
-        /// Who holds it, if the holder left a record (other Redlock clients do not).
-        holder: Option<Holder>,
+        /// Who holds it, if the holder left a record (other Redlock clients do not). Boxed:
+        /// failures travel by value, and most have no holder to name.
+        holder: Option<Box<Holder>>,
         /// The longest time to live seen on a master that refused.
         expires_in: Option<Duration>,
         /// No master that refused has the lock taken: only the fair queue stands in the way

@@ -368,7 +368,7 @@ impl<'a> Turns<'a> {
             }
             Decision::Won => Err(AttemptFailure::TooSlow { elapsed }),
             Decision::Lost(Loss::Refused) => Err(AttemptFailure::Held {
-                holder: held.holder,
+                holder: held.holder.map(Box::new),
                 expires_in: held.expires_in,
                 free: held.free,
                 waiters: held.waiters,

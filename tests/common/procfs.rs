@@ -29,10 +29,18 @@ pub fn children_of(parent: i32) -> Vec<i32> {
 }
 
 /// The guard process of the `redlock run` with pid `redlock` whose command is `command`: its
-/// other child.
+/// other child. redlock forks it right after spawning the command, so on a loaded machine the
+/// command can be ready first: wait for it a little.
 pub fn guard_of(redlock: i32, command: i32) -> i32 {
-    children_of(redlock)
-        .into_iter()
-        .find(|pid| *pid != command)
-        .expect("no guard process next to the command")
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        if let Some(guard) = children_of(redlock).into_iter().find(|pid| *pid != command) {
+            return guard;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no guard process next to the command"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
