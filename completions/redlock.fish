@@ -48,7 +48,7 @@ complete -c redlock -n "__fish_redlock_needs_command" -f -a "man" -d 'Print the 
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "help" -d 'Print the help of redlock, or of one of its subcommands (the same as --help)'
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s k -l key -d 'The lock\'s name (the Redis key). Everyone who must not overlap uses the same key' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s t -l ttl -d 'How long the lock lives on each master without renewal, e.g. 30s, 2m, 500ms. If redlock dies, others wait at most this long. Default: 30s (or `ttl` in the config file)' -r -f
-complete -c redlock -n "__fish_redlock_using_subcommand run" -s w -l wait -d 'If the lock is taken, retry (with jitter) for up to this long before giving up, or `forever`. Default: try once' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand run" -s w -l wait -d 'If the lock is taken, wait in line for it (first come, first served) for up to this long before giving up, or `forever`. Default: try once' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l node-timeout -d 'How long one master gets to answer one request, connecting included. Default: TTL/20, between 10ms and 1s' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l drift-factor -d 'Share of the TTL set aside for clock drift between hosts (Redlock\'s drift factor). Default: 0.01' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l conflict-exit-code -d 'Exit with this code instead of 75 when the lock is held elsewhere (0 suits cron jobs that should just skip their turn)' -r -f
@@ -71,7 +71,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand run" -s h -l help -d 'Pr
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s k -l key -d 'The lock\'s name (the Redis key). Everyone who must not overlap uses the same key' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s t -l ttl -d 'How long the lock lives on each master without renewal, e.g. 30s, 2m, 500ms. If redlock dies, others wait at most this long. Default: 30s (or `ttl` in the config file)' -r -f
-complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s w -l wait -d 'If the lock is taken, retry (with jitter) for up to this long before giving up, or `forever`. Default: try once' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s w -l wait -d 'If the lock is taken, wait in line for it (first come, first served) for up to this long before giving up, or `forever`. Default: try once' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l node-timeout -d 'How long one master gets to answer one request, connecting included. Default: TTL/20, between 10ms and 1s' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l drift-factor -d 'Share of the TTL set aside for clock drift between hosts (Redlock\'s drift factor). Default: 0.01' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l conflict-exit-code -d 'Exit with this code instead of 75 when the lock is held elsewhere (0 suits cron jobs that should just skip their turn)' -r -f

@@ -280,8 +280,8 @@ pub struct LockArgs {
     )]
     pub ttl: Option<Duration>,
 
-    /// If the lock is taken, retry (with jitter) for up to this long before giving up, or
-    /// `forever`. Default: try once.
+    /// If the lock is taken, wait in line for it (first come, first served) for up to this
+    /// long before giving up, or `forever`. Default: try once.
     #[arg(
         short,
         long,
