@@ -61,8 +61,8 @@
 //!   from a majority, finds its place gone and joins again at the back with a new token and
 //!   ticket, after removing what is left of the old place. So a stopped waiter loses its place
 //!   and never gets it back by returning.
-//! - **Nothing is left behind.** Every queue key gets a TTL of two leases on every write (and
-//!   is never shortened), places lapse by lease, a winner's place goes when it takes the lock
+//! - **Nothing is left behind.** Every queue key gets a TTL of two leases on every write (see
+//!   `queue_scripts`), places lapse by lease, a winner's place goes when it takes the lock
 //!   (and what is left of it, on masters that refused it, goes with its release).
 //!
 //! Clocks: a lease is measured by each master's own clock (`TIME`), never compared between

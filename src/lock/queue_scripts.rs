@@ -9,8 +9,11 @@
 //!
 //! Two rules keep the queue from ever leaving anything behind:
 //! - every write to a queue key is followed by `keep`, which gives the four queue keys a TTL of
-//!   at least twice a lease (never shortening one), so a key outlives every place in it and
-//!   vanishes once nobody refreshes it;
+//!   twice the writer's lease, so a key outlives every place in it and vanishes once nobody
+//!   refreshes it. (Waiters with other node timeouts have other leases; a shorter keep can
+//!   outlast a longer lease written before it as long as node timeouts differ by less than
+//!   1.5 s, which the default TTL/20, at most 1 s, always does. Beyond that the worst case is
+//!   a place that vanishes early and is put back at the next heartbeat.)
 //! - a place is only believed while its lease runs: `first_live` drops every place that lapsed
 //!   by the master's own clock before it names the first waiter.
 
@@ -57,9 +60,7 @@ local function first_live(now)
 end
 local function keep(ms)
   for i = 3, 6 do
-    if redis.call('PTTL', KEYS[i]) < ms then
-      redis.call('PEXPIRE', KEYS[i], ms)
-    end
+    redis.call('PEXPIRE', KEYS[i], ms)
   end
 end
 local function wake_first(now, publish, prefix, suffix)
