@@ -8,15 +8,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::cancel::Cancel;
+use super::endpoint::Endpoint;
 use super::fence::{self, FenceError};
 use super::held::{Lock, Timing};
 use super::holder::Holder;
 use super::keys;
 use super::master::Master;
-use super::node::Node;
 use super::notices::Notices;
 use super::outcome::{AcquireError, AttemptFailure, ExtendError, Inspection, Released};
-use super::probe::{self, Probe};
+use super::probe::Probe;
 use super::quorum::{Decision, Loss, Vote};
 use super::round::{Masters, Round, Until};
 use super::scripts::{
@@ -46,7 +46,7 @@ impl Redlock {
         }
         let nodes = masters
             .into_iter()
-            .map(|m| Node::new(m, tls.clone()))
+            .map(|m| Endpoint::new(m, tls.clone()))
             .collect();
         // No I/O thread: connections are driven by whichever thread is inside a request
         // (`block_on`). Between requests nothing moves, and nothing needs to: a round that must
@@ -305,14 +305,17 @@ impl Redlock {
         } else {
             String::new()
         };
-        let args: [&[u8]; 2] = [token.as_bytes(), channel.as_bytes()];
+        let (keys, token, channel) = (&keys, token.as_bytes(), channel.as_bytes());
         let round = self
             .masters
             .round(
                 start + timing.node_timeout,
                 Until::DecidedAndSent,
                 binary_vote,
-                |node| node.eval(&RELEASE, &keys, &args),
+                move |node| async move {
+                    let publish = node.publish_command().as_bytes();
+                    node.eval(&RELEASE, keys, &[token, channel, publish]).await
+                },
             )
             .await;
         self.masters.trace("release", key, &round, start.elapsed());
@@ -366,10 +369,7 @@ impl Redlock {
     /// most `timeout` for each request.
     pub fn probe(&self, timeout: Duration) -> Vec<Probe> {
         self.runtime.block_on(futures_util::future::join_all(
-            self.masters
-                .nodes
-                .iter()
-                .map(|node| probe::probe(node, timeout)),
+            self.masters.nodes.iter().map(|node| node.probe(timeout)),
         ))
     }
 }

@@ -11,6 +11,9 @@
 //! releases a scratch lock under the reserved prefix with redlock's own scripts (a 1 s TTL, so
 //! nothing is left behind even if the release never arrives), and publishes on a scratch
 //! channel that nobody listens to, and subscribes to it on a connection of its own.
+//!
+//! A cluster's primaries are each probed the same way (see `cluster::probe`), with scratch
+//! names in a slot of their own and sharded pub/sub ([`Scratch`]).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -22,14 +25,35 @@ use super::node::{Node, NodeError};
 use super::resp::Reply;
 use super::scripts::{ACQUIRE, RELEASE};
 
+pub use super::cluster::{ClusterFacts, ShardFacts};
+
 /// What one master said.
 #[derive(Clone, Debug)]
 pub struct Probe {
     pub master: Master,
     /// The round trip of its `TIME` request (the connection already open).
     pub rtt: Duration,
-    /// Its answers, or why it could not be asked.
+    /// Its answers, or why it could not be asked. For a cluster: the node the URL names.
     pub facts: Result<ServerFacts, NodeError>,
+    /// For a cluster (`redis+cluster://`): its slot map, and each shard's primary probed.
+    pub cluster: Option<ClusterFacts>,
+}
+
+/// Where a probe takes its scratch lock and publishes: names in the probed node's slots
+/// (any name, on a server), and plain or sharded pub/sub.
+pub(super) struct Scratch {
+    /// The hash tag of the scratch names.
+    pub tag: String,
+    pub sharded: bool,
+}
+
+impl Scratch {
+    pub(super) fn server() -> Scratch {
+        Scratch {
+            tag: "doctor".into(),
+            sharded: false,
+        }
+    }
 }
 
 /// A master's answers.
@@ -50,8 +74,8 @@ pub struct ServerFacts {
     pub subscribe_refused: Option<NodeError>,
 }
 
-/// Asks one master, within `timeout` per request.
-pub(super) async fn probe(node: &Node, timeout: Duration) -> Probe {
+/// Asks one server, within `timeout` per request.
+pub(super) async fn probe(node: &Node, timeout: Duration, scratch: &Scratch) -> Probe {
     let ask = |args: &'static [&'static [u8]]| async move {
         let start = Instant::now();
         let answer = tokio::time::timeout(timeout, node.command(args))
@@ -65,6 +89,7 @@ pub(super) async fn probe(node: &Node, timeout: Duration) -> Probe {
         b"replication",
         b"memory",
         b"persistence",
+        b"cluster",
     ];
     let (info, info_rtt) = ask(info).await;
     let info = match info {
@@ -74,21 +99,27 @@ pub(super) async fn probe(node: &Node, timeout: Duration) -> Probe {
                 master: node.master.clone(),
                 rtt: info_rtt,
                 facts: Err(error),
+                cluster: None,
             };
         }
     };
     let sent = SystemTime::now();
     let (time, rtt) = ask(&[b"TIME"]).await;
     let (fsync, _) = ask(&[b"CONFIG", b"GET", b"appendfsync"]).await;
-    let scripts_refused = try_scripts(node, timeout).await.err();
-    let scratch = format!("{RESERVED_PREFIX}{{doctor}}:scratch");
-    let publish: [&[u8]; 3] = [b"PUBLISH", scratch.as_bytes(), b""];
+    let scripts_refused = try_scripts(node, timeout, scratch).await.err();
+    let channel = format!("{RESERVED_PREFIX}{{{}}}:scratch", scratch.tag);
+    let verb: &[u8] = if scratch.sharded {
+        b"SPUBLISH"
+    } else {
+        b"PUBLISH"
+    };
+    let publish: [&[u8]; 3] = [verb, channel.as_bytes(), b""];
     let published = tokio::time::timeout(timeout, node.command(&publish))
         .await
         .unwrap_or_else(|_| Err(node.timed_out()));
     // On a connection of its own, closed again at once (a subscribed connection can do
     // nothing else).
-    let subscribed = tokio::time::timeout(timeout, node.subscribe(&scratch))
+    let subscribed = tokio::time::timeout(timeout, node.subscribe(&channel, scratch.sharded))
         .await
         .unwrap_or_else(|_| Err(node.timed_out()));
     let facts = Ok(ServerFacts {
@@ -103,20 +134,22 @@ pub(super) async fn probe(node: &Node, timeout: Duration) -> Probe {
         master: node.master.clone(),
         rtt,
         facts,
+        cluster: None,
     }
 }
 
 /// Takes and releases a scratch lock with redlock's own scripts.
-async fn try_scripts(node: &Node, timeout: Duration) -> Result<(), NodeError> {
+async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Result<(), NodeError> {
     let key = format!(
-        "{RESERVED_PREFIX}{{doctor}}:scratch:{}",
+        "{RESERVED_PREFIX}{{{}}}:scratch:{}",
+        scratch.tag,
         uuid::Uuid::new_v4().simple()
     );
     let holder = keys::holder(&key);
     let keys = [key.as_str(), holder.as_str()];
     let token: &[u8] = b"doctor";
     expect_one(node, timeout, &ACQUIRE, &keys, &[token, b"1000", b""]).await?;
-    expect_one(node, timeout, &RELEASE, &keys, &[token, b""]).await
+    expect_one(node, timeout, &RELEASE, &keys, &[token, b"", b"PUBLISH"]).await
 }
 
 /// Runs `script`, which must answer 1.
@@ -127,7 +160,7 @@ async fn expect_one(
     keys: &[&str],
     args: &[&[u8]],
 ) -> Result<(), NodeError> {
-    match tokio::time::timeout(timeout, node.eval(script, keys, args)).await {
+    match tokio::time::timeout(timeout, node.eval(script, keys, args, false)).await {
         Ok(Ok(Reply::Int(1))) => Ok(()),
         Ok(Ok(other)) => Err(NodeError::BadReply(format!("unexpected reply {other:?}"))),
         Ok(Err(error)) => Err(error),

@@ -115,7 +115,8 @@ pub(super) fn binary_vote(answer: &Result<Reply, NodeError>) -> Vote {
 /// announces it to waiters on the release channel when asked to (with `pcall`: the notice is
 /// best effort, and an ACL that denies PUBLISH must not turn a done release into an error) (a real release; not the clean-up
 /// of a failed attempt, which would only wake contenders for nothing).
-/// KEYS: lock, holder. ARGV: token, channel to announce on (empty: none).
+/// KEYS: lock, holder. ARGV: token, channel to announce on (empty: none), the command to
+/// announce with (PUBLISH, or SPUBLISH on a cluster: the channel is in the lock's slot).
 /// Returns 1 when deleted, 0 when the key is missing or holds another token.
 pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
@@ -124,7 +125,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[2])
   redis.call('DEL', KEYS[1])
   if ARGV[2] ~= '' then
-    redis.pcall('PUBLISH', ARGV[2], '')
+    redis.pcall(ARGV[3] or 'PUBLISH', ARGV[2], '')
   end
   return 1
 end
