@@ -83,3 +83,207 @@ fn locks_on_keys_in_every_nodes_slots_with_and_without_hash_tags() {
     }
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }
+
+#[test]
+fn fencing_and_release_notices_on_a_cluster_master() {
+    let cluster = RedisCluster::start(3);
+    // On a node other than the one the URL names: every request is redirected first.
+    let key = cluster.key_on(2, "fenced-");
+    let owner = cluster.owner(&key);
+    assert_ne!(owner, 0);
+    let mut fences = Vec::new();
+    for _ in 0..3 {
+        let output = run(
+            cluster.redlock(),
+            &[
+                "acquire", "--key", &key, "--ttl", "30s", "--fence", "--format", "json",
+            ],
+        );
+        assert!(output.status.success(), "{}", describe(&output));
+        let json: Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+        fences.push(json["fence"].as_u64().expect("a fence"));
+        let token = json["token"].as_str().unwrap();
+        let released = run(
+            cluster.redlock(),
+            &["release", "--key", &key, "--token", token],
+        );
+        assert!(released.status.success(), "{}", describe(&released));
+    }
+    assert_eq!(fences, [1, 2, 3]);
+    // The counter lives in the lock's slot, without a TTL (the one key that has none).
+    assert_eq!(cluster.get(&keys::fence(&key)).as_deref(), Some("3"));
+    assert_eq!(
+        cluster.keys_without_ttl(),
+        [format!("node {owner}: {}", keys::fence(&key))]
+    );
+
+    // A waiter subscribes (SSUBSCRIBE) on the node that owns the key's slot, and the release
+    // is announced there with SPUBLISH.
+    let token = acquire(&cluster, &key);
+    let mut waiter = cluster.redlock();
+    waiter
+        .args([
+            "-vv", "run", "--key", &key, "--ttl", "5s", "--wait", "30s", "--", "true",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut waiter = waiter.spawn().expect("spawn the waiter");
+    let waiter_stderr = Captured::stderr_of(&mut waiter);
+    waiter_stderr.wait_for(
+        &format!("listening for release notices of {key:?} on 1/1 masters"),
+        Duration::from_secs(10),
+    );
+    let channel = keys::released_channel(&key);
+    let node = &cluster.nodes[owner];
+    let subscribers = || -> i64 {
+        let counts: Vec<redis::Value> = redis::cmd("PUBSUB")
+            .arg("SHARDNUMSUB")
+            .arg(&channel)
+            .query(&mut node.connection())
+            .expect("PUBSUB SHARDNUMSUB");
+        match counts.get(1) {
+            Some(redis::Value::Int(n)) => *n,
+            other => panic!("SHARDNUMSUB: {other:?}"),
+        }
+    };
+    assert_eq!(subscribers(), 1);
+    let published = node.command_calls("spublish");
+    let released = run(
+        cluster.redlock(),
+        &["release", "--key", &key, "--token", &token],
+    );
+    assert!(released.status.success(), "{}", describe(&released));
+    // (The waiter announces its own release too, once it is done.)
+    assert!(node.command_calls("spublish") > published);
+    let status = waiter.wait().expect("wait for the waiter");
+    assert!(status.success(), "{}", waiter_stderr.text());
+    // The plain pub/sub of a cluster (broadcast to every node) was not used.
+    assert!(
+        cluster
+            .nodes
+            .iter()
+            .all(|n| n.command_calls("publish") == 0)
+    );
+}
+
+#[test]
+fn a_slot_migrated_while_the_lock_is_held_and_renewed() {
+    let cluster = RedisCluster::start(3);
+    let key = cluster.key_on(1, "moving-");
+    let slot = key_slot(&key);
+    let (from, to) = (1, 2);
+    let mut holder = cluster.redlock();
+    holder.args(["run", "--key", &key, "--ttl", "3s"]);
+    let mut running = common::Running::start(&mut holder);
+    running.wait_ready();
+    let token = running.token();
+    // Renewals (every TTL/3) counted where they land; ASKING where a key is asked for.
+    let scripts = |i: usize| {
+        let node = &cluster.nodes[i];
+        node.command_calls("evalsha") + node.command_calls("eval")
+    };
+    let renewed_on = |i: usize| {
+        let before = scripts(i);
+        assert!(
+            eventually(Duration::from_secs(10), || scripts(i) > before),
+            "no renewal reached node {i}: {}",
+            running.stderr_so_far()
+        );
+    };
+    let mut newcomer = None;
+    cluster.migrate(slot, from, to, |step| match step {
+        // Both keys of the lock are still on the old owner: it serves them.
+        "open" => {
+            renewed_on(from);
+            // A lock in the same slot that nobody holds: its keys are on neither node, and a
+            // script's keys split between nodes are refused with TRYAGAIN until the slot has
+            // moved. It is taken once the slot has moved, waiting meanwhile.
+            let other = format!("{{{key}}}.other");
+            let mut acquire = cluster.redlock();
+            acquire
+                .args([
+                    "-vv", "acquire", "--key", &other, "--ttl", "30s", "--wait", "30s",
+                ])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let mut child = acquire.spawn().expect("spawn acquire");
+            let stderr = Captured::stderr_of(&mut child);
+            stderr.wait_for("TRYAGAIN", Duration::from_secs(10));
+            newcomer = Some((child, stderr, other));
+        }
+        // The keys moved: the old owner answers ASK, the new one serves after ASKING.
+        "moved" => {
+            assert_eq!(
+                cluster.nodes[to].get_asking(&key).as_deref(),
+                Some(token.as_str())
+            );
+            let asked = cluster.nodes[to].command_calls("asking");
+            renewed_on(to);
+            assert!(cluster.nodes[to].command_calls("asking") > asked);
+        }
+        // The slot is the new owner's: MOVED, and renewals go there from now on.
+        _ => renewed_on(to),
+    });
+    let (status, json) = status_json(cluster.redlock(), &key);
+    assert_eq!(status, Some(0), "{json}");
+    assert_eq!(json["masters"][0]["token"], token.as_str());
+    assert_eq!(cluster.owner(&key), to);
+    let (mut child, stderr, other) = newcomer.expect("the newcomer was started");
+    let acquired = child.wait().expect("wait for acquire");
+    assert!(acquired.success(), "{}", stderr.text());
+    assert!(cluster.nodes[to].get(&other).is_some());
+    running.open_gate();
+    let output = running.wait_output();
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert_eq!(
+        cluster.nodes[to].get(&key),
+        None,
+        "released on the new owner"
+    );
+}
+
+#[test]
+fn a_killed_primary_takes_only_its_own_slots_out_of_reach() {
+    // With full coverage required (Redis's default) a cluster that lost a shard refuses every
+    // request once it noticed (CLUSTERDOWN): one master down, for every key. Without, only the
+    // lost slots are.
+    let mut cluster = RedisCluster::start_with(Layout {
+        primaries: 3,
+        args: &["--cluster-require-full-coverage", "no"],
+        ..Layout::default()
+    });
+    let keys: Vec<String> = (0..3).map(|i| cluster.key_on(i, "k-")).collect();
+    cluster.nodes[1].kill();
+    for (i, key) in keys.iter().enumerate() {
+        let output = run(
+            cluster.redlock(),
+            &["acquire", "--key", key, "--ttl", "30s", "--wait", "0"],
+        );
+        if i == 1 {
+            assert_eq!(output.status.code(), Some(69), "{}", describe(&output));
+            let port = cluster.nodes[1].port;
+            assert!(
+                stderr(&output).contains(&format!("node 127.0.0.1:{port}: Connection refused")),
+                "{}",
+                describe(&output)
+            );
+        } else {
+            assert!(output.status.success(), "{key}: {}", describe(&output));
+        }
+    }
+    // doctor names the dead shard.
+    let output = run(cluster.redlock(), &["doctor", "--json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let json: Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    let shards = json["masters"][0]["cluster"]["shards"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(shards.len(), 3, "{json:#}");
+    let dead: Vec<&Value> = shards.iter().filter(|s| s["reachable"] == false).collect();
+    assert_eq!(dead.len(), 1, "{json:#}");
+    assert_eq!(
+        dead[0]["primary"],
+        format!("127.0.0.1:{}", cluster.nodes[1].port)
+    );
+}

@@ -7,6 +7,7 @@
 //! SET-CONFIG-EPOCH, ADDSLOTSRANGE), the first node meets the others (CLUSTER MEET), replicas
 //! are attached (CLUSTER REPLICATE), and the start returns as soon as every node reports
 //! `cluster_state:ok`, knows every other and every replica is in sync, polled every 20 ms.
+//! Several clusters are formed at once ([`RedisCluster::start_many`]), so they wait together.
 //! Node timeouts are short (see [`NODE_TIMEOUT_MS`]) so that failure detection and failover
 //! take a second or two. Dropping it kills every node.
 
@@ -54,6 +55,26 @@ impl RedisCluster {
     }
 
     pub fn start_with(layout: Layout) -> RedisCluster {
+        RedisCluster::start_many(1, layout)
+            .pop()
+            .expect("one cluster")
+    }
+
+    /// `count` independent clusters, formed at the same time (a node waits about two seconds
+    /// after its start before it serves: see `form`).
+    pub fn start_many(count: usize, layout: Layout) -> Vec<RedisCluster> {
+        let clusters: Vec<RedisCluster> =
+            (0..count).map(|_| RedisCluster::launch(&layout)).collect();
+        for cluster in &clusters {
+            cluster.introduce();
+        }
+        for cluster in &clusters {
+            cluster.settle(layout.replicas);
+        }
+        clusters
+    }
+
+    fn launch(layout: &Layout) -> RedisCluster {
         let timeout = NODE_TIMEOUT_MS.to_string();
         let total = layout.primaries * (1 + layout.replicas);
         // Started from the test's own thread (see `Cluster::start_with`).
@@ -77,16 +98,15 @@ impl RedisCluster {
                 Server::start_inner(&args, layout.tls.map(|pki| (pki, false)))
             })
             .collect();
-        let cluster = RedisCluster {
+        RedisCluster {
             nodes,
             primaries: layout.primaries,
             tls: layout.tls.is_some(),
-        };
-        cluster.form(layout.replicas);
-        cluster
+        }
     }
 
-    fn form(&self, replicas: usize) {
+    /// Gives each primary its epoch and slots, and has the first node meet the others.
+    fn introduce(&self) {
         let n = self.primaries;
         for (i, node) in self.nodes[..n].iter().enumerate() {
             let first = i * 16384 / n;
@@ -105,6 +125,13 @@ impl RedisCluster {
             let bus = node.bus_port().to_string();
             self.nodes[0].query(&["CLUSTER", "MEET", "127.0.0.1", &port, &bus]);
         }
+    }
+
+    /// Attaches the replicas once everyone knows everyone, and waits until every node serves
+    /// (a primary turns `cluster_state:ok` no sooner than two seconds after it started:
+    /// Redis's `CLUSTER_WRITABLE_DELAY`) and every replica is in sync.
+    fn settle(&self, replicas: usize) {
+        let n = self.primaries;
         let total = self.nodes.len();
         let everyone_known = eventually(Duration::from_secs(20), || {
             self.nodes.iter().all(|node| {
@@ -295,6 +322,18 @@ impl Server {
         let address = myself.split_whitespace().nth(1).expect("an address");
         let bus = address.split('@').nth(1).expect("a bus port");
         bus.split(',').next().unwrap().parse().expect("a port")
+    }
+
+    /// The value of `key` on a node that imports its slot (after ASKING).
+    pub fn get_asking(&self, key: &str) -> Option<String> {
+        let (value,): (Option<String>,) = redis::pipe()
+            .cmd("ASKING")
+            .ignore()
+            .cmd("GET")
+            .arg(key)
+            .query(&mut self.connection())
+            .expect("ASKING, GET");
+        value
     }
 
     /// Runs a command that must not fail.

@@ -249,6 +249,15 @@ impl Cluster {
                     tokio::time::sleep(pause).await;
                     continue;
                 }
+                Some(Redirect::Moved { .. } | Redirect::Ask { .. }) => {
+                    let last = match &error {
+                        NodeError::Server(text) => text.as_str(),
+                        _ => "",
+                    };
+                    let why =
+                        format!("still redirected after {MAX_REDIRECTS} redirections: {last}");
+                    return Err(self.named(index, NodeError::Server(why)));
+                }
                 _ => {}
             }
             let unreachable = matches!(error, NodeError::Connect(_) | NodeError::Io(_))
