@@ -9,7 +9,7 @@ mod common;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use common::{Captured, Cluster, Layout, RedisCluster, describe, eventually, wait_for_file};
+use common::{Captured, Cluster, Layout, RedisCluster, describe, eventually};
 use redlock_cli::lock::keys::{self, key_slot};
 use serde_json::Value;
 
@@ -285,5 +285,308 @@ fn a_killed_primary_takes_only_its_own_slots_out_of_reach() {
     assert_eq!(
         dead[0]["primary"],
         format!("127.0.0.1:{}", cluster.nodes[1].port)
+    );
+}
+
+/// What a failover does to a held lock: the primary that holds it dies, its replica is
+/// promoted, and the renewals of `redlock run` find the new primary through the slot map of
+/// the surviving nodes. The lock survives when the replica had it (here it had: the test waits
+/// for a renewal before the kill, and replication on loopback takes microseconds); a replica
+/// that had not would have made a majority of masters refuse the renewal, and the command
+/// would have been stopped (exit 70). Here the lock lives on the node the URL names, so the
+/// run must find the new primary without that node.
+#[test]
+fn a_failover_under_a_held_lock_moves_the_renewals_to_the_promoted_replica() {
+    let mut cluster = RedisCluster::start_with(Layout {
+        primaries: 3,
+        replicas: 1,
+        ..Layout::default()
+    });
+    // doctor: every shard has a replica in sync, and a lone cluster with replicas is a
+    // warning (a failover can lose a lock and nothing outvotes the loss).
+    let output = run(cluster.redlock(), &["doctor", "--json"]);
+    let json: Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    for shard in json["masters"][0]["cluster"]["shards"].as_array().unwrap() {
+        assert_eq!(shard["replicas"].as_array().unwrap().len(), 1, "{shard:#}");
+        let replicas = shard["checks"].as_array().unwrap().iter();
+        let replicas: Vec<&Value> = replicas.filter(|c| c["check"] == "replicas").collect();
+        assert_eq!(replicas[0]["level"], "ok", "{shard:#}");
+    }
+    let failover = json["checks"].as_array().unwrap().iter();
+    let failover: Vec<&Value> = failover.filter(|c| c["check"] == "failover").collect();
+    assert_eq!(failover[0]["level"], "warning", "{json:#}");
+
+    let key = cluster.key_on(0, "failover-");
+    let mut holder = cluster.redlock();
+    holder.args(["-vv", "run", "--key", &key, "--ttl", "6s"]);
+    let mut running = common::Running::start(&mut holder);
+    running.wait_ready();
+    let token = running.token();
+    // The first renewal also fetched the slot map (alongside, on the seed's connection).
+    assert!(
+        running.wait_for_stderr("slot map from", Duration::from_secs(20)),
+        "{}",
+        running.stderr_so_far()
+    );
+    let replica = 3; // replica of primary 0 (see `Layout`)
+    assert!(
+        eventually(Duration::from_secs(5), || cluster.nodes[replica]
+            .get_readonly(&key)
+            .is_some()),
+        "the lock never reached the replica"
+    );
+    cluster.nodes[0].kill();
+    let promoted = eventually(Duration::from_secs(30), || {
+        cluster.nodes[replica].info_field(&["INFO", "replication"], "role") == Some("master".into())
+    });
+    assert!(promoted, "no failover: {}", cluster.describe());
+    // A renewal on the new primary: the lock's time to live goes back up to the full TTL.
+    let after = cluster.nodes[replica].pttl(&key);
+    assert!(after > 0, "the promoted replica lost the lock ({after})");
+    assert!(
+        eventually(Duration::from_secs(20), || cluster.nodes[replica]
+            .pttl(&key)
+            > after),
+        "no renewal reached the promoted replica: {}",
+        running.stderr_so_far()
+    );
+    // The URL's node is dead: other processes go through another node.
+    let mut status = common::redlock();
+    status.env("REDLOCK_SERVERS", cluster.url_via(1));
+    let (code, json) = status_json(status, &key);
+    assert_eq!(code, Some(0), "{json}");
+    assert_eq!(json["masters"][0]["token"], token.as_str());
+    running.open_gate();
+    let output = running.wait_output();
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert_eq!(cluster.nodes[replica].get(&key), None);
+}
+
+#[test]
+fn independent_clusters_as_the_masters_with_one_of_them_down() {
+    let mut clusters = RedisCluster::start_many(
+        3,
+        Layout {
+            primaries: 2,
+            ..Layout::default()
+        },
+    );
+    let servers: Vec<String> = clusters.iter().map(RedisCluster::url).collect();
+    let redlock = || {
+        let mut cmd = common::redlock();
+        cmd.env("REDLOCK_SERVERS", servers.join(","));
+        cmd
+    };
+    let token = {
+        let output = run(redlock(), &["acquire", "--key", "shared", "--ttl", "30s"]);
+        assert!(output.status.success(), "{}", describe(&output));
+        stdout(&output)
+    };
+    assert!(
+        clusters
+            .iter()
+            .filter(|c| c.get("shared").as_deref() == Some(token.as_str()))
+            .count()
+            >= 2
+    );
+    let released = run(
+        redlock(),
+        &["release", "--key", "shared", "--token", &token],
+    );
+    assert!(released.status.success(), "{}", describe(&released));
+
+    // One cluster down entirely: two of three still make the quorum.
+    for node in &mut clusters[2].nodes {
+        node.kill();
+    }
+    let output = run(
+        redlock(),
+        &["run", "--key", "shared", "--ttl", "5s", "--", "echo", "ran"],
+    );
+    assert!(output.status.success(), "{}", describe(&output));
+    assert_eq!(stdout(&output), "ran");
+    let (code, json) = status_json(redlock(), "shared");
+    assert_eq!(code, Some(1), "{json}");
+    let masters = json["masters"].as_array().unwrap();
+    assert_eq!(masters[2]["reachable"], false, "{json:#}");
+    // A second cluster down: no majority, and the failure says which masters.
+    for node in &mut clusters[1].nodes {
+        node.kill();
+    }
+    let output = run(
+        redlock(),
+        &["acquire", "--key", "shared", "--ttl", "5s", "--wait", "0"],
+    );
+    assert_eq!(output.status.code(), Some(69), "{}", describe(&output));
+    assert!(
+        stderr(&output).contains(&servers[1]),
+        "{}",
+        describe(&output)
+    );
+}
+
+/// The ACL rules of the user in the README's "Redis Cluster" section: what locks, notices,
+/// fencing and following the cluster need, and `doctor`'s questions; nothing else.
+const LOCKER_ACL: &[&str] = &[
+    "on",
+    ">s3cret",
+    "resetkeys",
+    "~*",
+    "resetchannels",
+    "&__redlock:*",
+    "-@all",
+    // the scripts, and what they run
+    "+eval",
+    "+evalsha",
+    "+set",
+    "+get",
+    "+del",
+    "+pttl",
+    "+pexpire",
+    "+spublish",
+    // release notices, a slot that moves, a failover
+    "+ssubscribe",
+    "+asking",
+    "+cluster|slots",
+    // doctor
+    "+info",
+    "+time",
+    "+config|get",
+    "+cluster|info",
+];
+
+#[test]
+fn tls_and_an_acl_user_on_every_node() {
+    let pki = common::Pki::generate();
+    let cluster = RedisCluster::start_with(Layout {
+        primaries: 3,
+        tls: Some(&pki),
+        ..Layout::default()
+    });
+    for node in &cluster.nodes {
+        let mut setuser = vec!["ACL", "SETUSER", "locker"];
+        setuser.extend(LOCKER_ACL);
+        node.query(&setuser);
+    }
+    // The user in the URL, the password from the environment: every node gets both.
+    let url = cluster
+        .url()
+        .replace("rediss+cluster://", "rediss+cluster://locker@");
+    let redlock = |password: &str| {
+        let mut cmd = common::redlock();
+        cmd.env("REDLOCK_SERVERS", &url)
+            .env("REDLOCK_PASSWORD", password)
+            .arg("--tls-ca-cert")
+            .arg(&pki.ca);
+        cmd
+    };
+    for i in 0..3 {
+        let key = cluster.key_on(i, "tls-");
+        let output = run(
+            redlock("s3cret"),
+            &[
+                "run",
+                "--fence",
+                "--key",
+                &key,
+                "--",
+                "sh",
+                "-c",
+                "echo $REDLOCK_FENCE",
+            ],
+        );
+        assert!(output.status.success(), "{key}: {}", describe(&output));
+        assert_eq!(stdout(&output), "1", "{key}");
+        assert_eq!(cluster.get(&key), None, "{key}");
+    }
+    let output = run(redlock("s3cret"), &["doctor"]);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert!(
+        stdout(&output).contains("SSUBSCRIBE allowed"),
+        "{}",
+        describe(&output)
+    );
+    let output = run(redlock("wrong"), &["acquire", "--key", "k", "--wait", "0"]);
+    assert_eq!(output.status.code(), Some(78), "{}", describe(&output));
+    assert!(
+        stderr(&output).contains("authentication failed"),
+        "{}",
+        describe(&output)
+    );
+    assert!(!stderr(&output).contains("wrong"), "{}", describe(&output));
+}
+
+#[test]
+fn mistakes_are_named_a_cluster_node_as_a_server_and_one_cluster_twice() {
+    let cluster = RedisCluster::start(2);
+    let node = &cluster.nodes[0];
+    let key = cluster.key_on(1, "elsewhere-");
+    // A cluster node given as a single server redirects the keys it does not serve.
+    let mut plain = common::redlock();
+    plain.args(["-s", &node.url()]);
+    let output = run(plain, &["acquire", "--key", &key, "--wait", "0"]);
+    assert_eq!(output.status.code(), Some(78), "{}", describe(&output));
+    assert!(
+        stderr(&output).contains("give the cluster as redis+cluster://host:port"),
+        "{}",
+        describe(&output)
+    );
+    let mut plain = common::redlock();
+    plain.args(["-s", &node.url(), "doctor", "--json"]);
+    let output = plain.output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let json: Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    let checks = json["masters"][0]["checks"].as_array().unwrap();
+    assert!(
+        checks
+            .iter()
+            .any(|c| c["check"] == "cluster" && c["level"] == "error"),
+        "{json:#}"
+    );
+    // A single server given as a cluster.
+    let single = Cluster::start(1);
+    let mut cmd = common::redlock();
+    cmd.args([
+        "-s",
+        &single.urls()[0].replace("redis://", "redis+cluster://"),
+    ]);
+    let output = run(cmd, &["doctor"]);
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    assert!(
+        stdout(&output).contains("not a cluster node"),
+        "{}",
+        describe(&output)
+    );
+    // The same cluster through two of its nodes would count twice toward the quorum.
+    let mut twice = common::redlock();
+    twice.args([
+        "-s",
+        &cluster.url_via(0),
+        "-s",
+        &cluster.url_via(1),
+        "doctor",
+        "--json",
+    ]);
+    let output = twice.output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", describe(&output));
+    let json: Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    let duplicate = json["checks"].as_array().unwrap().iter();
+    let duplicate: Vec<&Value> = duplicate.filter(|c| c["check"] == "duplicate").collect();
+    assert_eq!(duplicate[0]["level"], "error", "{json:#}");
+    // And a database other than 0 does not exist on a cluster.
+    let mut db = common::redlock();
+    db.args([
+        "-s",
+        &format!("{}/2", cluster.url()),
+        "status",
+        "--key",
+        "k",
+    ]);
+    let output = db.output().unwrap();
+    assert_eq!(output.status.code(), Some(78), "{}", describe(&output));
+    assert!(
+        stderr(&output).contains("database 0"),
+        "{}",
+        describe(&output)
     );
 }

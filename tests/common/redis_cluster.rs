@@ -90,6 +90,13 @@ impl RedisCluster {
                     &timeout,
                     "--cluster-port",
                     &bus,
+                    // A replica's first sync starts at once (Redis waits 5 s by default), and
+                    // its offset moves within a second (the cluster names a replica only once
+                    // its offset is not 0; without writes, only the primary's pings move it).
+                    "--repl-diskless-sync-delay",
+                    "0",
+                    "--repl-ping-replica-period",
+                    "1",
                 ];
                 if layout.tls.is_some() {
                     args.extend(["--tls-cluster", "yes", "--tls-replication", "yes"]);
@@ -158,7 +165,10 @@ impl RedisCluster {
             }) && self.nodes[n..].iter().all(|replica| {
                 replica.info_field(&["INFO", "replication"], "master_link_status")
                     == Some("up".into())
-            })
+            }) && self
+                .nodes
+                .iter()
+                .all(|node| node.replicas_in_map() == n * replicas)
         });
         assert!(ready, "the cluster never came up: {}", self.describe());
     }
@@ -333,6 +343,34 @@ impl Server {
             .arg(key)
             .query(&mut self.connection())
             .expect("ASKING, GET");
+        value
+    }
+
+    /// How many replicas this node's CLUSTER SLOTS names: those in sync, as far as it knows
+    /// (Redis leaves out a replica that has not yet reported a replication offset).
+    pub fn replicas_in_map(&self) -> usize {
+        let Ok(redis::Value::Array(ranges)) = redis::cmd("CLUSTER")
+            .arg("SLOTS")
+            .query(&mut self.connection())
+        else {
+            return 0;
+        };
+        let members = |range: &redis::Value| match range {
+            redis::Value::Array(fields) => fields.len().saturating_sub(3),
+            _ => 0,
+        };
+        ranges.iter().map(members).sum()
+    }
+
+    /// The value of `key` on a replica (after READONLY).
+    pub fn get_readonly(&self, key: &str) -> Option<String> {
+        let (value,): (Option<String>,) = redis::pipe()
+            .cmd("READONLY")
+            .ignore()
+            .cmd("GET")
+            .arg(key)
+            .query(&mut self.connection())
+            .expect("READONLY, GET");
         value
     }
 
