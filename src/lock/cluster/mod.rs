@@ -24,8 +24,9 @@
 //! Once the seed's connection is open, its slot map (CLUSTER SLOTS) is asked for alongside a
 //! request (on that connection, not waited for by it), so that a failover of any slot, the
 //! seed's own included, can be followed; and it is asked again of other nodes when a node
-//! cannot be reached, or left a request unanswered until its deadline (a failover or a
-//! partition): the new primary is found there.
+//! cannot be reached, or let a request's deadline pass (a failover or a partition): the new
+//! primary is found there. (A request the round stopped waiting for because it had decided
+//! without this master says nothing about the node, and changes nothing.)
 //!
 //! Release notices use sharded pub/sub: the release script publishes with SPUBLISH on the node
 //! that runs it (K's slot owner, which is where the channel's slot lives too), and waiters
@@ -101,7 +102,7 @@ struct Known {
     /// `host:port`, as the cluster writes it (see `slots`).
     address: String,
     node: Arc<Node>,
-    /// A request to it was given up unanswered: look at the slot map before the next one.
+    /// A request to it found its deadline passed: look at the slot map before the next one.
     suspect: bool,
 }
 
@@ -161,15 +162,19 @@ impl Cluster {
 
     /// True when every request queued to any node is on the wire (see `Node::is_flushed`).
     pub(crate) fn is_flushed(&self, patience: Duration) -> bool {
-        let nodes: Vec<Arc<Node>> = self.lock().nodes.iter().map(|k| k.node.clone()).collect();
-        nodes.iter().all(|node| node.is_flushed(patience))
+        let state = self.lock();
+        state.nodes.iter().all(|known| known.node.is_flushed(patience))
     }
 
-    /// What to report when a deadline passed: about the node the latest request went to.
+    /// What to report when a deadline passed: about the node the latest request went to,
+    /// which becomes suspect: before the next request to it, the slot map is asked of the
+    /// others (a failover, or a partition, may have moved its slots).
     pub(crate) fn timed_out(&self) -> NodeError {
         let (index, node) = {
-            let state = self.lock();
-            (state.last, state.nodes[state.last].node.clone())
+            let mut state = self.lock();
+            let last = state.last;
+            state.nodes[last].suspect = true;
+            (last, state.nodes[last].node.clone())
         };
         self.named(index, node.timed_out())
     }
@@ -206,13 +211,8 @@ impl Cluster {
                 let known = &state.nodes[index];
                 (known.node.clone(), known.address.clone())
             };
-            let watch = Watch {
-                cluster: self,
-                index,
-                pending: true,
-            };
             let answer = self.with_map(send(node, asking)).await;
-            watch.answered();
+            self.lock().nodes[index].suspect = false;
             let error = match answer {
                 Ok(value) => return Ok(value),
                 Err(error) => error,
@@ -454,28 +454,5 @@ impl Cluster {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().expect("cluster state poisoned")
-    }
-}
-
-/// Marks a node suspect when the request sent to it is dropped unanswered (its deadline
-/// passed), so that the next request looks at the slot map first.
-struct Watch<'a> {
-    cluster: &'a Cluster,
-    index: usize,
-    pending: bool,
-}
-
-impl Watch<'_> {
-    fn answered(mut self) {
-        self.pending = false;
-        self.cluster.lock().nodes[self.index].suspect = false;
-    }
-}
-
-impl Drop for Watch<'_> {
-    fn drop(&mut self) {
-        if self.pending {
-            self.cluster.lock().nodes[self.index].suspect = true;
-        }
     }
 }
