@@ -163,7 +163,10 @@ impl Cluster {
     /// True when every request queued to any node is on the wire (see `Node::is_flushed`).
     pub(crate) fn is_flushed(&self, patience: Duration) -> bool {
         let state = self.lock();
-        state.nodes.iter().all(|known| known.node.is_flushed(patience))
+        state
+            .nodes
+            .iter()
+            .all(|known| known.node.is_flushed(patience))
     }
 
     /// What to report when a deadline passed: about the node the latest request went to,
@@ -242,6 +245,9 @@ impl Cluster {
                 Some(Redirect::TryAgain) if waits < MAX_WAITS => {
                     let pause = (FIRST_PAUSE * 2u32.pow(waits.min(6))).min(LONGEST_PAUSE);
                     waits += 1;
+                    // From the importing node: ask it again, not the old owner (which would
+                    // only send us back with another ASK).
+                    ask = asking.then_some(index);
                     log::debug!(
                         "{}: slot {slot} is moving: TRYAGAIN in {pause:?}",
                         self.seed
