@@ -425,11 +425,7 @@ impl Node {
     pub async fn command_asking(&self, args: &[&[u8]], asking: bool) -> Result<Reply, NodeError> {
         let (connection, _) = self.connection().await?;
         let encode = |out: &mut Vec<u8>| resp::encode(out, args.len(), args.iter().copied());
-        let answer = if asking {
-            connection.pipe.asking(encode).await
-        } else {
-            connection.pipe.request(encode).await
-        };
+        let answer = connection.send(encode, asking).await;
         self.settle(&connection, answer).await
     }
 
@@ -471,6 +467,11 @@ impl Connection {
                 head.into_iter().chain(keys).chain(args.iter().copied()),
             );
         };
+        self.send(encode, asking).await
+    }
+
+    /// The request `encode` writes, right after ASKING when `asking`.
+    async fn send<E: FnOnce(&mut Vec<u8>) + Unpin>(&self, encode: E, asking: bool) -> Answer {
         if asking {
             self.pipe.asking(encode).await
         } else {

@@ -486,7 +486,7 @@ mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    fn runtime() -> tokio::runtime::Runtime {
+    pub(super) fn runtime() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -494,7 +494,7 @@ mod tests {
     }
 
     /// Polls `future` once, as a runtime would on its first turn.
-    async fn poll_once<F: Future + Unpin>(future: F) -> Poll<F::Output> {
+    pub(super) async fn poll_once<F: Future + Unpin>(future: F) -> Poll<F::Output> {
         let mut future = future;
         std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut future).poll(cx))).await
     }

@@ -336,13 +336,23 @@ impl Server {
 
     /// The value of `key` on a node that imports its slot (after ASKING).
     pub fn get_asking(&self, key: &str) -> Option<String> {
+        self.get_after("ASKING", key)
+    }
+
+    /// The value of `key` on a replica (after READONLY).
+    pub fn get_readonly(&self, key: &str) -> Option<String> {
+        self.get_after("READONLY", key)
+    }
+
+    /// GET `key` right after `first`, on one connection.
+    fn get_after(&self, first: &str, key: &str) -> Option<String> {
         let (value,): (Option<String>,) = redis::pipe()
-            .cmd("ASKING")
+            .cmd(first)
             .ignore()
             .cmd("GET")
             .arg(key)
             .query(&mut self.connection())
-            .expect("ASKING, GET");
+            .unwrap_or_else(|e| panic!("{first}, GET {key} on port {}: {e}", self.port));
         value
     }
 
@@ -360,18 +370,6 @@ impl Server {
             _ => 0,
         };
         ranges.iter().map(members).sum()
-    }
-
-    /// The value of `key` on a replica (after READONLY).
-    pub fn get_readonly(&self, key: &str) -> Option<String> {
-        let (value,): (Option<String>,) = redis::pipe()
-            .cmd("READONLY")
-            .ignore()
-            .cmd("GET")
-            .arg(key)
-            .query(&mut self.connection())
-            .expect("READONLY, GET");
-        value
     }
 
     /// Runs a command that must not fail.

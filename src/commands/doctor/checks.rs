@@ -87,20 +87,28 @@ pub(super) fn finding(
 /// relies on clock *rates*), but large ones point to broken time keeping.
 pub const SKEW_WARNING: Duration = Duration::from_millis(500);
 
-/// The findings about one master.
-pub fn check_master(report: &Report) -> Vec<Finding> {
-    if let Some(why) = &report.unreachable {
-        return vec![finding(
+/// Whether a master answered: the first finding about it, an error when it did not.
+pub(super) fn reachable(report: &Report) -> Result<Finding, Finding> {
+    match &report.unreachable {
+        Some(why) => Err(finding(
             Severity::Error,
             "reachable",
             format!("unreachable: {why}"),
-        )];
+        )),
+        None => Ok(finding(
+            Severity::Ok,
+            "reachable",
+            format!("reachable, round trip {:.1?}", report.rtt),
+        )),
     }
-    let mut findings = vec![finding(
-        Severity::Ok,
-        "reachable",
-        format!("reachable, round trip {:.1?}", report.rtt),
-    )];
+}
+
+/// The findings about one master.
+pub fn check_master(report: &Report) -> Vec<Finding> {
+    let mut findings = match reachable(report) {
+        Ok(reached) => vec![reached],
+        Err(unreachable) => return vec![unreachable],
+    };
     let info = &report.info;
     let get = |field: &str| info.get(field).map(String::as_str);
 
@@ -390,10 +398,11 @@ fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn healthy(server: &str, run_id: &str) -> Report {
+    /// A master that passes every check.
+    pub(in super::super) fn healthy(server: &str, run_id: &str) -> Report {
         let info = [
             ("redis_version", "7.0.15"),
             ("run_id", run_id),

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 
 use crate::lock::{ClusterFacts, Probe};
 
-use super::checks::{Finding, Report, Severity, check_master, finding};
+use super::checks::{Finding, Report, Severity, check_master, finding, reachable};
 
 /// How many hash slots a cluster has.
 const SLOTS: usize = 16384;
@@ -90,18 +90,10 @@ pub fn report(facts: ClusterFacts, report: impl Fn(Probe) -> Report) -> ClusterR
 
 /// The findings about the cluster as a whole (its shards' are [`check_shard`]'s).
 pub fn check(report: &Report, cluster: &ClusterReport) -> Vec<Finding> {
-    if let Some(why) = &report.unreachable {
-        return vec![finding(
-            Severity::Error,
-            "reachable",
-            format!("unreachable: {why}"),
-        )];
-    }
-    let mut findings = vec![finding(
-        Severity::Ok,
-        "reachable",
-        format!("reachable, round trip {:.1?}", report.rtt),
-    )];
+    let mut findings = match reachable(report) {
+        Ok(reached) => vec![reached],
+        Err(unreachable) => return vec![unreachable],
+    };
     if report.info.get("cluster_enabled").map(String::as_str) != Some("1") {
         findings.push(finding(
             Severity::Error,
@@ -224,25 +216,12 @@ mod tests {
     use super::*;
 
     fn primary(slaves: &[&str]) -> Report {
-        let mut info: HashMap<String, String> = [
-            ("redis_version", "7.0.15"),
-            ("role", "master"),
-            ("maxmemory_policy", "noeviction"),
-            ("aof_enabled", "1"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        let mut report = super::super::checks::tests::healthy("redis://127.0.0.1:7000", "1");
         for (i, slave) in slaves.iter().enumerate() {
-            info.insert(format!("slave{i}"), slave.to_string());
+            report.info.insert(format!("slave{i}"), slave.to_string());
         }
-        Report {
-            server: "redis://127.0.0.1:7000".into(),
-            info,
-            appendfsync: Some("always".into()),
-            sharded: true,
-            ..Report::default()
-        }
+        report.sharded = true;
+        report
     }
 
     fn cluster(state: &str, served: usize, replicas: usize) -> (Report, ClusterReport) {

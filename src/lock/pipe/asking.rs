@@ -55,22 +55,9 @@ impl Pipe {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{poll_once, runtime};
     use super::*;
-    use std::future::Future;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-    fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime")
-    }
-
-    /// Polls `future` once, as a runtime would on its first turn.
-    async fn poll_once<F: Future + Unpin>(mut future: F) -> std::task::Poll<F::Output> {
-        std::future::poll_fn(|cx| std::task::Poll::Ready(std::pin::Pin::new(&mut future).poll(cx)))
-            .await
-    }
 
     #[test]
     fn asking_and_its_request_go_out_together_and_answer_as_one() {
