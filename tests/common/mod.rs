@@ -40,7 +40,7 @@ pub use processes::{
     process_alive, send_signal, wait_for_file,
 };
 #[allow(unused_imports)]
-pub use redis_cluster::{Layout, NODE_TIMEOUT_MS, RedisCluster};
+pub use redis_cluster::{Layout, RedisCluster};
 #[allow(unused_imports)]
 pub use servers::{Cluster, Server, TEST_PORTS, bind_test_port, free_port, listens_on};
 

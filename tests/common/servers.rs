@@ -47,7 +47,7 @@ pub struct Server {
 }
 
 impl Server {
-    pub fn start(extra_args: &[&str]) -> Server {
+    fn start(extra_args: &[&str]) -> Server {
         Server::start_inner(extra_args, None)
     }
 

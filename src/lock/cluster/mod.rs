@@ -6,9 +6,9 @@
 //! 1. **One slot, one node, one script.** Every key and channel of lock K is in K's slot (see
 //!    `keys`), so each script runs whole on one node, atomically, as on a single server.
 //! 2. **Only the owner runs a request.** A node that does not own the slot (any more, or not
-//!    yet) does not run the request: it answers MOVED (the slot lives elsewhere), ASK (it is
-//!    moving, and this key is already gone to the importing node) or TRYAGAIN (the request's
-//!    keys are split between the two while the slot moves). So following a redirection never
+//!    yet) does not run the request: it answers MOVED (the slot lives elsewhere), ASK (the slot
+//!    is moving and the request's keys are not here: ask the importing node) or TRYAGAIN (the
+//!    request's keys are split between the two while the slot moves). So following a redirection never
 //!    runs a request on two nodes; sending it again elsewhere is as safe as sending it again
 //!    after a broken connection (every script is idempotent, see `node`).
 //! 3. **Order per node.** Each node has one kept connection (a `Node`, whose pipe keeps the
@@ -63,11 +63,11 @@ pub use probe::{ClusterFacts, ShardFacts};
 
 /// The most MOVED and ASK redirections one request follows: a slot moves once at a time, and a
 /// failover is one more hop. More is a cluster whose nodes disagree; the request fails.
-pub(crate) const MAX_REDIRECTS: u32 = 5;
+const MAX_REDIRECTS: u32 = 5;
 
 /// The most TRYAGAIN answers one request waits out, with pauses from [`FIRST_PAUSE`] doubling
 /// up to [`LONGEST_PAUSE`] (about a second in all): MIGRATE moves a slot's keys in moments.
-pub(crate) const MAX_WAITS: u32 = 16;
+const MAX_WAITS: u32 = 16;
 const FIRST_PAUSE: Duration = Duration::from_millis(2);
 const LONGEST_PAUSE: Duration = Duration::from_millis(100);
 
