@@ -34,6 +34,12 @@ pub enum Cause {
     Tls,
     /// What came back was not a Redis reply redlock accepts (not RESP, or over the size caps).
     BadReply,
+    /// A node of a Redis Cluster given as a single server: it redirects (`MOVED`, `ASK`) the
+    /// keys whose slots it does not serve.
+    ClusterNode,
+    /// The master is a cluster that is down (`CLUSTERDOWN`): a shard without a reachable
+    /// primary, or a cluster still forming.
+    ClusterDown,
     /// Anything else the master answered.
     Other,
 }
@@ -48,6 +54,7 @@ impl Cause {
                 | Cause::ScriptsUnavailable
                 | Cause::Replica
                 | Cause::Tls
+                | Cause::ClusterNode
         )
     }
 
@@ -88,6 +95,13 @@ impl Cause {
                  a Redis server"
                     .into()
             }
+            Cause::ClusterNode => "it is a node of a Redis Cluster: give the cluster as \
+                                   redis+cluster://host:port (rediss+cluster:// with TLS)"
+                .into(),
+            Cause::ClusterDown => {
+                "its cluster is down (a shard without a reachable primary): see `redlock doctor`"
+                    .into()
+            }
             Cause::Other => "see the master's answer".into(),
         }
     }
@@ -118,6 +132,12 @@ pub fn cause(error: &NodeError) -> Cause {
         Cause::OutOfMemory
     } else if has("WRONGTYPE") {
         Cause::NotALock
+    } else if matches!(error, NodeError::Server(_))
+        && (text.starts_with("MOVED ") || text.starts_with("ASK "))
+    {
+        Cause::ClusterNode
+    } else if has("CLUSTERDOWN") {
+        Cause::ClusterDown
     } else if has("NOSCRIPT") || unknown_script_command(&lower) {
         Cause::ScriptsUnavailable
     } else if matches!(error, NodeError::Connect(_))
@@ -186,6 +206,15 @@ mod tests {
             Cause::ScriptsUnavailable
         );
         assert_eq!(server("ERR something else"), Cause::Other);
+        assert_eq!(server("MOVED 15495 127.0.0.1:7002"), Cause::ClusterNode);
+        assert_eq!(server("ASK 15495 127.0.0.1:7002"), Cause::ClusterNode);
+        assert!(Cause::ClusterNode.is_configuration());
+        // A cluster master names the node; only a plain server's own MOVED is this mistake.
+        assert_eq!(server("node h:1: MOVED 1 h:2"), Cause::Other);
+        assert_eq!(
+            server("CLUSTERDOWN Hash slot not served"),
+            Cause::ClusterDown
+        );
     }
 
     #[test]

@@ -8,14 +8,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::cancel::Cancel;
+use super::endpoint::Endpoint;
 use super::fence::{self, FenceError};
 use super::held::{Lock, Timing};
 use super::holder::Holder;
 use super::keys::{self, Names};
 use super::master::Master;
-use super::node::Node;
 use super::outcome::{AcquireError, AttemptFailure, ExtendError, Inspection, Released};
-use super::probe::{self, Probe};
+use super::probe::Probe;
 use super::queue::{self, InLine, Waiter};
 use super::quorum::{Decision, Loss, Vote};
 use super::round::{Masters, Round, Until};
@@ -46,7 +46,7 @@ impl Redlock {
         }
         let nodes = masters
             .into_iter()
-            .map(|m| Node::new(m, tls.clone()))
+            .map(|m| Endpoint::new(m, tls.clone()))
             .collect();
         // No I/O thread: connections are driven by whichever thread is inside a request
         // (`block_on`). Between requests nothing moves, and nothing needs to: a round that must
@@ -368,16 +368,10 @@ impl Redlock {
     /// most `timeout` for each request.
     pub fn probe(&self, timeout: Duration) -> Vec<Probe> {
         self.runtime.block_on(futures_util::future::join_all(
-            self.masters
-                .nodes
-                .iter()
-                .map(|node| probe::probe(node, timeout)),
+            self.masters.nodes.iter().map(|node| node.probe(timeout)),
         ))
     }
 }
-
-/// The command the scripts announce with.
-pub(super) const PUBLISH: &[u8] = b"PUBLISH";
 
 /// Deletes our key on every master. `announce`: a real release (not the clean-up of a failed
 /// attempt), which also gives up what is left of our place in the queue and tells the next
@@ -404,19 +398,22 @@ pub(super) async fn release_token(
     } else {
         String::new()
     };
-    let args: [&[u8]; 5] = [
-        token.as_bytes(),
-        channel.as_bytes(),
-        PUBLISH,
-        names.wake_prefix.as_bytes(),
-        names.wake_suffix.as_bytes(),
-    ];
+    let (keys, token, channel) = (&keys, token.as_bytes(), channel.as_bytes());
     let round = masters
         .round(
             start + timing.node_timeout,
             Until::DecidedAndSent,
             binary_vote,
-            |node| node.eval(&RELEASE, &keys, &args),
+            move |node| async move {
+                let args: [&[u8]; 5] = [
+                    token,
+                    channel,
+                    node.publish_command().as_bytes(),
+                    names.wake_prefix.as_bytes(),
+                    names.wake_suffix.as_bytes(),
+                ];
+                node.eval(&RELEASE, keys, &args).await
+            },
         )
         .await;
     masters.trace("release", key, &round, start.elapsed());

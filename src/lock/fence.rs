@@ -33,9 +33,10 @@
 
 use std::time::Instant;
 
+use super::endpoint::Endpoint;
 use super::held::Lock;
 use super::keys;
-use super::node::{Node, NodeError};
+use super::node::NodeError;
 use super::outcome::MasterFailure;
 use super::quorum::{Decision, Loss, Vote};
 use super::resp::Reply;
@@ -128,9 +129,9 @@ fn latest(masters: &Masters, read: &Round, names: [&str; 2]) -> Result<u64, Fenc
 
 /// A master's counter under its name and its earlier name, as a two-element array. One after the
 /// other: the two keys are in different cluster slots, so one script could not read both.
-async fn read_counters(node: &Node, key: &str, legacy: &str) -> Result<Reply, NodeError> {
-    let current = node.command(&[b"GET", key.as_bytes()]).await?;
-    let old = node.command(&[b"GET", legacy.as_bytes()]).await?;
+async fn read_counters(node: &Endpoint, key: &str, legacy: &str) -> Result<Reply, NodeError> {
+    let current = node.command(key, &[b"GET", key.as_bytes()]).await?;
+    let old = node.command(legacy, &[b"GET", legacy.as_bytes()]).await?;
     Ok(Reply::Array(vec![current, old]))
 }
 

@@ -116,12 +116,15 @@ fn slot_tag(key: &str) -> std::borrow::Cow<'_, str> {
     if !key.contains('}') {
         return key.into();
     }
-    let wanted = slot(key.as_bytes());
+    tag_for_slot(slot(key.as_bytes())).into()
+}
+
+/// The smallest decimal number whose slot is `wanted`: a hash tag that puts a name there.
+pub(crate) fn tag_for_slot(wanted: u16) -> String {
     (0u32..)
         .map(|n| n.to_string())
-        .find(|n| slot(n.as_bytes()) == wanted)
+        .find(|n| slot(n.as_bytes()) == wanted % 16384)
         .expect("decimal numbers cover every slot")
-        .into()
 }
 
 /// The hash tag of `key`, as Redis Cluster finds it: after the first `{`, up to the next `}`,

@@ -17,8 +17,10 @@ use std::path::PathBuf;
 
 use redis::{ConnectionAddr, IntoConnectionInfo};
 
-/// A master given as a URL: `redis://[user:pass@]host:port[/db]`, `rediss://...` (TLS) or
-/// `redis+unix:///path/to/socket`.
+use super::scheme::Scheme;
+
+/// A master given as a URL: `redis://[user:pass@]host:port[/db]`, `rediss://...` (TLS),
+/// `redis+unix:///path/to/socket`, or `redis+cluster://` / `rediss+cluster://` (a cluster).
 #[derive(Clone)]
 pub struct Master {
     address: Address,
@@ -30,6 +32,8 @@ pub struct Master {
     url: String,
     /// Credentials that came from elsewhere (a password file, the config file), if any.
     injected: Option<(Option<String>, String)>,
+    /// `redis+cluster://`: a whole Redis Cluster, reached through this address.
+    cluster: bool,
 }
 
 /// Where a master listens.
@@ -81,21 +85,9 @@ impl Master {
                 "expected redis://host:port, rediss://host:port or redis+unix:///path".into(),
             ));
         }
-        // redis-rs parses rediss:// only with its own TLS stack compiled in; ours is rustls in
-        // `node`, so parse the URL as redis:// and mark the address as TLS ourselves.
-        let tls = url.starts_with("rediss://");
-        if tls && url.ends_with("#insecure") {
-            return Err(bad(
-                "TLS without certificate verification (#insecure) is not supported: drop \
-                 #insecure and pass --tls-ca-cert with the CA that signed the server's certificate"
-                    .into(),
-            ));
-        }
-        let plain = if tls {
-            format!("redis://{}", &url["rediss://".len()..])
-        } else {
-            url.to_string()
-        };
+        // TLS and cluster schemes are ours to read (see `scheme`); redis-rs parses the rest.
+        let (plain, scheme) = Scheme::split(url).map_err(|why| bad(why.into()))?;
+        let tls = scheme.tls;
         let info = plain.as_str().into_connection_info().map_err(|e| {
             // redis-rs says "Redis URL did not parse - InvalidClientConfig": keep the first
             // half (a fixed description), unless it shows a piece of the URL that is hidden
@@ -121,6 +113,7 @@ impl Master {
         if login.db < 0 {
             return Err(bad("the database number must be 0 or more".into()));
         }
+        scheme.check(login.db).map_err(|why| bad(why.into()))?;
         let address = match info.addr() {
             ConnectionAddr::Tcp(host, port) => Address::Tcp {
                 host: host.clone(),
@@ -139,13 +132,14 @@ impl Master {
         {
             return Err(bad("the host is missing".into()));
         }
-        let display = display_of(&address, &login);
+        let display = display_of(&address, &login, scheme.cluster);
         Ok(Master {
             address,
             login,
             display,
             url: url.to_string(),
             injected: None,
+            cluster: scheme.cluster,
         })
     }
 
@@ -159,7 +153,7 @@ impl Master {
         if self.login.username.is_none() {
             self.login.username = username.map(str::to_string);
         }
-        self.display = display_of(&self.address, &self.login);
+        self.display = display_of(&self.address, &self.login, self.cluster);
         self.injected = Some((self.login.username.clone(), password.to_string()));
         self
     }
@@ -174,6 +168,11 @@ impl Master {
 
     pub fn is_tls(&self) -> bool {
         matches!(self.address, Address::Tcp { tls: true, .. })
+    }
+
+    /// A Redis Cluster (`redis+cluster://`), counted as one master.
+    pub fn is_cluster(&self) -> bool {
+        self.cluster
     }
 
     /// The URL as given, secrets included. For passing to a child redlock process through
@@ -285,7 +284,7 @@ fn old_ipv4_form(host: &str) -> Option<IpAddr> {
     Some(IpAddr::V4(Ipv4Addr::from(high | last)))
 }
 
-fn display_of(address: &Address, login: &Login) -> String {
+fn display_of(address: &Address, login: &Login, cluster: bool) -> String {
     let credentials = match (login.username.as_deref(), login.password.as_deref()) {
         (Some(user), Some(_)) => format!("{user}:***@"),
         (None, Some(_)) => ":***@".to_string(),
@@ -298,7 +297,7 @@ fn display_of(address: &Address, login: &Login) -> String {
     };
     match address {
         Address::Tcp { host, port, tls } => {
-            let scheme = if *tls { "rediss" } else { "redis" };
+            let scheme = Scheme { tls: *tls, cluster }.name();
             format!("{scheme}://{credentials}{host}:{port}{db}")
         }
         Address::Unix(path) => {

@@ -16,12 +16,14 @@
 //! - `holder`: the record of who holds a lock.
 //! - `queue`: the fair queue waiters take turns in, and `queue_scripts`, its Lua.
 //! - `cancel`: ending a wait from a signal handler.
-//! - the transport, private to this module, one path for every request: `node` (every
-//!   connection to a master: connecting, logging in, running scripts, subscribing; `lua` is
-//!   a script as it runs them), `pipe` (a connection's ordered requests and answers, proof of
-//!   what was sent, coalesced pushes), `resp` (the Redis protocol, both ways, and the reply
-//!   value), `notices` (release notices), `master` (server URLs, redaction, identity; what
-//!   of it the configuration needs is re-exported below).
+//! - the transport, private to this module, one path for every request: `endpoint` (one
+//!   master as the rounds see it: a server, or a whole Redis Cluster routed by `cluster`),
+//!   `node` (every connection to a server: connecting, logging in, running scripts,
+//!   subscribing; `lua` is a script as it runs them), `pipe` (a connection's ordered requests
+//!   and answers, proof of what was sent, coalesced pushes), `resp` (the Redis protocol, both
+//!   ways, and the reply value), `notices` (release notices), `master` (server URLs,
+//!   redaction, identity; what of it the configuration needs is re-exported below; `scheme`
+//!   reads the TLS and cluster schemes).
 //!
 //! No type of redis-rs appears in this module's public items: redis-rs only parses server
 //! URLs, inside `master`.
@@ -29,6 +31,8 @@
 mod cancel;
 mod cause;
 mod client;
+mod cluster;
+mod endpoint;
 mod fence;
 mod held;
 mod holder;
@@ -45,6 +49,7 @@ mod queue_scripts;
 mod quorum;
 mod resp;
 mod round;
+mod scheme;
 pub mod scripts;
 mod verdict;
 
@@ -59,6 +64,6 @@ pub use node::NodeError;
 pub use outcome::{
     AcquireError, AttemptFailure, ExtendError, Inspection, MasterFailure, MasterState, Released,
 };
-pub use probe::{Probe, ServerFacts};
+pub use probe::{ClusterFacts, Probe, ServerFacts, ShardFacts};
 pub use queue_scripts::QueuedWaiter;
 pub use verdict::{InLine, Verdict, judge, line};

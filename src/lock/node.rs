@@ -204,27 +204,32 @@ impl Node {
     }
 
     /// A new connection subscribed to `channel`, for release notices: opened and logged in
-    /// like every other, then SUBSCRIBE, whose confirmation it waits for, so that no message
-    /// published after this returns is missed. Deadlines are the caller's.
-    pub async fn subscribe(&self, channel: &str) -> Result<Pipe, NodeError> {
+    /// like every other, then SUBSCRIBE (SSUBSCRIBE when `sharded`: a cluster's node that owns
+    /// the channel's slot), whose confirmation it waits for, so that no message published
+    /// after this returns is missed. Deadlines are the caller's.
+    pub async fn subscribe(&self, channel: &str, sharded: bool) -> Result<Pipe, NodeError> {
         // A handshake flag of its own: a subscription given up in the middle of its handshake
         // must not make the kept connection's next timeout read as a TLS problem.
         let pipe = self.open(&AtomicBool::new(false)).await?;
         pipe.listen();
+        let (verb, confirmed): (&[u8], &[u8]) = if sharded {
+            (b"SSUBSCRIBE", b"ssubscribe")
+        } else {
+            (b"SUBSCRIBE", b"subscribe")
+        };
         let answer = pipe
-            .request(|out: &mut Vec<u8>| {
-                resp::encode(out, 2, [b"SUBSCRIBE".as_slice(), channel.as_bytes()]);
-            })
+            .request(|out: &mut Vec<u8>| resp::encode(out, 2, [verb, channel.as_bytes()]))
             .await;
         match answer {
             Ok(Reply::Array(confirmation))
-                if confirmation.first().and_then(Reply::bulk) == Some(b"subscribe") =>
+                if confirmation.first().and_then(Reply::bulk) == Some(confirmed) =>
             {
                 Ok(pipe)
             }
             Ok(Reply::Error(refused)) => Err(NodeError::Server(describe(&refused))),
             Ok(other) => Err(NodeError::BadReply(format!(
-                "unexpected answer to SUBSCRIBE: {other:?}"
+                "unexpected answer to {}: {other:?}",
+                String::from_utf8_lossy(verb)
             ))),
             Err(broken) => Err(self.named_tls(&pipe, failed(broken)).await),
         }
@@ -329,6 +334,11 @@ impl Node {
         }
     }
 
+    /// True while a kept connection is open (nothing to wait for before a request is sent).
+    pub fn is_connected(&self) -> bool {
+        self.cached().is_some_and(|c| !c.pipe.is_broken())
+    }
+
     fn cached(&self) -> Option<Connection> {
         self.slot
             .lock()
@@ -352,15 +362,17 @@ impl Node {
     }
 
     /// Runs `script` with EVALSHA (EVAL if the master lost its script cache since we
-    /// connected). Await it in the caller's task; see the module rules for why.
+    /// connected), right after ASKING when `asking` (a cluster node importing the keys' slot,
+    /// see `cluster`). Await it in the caller's task; see the module rules for why.
     pub async fn eval(
         &self,
         script: &Lua,
         keys: &[&str],
         args: &[&[u8]],
+        asking: bool,
     ) -> Result<Reply, NodeError> {
         let (connection, kept) = self.connection().await?;
-        match self.eval_on(&connection, script, keys, args).await {
+        match self.eval_on(&connection, script, keys, args, asking).await {
             // A kept connection may have been closed by the master while it sat idle (its
             // `timeout` setting, a restart): the request then fails as it arrives. Every script
             // is safe to run twice (each compares the token, only reads, or only raises a
@@ -369,7 +381,7 @@ impl Node {
             // that sent one is not worth a second round trip of the same deadline.
             Err(NodeError::Io(_)) if kept => {
                 let (fresh, _) = self.connection().await?;
-                self.eval_on(&fresh, script, keys, args).await
+                self.eval_on(&fresh, script, keys, args, asking).await
             }
             other => other,
         }
@@ -381,17 +393,24 @@ impl Node {
         script: &Lua,
         keys: &[&str],
         args: &[&[u8]],
+        asking: bool,
     ) -> Result<Reply, NodeError> {
         let first_use = connection.loaded.fetch_or(script.bit, Ordering::SeqCst) & script.bit == 0;
         // First use on this connection: EVAL with the body, which also caches the script on
         // the master. After that, EVALSHA; its EVAL fallback only matters after a SCRIPT FLUSH.
         let mut answer = if first_use {
-            connection.eval("EVAL", script.code, keys, args).await
+            connection
+                .eval("EVAL", script.code, keys, args, asking)
+                .await
         } else {
-            connection.eval("EVALSHA", &script.sha, keys, args).await
+            connection
+                .eval("EVALSHA", &script.sha, keys, args, asking)
+                .await
         };
         if matches!(&answer, Ok(Reply::Error(e)) if e.starts_with("NOSCRIPT")) {
-            answer = connection.eval("EVAL", script.code, keys, args).await;
+            answer = connection
+                .eval("EVAL", script.code, keys, args, asking)
+                .await;
         }
         self.settle(connection, answer).await
     }
@@ -399,11 +418,14 @@ impl Node {
     /// Runs one plain command (for diagnostics such as `doctor`, and reads that no script
     /// covers): its arguments, the command's name first.
     pub async fn command(&self, args: &[&[u8]]) -> Result<Reply, NodeError> {
+        self.command_asking(args, false).await
+    }
+
+    /// [`Node::command`], right after ASKING when `asking` (see [`Node::eval`]).
+    pub async fn command_asking(&self, args: &[&[u8]], asking: bool) -> Result<Reply, NodeError> {
         let (connection, _) = self.connection().await?;
-        let answer = connection
-            .pipe
-            .request(|out: &mut Vec<u8>| resp::encode(out, args.len(), args.iter().copied()))
-            .await;
+        let encode = |out: &mut Vec<u8>| resp::encode(out, args.len(), args.iter().copied());
+        let answer = connection.send(encode, asking).await;
         self.settle(&connection, answer).await
     }
 
@@ -423,23 +445,38 @@ impl Node {
 
 impl Connection {
     /// `verb` (EVAL or EVALSHA) of `script` (its body or SHA1), queued during the caller's
-    /// poll; an error reply is an answer like any other here.
-    async fn eval(&self, verb: &str, script: &str, keys: &[&str], args: &[&[u8]]) -> Answer {
+    /// poll (with ASKING before it when `asking`); an error reply is an answer like any other.
+    async fn eval(
+        &self,
+        verb: &str,
+        script: &str,
+        keys: &[&str],
+        args: &[&[u8]],
+        asking: bool,
+    ) -> Answer {
         let count = 3 + keys.len() + args.len();
         // The scripts take 2 or 3 keys: one digit, without formatting a string per request.
         debug_assert!(keys.len() < 10, "one-digit key count");
         let key_count = [b'0' + keys.len() as u8];
-        self.pipe
-            .request(|out: &mut Vec<u8>| {
-                let head = [verb.as_bytes(), script.as_bytes(), &key_count];
-                let keys = keys.iter().map(|k| k.as_bytes());
-                resp::encode(
-                    out,
-                    count,
-                    head.into_iter().chain(keys).chain(args.iter().copied()),
-                );
-            })
-            .await
+        let encode = |out: &mut Vec<u8>| {
+            let head = [verb.as_bytes(), script.as_bytes(), &key_count];
+            let keys = keys.iter().map(|k| k.as_bytes());
+            resp::encode(
+                out,
+                count,
+                head.into_iter().chain(keys).chain(args.iter().copied()),
+            );
+        };
+        self.send(encode, asking).await
+    }
+
+    /// The request `encode` writes, right after ASKING when `asking`.
+    async fn send<E: FnOnce(&mut Vec<u8>) + Unpin>(&self, encode: E, asking: bool) -> Answer {
+        if asking {
+            self.pipe.asking(encode).await
+        } else {
+            self.pipe.request(encode).await
+        }
     }
 }
 

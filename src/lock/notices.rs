@@ -11,7 +11,8 @@
 //! 1. **One connection path.** A subscription is a connection of its own per master (a
 //!    subscribed connection can send nothing else), opened and logged in by `node` exactly
 //!    like the connection that carries requests, and read by the same pipe and decoder under
-//!    the same caps (see `Node::subscribe`).
+//!    the same caps (see `Node::subscribe`). On a cluster it is sharded (SSUBSCRIBE), on the
+//!    node that owns the key's slot, where the release script publishes (see `cluster`).
 //! 2. **A notice is a wake-up, not a message.** The pipe keeps of all messages that arrived
 //!    one flag (see `pipe`, "Pushes coalesce"), and [`Notices::next`] clears every master's
 //!    flag at once: a release announced by five masters, or a flood of messages on the
@@ -28,7 +29,7 @@ use std::time::Instant;
 
 use futures_util::future::join_all;
 
-use super::node::Node;
+use super::endpoint::Endpoint;
 use super::pipe::Pipe;
 
 /// Subscriptions to the release channel of one key on every master that accepted one.
@@ -40,7 +41,7 @@ pub struct Notices {
 impl Notices {
     /// Subscribes on all masters at once; a master that does not confirm before `deadline` is
     /// left out (its notices are missed, the backoff covers them).
-    pub(crate) async fn subscribe(nodes: &[Node], channel: &str, deadline: Instant) -> Notices {
+    pub(crate) async fn subscribe(nodes: &[Endpoint], channel: &str, deadline: Instant) -> Notices {
         let subscriptions = nodes.iter().map(|node| async move {
             let subscribed = tokio::time::timeout_at(deadline.into(), node.subscribe(channel));
             match subscribed.await {

@@ -16,7 +16,6 @@
 //!    kernel's hands (for TLS: encrypted and handed over): it then reaches the master even if
 //!    redlock exits now, and a paused master runs it when it wakes up. A master that stopped
 //!    reading fills its socket buffers; `is_stalled` says so, so that callers stop waiting.
-//!
 //! 4. **Bounded by what we asked.** Replies are decoded as they arrive (see `resp::Decoder`),
 //!    in one pass over the bytes received, and a reply larger or deeper than any answer to our
 //!    requests can be (`resp::MAX_REPLY_BYTES` and the other caps) breaks the pipe at once: the
@@ -43,6 +42,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::resp::{self, BadReply, Reply};
+mod asking;
 
 /// Any byte stream a pipe can run over (TCP, Unix socket, TLS).
 pub trait Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
@@ -331,8 +331,8 @@ impl State {
         Ok(())
     }
 
-    /// Notes a pub/sub message (`["message", channel, payload]`), waking the listener the
-    /// first time since it last looked. Nothing of the message is kept.
+    /// Notes a pub/sub message (`["message" or "smessage", channel, payload]`), waking the
+    /// listener the first time since it last looked. Nothing of the message is kept.
     fn push(&mut self, reply: Reply) -> Result<(), Broken> {
         let Some(pushes) = &mut self.pushes else {
             return Err(Broken::BadReply(
@@ -340,7 +340,7 @@ impl State {
             ));
         };
         let is_message = matches!(&reply, Reply::Array(items)
-            if items.len() == 3 && items[0].bulk() == Some(b"message".as_slice()));
+            if items.len() == 3 && matches!(items[0].bulk(), Some(b"message" | b"smessage")));
         if !is_message {
             return Err(Broken::BadReply(
                 "a subscribed connection received something other than a message".into(),
@@ -486,7 +486,7 @@ mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    fn runtime() -> tokio::runtime::Runtime {
+    pub(super) fn runtime() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -494,7 +494,7 @@ mod tests {
     }
 
     /// Polls `future` once, as a runtime would on its first turn.
-    async fn poll_once<F: Future + Unpin>(future: F) -> Poll<F::Output> {
+    pub(super) async fn poll_once<F: Future + Unpin>(future: F) -> Poll<F::Output> {
         let mut future = future;
         std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut future).poll(cx))).await
     }

@@ -11,6 +11,9 @@
 //! releases a scratch lock under the reserved prefix with redlock's own scripts (a 1 s TTL, so
 //! nothing is left behind even if the release never arrives), and publishes on a scratch
 //! channel that nobody listens to, and subscribes to it on a connection of its own.
+//!
+//! A cluster's primaries are each probed the same way (see `cluster::probe`), with scratch
+//! names in a slot of their own and sharded pub/sub ([`Scratch`]).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -23,14 +26,35 @@ use super::queue_scripts::{LEAVE, WAIT};
 use super::resp::Reply;
 use super::scripts::{ACQUIRE, RELEASE};
 
+pub use super::cluster::{ClusterFacts, ShardFacts};
+
 /// What one master said.
 #[derive(Clone, Debug)]
 pub struct Probe {
     pub master: Master,
     /// The round trip of its `TIME` request (the connection already open).
     pub rtt: Duration,
-    /// Its answers, or why it could not be asked.
+    /// Its answers, or why it could not be asked. For a cluster: the node the URL names.
     pub facts: Result<ServerFacts, NodeError>,
+    /// For a cluster (`redis+cluster://`): its slot map, and each shard's primary probed.
+    pub cluster: Option<ClusterFacts>,
+}
+
+/// Where a probe takes its scratch lock and publishes: names in the probed node's slots
+/// (any name, on a server), and plain or sharded pub/sub.
+pub(super) struct Scratch {
+    /// The hash tag of the scratch names.
+    pub tag: String,
+    pub sharded: bool,
+}
+
+impl Scratch {
+    pub(super) fn server() -> Scratch {
+        Scratch {
+            tag: "doctor".into(),
+            sharded: false,
+        }
+    }
 }
 
 /// A master's answers.
@@ -51,8 +75,8 @@ pub struct ServerFacts {
     pub subscribe_refused: Option<NodeError>,
 }
 
-/// Asks one master, within `timeout` per request.
-pub(super) async fn probe(node: &Node, timeout: Duration) -> Probe {
+/// Asks one server, within `timeout` per request.
+pub(super) async fn probe(node: &Node, timeout: Duration, scratch: &Scratch) -> Probe {
     let ask = |args: &'static [&'static [u8]]| async move {
         let start = Instant::now();
         let answer = tokio::time::timeout(timeout, node.command(args))
@@ -66,6 +90,7 @@ pub(super) async fn probe(node: &Node, timeout: Duration) -> Probe {
         b"replication",
         b"memory",
         b"persistence",
+        b"cluster",
     ];
     let (info, info_rtt) = ask(info).await;
     let info = match info {
@@ -75,21 +100,27 @@ pub(super) async fn probe(node: &Node, timeout: Duration) -> Probe {
                 master: node.master.clone(),
                 rtt: info_rtt,
                 facts: Err(error),
+                cluster: None,
             };
         }
     };
     let sent = SystemTime::now();
     let (time, rtt) = ask(&[b"TIME"]).await;
     let (fsync, _) = ask(&[b"CONFIG", b"GET", b"appendfsync"]).await;
-    let scripts_refused = try_scripts(node, timeout).await.err();
-    let scratch = format!("{RESERVED_PREFIX}{{doctor}}:scratch");
-    let publish: [&[u8]; 3] = [b"PUBLISH", scratch.as_bytes(), b""];
+    let scripts_refused = try_scripts(node, timeout, scratch).await.err();
+    let channel = format!("{RESERVED_PREFIX}{{{}}}:scratch", scratch.tag);
+    let verb: &[u8] = if scratch.sharded {
+        b"SPUBLISH"
+    } else {
+        b"PUBLISH"
+    };
+    let publish: [&[u8]; 3] = [verb, channel.as_bytes(), b""];
     let published = tokio::time::timeout(timeout, node.command(&publish))
         .await
         .unwrap_or_else(|_| Err(node.timed_out()));
     // On a connection of its own, closed again at once (a subscribed connection can do
     // nothing else).
-    let subscribed = tokio::time::timeout(timeout, node.subscribe(&scratch))
+    let subscribed = tokio::time::timeout(timeout, node.subscribe(&channel, scratch.sharded))
         .await
         .unwrap_or_else(|_| Err(node.timed_out()));
     let facts = Ok(ServerFacts {
@@ -104,15 +135,17 @@ pub(super) async fn probe(node: &Node, timeout: Duration) -> Probe {
         master: node.master.clone(),
         rtt,
         facts,
+        cluster: None,
     }
 }
 
 /// Takes and releases a scratch lock with redlock's own scripts, with a second token waiting in
 /// its queue meanwhile, so that every command a script may run (the queue's sorted sets and
 /// hash, TIME, INCR) is tried under this user's permissions.
-async fn try_scripts(node: &Node, timeout: Duration) -> Result<(), NodeError> {
+async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Result<(), NodeError> {
     let key = format!(
-        "{RESERVED_PREFIX}{{doctor}}:scratch:{}",
+        "{RESERVED_PREFIX}{{{}}}:scratch:{}",
+        scratch.tag,
         uuid::Uuid::new_v4().simple()
     );
     let names = keys::Names::of(&key);
@@ -126,10 +159,15 @@ async fn try_scripts(node: &Node, timeout: Duration) -> Result<(), NodeError> {
     ];
     // Everything with a TTL of 1 to 2 s: nothing is left behind even if a step fails.
     let (holder, waiter): (&[u8], &[u8]) = (b"doctor-holder", b"doctor-waiter");
+    let publish: &'static [u8] = if scratch.sharded {
+        b"SPUBLISH"
+    } else {
+        b"PUBLISH"
+    };
     let run = |script: &'static Lua, args: Vec<&'static [u8]>| {
         let keys = &keys;
         async move {
-            match tokio::time::timeout(timeout, node.eval(script, keys, &args)).await {
+            match tokio::time::timeout(timeout, node.eval(script, keys, &args, false)).await {
                 Ok(answer) => answer,
                 Err(_) => Err(node.timed_out()),
             }
@@ -146,8 +184,8 @@ async fn try_scripts(node: &Node, timeout: Duration) -> Result<(), NodeError> {
     )?;
     let wait = vec![waiter, b"1000", b"", b"1", b"", b"1000", b"2000", b"1"];
     expect(run(&WAIT, wait).await, false)?;
-    expect(run(&LEAVE, vec![waiter, b"PUBLISH", b"", b""]).await, true)?;
-    let release = vec![holder, b"", b"PUBLISH", b"", b""];
+    expect(run(&LEAVE, vec![waiter, publish, b"", b""]).await, true)?;
+    let release = vec![holder, b"", publish, b"", b""];
     expect(run(&RELEASE, release).await, true)?;
     // The ticket counter would outlive the test by its TTL: remove it now.
     let del: [&[u8]; 2] = [b"DEL", names.tickets.as_bytes()];

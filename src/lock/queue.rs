@@ -72,7 +72,7 @@
 use std::time::{Duration, Instant};
 
 use super::cancel::Cancel;
-use super::client::{PUBLISH, release_token, retry_delay};
+use super::client::{release_token, retry_delay};
 use super::held::{Lock, Timing};
 use super::holder::Holder;
 use super::keys::Names;
@@ -418,12 +418,7 @@ async fn leave(masters: &Masters, waiter: &Waiter<'_>) {
         &names.waiters,
         &names.tickets,
     ];
-    let args: [&[u8]; 4] = [
-        waiter.token.as_bytes(),
-        PUBLISH,
-        names.wake_prefix.as_bytes(),
-        names.wake_suffix.as_bytes(),
-    ];
+    let keys = &keys;
     let start = Instant::now();
     let round = masters
         .round(
@@ -433,7 +428,15 @@ async fn leave(masters: &Masters, waiter: &Waiter<'_>) {
                 Ok(Reply::Int(_)) => Vote::Yes,
                 _ => Vote::Error,
             },
-            |node| node.eval(&LEAVE, &keys, &args),
+            move |node| async move {
+                let args: [&[u8]; 4] = [
+                    waiter.token.as_bytes(),
+                    node.publish_command().as_bytes(),
+                    names.wake_prefix.as_bytes(),
+                    names.wake_suffix.as_bytes(),
+                ];
+                node.eval(&LEAVE, keys, &args).await
+            },
         )
         .await;
     masters.trace("leave", waiter.key, &round, start.elapsed());

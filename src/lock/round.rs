@@ -3,7 +3,7 @@
 //! Every operation (acquire, extend, release, inspect, fencing) is a round: the same request
 //! sent to all N masters concurrently, each under one deadline (connecting included), with the
 //! [`Tally`] deciding as soon as the outcome is certain. The round's futures are polled here, in
-//! the caller's task, and dropped when the round stops; see [`Node::eval`] for why that keeps
+//! the caller's task, and dropped when the round stops; see `Node::eval` for why that keeps
 //! the order of requests on each master.
 
 use std::future::Future;
@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
 
-use super::node::{Node, NodeError};
+use super::endpoint::Endpoint;
+use super::node::NodeError;
 use super::outcome::MasterFailure;
 use super::quorum::{Decision, Loss, Tally, Vote, majority};
 use super::resp::Reply;
@@ -71,9 +72,9 @@ impl Round {
     }
 }
 
-/// The masters, one kept connection each, that rounds fan out to.
+/// The masters, one kept connection each (one per node of a cluster), that rounds fan out to.
 pub(super) struct Masters {
-    pub(super) nodes: Vec<Node>,
+    pub(super) nodes: Vec<Endpoint>,
 }
 
 impl Masters {
@@ -91,7 +92,7 @@ impl Masters {
         request: F,
     ) -> Round
     where
-        F: Fn(&'a Node) -> Fut,
+        F: Fn(&'a Endpoint) -> Fut,
         Fut: Future<Output = Result<Reply, NodeError>> + 'a,
     {
         let n = self.nodes.len();

@@ -145,7 +145,8 @@ pub(super) fn binary_vote(answer: &Result<Reply, NodeError>) -> Vote {
 /// queued: an earlier redlock). Announcing is best effort (`pcall`): an ACL that denies PUBLISH
 /// must not turn a done release into an error.
 /// KEYS: see `queue_scripts`. ARGV: token, release channel (empty: a clean-up, announce
-/// nothing), publish command, wake channel prefix, wake channel suffix.
+/// nothing), the command to announce with (PUBLISH, or SPUBLISH on a cluster: every channel is
+/// in the lock's slot), wake channel prefix, wake channel suffix.
 /// Returns 1 when deleted, 0 when the key is missing or holds another token.
 pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(

@@ -2,6 +2,8 @@
 //!
 //! - `servers`: real `redis-server` masters ([`Server`], [`Cluster`]) on loopback ports below
 //!   the ephemeral range ([`TEST_PORTS`]), killed, paused and restarted on demand;
+//! - `redis_cluster`: real Redis Clusters ([`RedisCluster`]), each of which redlock counts as
+//!   one master (a [`Cluster`] here is a set of independent masters);
 //! - `proxy`: a fault proxy that can sit in front of any master;
 //! - `pki`: test certificates for the TLS tests ([`Pki`]);
 //! - `processes`: processes started and watched by the tests ([`Running`], [`Captured`],
@@ -20,6 +22,7 @@ mod measure;
 mod pki;
 mod processes;
 pub mod proxy;
+mod redis_cluster;
 mod servers;
 
 use std::process::Command;
@@ -36,6 +39,8 @@ pub use processes::{
     Captured, Running, WAIT_FOR_GATE, describe, eventually, live_group_members, now_ms,
     process_alive, send_signal, wait_for_file,
 };
+#[allow(unused_imports)]
+pub use redis_cluster::{Layout, RedisCluster};
 #[allow(unused_imports)]
 pub use servers::{Cluster, Server, TEST_PORTS, bind_test_port, free_port, listens_on};
 

@@ -58,7 +58,8 @@ impl Server {
         Server::start_inner(&[], Some((pki, require_client_cert)))
     }
 
-    fn start_inner(extra_args: &[&str], tls: Option<(&Pki, bool)>) -> Server {
+    /// A server with extra arguments, and TLS with `pki` (client certificates required or not).
+    pub fn start_inner(extra_args: &[&str], tls: Option<(&Pki, bool)>) -> Server {
         let mut last_error = String::new();
         for _ in 0..10 {
             let port = free_port();

@@ -6,14 +6,18 @@
 //!   SET NX PX and Lua, `allkeys-*` eviction (it can evict a held lock), the same server listed
 //!   under two addresses (it would count twice toward the quorum), a master where redlock's
 //!   own scripts could not take a scratch lock (EVAL renamed, an ACL user without EVAL or
-//!   EVALSHA, a full memory under `noeviction`): errors;
+//!   EVALSHA, a full memory under `noeviction`), a node of a Redis Cluster given as a single
+//!   server (`redis://` rather than `redis+cluster://`): errors;
 //! - no `appendfsync always` (a restart can lose held locks), `volatile-*` eviction, an even or
 //!   single master count, clock skew between masters, PUBLISH or SUBSCRIBE refused (waiters are
 //!   not woken at once on release; they fall back to polling): warnings.
+//!
+//! A cluster master is judged in `cluster`, each shard's primary by [`check_master`].
 
 use std::collections::HashMap;
 use std::time::Duration;
 
+use super::cluster::ClusterReport;
 use crate::lock::{MasterFailure, NodeError};
 
 /// What one master told us.
@@ -35,6 +39,10 @@ pub struct Report {
     pub publish_refused: Option<NodeError>,
     /// Why SUBSCRIBE was refused, if it was.
     pub subscribe_refused: Option<NodeError>,
+    /// A cluster's primary: pub/sub is sharded (SPUBLISH, SSUBSCRIBE).
+    pub sharded: bool,
+    /// A cluster master (`redis+cluster://`): its shards (see `cluster`).
+    pub cluster: Option<ClusterReport>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -63,7 +71,11 @@ pub struct Finding {
     pub message: String,
 }
 
-fn finding(severity: Severity, check: &'static str, message: impl Into<String>) -> Finding {
+pub(super) fn finding(
+    severity: Severity,
+    check: &'static str,
+    message: impl Into<String>,
+) -> Finding {
     Finding {
         severity,
         check,
@@ -75,20 +87,28 @@ fn finding(severity: Severity, check: &'static str, message: impl Into<String>) 
 /// relies on clock *rates*), but large ones point to broken time keeping.
 pub const SKEW_WARNING: Duration = Duration::from_millis(500);
 
-/// The findings about one master.
-pub fn check_master(report: &Report) -> Vec<Finding> {
-    if let Some(why) = &report.unreachable {
-        return vec![finding(
+/// Whether a master answered: the first finding about it, an error when it did not.
+pub(super) fn reachable(report: &Report) -> Result<Finding, Finding> {
+    match &report.unreachable {
+        Some(why) => Err(finding(
             Severity::Error,
             "reachable",
             format!("unreachable: {why}"),
-        )];
+        )),
+        None => Ok(finding(
+            Severity::Ok,
+            "reachable",
+            format!("reachable, round trip {:.1?}", report.rtt),
+        )),
     }
-    let mut findings = vec![finding(
-        Severity::Ok,
-        "reachable",
-        format!("reachable, round trip {:.1?}", report.rtt),
-    )];
+}
+
+/// The findings about one master.
+pub fn check_master(report: &Report) -> Vec<Finding> {
+    let mut findings = match reachable(report) {
+        Ok(reached) => vec![reached],
+        Err(unreachable) => return vec![unreachable],
+    };
     let info = &report.info;
     let get = |field: &str| info.get(field).map(String::as_str);
 
@@ -159,6 +179,20 @@ pub fn check_master(report: &Report) -> Vec<Finding> {
         // Its scripts fail with READONLY: the role error above already says why, and once.
         return findings;
     }
+    if get("cluster_enabled") == Some("1") && !report.sharded {
+        // Its scripts are redirected (MOVED) for slots it does not serve: say why, once.
+        findings.push(finding(
+            Severity::Error,
+            "cluster",
+            "a node of a Redis Cluster given as a single server: give the cluster as \
+             redis+cluster://host:port (rediss+cluster:// with TLS)",
+        ));
+        return findings;
+    }
+    let (publish, subscribe) = match report.sharded {
+        true => ("SPUBLISH", "SSUBSCRIBE"),
+        false => ("PUBLISH", "SUBSCRIBE"),
+    };
     findings.push(match &report.scripts_refused {
         None => finding(
             Severity::Ok,
@@ -175,12 +209,16 @@ pub fn check_master(report: &Report) -> Vec<Finding> {
         ),
     });
     findings.push(match &report.publish_refused {
-        None => finding(Severity::Ok, "publish", "PUBLISH allowed (release notices)"),
+        None => finding(
+            Severity::Ok,
+            "publish",
+            format!("{publish} allowed (release notices)"),
+        ),
         Some(error) => finding(
             Severity::Warning,
             "publish",
             format!(
-                "PUBLISH refused ({error}): waiters are not woken at once when a lock is \
+                "{publish} refused ({error}): waiters are not woken at once when a lock is \
                  released, only by polling; {}",
                 refusal_advice(&report.server, error)
             ),
@@ -190,13 +228,13 @@ pub fn check_master(report: &Report) -> Vec<Finding> {
         None => finding(
             Severity::Ok,
             "subscribe",
-            "SUBSCRIBE allowed (waiting for release notices)",
+            format!("{subscribe} allowed (waiting for release notices)"),
         ),
         Some(error) => finding(
             Severity::Warning,
             "subscribe",
             format!(
-                "SUBSCRIBE refused ({error}): a waiting redlock learns of a release only by \
+                "{subscribe} refused ({error}): a waiting redlock learns of a release only by \
                  polling; {}",
                 refusal_advice(&report.server, error)
             ),
@@ -284,8 +322,11 @@ pub fn check_cluster(reports: &[Report]) -> Vec<Finding> {
 
     let mut by_run_id: HashMap<&str, Vec<&str>> = HashMap::new();
     for report in reports {
-        if let Some(run_id) = report.info.get("run_id") {
-            by_run_id.entry(run_id).or_default().push(&report.server);
+        for run_id in servers(report).iter().filter_map(|r| r.info.get("run_id")) {
+            let masters = by_run_id.entry(run_id).or_default();
+            if !masters.contains(&report.server.as_str()) {
+                masters.push(&report.server);
+            }
         }
     }
     let mut duplicates: Vec<_> = by_run_id.values().filter(|s| s.len() > 1).collect();
@@ -302,15 +343,19 @@ pub fn check_cluster(reports: &[Report]) -> Vec<Finding> {
             Severity::Error,
             "duplicate",
             format!(
-                "{} are the same server (same run_id): it would count {} times toward the \
-                 quorum; list it once",
+                "{} are the same server, or clusters that share one (same run_id): it would \
+                 count {} times toward the quorum; list it once",
                 servers.join(" and "),
                 servers.len()
             ),
         ));
     }
 
-    let offsets: Vec<i64> = reports.iter().filter_map(|r| r.clock_offset_ms).collect();
+    let offsets: Vec<i64> = reports
+        .iter()
+        .flat_map(|r| servers(r))
+        .filter_map(|r| r.clock_offset_ms)
+        .collect();
     if offsets.len() >= 2 {
         let skew = offsets.iter().max().unwrap() - offsets.iter().min().unwrap();
         let skew_duration = Duration::from_millis(skew.unsigned_abs());
@@ -334,6 +379,14 @@ pub fn check_cluster(reports: &[Report]) -> Vec<Finding> {
     findings
 }
 
+/// The servers behind a master: itself, and a cluster's shards' primaries.
+fn servers(report: &Report) -> Vec<&Report> {
+    let shards = report.cluster.iter().flat_map(|c| &c.shards);
+    std::iter::once(report)
+        .chain(shards.map(|s| &s.report))
+        .collect()
+}
+
 /// `"7.0.15"` -> (7, 0, 15).
 fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
     let mut parts = text.split('.').map(|p| p.parse::<u32>().ok());
@@ -345,10 +398,11 @@ fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn healthy(server: &str, run_id: &str) -> Report {
+    /// A master that passes every check.
+    pub(in super::super) fn healthy(server: &str, run_id: &str) -> Report {
         let info = [
             ("redis_version", "7.0.15"),
             ("run_id", run_id),

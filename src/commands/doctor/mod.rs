@@ -1,9 +1,10 @@
 //! `redlock doctor`: ask every master what Redlock's safety depends on ([`Redlock::probe`]),
-//! judge it ([`checks`]), and report.
+//! judge it ([`checks`]; a Redis Cluster and its shards in [`cluster`]), and report.
 //!
 //! [`Redlock::probe`]: crate::lock::Redlock::probe
 
 mod checks;
+mod cluster;
 
 use std::fmt::Write;
 
@@ -25,9 +26,24 @@ pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> Result<i32, Failure> {
 
     let reports: Vec<Report> = client.probe(timeout).into_iter().map(report).collect();
 
-    let per_master: Vec<Vec<Finding>> = reports.iter().map(checks::check_master).collect();
-    let cluster = checks::check_cluster(&reports);
-    let all = per_master.iter().flatten().chain(&cluster);
+    let per_master: Vec<Vec<Finding>> = reports
+        .iter()
+        .map(|report| match &report.cluster {
+            Some(facts) => cluster::check(report, facts),
+            None => checks::check_master(report),
+        })
+        .collect();
+    let per_shard: Vec<Vec<Vec<Finding>>> = reports
+        .iter()
+        .map(|report| shards(report).map(cluster::check_shard).collect())
+        .collect();
+    let mut overall = checks::check_cluster(&reports);
+    overall.extend(cluster::failover_exposure(&reports));
+    let all = per_master
+        .iter()
+        .flatten()
+        .chain(per_shard.iter().flatten().flatten())
+        .chain(&overall);
     let errors = all
         .clone()
         .filter(|f| f.severity == Severity::Error)
@@ -38,20 +54,29 @@ pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> Result<i32, Failure> {
         let masters: Vec<_> = reports
             .iter()
             .zip(&per_master)
-            .map(|(report, findings)| {
-                json!({
-                    "server": report.server,
-                    "reachable": report.unreachable.is_none(),
-                    "rtt_ms": report.unreachable.is_none().then_some(report.rtt.as_secs_f64() * 1000.0),
-                    "role": report.info.get("role"),
-                    "version": report.info.get("redis_version"),
-                    "run_id": report.info.get("run_id"),
-                    "maxmemory_policy": report.info.get("maxmemory_policy"),
-                    "aof_enabled": report.info.get("aof_enabled").map(|v| v == "1"),
-                    "appendfsync": report.appendfsync,
-                    "clock_offset_ms": report.clock_offset_ms,
-                    "checks": findings.iter().map(finding_json).collect::<Vec<_>>(),
-                })
+            .zip(&per_shard)
+            .map(|((report, findings), shard_findings)| {
+                let mut entry = server_json(report, findings);
+                entry["cluster"] = report.cluster.as_ref().map_or(json!(null), |facts| {
+                    let shards: Vec<_> = facts
+                        .shards
+                        .iter()
+                        .zip(shard_findings)
+                        .map(|(shard, findings)| {
+                            let mut entry = server_json(&shard.report, findings);
+                            entry["primary"] = json!(shard.primary);
+                            entry["slots"] = json!(shard.slots);
+                            entry["replicas"] = json!(shard.replicas);
+                            entry
+                        })
+                        .collect();
+                    json!({
+                        "state": facts.info.get("cluster_state"),
+                        "slots_served": facts.slots_served,
+                        "shards": shards,
+                    })
+                });
+                entry
             })
             .collect();
         format!(
@@ -61,19 +86,31 @@ pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> Result<i32, Failure> {
                 "errors": errors,
                 "warnings": warnings,
                 "masters": masters,
-                "checks": cluster.iter().map(finding_json).collect::<Vec<_>>(),
+                "checks": overall.iter().map(finding_json).collect::<Vec<_>>(),
             })
         )
     } else {
         let mut out = String::new();
-        for (report, findings) in reports.iter().zip(&per_master) {
+        for ((report, findings), shard_findings) in reports.iter().zip(&per_master).zip(&per_shard)
+        {
             let _ = writeln!(out, "{}", report.server);
             for finding in findings {
                 let _ = writeln!(out, "  {:<8} {}", finding.severity.name(), finding.message);
             }
+            for (shard, findings) in shards(report).zip(shard_findings) {
+                let _ = writeln!(out, "  {}", shard.title());
+                for finding in findings {
+                    let _ = writeln!(
+                        out,
+                        "    {:<8} {}",
+                        finding.severity.name(),
+                        finding.message
+                    );
+                }
+            }
         }
         let _ = writeln!(out, "all masters");
-        for finding in &cluster {
+        for finding in &overall {
             let _ = writeln!(out, "  {:<8} {}", finding.severity.name(), finding.message);
         }
         let _ = writeln!(
@@ -89,6 +126,28 @@ pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> Result<i32, Failure> {
         exit::OK
     } else {
         exit::DOCTOR_FOUND_ERRORS
+    })
+}
+
+/// A cluster master's shards (none for a server).
+fn shards(report: &Report) -> impl Iterator<Item = &cluster::ShardReport> {
+    report.cluster.iter().flat_map(|facts| &facts.shards)
+}
+
+/// What a server (a master, or a cluster's primary) reported, for `--json`.
+fn server_json(report: &Report, findings: &[Finding]) -> serde_json::Value {
+    json!({
+        "server": report.server,
+        "reachable": report.unreachable.is_none(),
+        "rtt_ms": report.unreachable.is_none().then_some(report.rtt.as_secs_f64() * 1000.0),
+        "role": report.info.get("role"),
+        "version": report.info.get("redis_version"),
+        "run_id": report.info.get("run_id"),
+        "maxmemory_policy": report.info.get("maxmemory_policy"),
+        "aof_enabled": report.info.get("aof_enabled").map(|v| v == "1"),
+        "appendfsync": report.appendfsync,
+        "clock_offset_ms": report.clock_offset_ms,
+        "checks": findings.iter().map(finding_json).collect::<Vec<_>>(),
     })
 }
 
@@ -120,5 +179,8 @@ fn report(probe: Probe) -> Report {
         }
         Err(error) => report.unreachable = Some(error.to_string()),
     }
+    report.cluster = probe
+        .cluster
+        .map(|facts| cluster::report(facts, self::report));
     report
 }
