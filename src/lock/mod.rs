@@ -16,6 +16,7 @@
 //! - `holder`: the record of who holds a lock.
 //! - `queue`: the fair queue waiters take turns in, and `queue_scripts`, its Lua.
 //! - `cancel`: ending a wait from a signal handler.
+//! - `scan`: every lock at once (for `list`): SCAN for redlock's own keys, then one read round.
 //! - the transport, private to this module, one path for every request: `node` (every
 //!   connection to a master: connecting, logging in, running scripts, subscribing; `lua` is
 //!   a script as it runs them), `pipe` (a connection's ordered requests and answers, proof of
@@ -45,6 +46,7 @@ mod queue_scripts;
 mod quorum;
 mod resp;
 mod round;
+mod scan;
 pub mod scripts;
 mod verdict;
 
@@ -61,4 +63,8 @@ pub use outcome::{
 };
 pub use probe::{Probe, ServerFacts};
 pub use queue_scripts::QueuedWaiter;
+pub use scan::{
+    FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, MasterScan, QueueRead, Scan,
+    ScanEnd, ScanOptions, StrayKey, Ttl, Waiter,
+};
 pub use verdict::{InLine, Verdict, judge, line};
