@@ -6,8 +6,9 @@
 mod common;
 
 use std::process::Output;
+use std::time::Duration;
 
-use common::{Cluster, Running, Server, describe};
+use common::{Cluster, Running, Server, describe, eventually};
 use serde_json::Value;
 
 fn list(cluster: &Cluster, args: &[&str]) -> Output {
@@ -122,8 +123,8 @@ fn every_lock_with_its_verdict_holder_ttl_and_masters_and_never_keys() {
     let expires = deploy["expires_in_ms"].as_u64().unwrap();
     assert!(expires > 30_000 && expires <= 60_000, "{expires}");
     assert_eq!(deploy["since_ms"], deploy["holder"]["since_ms"]);
-    assert_eq!(deploy["queued"], 0);
-    assert_eq!(deploy["waiters"], Value::Array(vec![]));
+    assert_eq!(deploy["waiting"], 0);
+    assert_eq!(deploy["queue"], Value::Array(vec![]));
     for master in deploy["masters"].as_array().unwrap() {
         assert_eq!(master["held"], true);
         assert_eq!(master["token"], token.as_str());
@@ -251,38 +252,32 @@ fn queued_waiters_in_ticket_order_and_lapsed_ones_as_problems() {
     let (code, json) = list_json(&cluster, &[]);
     assert_eq!(code, Some(0));
     let deploy = lock(&json, "deploy");
-    assert_eq!(deploy["queued"], 3);
-    let waiters = deploy["waiters"].as_array().unwrap();
-    let order: Vec<(u64, &str, u64, u64)> = waiters
+    // Three places on the third master, one of them lapsed: the line shows the live ones.
+    assert_eq!(deploy["waiting"], 3);
+    let queue = deploy["queue"].as_array().unwrap();
+    let order: Vec<(u64, &str, u64)> = queue
         .iter()
         .map(|w| {
             (
                 w["position"].as_u64().unwrap(),
-                w["id"].as_str().unwrap(),
-                w["queued_on"].as_u64().unwrap(),
-                w["live_on"].as_u64().unwrap(),
+                w["token"].as_str().unwrap(),
+                w["masters"].as_u64().unwrap(),
             )
         })
         .collect();
-    assert_eq!(
-        order,
-        [
-            (1, first.as_str(), 3, 3),
-            (2, second.as_str(), 3, 3),
-            (3, dead.as_str(), 1, 0)
-        ]
-    );
-    assert_eq!(waiters[0]["ticket"], 11);
-    assert_eq!(waiters[0]["host"], "ci-11");
-    assert_eq!(waiters[0]["command"], "make deploy");
-    let waited = waiters[0]["waited_ms"].as_u64().unwrap();
+    assert_eq!(order, [(1, first.as_str(), 3), (2, second.as_str(), 3)]);
+    assert_eq!(queue[0]["ticket"], 11);
+    assert_eq!(queue[0]["holder"]["host"], "ci-11");
+    assert_eq!(queue[0]["holder"]["command"], "make deploy");
+    let waited = queue[0]["waited_ms"].as_u64().unwrap();
     assert!((60_000..600_000).contains(&waited), "{waited}");
     let text = stdout(&list(&cluster, &[]));
-    assert!(text.contains("  3 waiting:"), "{text}");
+    assert!(text.contains("  2 waiting:"), "{text}");
     assert!(
         text.contains("    1. ci-11 (pid 11, user ci, \"make deploy\") waiting for 1m"),
         "{text}"
     );
+    assert!(text.contains("  … and 1 more place(s)"), "{text}");
 
     let (code, json) = list_json(&cluster, &["--problems"]);
     assert_eq!(code, Some(1), "{json:#}");
@@ -300,6 +295,46 @@ fn queued_waiters_in_ticket_order_and_lapsed_ones_as_problems() {
             .contains(&format!("ZREM '{}' {dead}", name("queue", "deploy"))),
         "{problem:#}"
     );
+}
+
+#[test]
+fn real_waiters_are_listed_in_the_order_they_came() {
+    let cluster = Cluster::start(3);
+    let mut holder = Running::start(cluster.redlock().args(["run", "--key", "line"]));
+    holder.wait_ready();
+    let waiter = || {
+        cluster
+            .redlock()
+            .args(["run", "--key", "line", "--wait", "60s", "--", "true"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let in_line = |n: usize| {
+        eventually(Duration::from_secs(20), || {
+            let (_, json) = list_json(&cluster, &[]);
+            locks(&json)
+                .first()
+                .is_some_and(|l| l["queue"].as_array().unwrap().len() == n)
+        })
+    };
+    let mut first = waiter();
+    assert!(in_line(1), "the first waiter never showed in line");
+    let mut second = waiter();
+    assert!(in_line(2), "the second waiter never showed in line");
+    let (_, json) = list_json(&cluster, &[]);
+    let queue = lock(&json, "line")["queue"].as_array().unwrap().clone();
+    let pids: Vec<u64> = queue
+        .iter()
+        .map(|w| w["holder"]["pid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(pids, [u64::from(first.id()), u64::from(second.id())]);
+    assert!(queue.iter().all(|w| w["masters"] == 3), "{queue:#?}");
+    holder.open_gate();
+    holder.wait_output();
+    assert!(first.wait().unwrap().success());
+    assert!(second.wait().unwrap().success());
 }
 
 #[test]

@@ -65,6 +65,6 @@ pub use probe::{Probe, ServerFacts};
 pub use queue_scripts::QueuedWaiter;
 pub use scan::{
     FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, MasterScan, QueueRead, Scan,
-    ScanEnd, ScanOptions, StrayKey, Ttl, Waiter,
+    ScanEnd, ScanOptions, StrayKey, Ttl,
 };
 pub use verdict::{InLine, Verdict, judge, line};

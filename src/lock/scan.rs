@@ -39,14 +39,14 @@ use super::keys::{self, RESERVED_PREFIX};
 use super::lua::Lua;
 use super::master::Master;
 use super::node::{Node, NodeError};
-use super::outcome::MasterState;
+use super::outcome::{Inspection, MasterState};
 use super::resp::{BadReply, Reply};
 use super::round::Masters;
 
 mod glob;
 mod read;
 
-pub use read::{FenceRead, LockRead, QueueRead, Ttl, Waiter};
+pub use read::{FenceRead, LockRead, QueueRead, Ttl};
 
 /// What to scan for, and for how long.
 #[derive(Clone, Debug)]
@@ -110,13 +110,29 @@ pub struct FoundLock {
 }
 
 impl FoundLock {
-    /// Each master's state of the lock key, for [`super::judge`].
-    pub fn states(&self) -> Vec<MasterState> {
+    /// What each master has of the lock, as `inspect` tells it to `status`, for
+    /// [`super::judge`] and [`super::line`]. No fencing counter: the scan does not read its
+    /// value (see the module header).
+    pub fn inspections(&self, masters: &[MasterScan]) -> Vec<Inspection> {
         self.reads
             .iter()
-            .map(|read| match read {
-                Err(error) => MasterState::Unreachable(error.clone()),
-                Ok(read) => read.state(),
+            .zip(masters)
+            .map(|(read, scan)| {
+                let (state, queue, waiting) = match read {
+                    Err(error) => (MasterState::Unreachable(error.clone()), Vec::new(), 0),
+                    Ok(read) => (
+                        read.state(),
+                        read.queue.waiters.clone(),
+                        usize::try_from(read.queue.len).unwrap_or(usize::MAX),
+                    ),
+                };
+                Inspection {
+                    master: scan.master.clone(),
+                    state,
+                    fence: None,
+                    queue,
+                    waiting,
+                }
             })
             .collect()
     }

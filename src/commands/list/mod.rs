@@ -26,7 +26,7 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// longer than the gap between two runs of a monthly job.
 const DEFAULT_IDLE: Duration = Duration::from_secs(90 * 24 * 3600);
 /// Waiters read per lock and master.
-const MAX_WAITERS: usize = 100;
+pub(super) const MAX_WAITERS: usize = 100;
 
 pub fn list(global: &GlobalArgs, args: ListArgs) -> Result<i32, Failure> {
     if args.pattern.as_deref() == Some("") {

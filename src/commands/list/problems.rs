@@ -159,15 +159,14 @@ fn in_lock(key: &str, master: usize, read: &LockRead, idle: Duration, found: &mu
             );
         }
     }
-    let queue_keys: [(&str, fn(&str) -> String, _); 4] = [
-        ("queue", keys::queue, read.queue.ttl),
-        ("lease", keys::lease, read.queue.lease_ttl),
-        ("waiters", keys::waiters, read.queue.waiters_ttl),
-        ("tickets", keys::tickets, read.queue.tickets_ttl),
+    let queue_keys = [
+        ("queue", keys::queue(key), read.queue.ttl),
+        ("lease", keys::lease(key), read.queue.lease_ttl),
+        ("waiters", keys::waiters(key), read.queue.waiters_ttl),
+        ("tickets", keys::tickets(key), read.queue.tickets_ttl),
     ];
-    for (kind, name_of, ttl) in queue_keys {
+    for (kind, name, ttl) in queue_keys {
         if ttl == Some(Ttl::Forever) {
-            let name = name_of(key);
             push(
                 Kind::NoTtl,
                 name.clone(),
@@ -185,13 +184,9 @@ fn in_lock(key: &str, master: usize, read: &LockRead, idle: Duration, found: &mu
             .queue
             .waiters
             .iter()
-            .find(|w| &w.id == id)
-            .and_then(|w| w.record.as_deref())
-            .and_then(super::view::WaiterRecord::parse)
-            .map(|r| {
-                let pid = r.pid.map_or_else(|| "?".into(), |p| p.to_string());
-                format!(" ({} pid {pid}, user {})", r.host, r.user)
-            })
+            .find(|w| &w.token == id)
+            .and_then(|w| w.holder.as_ref())
+            .map(|h| format!(" ({} pid {}, user {})", h.host, h.pid, h.user))
             .unwrap_or_default();
         let queue = keys::queue(key);
         let lease = keys::lease(key);
@@ -268,7 +263,7 @@ pub fn quote(text: &str) -> String {
 mod tests {
     use super::super::view::tests::read;
     use super::*;
-    use crate::lock::{FenceRead, FoundLock, StrayKey, Waiter};
+    use crate::lock::{FenceRead, FoundLock, Holder, QueuedWaiter, StrayKey};
 
     fn scan_of(reads: Vec<LockRead>) -> Scan {
         Scan {
@@ -354,11 +349,13 @@ mod tests {
     fn lapsed_waiters() {
         let mut read = read(Some("t"));
         read.queue.len = 1;
-        read.queue.waiters = vec![Waiter {
-            id: "w1".into(),
+        read.queue.waiters = vec![QueuedWaiter {
+            token: "w1".into(),
             ticket: 3,
-            lease_ms: Some(940_000),
-            record: Some(r#"{"host":"ci-4","pid":99,"user":"ci"}"#.into()),
+            lapses_in: None,
+            holder: Holder::from_json(
+                br#"{"host":"ci-4","pid":99,"user":"ci","command":"c","since_ms":1}"#,
+            ),
         }];
         read.queue.lapsed = vec![("w1".into(), 940_000)];
         let found = find(&scan_of(vec![read]), DAY);

@@ -1,15 +1,15 @@
 //! How `list` prints: text for people, one JSON object for scripts (its shape is part of the
-//! interface, documented in README.md's "Seeing every lock" section).
+//! interface, documented in README.md, "Every lock at once: `list`").
 
 use std::fmt::Write;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::lock::{Holder, MasterScan, MasterState, ScanEnd, Verdict};
+use crate::lock::{Holder, InLine, MasterScan, MasterState, ScanEnd, Verdict};
 
 use super::problems::{self, Problem};
-use super::view::{LockView, WaiterView};
+use super::view::LockView;
 
 /// `[1] redis://r1:6379` for master `i`.
 fn master_tag(i: usize) -> String {
@@ -119,40 +119,30 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
             let _ = writeln!(out, "lock {key:?} is {word}: {}", each.join(", "));
         }
     }
-    if lock.queued > 0 {
-        let _ = writeln!(out, "  {} waiting:", lock.queued);
-        for (position, waiter) in lock.waiters.iter().enumerate() {
+    if !lock.queue.is_empty() {
+        let _ = writeln!(out, "  {} waiting:", lock.queue.len());
+        for (position, waiter) in lock.queue.iter().enumerate() {
             let _ = writeln!(out, "    {}. {}", position + 1, waiter_text(waiter, total));
         }
-        let more = lock.queued.saturating_sub(lock.waiters.len() as u64);
-        if more > 0 {
-            let _ = writeln!(out, "    … and {more} more");
-        }
+    }
+    let more = lock.waiting.saturating_sub(lock.queue.len());
+    if more > 0 {
+        let _ = writeln!(
+            out,
+            "  … and {more} more place(s) on some master, lapsed or past the first {}",
+            super::MAX_WAITERS
+        );
     }
 }
 
-fn waiter_text(waiter: &WaiterView, total: usize) -> String {
-    let who = waiter.record.as_ref().map_or_else(
-        || format!("waiter {}", waiter.id),
-        |r| {
-            let holder = Holder {
-                host: r.host.clone(),
-                pid: r.pid.and_then(|p| u32::try_from(p).ok()).unwrap_or(0),
-                user: r.user.clone(),
-                command: r.command.clone(),
-                since_ms: r.since_ms.unwrap_or_else(now_ms),
-            };
-            // "host (pid, user, "command") for 1m 2s": the same words as a holder.
-            holder.describe().replacen(") for ", ") waiting for ", 1)
-        },
+fn waiter_text(waiter: &InLine, total: usize) -> String {
+    let who = waiter.holder.as_ref().map_or_else(
+        || format!("waiter {}", abbreviated(&waiter.token)),
+        // "host (pid, user, "command") for 1m 2s": the same words as a holder.
+        |h| h.describe().replacen(") for ", ") waiting for ", 1),
     );
-    let lapsed = if waiter.live < waiter.masters {
-        format!(", lease lapsed on {}", waiter.masters - waiter.live)
-    } else {
-        String::new()
-    };
     format!(
-        "{who} (ticket {}; queued on {} of {total} masters{lapsed})",
+        "{who} (ticket {}; in line on {} of {total} masters)",
         waiter.ticket, waiter.masters
     )
 }
@@ -165,12 +155,6 @@ fn abbreviated(token: &str) -> String {
     let mut short: String = token.chars().take(8).collect();
     short.push('…');
     short
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 fn ms(d: Duration) -> u64 {
@@ -221,25 +205,18 @@ pub fn json(masters: &[MasterScan], locks: &[LockView], problems: Option<&[Probl
                         "error": error.to_string()}),
                 })
                 .collect();
-            let now = now_ms();
-            let waiters: Vec<Value> = lock
-                .waiters
+            let queue: Vec<Value> = lock
+                .queue
                 .iter()
                 .enumerate()
-                .map(|(position, w)| {
-                    let record = w.record.clone().unwrap_or_default();
+                .map(|(i, waiter)| {
                     json!({
-                        "position": position + 1,
-                        "id": w.id,
-                        "ticket": w.ticket,
-                        "host": w.record.as_ref().map(|_| record.host.clone()),
-                        "pid": record.pid,
-                        "user": w.record.as_ref().map(|_| record.user.clone()),
-                        "command": w.record.as_ref().map(|_| record.command.clone()),
-                        "since_ms": record.since_ms,
-                        "waited_ms": record.since_ms.map(|s| now.saturating_sub(s)),
-                        "queued_on": w.masters,
-                        "live_on": w.live,
+                        "position": i + 1,
+                        "token": waiter.token,
+                        "ticket": waiter.ticket,
+                        "waited_ms": waiter.holder.as_ref().map(|h| ms(h.held_for())),
+                        "holder": waiter.holder.as_ref().map(Holder::to_json),
+                        "masters": waiter.masters,
                     })
                 })
                 .collect();
@@ -252,8 +229,8 @@ pub fn json(masters: &[MasterScan], locks: &[LockView], problems: Option<&[Probl
                 "expires_in_ms": expires_in.map(ms),
                 "held_on": lock.holding.iter().map(|i| server(*i)).collect::<Vec<_>>(),
                 "masters": per_master,
-                "queued": lock.queued,
-                "waiters": waiters,
+                "waiting": lock.waiting,
+                "queue": queue,
             })
         })
         .collect();

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::super::keys;
 use super::super::node::{Node, NodeError};
+use super::super::queue_scripts::{QueuedWaiter, queued_waiters};
 use super::super::resp::Reply;
 use super::READ;
 
@@ -12,8 +13,8 @@ use super::READ;
 ///
 /// Returns {TIME seconds, TIME microseconds, token or false, PTTL lock, holder record or false,
 /// PTTL holder, {PTTL fence, OBJECT IDLETIME fence or -1} or false, ZCARD queue, PTTL queue,
-/// PTTL lease, PTTL waiters, PTTL tickets, {{id, ticket, lease or false, record or false}, ...}
-/// (the first waiters by ticket), {id, lease, ...} (lapsed leases: at or before the master's
+/// PTTL lease, PTTL waiters, PTTL tickets, {token, ticket, lease or false, record or false}*
+/// (the first waiters by ticket, as INSPECT gives them to `status`), {token, lease, ...} (lapsed leases: at or before the master's
 /// time in ms, as the queue's own scripts count them)}. A key of an unexpected type reads as missing (pcall) rather than failing the
 /// whole read. `false`, never `nil`, in the tables: a nil would end the reply there.
 pub(super) const SCRIPT: &str = r"
@@ -32,9 +33,10 @@ local limit = tonumber(ARGV[1])
 local waiters = {}
 local queued = try('ZRANGE', KEYS[4], 0, limit - 1, 'WITHSCORES') or {}
 for i = 1, #queued, 2 do
-  local id = queued[i]
-  waiters[#waiters + 1] = {id, queued[i + 1], try('ZSCORE', KEYS[5], id),
-                           try('HGET', KEYS[6], id)}
+  waiters[#waiters + 1] = queued[i]
+  waiters[#waiters + 1] = queued[i + 1]
+  waiters[#waiters + 1] = try('ZSCORE', KEYS[5], queued[i])
+  waiters[#waiters + 1] = try('HGET', KEYS[6], queued[i])
 end
 local lapsed = try('ZRANGEBYSCORE', KEYS[5], '-inf', string.format('%d', now_ms), 'WITHSCORES',
                    'LIMIT', 0, limit) or {}
@@ -101,7 +103,7 @@ pub struct FenceRead {
     pub idle: Option<Duration>,
 }
 
-/// A lock's queue on one master (see the fair queue's key layout in README's "Key layout").
+/// A lock's queue on one master (see `queue` for the layout).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct QueueRead {
     /// Waiters in the queue.
@@ -110,21 +112,10 @@ pub struct QueueRead {
     pub lease_ttl: Option<Ttl>,
     pub waiters_ttl: Option<Ttl>,
     pub tickets_ttl: Option<Ttl>,
-    /// The first waiters by ticket.
-    pub waiters: Vec<Waiter>,
+    /// The first waiters by ticket (decoded as for `status`).
+    pub waiters: Vec<QueuedWaiter>,
     /// Waiters whose lease lapsed (at or before the master's time): (id, lease end in ms).
     pub lapsed: Vec<(String, u64)>,
-}
-
-/// One queued waiter on one master.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Waiter {
-    pub id: String,
-    pub ticket: u64,
-    /// When its place lapses, by the master's clock (ms since the epoch).
-    pub lease_ms: Option<u64>,
-    /// Its record (JSON: host, pid, user, command, since), as stored.
-    pub record: Option<String>,
 }
 
 /// Runs the read script for lock `key` on `node`.
@@ -166,7 +157,7 @@ fn decode(reply: &Reply) -> Option<LockRead> {
         lease_ttl,
         waiters_ttl,
         tickets_ttl,
-        Reply::Array(waiters),
+        waiters @ Reply::Array(_),
         Reply::Array(lapsed),
     ] = fields.as_slice()
     else {
@@ -194,7 +185,7 @@ fn decode(reply: &Reply) -> Option<LockRead> {
         lease_ttl: present(lease_ttl),
         waiters_ttl: present(waiters_ttl),
         tickets_ttl: present(tickets_ttl),
-        waiters: waiters.iter().map(waiter).collect::<Option<_>>()?,
+        waiters: queued_waiters(Some(waiters), Some(now_ms)),
         lapsed: lapsed
             .chunks(2)
             .map(|pair| match pair {
@@ -211,21 +202,6 @@ fn decode(reply: &Reply) -> Option<LockRead> {
         holder_ttl: pttl(holder_ttl)?,
         fence,
         queue,
-    })
-}
-
-fn waiter(reply: &Reply) -> Option<Waiter> {
-    let Reply::Array(parts) = reply else {
-        return None;
-    };
-    let [id, ticket, lease, record] = parts.as_slice() else {
-        return None;
-    };
-    Some(Waiter {
-        id: id.text()?,
-        ticket: score(ticket)?,
-        lease_ms: score(lease),
-        record: record.text(),
     })
 }
 
@@ -295,14 +271,16 @@ mod tests {
         fields[7] = Reply::Int(2);
         fields[8] = Reply::Int(9000);
         fields[9] = Reply::Int(-1);
+        let record = r#"{"host":"h","pid":7,"user":"u","command":"c","since_ms":1}"#;
         fields[12] = Reply::Array(vec![
-            Reply::Array(vec![
-                bulk("w1"),
-                bulk("7"),
-                bulk("1700000009000"),
-                bulk("{}"),
-            ]),
-            Reply::Array(vec![bulk("w2"), bulk("8"), Reply::Nil, Reply::Nil]),
+            bulk("w1"),
+            bulk("7"),
+            bulk("1700000009000"),
+            bulk(record),
+            bulk("w2"),
+            bulk("8"),
+            Reply::Nil,
+            Reply::Nil,
         ]);
         fields[13] = Reply::Array(vec![bulk("w0"), bulk("1699999999000")]);
         let read = decode(&Reply::Array(fields)).unwrap();
@@ -319,10 +297,13 @@ mod tests {
         assert_eq!(read.queue.ttl, Some(Ttl::Left(Duration::from_secs(9))));
         assert_eq!(read.queue.lease_ttl, Some(Ttl::Forever));
         assert_eq!(read.queue.waiters_ttl, None);
-        assert_eq!(read.queue.waiters[0].ticket, 7);
-        assert_eq!(read.queue.waiters[0].lease_ms, Some(1_700_000_009_000));
-        assert_eq!(read.queue.waiters[1].lease_ms, None);
-        assert_eq!(read.queue.waiters[1].record, None);
+        let first = &read.queue.waiters[0];
+        assert_eq!((first.token.as_str(), first.ticket), ("w1", 7));
+        // By the master's clock, 250 ms past the second.
+        assert_eq!(first.lapses_in, Some(Duration::from_millis(8_750)));
+        assert_eq!(first.holder.as_ref().map(|h| h.pid), Some(7));
+        assert_eq!(read.queue.waiters[1].lapses_in, None);
+        assert_eq!(read.queue.waiters[1].holder, None);
         assert_eq!(read.queue.lapsed, [("w0".to_string(), 1_699_999_999_000)]);
     }
 
