@@ -205,21 +205,7 @@ pub fn json(masters: &[MasterScan], locks: &[LockView], problems: Option<&[Probl
                         "error": error.to_string()}),
                 })
                 .collect();
-            let queue: Vec<Value> = lock
-                .queue
-                .iter()
-                .enumerate()
-                .map(|(i, waiter)| {
-                    json!({
-                        "position": i + 1,
-                        "token": waiter.token,
-                        "ticket": waiter.ticket,
-                        "waited_ms": waiter.holder.as_ref().map(|h| ms(h.held_for())),
-                        "holder": waiter.holder.as_ref().map(Holder::to_json),
-                        "masters": waiter.masters,
-                    })
-                })
-                .collect();
+            let queue = super::super::status::queue_json(&lock.queue);
             json!({
                 "key": lock.key,
                 "verdict": verdict,
