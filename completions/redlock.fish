@@ -41,6 +41,7 @@ complete -c redlock -n "__fish_redlock_needs_command" -f -a "acquire" -d 'Take t
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "release" -d 'Release a lock taken with `acquire`, on every master'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "extend" -d 'Extend a lock taken with `acquire` to a full TTL again, on a majority of masters'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "status" -d 'Show who holds a lock, master by master, and the verdict'
+complete -c redlock -n "__fish_redlock_needs_command" -f -a "list" -d 'List every lock held on the masters, with its holder and queued waiters; with --problems, also look for leaks'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "doctor" -d 'Check the masters: reachable, a master and not a replica, version, eviction policy, persistence, clock skew, odd N, the same server listed twice'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "config" -d 'Show the settings redlock would use, and where each comes from (passwords redacted)'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
@@ -55,6 +56,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand run" -l conflict-exit-co
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l kill-after -d 'On lock loss, time between SIGTERM and SIGKILL to the command. Default: 5s, or TTL/4 if shorter; at most TTL/2, so the command is always dead before the validity ends' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l hold-min -d 'Keep the lock at least this long after the start, even if the command ends sooner: the key is left to expire then instead of being deleted (cron on several hosts: the same job fired a moment later elsewhere does not run again)' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l max-duration -d 'Stop the command (SIGTERM, then SIGKILL after --kill-after) and release the lock once it has run this long; redlock then exits 124. Caps how long renewal may hold the lock' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand run" -l metrics-file -d 'Add what this command saw (seconds waited for the lock, seconds held, the outcome) to this Prometheus text file, for node_exporter\'s textfile collector; merged with what other redlock processes wrote there. Default: `metrics_file` in the config file' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS), redis+unix:///path, or redis+cluster://host:port (rediss+cluster://) for a whole Redis Cluster. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
@@ -79,6 +81,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s f -l format 
 env\t'`export` lines for `eval`: REDLOCK_KEY, REDLOCK_TOKEN, REDLOCK_VALIDITY_MS, and REDLOCK_FENCE with --fence'
 json\t'One JSON object: key, token, nested, ttl_ms, validity_ms, fence, holder'"
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l renew-while -d 'Keep the lock renewed by a small detached process for as long as process PID lives (e.g. $$, the calling shell); it is released when PID exits' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l metrics-file -d 'Add what this command saw (seconds waited for the lock, seconds held, the outcome) to this Prometheus text file, for node_exporter\'s textfile collector; merged with what other redlock processes wrote there. Default: `metrics_file` in the config file' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS), redis+unix:///path, or redis+cluster://host:port (rediss+cluster://) for a whole Redis Cluster. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
@@ -96,6 +99,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s V -l version
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s k -l key -d 'The lock\'s name' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l token -d 'The token `acquire` printed' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l node-timeout -d 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l metrics-file -d 'Add what this command saw (seconds waited for the lock, seconds held, the outcome) to this Prometheus text file, for node_exporter\'s textfile collector; merged with what other redlock processes wrote there. Default: `metrics_file` in the config file' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS), redis+unix:///path, or redis+cluster://host:port (rediss+cluster://) for a whole Redis Cluster. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
@@ -137,6 +141,23 @@ complete -c redlock -n "__fish_redlock_using_subcommand status" -s v -l verbose 
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s q -l quiet -d 'Quiet: `run` and `acquire` say nothing when the lock is held elsewhere; `status` prints no report. The exit code still says it'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s V -l version -d 'Print version'
+complete -c redlock -n "__fish_redlock_using_subcommand list" -s p -l pattern -d 'Only locks whose key matches this glob (Redis\'s rules: *, ?, [a-z], \\ escapes), e.g. \'deploy-*\'' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand list" -l idle -d 'With --problems: report a fencing counter whose lock is absent and that nothing has used for this long. Default: 90d' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand list" -l timeout -d 'Stop scanning after this long; masters not scanned fully by then are named. Default: 10s' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand list" -l node-timeout -d 'How long one master gets to answer one request. Default: 1s' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand list" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS), redis+unix:///path, or redis+cluster://host:port (rediss+cluster://) for a whole Redis Cluster. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand list" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand list" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand list" -l tls-ca-cert -d 'Trust this CA (PEM) for rediss:// masters instead of the system\'s trust store' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand list" -l tls-cert -d 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand list" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand list" -l log-format -d 'How to write diagnostics on stderr: text (the default), or one JSON object per line' -r -f -a "text\t''
+json\t''"
+complete -c redlock -n "__fish_redlock_using_subcommand list" -l json -d 'Print one JSON object instead of text'
+complete -c redlock -n "__fish_redlock_using_subcommand list" -l problems -d 'Also look for leaks: keys without a TTL, holder records whose lock is gone or holds another token, queued waiters whose lease lapsed, fencing counters unused for --idle. Each finding says what to do; exits 1 when anything is found'
+complete -c redlock -n "__fish_redlock_using_subcommand list" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
+complete -c redlock -n "__fish_redlock_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c redlock -n "__fish_redlock_using_subcommand list" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l node-timeout -d 'How long one master gets to answer each check. Default: 1s' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS), redis+unix:///path, or redis+cluster://host:port (rediss+cluster://) for a whole Redis Cluster. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand doctor" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
@@ -169,8 +190,8 @@ complete -c redlock -n "__fish_redlock_using_subcommand man" -s V -l version -d 
 complete -c redlock -n "__fish_redlock_using_subcommand help" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand help" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand completions" -f -a "bash elvish fish powershell zsh"
-complete -c redlock -n "__fish_redlock_using_subcommand man" -f -a "run acquire release extend status doctor config completions man help"
-complete -c redlock -n "__fish_redlock_using_subcommand help" -f -a "run acquire release extend status doctor config completions man help"
+complete -c redlock -n "__fish_redlock_using_subcommand man" -f -a "run acquire release extend status list doctor config completions man help"
+complete -c redlock -n "__fish_redlock_using_subcommand help" -f -a "run acquire release extend status list doctor config completions man help"
 
 # After `redlock run ... --` comes a command line of its own: complete the command, then its
 # arguments, as fish does for any command.

@@ -18,6 +18,9 @@ pub const STATUS_FREE: i32 = 1;
 pub const STATUS_SPLIT: i32 = 2;
 /// `doctor`: some check found an error (warnings alone exit 0).
 pub const DOCTOR_FOUND_ERRORS: i32 = 1;
+/// `list --problems`: a leak or a stale record was found (the same code as doctor's: "the
+/// check found something").
+pub const LIST_FOUND_PROBLEMS: i32 = 1;
 /// The lock was lost: `run` stopped the child because renewal could not keep a majority;
 /// `release` and `extend` found that the token no longer holds the lock (`EX_SOFTWARE`).
 pub const LOCK_LOST: i32 = 70;
@@ -78,12 +81,13 @@ pub const TABLE: &[(Codes, &str)] = &[
     ),
     (
         Codes::Fixed(&[DOCTOR_FOUND_ERRORS]),
-        "doctor: some check found an error",
+        "doctor: some check found an error; list --problems: something was found",
     ),
     (Codes::Fixed(&[USAGE]), "bad arguments or values"),
     (
         Codes::Fixed(&[UNAVAILABLE]),
-        "a majority of masters could not be reached or answered with errors",
+        "a majority of masters could not be reached or answered with errors (list: could not \
+         be scanned fully; list --problems: any master)",
     ),
     (
         Codes::Fixed(&[LOCK_LOST]),
@@ -216,6 +220,7 @@ mod tests {
             STATUS_FREE,
             STATUS_SPLIT,
             DOCTOR_FOUND_ERRORS,
+            LIST_FOUND_PROBLEMS,
             LOCK_LOST,
             OS_ERROR,
             CONFLICT,
@@ -226,7 +231,8 @@ mod tests {
         ] {
             assert!(listed.contains(&code), "{code} is not in TABLE");
         }
-        // 1 means "free" to status and "errors found" to doctor; nothing else repeats.
+        // 1 means "free" to status and "found something" to doctor and list; nothing else
+        // repeats.
         let mut unique = listed.clone();
         unique.sort();
         unique.dedup();

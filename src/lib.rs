@@ -4,7 +4,7 @@
 //! independent Redis masters, and [`supervise`], which runs a command under a held lock (process
 //! group, signal forwarding, renewal, stop on lock loss). The `redlock` binary is thin glue
 //! around them: [`cli`] parses, [`config`] validates, [`commands`] dispatch, [`exit`] names
-//! every exit code.
+//! every exit code; [`metrics`] writes what commands saw for Prometheus's textfile collector.
 
 pub mod logger;
 
@@ -13,5 +13,6 @@ pub mod commands;
 pub mod config;
 pub mod exit;
 pub mod lock;
+pub mod metrics;
 pub mod stdio;
 pub mod supervise;

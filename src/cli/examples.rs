@@ -9,6 +9,7 @@ pub const SUBCOMMANDS: &[&str] = &[
     "release",
     "extend",
     "status",
+    "list",
     "doctor",
     "config",
     "completions",
@@ -28,6 +29,7 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
             "token=$(redlock acquire --key deploy --ttl 10m)",
             "redlock release --key deploy --token \"$token\"",
             "redlock status --key deploy-prod",
+            "redlock list",
             "redlock doctor",
         ],
     ),
@@ -38,6 +40,8 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
             "redlock run --key report --ttl 5m --conflict-exit-code 0 -- ./report.sh",
             "redlock run -s redis://r1:6379 -s redis://r2:6379 -s redis://r3:6379 \\\n    \
              --key release --wait 10m -- make release",
+            "redlock run --key report --ttl 5m \\\n    \
+             --metrics-file /var/lib/node_exporter/textfile/redlock.prom -- ./report.sh",
         ],
     ),
     (
@@ -65,6 +69,14 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
             "redlock status --key deploy-prod",
             "redlock status --key deploy-prod --json",
             "if redlock status -q --key deploy-prod >/dev/null; then echo held; fi",
+        ],
+    ),
+    (
+        "list",
+        &[
+            "redlock list",
+            "redlock list --pattern 'deploy-*' --json",
+            "redlock list --problems --idle 30d",
         ],
     ),
     (

@@ -12,11 +12,13 @@ use clap::{Args, Parser, Subcommand, ValueHint};
 
 mod errors;
 mod examples;
+mod ops;
 mod placement;
 
 pub use errors::{one_line, subcommand_in};
 use examples::examples_help;
 pub use examples::{EXAMPLES, SUBCOMMANDS, examples};
+pub use ops::{ListArgs, MetricsArgs};
 pub use placement::{GlobalArgs, check_placement};
 
 /// Distributed locks for shell scripts, cron jobs and CI pipelines.
@@ -162,6 +164,8 @@ pub enum Command {
         #[command(flatten)]
         args: TokenArgs,
         #[command(flatten)]
+        metrics: MetricsArgs,
+        #[command(flatten)]
         masters: MasterArgs,
         #[command(flatten)]
         output: OutputArgs,
@@ -196,6 +200,22 @@ pub enum Command {
         // `if redlock status -q ...` is how the README tests for "held".
         #[command(flatten)]
         quiet: QuietArg,
+    },
+
+    /// List every lock held on the masters, with its holder and queued waiters; with
+    /// --problems, also look for leaks.
+    ///
+    /// Finds locks through redlock's own keys (SCAN, never KEYS), so locks that other Redlock
+    /// clients hold are not seen. Exits 0; with --problems, 1 when something was found; 69
+    /// when a majority of masters (with --problems: any master) could not be scanned fully.
+    #[command(after_help = examples_help("list"))]
+    List {
+        #[command(flatten)]
+        args: ListArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
     },
 
     /// Check the masters: reachable, a master and not a replica, version, eviction policy,
@@ -357,6 +377,9 @@ pub struct AcquireArgs {
     // A process id: completing file names there would only mislead.
     #[arg(long, value_name = "PID", value_hint = ValueHint::Other)]
     pub renew_while: Option<i32>,
+
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
 }
 
 /// A lock named by key and token, as printed by `acquire`.
@@ -529,6 +552,9 @@ pub struct RunArgs {
         value_hint = ValueHint::Other,
     )]
     pub max_duration: Option<Duration>,
+
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
 
     /// The command to run and its arguments (put them after --).
     // Completed as a command line of its own: a command name, then its own arguments.

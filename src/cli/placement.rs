@@ -98,6 +98,9 @@ impl Cli {
             | Command::Extend {
                 masters, output, ..
             }
+            | Command::List {
+                masters, output, ..
+            }
             | Command::Doctor {
                 masters, output, ..
             }

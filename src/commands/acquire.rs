@@ -8,6 +8,7 @@ use crate::cli::{AcquireArgs, Format, GlobalArgs, RENEW_WHILE};
 use crate::config::{self, Context};
 use crate::exit::{self, Failure};
 use crate::lock::{Holder, Lock, Master};
+use crate::metrics::{self, Observations};
 use crate::supervise::watch;
 
 use super::reentrance::NESTED_PREFIX;
@@ -15,6 +16,7 @@ use super::{acquiring, open_client, output, reentrance, releasing};
 
 pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
+    let metrics_file = config::metrics_file(&args.metrics, &context.defaults)?;
     let settings = config::acquire_settings(args, &context.defaults)?;
     context.warn();
     // Printed nowhere, the token would leave a lock that nobody can release: refuse before
@@ -43,8 +45,20 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     let parent = unsafe { libc::getppid() };
     let holder_pid = settings.renew_while.unwrap_or(parent);
     let holder = Holder::of_process(holder_pid.unsigned_abs());
-    let lock = acquiring::acquire(&client, &settings.lock, &holder, &signals, global.quiet)?;
-    let fence = acquiring::fence_if_asked(&client, &lock, settings.lock.fence)?;
+    let mut seen = Observations::new(key);
+    let taken = acquiring::acquire(
+        &client,
+        &settings.lock,
+        &holder,
+        &signals,
+        global.quiet,
+        &mut seen,
+    );
+    // The lock is taken (or not) already: the metrics wait until the token is handed over.
+    let record = || metrics::record_or_warn(metrics_file.as_deref(), &seen);
+    let lock = taken.inspect_err(|_| record())?;
+    let fence =
+        acquiring::fence_if_asked(&client, &lock, settings.lock.fence).inspect_err(|_| record())?;
     if let Some(pid) = settings.renew_while
         && let Err(error) = spawn_renewer(global, &context, &lock, pid)
     {
@@ -64,11 +78,13 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     if let Err(failure) = printed {
         // Nobody has the token: give the lock back (a renewer finds it gone and stops).
         releasing::report_release(&client, &lock);
+        record();
         return Err(Failure::new(
             failure.code,
             format!("{}; the lock was released", failure.message),
         ));
     }
+    record();
     Ok(exit::OK)
 }
 

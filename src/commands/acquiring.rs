@@ -5,7 +5,8 @@ use std::sync::mpsc::{Receiver, Sender};
 
 use crate::config::LockSettings;
 use crate::exit::{self, Failure};
-use crate::lock::{AcquireError, Cancel, Holder, Lock, Redlock};
+use crate::lock::{AcquireError, AttemptFailure, Cancel, Holder, Lock, Redlock};
+use crate::metrics::{Observations, Outcome};
 use crate::supervise::{self, Event, signals};
 
 use super::progress::WaitProgress;
@@ -52,15 +53,18 @@ fn interrupted(inbox: &Receiver<Event>, key: &str) -> Failure {
 }
 
 /// Takes the lock as `settings` say. While waiting, says who is in the way (with -v, or when
-/// stderr is a terminal). A wait that a signal ended fails with 128+N, quietly.
+/// stderr is a terminal). A wait that a signal ended fails with 128+N, quietly. `seen` gets
+/// the time spent and the outcome, for `--metrics-file`.
 pub fn acquire(
     client: &Redlock,
     settings: &LockSettings,
     holder: &Holder,
     signals: &Signals,
     quiet: bool,
+    seen: &mut Observations,
 ) -> Result<Lock, Failure> {
     let mut progress = WaitProgress::new(&settings.key, quiet, settings.wait);
+    let asked = std::time::Instant::now();
     let result = client.acquire(
         &settings.key,
         settings.timing,
@@ -70,6 +74,14 @@ pub fn acquire(
         &mut |failure| progress.update(failure),
     );
     progress.finish();
+    seen.wait = Some(asked.elapsed());
+    seen.outcomes.extend(match &result {
+        Ok(_) => Some(Outcome::Acquired),
+        Err(AcquireError::Failed(AttemptFailure::Held { .. })) => Some(Outcome::Conflict),
+        Err(AcquireError::Failed(_)) => Some(Outcome::Unavailable),
+        // Interrupted: the time spent counts, but nothing was decided.
+        Err(AcquireError::Cancelled) => None,
+    });
     if let Ok(lock) = &result {
         wording::warn_degraded(&settings.key, lock.refusals());
     }

@@ -5,6 +5,7 @@ mod acquiring;
 mod doctor;
 mod extend;
 pub mod generate;
+mod list;
 mod output;
 mod progress;
 mod reentrance;
@@ -29,9 +30,10 @@ pub fn dispatch(global: &GlobalArgs, command: Command) -> Result<i32, Failure> {
     match command {
         Command::Run { args, .. } => run::run(global, args),
         Command::Acquire { args, .. } => acquire::acquire(global, args),
-        Command::Release { args, .. } => release::release(global, args),
+        Command::Release { args, metrics, .. } => release::release(global, args, metrics),
         Command::Extend { args, .. } => extend::extend(global, args),
         Command::Status { args, .. } => status::status(global, args),
+        Command::List { args, .. } => list::list(global, args),
         Command::Doctor { args, .. } => doctor::doctor(global, args),
         Command::Config { args, .. } => show_config::show_config(global, args),
         Command::Completions { shell } => generate::completions(shell),

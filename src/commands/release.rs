@@ -1,16 +1,24 @@
 //! `redlock release`: give back a lock taken with `acquire`.
 
-use crate::cli::{GlobalArgs, TokenArgs};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::cli::{GlobalArgs, MetricsArgs, TokenArgs};
 use crate::config;
 use crate::exit::{self, Failure};
-use crate::lock::{Cause, Lock, Released};
+use crate::lock::{Cause, Lock, MasterState, Redlock, Released};
+use crate::metrics::{self, Observations, Outcome};
 
 use super::reentrance::NESTED_PREFIX;
 use super::{open_client, wording};
 
-pub fn release(global: &GlobalArgs, args: TokenArgs) -> Result<i32, Failure> {
+pub fn release(
+    global: &GlobalArgs,
+    args: TokenArgs,
+    metrics_args: MetricsArgs,
+) -> Result<i32, Failure> {
     let context = config::context(global)?;
     let settings = config::release_settings(&args, &context.defaults)?;
+    let metrics_file = config::metrics_file(&metrics_args, &context.defaults)?;
     context.warn();
     let key = &settings.key;
     if settings.token.starts_with(NESTED_PREFIX) {
@@ -19,7 +27,22 @@ pub fn release(global: &GlobalArgs, args: TokenArgs) -> Result<i32, Failure> {
     }
     let client = open_client(&context)?;
     let lock = Lock::from_token(key, &settings.token, settings.timing);
-    match client.release(&lock) {
+    // How long it was held: from the holder record `acquire` wrote, read before it goes.
+    let since = metrics_file
+        .as_ref()
+        .and_then(|_| taken_at(&client, &lock, settings.timing.node_timeout));
+    let released = client.release(&lock);
+    let mut seen = Observations::new(key);
+    match &released {
+        Released::Yes => {
+            seen.held = since.and_then(|since| SystemTime::now().duration_since(since).ok());
+            seen.success_at = Some(SystemTime::now());
+        }
+        Released::NotHeld => seen.outcomes.push(Outcome::Lost),
+        Released::Unknown { .. } => {}
+    }
+    metrics::record_or_warn(metrics_file.as_deref(), &seen);
+    match released {
         Released::Yes => {
             log::info!(event = "released", key = key.as_str(), outcome = "released"; "released {key:?}");
             Ok(exit::OK)
@@ -45,4 +68,22 @@ pub fn release(global: &GlobalArgs, args: TokenArgs) -> Result<i32, Failure> {
             Err(failure)
         }
     }
+}
+
+/// When the lock held with `lock`'s token was taken, from its holder record on the masters
+/// (`None` when no master has a record for this token: the lock is gone, or was not taken by
+/// redlock's `acquire`).
+fn taken_at(client: &Redlock, lock: &Lock, node_timeout: Duration) -> Option<SystemTime> {
+    client
+        .inspect(lock.key(), node_timeout)
+        .into_iter()
+        .find_map(|inspection| match inspection.state {
+            MasterState::Held {
+                token,
+                holder: Some(holder),
+                ..
+            } if token == lock.token() => Some(holder.since_ms),
+            _ => None,
+        })
+        .map(|ms| UNIX_EPOCH + Duration::from_millis(ms))
 }

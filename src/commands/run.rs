@@ -6,12 +6,14 @@ use crate::cli::{GlobalArgs, RunArgs};
 use crate::config;
 use crate::exit::{self, Failure};
 use crate::lock::Holder;
+use crate::metrics::{self, Observations, Outcome};
 use crate::supervise::{self, Ending, Lease, StopReason};
 
 use super::{acquiring, open_client, reentrance, releasing};
 
 pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
+    let metrics_file = config::metrics_file(&args.metrics, &context.defaults)?;
     let settings = config::run_settings(args, &context.defaults)?;
     context.warn();
     let signals = acquiring::listen_for_signals()?;
@@ -42,9 +44,20 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     }
 
     let holder = Holder::this_process(&words);
-    let lock = acquiring::acquire(&client, &settings.lock, &holder, &signals, global.quiet)?;
-    let fence = acquiring::fence_if_asked(&client, &lock, settings.lock.fence)?;
+    let mut seen = Observations::new(key);
+    let record = |seen: &Observations| metrics::record_or_warn(metrics_file.as_deref(), seen);
+    let taken = acquiring::acquire(
+        &client,
+        &settings.lock,
+        &holder,
+        &signals,
+        global.quiet,
+        &mut seen,
+    );
     let started = std::time::Instant::now();
+    let lock = taken.inspect_err(|_| record(&seen))?;
+    let fence = acquiring::fence_if_asked(&client, &lock, settings.lock.fence)
+        .inspect_err(|_| record(&seen))?;
     let ending = supervise::supervise(
         &client,
         Lease::Held(&lock, fence),
@@ -65,6 +78,22 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
         }
         _ => releasing::report_release(&client, &lock),
     }
+    seen.held = Some(started.elapsed());
+    match &ending {
+        Ending::Exited(status) if status.shell_code() == exit::OK => {
+            seen.success_at = Some(std::time::SystemTime::now());
+        }
+        Ending::Stopped {
+            reason: StopReason::LockLost(_),
+            ..
+        } => seen.outcomes.push(Outcome::Lost),
+        Ending::Stopped {
+            reason: StopReason::MaxDuration(_),
+            ..
+        } => seen.outcomes.push(Outcome::MaxDuration),
+        _ => {}
+    }
+    record(&seen);
     finish(ending, &words)
 }
 

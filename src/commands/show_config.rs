@@ -34,6 +34,10 @@ pub fn show_config(global: &GlobalArgs, args: ConfigArgs) -> Result<i32, Failure
         defaults.drift_factor.source.to_string(),
     );
     let uses_tls = context.masters.iter().any(Master::is_tls);
+    let metrics_file = defaults.metrics_file.as_ref().map_or_else(
+        || ("none".to_string(), Source::Default.to_string()),
+        |m| (m.value.display().to_string(), m.source.to_string()),
+    );
 
     let output = if args.json {
         let setting = |(value, source): (String, String)| json!({"value": value, "source": source});
@@ -53,6 +57,10 @@ pub fn show_config(global: &GlobalArgs, args: ConfigArgs) -> Result<i32, Failure
                 "node_timeout": setting(node_timeout),
                 "drift_factor": setting(drift),
                 "kill_after": setting(kill_after),
+                "metrics_file": {
+                    "value": defaults.metrics_file.as_ref().map(|m| m.value.display().to_string()),
+                    "source": metrics_file.1,
+                },
             })
         )
     } else {
@@ -90,6 +98,7 @@ pub fn show_config(global: &GlobalArgs, args: ConfigArgs) -> Result<i32, Failure
             ("node_timeout", node_timeout),
             ("drift_factor", drift),
             ("kill_after", kill_after),
+            ("metrics_file", metrics_file.clone()),
         ] {
             let _ = writeln!(out, "{name:<13} {value} ({source})");
         }

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use crate::cli::{GlobalArgs, StatusArgs};
 use crate::config;
 use crate::exit::{self, Failure};
-use crate::lock::{Holder, Inspection, MasterFailure, MasterState, Verdict, judge, line};
+use crate::lock::{Holder, InLine, Inspection, MasterFailure, MasterState, Verdict, judge, line};
 
 use super::{open_client, output, wording};
 
@@ -97,20 +97,7 @@ fn to_json(key: &str, quorum: usize, verdict: &Verdict, masters: &[Inspection]) 
         _ => (None, None, None),
     };
     let fence = masters.iter().filter_map(|m| m.fence).max();
-    let queue: Vec<Value> = line(masters)
-        .iter()
-        .enumerate()
-        .map(|(i, waiter)| {
-            json!({
-                "position": i + 1,
-                "token": waiter.token,
-                "ticket": waiter.ticket,
-                "waited_ms": waiter.holder.as_ref().map(|h| ms(h.held_for())),
-                "holder": waiter.holder.as_ref().map(Holder::to_json),
-                "masters": waiter.masters,
-            })
-        })
-        .collect();
+    let queue = queue_json(&line(masters));
     let waiting = masters.iter().map(|m| m.waiting).max().unwrap_or(0);
     let masters: Vec<Value> = masters
         .iter()
@@ -143,6 +130,24 @@ fn to_json(key: &str, quorum: usize, verdict: &Verdict, masters: &[Inspection]) 
         "queue": queue,
         "masters": masters,
     })
+}
+
+/// The fair queue in JSON, as `status` and `list` print it.
+pub(super) fn queue_json(queue: &[InLine]) -> Vec<Value> {
+    queue
+        .iter()
+        .enumerate()
+        .map(|(i, waiter)| {
+            json!({
+                "position": i + 1,
+                "token": waiter.token,
+                "ticket": waiter.ticket,
+                "waited_ms": waiter.holder.as_ref().map(|h| ms(h.held_for())),
+                "holder": waiter.holder.as_ref().map(Holder::to_json),
+                "masters": waiter.masters,
+            })
+        })
+        .collect()
 }
 
 fn to_text(key: &str, verdict: &Verdict, masters: &[Inspection]) -> String {

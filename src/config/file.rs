@@ -10,6 +10,7 @@
 //! node_timeout = "500ms"
 //! drift_factor = 0.01
 //! kill_after = "5s"
+//! metrics_file = "/var/lib/node_exporter/textfile/redlock.prom"   # run, acquire, release
 //!
 //! [tls]
 //! ca_cert = "/etc/redlock/ca.pem"
@@ -38,6 +39,7 @@ pub struct FileConfig {
     pub node_timeout: Option<String>,
     pub drift_factor: Option<f64>,
     pub kill_after: Option<String>,
+    pub metrics_file: Option<PathBuf>,
     pub tls: Option<TlsFiles>,
 }
 

@@ -75,6 +75,8 @@ pub struct Defaults {
     pub node_timeout: Option<Sourced<Duration>>,
     pub drift_factor: Sourced<f64>,
     pub kill_after: Option<Sourced<Duration>>,
+    /// Where `run`, `acquire` and `release` add their metrics (see `metrics`).
+    pub metrics_file: Option<Sourced<PathBuf>>,
 }
 
 impl Default for Defaults {
@@ -84,6 +86,7 @@ impl Default for Defaults {
             node_timeout: None,
             drift_factor: sourced(Timing::DEFAULT_DRIFT_FACTOR, Source::Default),
             kill_after: None,
+            metrics_file: None,
         }
     }
 }
@@ -346,6 +349,15 @@ fn defaults(file_config: &file::FileConfig) -> Result<Defaults, Failure> {
     }
     defaults.kill_after =
         duration(&file_config.kill_after, "kill_after")?.map(|d| sourced(d, Source::File));
+    if let Some(path) = &file_config.metrics_file {
+        if path.as_os_str().is_empty() {
+            return Err(Failure::config(
+                "config file `metrics_file` is empty: name a file, e.g. \
+                 \"/var/lib/node_exporter/textfile/redlock.prom\", or remove the line",
+            ));
+        }
+        defaults.metrics_file = Some(sourced(path.clone(), Source::File));
+    }
     if let Some(factor) = file_config.drift_factor {
         validate_drift_factor(factor, true)?;
         defaults.drift_factor = sourced(factor, Source::File);

@@ -268,6 +268,21 @@ pub fn node_timeout(flag: Option<Duration>, defaults: &Defaults) -> Result<Durat
     Ok(node_timeout)
 }
 
+/// Where to add metrics: `--metrics-file`, else the config file's `metrics_file`, else nowhere.
+pub fn metrics_file(
+    args: &crate::cli::MetricsArgs,
+    defaults: &Defaults,
+) -> Result<Option<std::path::PathBuf>, Failure> {
+    match &args.metrics_file {
+        Some(path) if path.as_os_str().is_empty() => Err(Failure::usage(
+            "--metrics-file must not be empty: name a file, e.g. \
+             --metrics-file /var/lib/node_exporter/textfile/redlock.prom",
+        )),
+        Some(path) => Ok(Some(path.clone())),
+        None => Ok(defaults.metrics_file.as_ref().map(|m| m.value.clone())),
+    }
+}
+
 /// Reads a small file whole: at most `limit` bytes. Anything bigger is not what the option
 /// expects (`/dev/zero`, a disk image), and must not be read into memory to find out.
 pub(crate) fn read_bounded(path: &std::path::Path, limit: u64) -> std::io::Result<Vec<u8>> {

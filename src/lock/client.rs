@@ -19,6 +19,7 @@ use super::probe::Probe;
 use super::queue::{self, InLine, Waiter};
 use super::quorum::{Decision, Loss, Vote};
 use super::round::{Masters, Round, Until};
+use super::scan::{self, Scan, ScanOptions};
 use super::scripts::{
     self, ACQUIRE, EXTEND, INSPECT, RELEASE, acquire_vote, binary_vote, inspected,
 };
@@ -29,6 +30,14 @@ pub struct Redlock {
     // that registered their sockets is still there.
     masters: Masters,
     runtime: tokio::runtime::Runtime,
+}
+
+impl Redlock {
+    /// Every lock on the masters that redlock's own keys name (see `scan`): SCAN each master,
+    /// then read each lock found on every master, within `options.timeout`.
+    pub fn scan(&self, options: &ScanOptions) -> Scan {
+        self.runtime.block_on(scan::scan(&self.masters, options))
+    }
 }
 
 impl Redlock {

@@ -21,16 +21,16 @@ pub(crate) struct Endpoint {
 }
 
 enum Kind {
-    Server(Node),
-    Cluster(Cluster),
+    Server(Arc<Node>),
+    Cluster(Box<Cluster>),
 }
 
 impl Endpoint {
     pub fn new(master: Master, tls: Option<Arc<rustls::ClientConfig>>) -> Endpoint {
         let kind = if master.is_cluster() {
-            Kind::Cluster(Cluster::new(master.clone(), tls))
+            Kind::Cluster(Box::new(Cluster::new(master.clone(), tls)))
         } else {
-            Kind::Server(Node::new(master.clone(), tls))
+            Kind::Server(Arc::new(Node::new(master.clone(), tls)))
         };
         Endpoint { master, kind }
     }
@@ -92,6 +92,15 @@ impl Endpoint {
     }
 
     /// What this master says about itself (see `probe`); on a cluster, each shard's primary.
+    /// The servers whose keys together are this master's keyspace, for SCAN (see `scan`): the
+    /// server itself, or every primary of a cluster, from its slot map.
+    pub async fn scan_nodes(&self, timeout: Duration) -> Result<Vec<Arc<Node>>, NodeError> {
+        match &self.kind {
+            Kind::Server(node) => Ok(vec![Arc::clone(node)]),
+            Kind::Cluster(cluster) => cluster.primaries(timeout).await,
+        }
+    }
+
     pub async fn probe(&self, timeout: Duration) -> Probe {
         match &self.kind {
             Kind::Server(node) => probe::probe(node, timeout, &Scratch::server()).await,

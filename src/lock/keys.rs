@@ -212,6 +212,22 @@ fn slot(bytes: &[u8]) -> u16 {
     CRC16.checksum(bytes) % 16384
 }
 
+/// Reads one of redlock's key names back: `(kind, lock key)` for `__redlock:{T}:<kind>:K`,
+/// where `T` is the tag the layout gives K (so `parse(&holder(k)) == Some(("holder", k))` for
+/// every K). `None` for any other name: not under the prefix, no tag, a kind that is not one
+/// lower-case word, or a tag that is not K's (written by something else). The kind is not
+/// checked against a list: a later build may add kinds, and they read back the same way.
+pub fn parse(name: &str) -> Option<(&str, &str)> {
+    let rest = name.strip_prefix(RESERVED_PREFIX)?.strip_prefix('{')?;
+    // T contains no `}`: it ends at the first one.
+    let (tag, rest) = rest.split_once('}')?;
+    let (kind, key) = rest.strip_prefix(':')?.split_once(':')?;
+    if kind.is_empty() || !kind.bytes().all(|b| b.is_ascii_lowercase()) || key.is_empty() {
+        return None;
+    }
+    (slot_tag(key) == tag).then_some((kind, key))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,22 +245,25 @@ mod tests {
 
     const CRC16_CHECK: u16 = crc::Crc::<u16>::new(&crc::CRC_16_XMODEM).checksum(b"123456789");
 
+    /// Keys of every layout case: a hash tag, none, an unclosed brace, a `}` without a hash
+    /// tag (the decimal tag), an empty tag, and the separator inside the key.
+    const LAYOUT_CASES: [&str; 11] = [
+        "deploy-prod",
+        "{user1}.deploy",
+        "a{b",
+        "a}b",
+        "{}x",
+        "}",
+        "{",
+        "x{}y{z}",
+        "ünïcödé",
+        "foo{{bar}}zap",
+        "a:b:c",
+    ];
+
     #[test]
     fn auxiliary_keys_share_the_lock_keys_slot() {
-        let keys = [
-            "deploy-prod",
-            "{user1}.deploy",
-            "a{b",
-            "a}b",
-            "{}x",
-            "}",
-            "{",
-            "x{}y{z}",
-            "ünïcödé",
-            "foo{{bar}}zap",
-            "a:b:c",
-        ];
-        for key in keys {
+        for key in LAYOUT_CASES {
             let names = Names::of(key);
             let token = "0123456789abcdef0123456789abcdef";
             let wake = wake_channel(key, token);
@@ -328,5 +347,60 @@ mod tests {
         ] {
             assert!(check_lock_key(&key).is_err(), "{key}");
         }
+    }
+    #[test]
+    fn parse_inverts_the_layout() {
+        let extra = ["x:holder:a", "}:fence:{", "__redlock:{a}:holder:a"];
+        for key in LAYOUT_CASES.into_iter().chain(extra) {
+            for (kind, name) in [
+                ("holder", holder(key)),
+                ("fence", fence(key)),
+                ("queue", queue(key)),
+                ("lease", lease(key)),
+                ("waiters", waiters(key)),
+                ("tickets", tickets(key)),
+            ] {
+                assert_eq!(parse(&name), Some((kind, key)), "{name:?}");
+            }
+        }
+        // The decimal-tag case: K contains `}` but has no hash tag.
+        let name = holder("a}b");
+        let tag = name
+            .strip_prefix("__redlock:{")
+            .and_then(|r| r.split_once('}'))
+            .map(|(t, _)| t)
+            .unwrap();
+        assert!(tag.bytes().all(|b| b.is_ascii_digit()), "{name}");
+        assert_eq!(parse(&name), Some(("holder", "a}b")));
+        // A key with `}` right after the tag's brace reads back whole.
+        assert_eq!(parse(&fence("}")), Some(("fence", "}")));
+    }
+
+    #[test]
+    fn parse_refuses_names_the_layout_never_writes() {
+        for name in [
+            "deploy",
+            "redlock:holder:x",
+            "__redlock:",
+            "__redlock:x",
+            "__redlock:{x}",
+            "__redlock:{x}:holder",
+            "__redlock:{x}:holder:",
+            "__redlock:{x}holder:x",
+            "__redlock:{x}::x",
+            "__redlock:{x}:Holder:x",
+            "__redlock:{x}:hol-der:x",
+            // The wrong tag for the key: not a name redlock writes.
+            "__redlock:{y}:holder:x",
+            "__redlock:{1}:holder:a}b",
+            "__redlock:{a}:holder:{b}c",
+            // The doctor's scratch key: a tag but no kind and key after it.
+            "__redlock:{doctor}:scratch",
+        ] {
+            assert_eq!(parse(name), None, "{name:?}");
+        }
+        // The doctor's scratch lock names a reserved key; it still reads back.
+        let scratch = "__redlock:{doctor}:scratch:0f";
+        assert_eq!(parse(&holder(scratch)), Some(("holder", scratch)));
     }
 }

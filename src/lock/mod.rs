@@ -16,6 +16,7 @@
 //! - `holder`: the record of who holds a lock.
 //! - `queue`: the fair queue waiters take turns in, and `queue_scripts`, its Lua.
 //! - `cancel`: ending a wait from a signal handler.
+//! - `scan`: every lock at once (for `list`): SCAN for redlock's own keys, then one read round.
 //! - the transport, private to this module, one path for every request: `endpoint` (one
 //!   master as the rounds see it: a server, or a whole Redis Cluster routed by `cluster`),
 //!   `node` (every connection to a server: connecting, logging in, running scripts,
@@ -49,6 +50,7 @@ mod queue_scripts;
 mod quorum;
 mod resp;
 mod round;
+mod scan;
 mod scheme;
 pub mod scripts;
 mod verdict;
@@ -66,4 +68,8 @@ pub use outcome::{
 };
 pub use probe::{ClusterFacts, Probe, ServerFacts, ShardFacts};
 pub use queue_scripts::QueuedWaiter;
+pub use scan::{
+    FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, MasterScan, QueueRead, Scan,
+    ScanEnd, ScanOptions, StrayKey, Ttl,
+};
 pub use verdict::{InLine, Verdict, judge, line};

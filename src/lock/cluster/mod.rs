@@ -388,6 +388,36 @@ impl Cluster {
     }
 
     /// The index of the node at `address`, added if new (not connected until used).
+    /// Every primary the seed's slot map names, each once (for SCAN, which sees one node's
+    /// keys only).
+    pub(crate) async fn primaries(&self, timeout: Duration) -> Result<Vec<Arc<Node>>, NodeError> {
+        let (seed, seed_address) = {
+            let state = self.lock();
+            (
+                state.nodes[SEED].node.clone(),
+                state.nodes[SEED].address.clone(),
+            )
+        };
+        let map = tokio::time::timeout(timeout, seed.command(&[b"CLUSTER", b"SLOTS"]))
+            .await
+            .unwrap_or_else(|_| Err(seed.timed_out()))?;
+        let ranges = slots::parse_slots(&map, &seed_address)
+            .ok_or_else(|| NodeError::BadReply(format!("CLUSTER SLOTS answered {map:?}")))?;
+        let mut primaries: Vec<&str> = Vec::new();
+        for range in &ranges {
+            if !primaries.contains(&range.primary.address.as_str()) {
+                primaries.push(&range.primary.address);
+            }
+        }
+        primaries
+            .into_iter()
+            .map(|address| {
+                let index = self.index_of(address)?;
+                Ok(self.lock().nodes[index].node.clone())
+            })
+            .collect()
+    }
+
     fn index_of(&self, address: &str) -> Result<usize, NodeError> {
         if let Some(found) = self.lock().nodes.iter().position(|k| k.address == address) {
             return Ok(found);

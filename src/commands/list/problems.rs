@@ -1,0 +1,426 @@
+//! The leak scan (`list --problems`): what in a scan is stuck or stale, and what to do about
+//! each. A pure function of the scan, master by master.
+//!
+//! What counts, and why:
+//! - **A key without a TTL** never goes away by itself. Everything redlock writes expires,
+//!   except fencing counters, which must outlive every lock (design, section 6) and are
+//!   never reported for it. A lock key without a TTL (set by something else) blocks the lock
+//!   for good, so it is reported too, though it is not under the prefix.
+//! - **A holder record whose lock key is gone or holds another token**: redlock writes, extends
+//!   and deletes the two together in one script, so this means something else deleted or
+//!   replaced the key. The record is never shown as the holder (it names its token), and it
+//!   expires with the TTL it had.
+//! - **A queued waiter whose lease lapsed by the master's clock**: it stopped heartbeating
+//!   (killed, stopped, cut off), so it no longer waits.
+//! - **A fencing counter nobody uses**: its lock absent on that master and the counter idle
+//!   (`OBJECT IDLETIME`, which the scan never resets) for longer than the threshold. Deleting
+//!   one restarts its numbers, so the advice says when that is safe.
+
+use std::time::Duration;
+
+use crate::lock::{LockRead, Scan, Ttl, keys};
+
+/// What kind of finding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    NoTtl,
+    StaleHolder,
+    DeadWaiter,
+    IdleFence,
+}
+
+impl Kind {
+    /// The name in JSON and text.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::NoTtl => "no_ttl",
+            Kind::StaleHolder => "stale_holder",
+            Kind::DeadWaiter => "dead_waiter",
+            Kind::IdleFence => "idle_fence",
+        }
+    }
+}
+
+/// One finding on one master.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub kind: Kind,
+    /// Index of the master it is on.
+    pub master: usize,
+    /// The lock it belongs to, when the key names one.
+    pub lock: Option<String>,
+    /// The Redis key.
+    pub name: String,
+    /// What is wrong.
+    pub detail: String,
+    /// What to do.
+    pub action: String,
+}
+
+/// Every finding in `scan`; counters idle for `idle` or longer are reported.
+pub fn find(scan: &Scan, idle: Duration) -> Vec<Problem> {
+    let mut found = Vec::new();
+    for lock in &scan.locks {
+        for (master, read) in lock.reads.iter().enumerate() {
+            if let Ok(read) = read {
+                in_lock(&lock.key, master, read, idle, &mut found);
+            }
+        }
+    }
+    for stray in &scan.strays {
+        if stray.ttl == Ok(Ttl::Forever) {
+            found.push(Problem {
+                kind: Kind::NoTtl,
+                master: stray.master,
+                lock: None,
+                name: stray.name.clone(),
+                detail: "a key under redlock's reserved prefix that this redlock does not write \
+                         or read, without a TTL: it never expires"
+                    .into(),
+                action: format!(
+                    "find out what wrote it; if nothing needs it, delete it on that master: DEL {}",
+                    quote(&stray.name)
+                ),
+            });
+        }
+    }
+    found
+}
+
+fn in_lock(key: &str, master: usize, read: &LockRead, idle: Duration, found: &mut Vec<Problem>) {
+    let mut push = |kind, name: String, detail: String, action: String| {
+        found.push(Problem {
+            kind,
+            master,
+            lock: Some(key.to_string()),
+            name,
+            detail,
+            action,
+        });
+    };
+    if read.ttl == Ttl::Forever {
+        push(
+            Kind::NoTtl,
+            key.to_string(),
+            format!(
+                "lock {key:?} has no TTL here: it never expires, so nobody can take the lock \
+                 until it is deleted (redlock always sets one: something else wrote it)"
+            ),
+            format!(
+                "check who holds it (redlock status --key {}); if nobody should, delete it on \
+                 that master: DEL {}",
+                quote(key),
+                quote(key)
+            ),
+        );
+    }
+    let holder = keys::holder(key);
+    if read.holder_ttl == Ttl::Forever {
+        push(
+            Kind::NoTtl,
+            holder.clone(),
+            format!("holder record of lock {key:?} without a TTL: it never expires"),
+            format!(
+                "delete it on that master (it only names the holder; no lock depends on it): \
+                 DEL {}",
+                quote(&holder)
+            ),
+        );
+    }
+    if read.holder_ttl.exists() {
+        let record_token = read
+            .holder_record
+            .as_deref()
+            .and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok())
+            .and_then(|v| v.get("token")?.as_str().map(str::to_string));
+        let why = match (&read.token, &record_token) {
+            (None, _) => Some("its lock key is gone (deleted by something other than redlock)"),
+            (Some(now), Some(named)) if now != named => Some(
+                "its lock key holds another token (taken without a record: another Redlock \
+                 client, or replaced by something else)",
+            ),
+            (Some(_), None) => Some("it is not a record redlock can read"),
+            _ => None,
+        };
+        if let Some(why) = why {
+            let expiry = match read.holder_ttl {
+                Ttl::Left(left) => format!("it expires in {}", rounded(left)),
+                _ => "it has no TTL (see above)".to_string(),
+            };
+            push(
+                Kind::StaleHolder,
+                holder.clone(),
+                format!("holder record of lock {key:?}: {why}"),
+                format!(
+                    "nothing is at risk: a record is never shown for a token it does not name, \
+                     and {expiry}; to remove it now: DEL {}",
+                    quote(&holder)
+                ),
+            );
+        }
+    }
+    let queue_keys = [
+        ("queue", keys::queue(key), read.queue.ttl),
+        ("lease", keys::lease(key), read.queue.lease_ttl),
+        ("waiters", keys::waiters(key), read.queue.waiters_ttl),
+        ("tickets", keys::tickets(key), read.queue.tickets_ttl),
+    ];
+    for (kind, name, ttl) in queue_keys {
+        if ttl == Some(Ttl::Forever) {
+            push(
+                Kind::NoTtl,
+                name.clone(),
+                format!("{kind} key of lock {key:?} without a TTL: it never expires"),
+                format!(
+                    "once nobody waits for lock {key:?}, delete it on that master: DEL {}",
+                    quote(&name)
+                ),
+            );
+        }
+    }
+    for (id, lease_ms) in &read.queue.lapsed {
+        let ago = Duration::from_millis(read.now_ms.saturating_sub(*lease_ms));
+        let who = read
+            .queue
+            .waiters
+            .iter()
+            .find(|w| &w.token == id)
+            .and_then(|w| w.holder.as_ref())
+            .map(|h| format!(" ({} pid {}, user {})", h.host, h.pid, h.user))
+            .unwrap_or_default();
+        let queue = keys::queue(key);
+        let lease = keys::lease(key);
+        let waiters = keys::waiters(key);
+        push(
+            Kind::DeadWaiter,
+            queue.clone(),
+            format!(
+                "waiter {id}{who} in the queue of lock {key:?}: its lease lapsed {} ago by the \
+                 master's clock, so it no longer waits (killed, stopped or cut off)",
+                rounded(ago)
+            ),
+            format!(
+                "none needed if it goes: waiters skip lapsed entries and the queue keys expire; \
+                 to remove it now, on that master: ZREM {q} {id}; ZREM {l} {id}; HDEL {w} {id}",
+                q = quote(&queue),
+                l = quote(&lease),
+                w = quote(&waiters),
+            ),
+        );
+    }
+    if let Some(fence) = &read.fence
+        && read.token.is_none()
+        && let Some(unused) = fence.idle
+        && unused >= idle
+    {
+        let name = keys::fence(key);
+        push(
+            Kind::IdleFence,
+            name.clone(),
+            format!(
+                "fencing counter of lock {key:?}: the lock is absent here and nothing has used \
+                 the counter for {} (counters have no TTL on purpose: fencing numbers must only \
+                 go up)",
+                rounded(unused)
+            ),
+            format!(
+                "keep it if any resource still checks the fencing tokens of {key:?}: deleting it \
+                 restarts the numbers, and such a resource would refuse every new token; \
+                 otherwise delete it on every master: DEL {}",
+                quote(&name)
+            ),
+        );
+    }
+}
+
+/// Whole seconds from a second up.
+pub(super) fn rounded(d: Duration) -> humantime::FormattedDuration {
+    let d = if d >= Duration::from_secs(1) {
+        Duration::from_secs(d.as_secs())
+    } else {
+        Duration::from_millis(d.as_millis() as u64)
+    };
+    humantime::format_duration(d)
+}
+
+/// Single-quotes `text` for a shell (`redis-cli ... DEL '...'`), control characters escaped so
+/// that the advice stays one line.
+pub fn quote(text: &str) -> String {
+    let escaped: String = text
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    format!("'{}'", escaped.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::view::tests::read;
+    use super::*;
+    use crate::lock::{FenceRead, FoundLock, Holder, QueuedWaiter, StrayKey};
+
+    fn scan_of(reads: Vec<LockRead>) -> Scan {
+        Scan {
+            masters: Vec::new(),
+            locks: vec![FoundLock {
+                key: "k".into(),
+                reads: reads.into_iter().map(Ok).collect(),
+            }],
+            strays: Vec::new(),
+        }
+    }
+
+    fn kinds(problems: &[Problem]) -> Vec<(&'static str, usize, &str)> {
+        problems
+            .iter()
+            .map(|p| (p.kind.name(), p.master, p.name.as_str()))
+            .collect()
+    }
+
+    const DAY: Duration = Duration::from_secs(86_400);
+
+    #[test]
+    fn a_healthy_lock_has_no_problems() {
+        let mut held = read(Some("t"));
+        held.holder_record = Some(r#"{"token":"t"}"#.into());
+        held.holder_ttl = Ttl::Left(Duration::from_secs(20));
+        held.fence = Some(FenceRead {
+            ttl: Ttl::Forever,
+            idle: Some(DAY * 365),
+        });
+        assert_eq!(find(&scan_of(vec![held, read(None)]), DAY), []);
+    }
+
+    #[test]
+    fn keys_without_ttl_except_counters() {
+        let mut read = read(Some("t"));
+        read.ttl = Ttl::Forever;
+        read.holder_record = Some(r#"{"token":"t"}"#.into());
+        read.holder_ttl = Ttl::Forever;
+        read.queue.lease_ttl = Some(Ttl::Forever);
+        read.fence = Some(FenceRead {
+            ttl: Ttl::Forever,
+            idle: None,
+        });
+        let found = find(&scan_of(vec![read]), DAY);
+        assert_eq!(
+            kinds(&found),
+            [
+                ("no_ttl", 0, "k"),
+                ("no_ttl", 0, "__redlock:{k}:holder:k"),
+                ("no_ttl", 0, "__redlock:{k}:lease:k"),
+            ]
+        );
+        assert!(found[1].action.contains("DEL '__redlock:{k}:holder:k'"));
+    }
+
+    #[test]
+    fn holder_records_without_their_lock() {
+        let mut gone = read(None);
+        gone.holder_record = Some(r#"{"token":"t"}"#.into());
+        gone.holder_ttl = Ttl::Left(Duration::from_secs(9));
+        let mut replaced = read(Some("other"));
+        replaced.holder_record = Some(r#"{"token":"t"}"#.into());
+        replaced.holder_ttl = Ttl::Left(Duration::from_secs(9));
+        let found = find(&scan_of(vec![gone, replaced]), DAY);
+        assert_eq!(
+            kinds(&found),
+            [
+                ("stale_holder", 0, "__redlock:{k}:holder:k"),
+                ("stale_holder", 1, "__redlock:{k}:holder:k"),
+            ]
+        );
+        assert!(found[0].detail.contains("gone"), "{}", found[0].detail);
+        assert!(found[1].detail.contains("another token"));
+        assert!(
+            found[0].action.contains("expires in 9s"),
+            "{}",
+            found[0].action
+        );
+    }
+
+    #[test]
+    fn lapsed_waiters() {
+        let mut read = read(Some("t"));
+        read.queue.len = 1;
+        read.queue.waiters = vec![QueuedWaiter {
+            token: "w1".into(),
+            ticket: 3,
+            lapses_in: None,
+            holder: Holder::from_json(
+                br#"{"host":"ci-4","pid":99,"user":"ci","command":"c","since_ms":1}"#,
+            ),
+        }];
+        read.queue.lapsed = vec![("w1".into(), 940_000)];
+        let found = find(&scan_of(vec![read]), DAY);
+        assert_eq!(kinds(&found), [("dead_waiter", 0, "__redlock:{k}:queue:k")]);
+        assert!(found[0].detail.contains("w1 (ci-4 pid 99, user ci)"));
+        assert!(
+            found[0].detail.contains("lapsed 1m ago"),
+            "{}",
+            found[0].detail
+        );
+        assert!(
+            found[0]
+                .action
+                .contains("HDEL '__redlock:{k}:waiters:k' w1")
+        );
+    }
+
+    #[test]
+    fn counters_only_when_idle_long_enough_and_their_lock_absent() {
+        let counter = |idle| {
+            Some(FenceRead {
+                ttl: Ttl::Forever,
+                idle: Some(idle),
+            })
+        };
+        let mut idle = read(None);
+        idle.fence = counter(DAY * 40);
+        let mut recent = read(None);
+        recent.fence = counter(DAY * 2);
+        let mut held = read(Some("t"));
+        held.fence = counter(DAY * 40);
+        let mut untracked = read(None);
+        untracked.fence = Some(FenceRead {
+            ttl: Ttl::Forever,
+            idle: None,
+        });
+        let found = find(&scan_of(vec![idle, recent, held, untracked]), DAY * 30);
+        assert_eq!(kinds(&found), [("idle_fence", 0, "__redlock:{k}:fence:k")]);
+        assert!(found[0].action.contains("restarts the numbers"));
+    }
+
+    #[test]
+    fn strays_without_ttl() {
+        let scan = Scan {
+            masters: Vec::new(),
+            locks: Vec::new(),
+            strays: vec![
+                StrayKey {
+                    master: 1,
+                    name: "__redlock:junk".into(),
+                    ttl: Ok(Ttl::Forever),
+                },
+                StrayKey {
+                    master: 0,
+                    name: "__redlock:fine".into(),
+                    ttl: Ok(Ttl::Left(DAY)),
+                },
+            ],
+        };
+        assert_eq!(kinds(&find(&scan, DAY)), [("no_ttl", 1, "__redlock:junk")]);
+    }
+
+    #[test]
+    fn quoting_for_the_shell_on_one_line() {
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote("a\nb"), r"'a\nb'");
+    }
+}

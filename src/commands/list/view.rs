@@ -1,0 +1,150 @@
+//! What `list` shows of each lock found: the verdict and the queue, judged from what each
+//! master has exactly as `status` judges them (`lock::judge`, `lock::line`), and the masters
+//! that hold it. Pure functions of a scan.
+
+use crate::lock::{InLine, MasterState, Scan, Verdict, judge, line};
+
+/// One lock, as listed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LockView {
+    pub key: String,
+    pub verdict: Verdict,
+    /// Each master's state of the lock key, by master index.
+    pub states: Vec<MasterState>,
+    /// The masters that hold the verdict's token (held) or any token (otherwise).
+    pub holding: Vec<usize>,
+    /// The longest queue any master has (lapsed places included).
+    pub waiting: usize,
+    /// The live waiters, in the order they are served.
+    pub queue: Vec<InLine>,
+}
+
+/// The locks worth listing: held, split or unknown, or with waiters.
+pub fn views(scan: &Scan) -> Vec<LockView> {
+    scan.locks
+        .iter()
+        .map(|lock| {
+            let masters = lock.inspections(&scan.masters);
+            let states: Vec<MasterState> = masters.iter().map(|m| m.state.clone()).collect();
+            let verdict = judge(&states);
+            let holding = states
+                .iter()
+                .enumerate()
+                .filter(|(_, state)| match (state, &verdict) {
+                    (MasterState::Held { token, .. }, Verdict::Held { token: held, .. }) => {
+                        token == held
+                    }
+                    (MasterState::Held { .. }, _) => true,
+                    _ => false,
+                })
+                .map(|(i, _)| i)
+                .collect();
+            LockView {
+                key: lock.key.clone(),
+                verdict,
+                holding,
+                waiting: masters.iter().map(|m| m.waiting).max().unwrap_or(0),
+                queue: line(&masters),
+                states,
+            }
+        })
+        .filter(|v| v.verdict != Verdict::Free || !v.queue.is_empty())
+        .collect()
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::lock::{FoundLock, Holder, LockRead, NodeError, QueueRead, QueuedWaiter, Ttl};
+
+    pub fn read(token: Option<&str>) -> LockRead {
+        LockRead {
+            now_ms: 1_000_000,
+            token: token.map(str::to_string),
+            ttl: if token.is_some() {
+                Ttl::Left(Duration::from_secs(20))
+            } else {
+                Ttl::Missing
+            },
+            holder_record: None,
+            holder_ttl: Ttl::Missing,
+            fence: None,
+            queue: QueueRead::default(),
+        }
+    }
+
+    fn waiter(token: &str, ticket: u64, live: bool) -> QueuedWaiter {
+        QueuedWaiter {
+            token: token.into(),
+            ticket,
+            lapses_in: live.then_some(Duration::from_secs(2)),
+            holder: Holder::from_json(
+                format!(
+                    r#"{{"host":"h","pid":7,"user":"u","command":"job {token}","since_ms":5}}"#
+                )
+                .as_bytes(),
+            ),
+        }
+    }
+
+    fn scan(locks: Vec<FoundLock>) -> Scan {
+        let masters = (0..3)
+            .map(|i| crate::lock::MasterScan {
+                master: crate::lock::Master::parse(&format!("redis://h{i}:6379")).unwrap(),
+                keys: 1,
+                end: crate::lock::ScanEnd::Complete,
+            })
+            .collect();
+        Scan {
+            masters,
+            locks,
+            strays: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn held_locks_name_their_masters_and_free_ones_are_left_out() {
+        let held = FoundLock {
+            key: "k".into(),
+            reads: vec![
+                Ok(read(Some("a"))),
+                Err(NodeError::Timeout),
+                Ok(read(Some("a"))),
+            ],
+        };
+        let free = FoundLock {
+            key: "f".into(),
+            reads: vec![Ok(read(None)), Ok(read(None)), Ok(read(Some("x")))],
+        };
+        let views = views(&scan(vec![held, free]));
+        assert_eq!(views.len(), 1);
+        assert!(matches!(views[0].verdict, Verdict::Held { masters: 2, .. }));
+        assert_eq!(views[0].holding, [0, 2]);
+    }
+
+    #[test]
+    fn the_queue_is_the_one_status_shows() {
+        let mut one = read(None);
+        one.queue.len = 2;
+        one.queue.waiters = vec![waiter("w1", 7, true), waiter("w2", 8, true)];
+        let mut two = read(None);
+        two.queue.len = 3;
+        two.queue.waiters = vec![waiter("w1", 7, true), waiter("w0", 6, false)];
+        let lock = FoundLock {
+            key: "k".into(),
+            reads: vec![Ok(one), Ok(two), Ok(read(None))],
+        };
+        // Free, but listed for its waiters; the lapsed place is left out of the line.
+        let view = &views(&scan(vec![lock]))[0];
+        assert_eq!(view.verdict, Verdict::Free);
+        assert_eq!(view.waiting, 3);
+        let order: Vec<(&str, usize)> = view
+            .queue
+            .iter()
+            .map(|w| (w.token.as_str(), w.masters))
+            .collect();
+        assert_eq!(order, [("w1", 2), ("w2", 1)]);
+    }
+}

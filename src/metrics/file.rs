@@ -1,0 +1,191 @@
+//! Updating the metrics file in place of other writers: under an exclusive lock on a sidecar
+//! file, read, change, write to a temporary file beside it, rename over it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The most a metrics file may hold: far more than any number of keys redlock writes, and
+/// not something to read into memory when a wrong path names a disk image.
+const MAX_BYTES: u64 = 16 << 20;
+
+/// How long to wait for another writer's lock before giving up on this update.
+pub const LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// Runs `change` on the file's current text (empty when there is none) and replaces the file
+/// with what it returns, holding the sidecar lock throughout.
+pub fn update(
+    path: &Path,
+    change: impl FnOnce(&str) -> Result<String, String>,
+) -> Result<(), String> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| "the path names no file".to_string())?;
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let lock_path = sidecar(path);
+    let lock = open_lock(&lock_path).map_err(|e| format!("{}: {e}", lock_path.display()))?;
+    exclusive(&lock, LOCK_WAIT).map_err(|e| format!("{}: {e}", lock_path.display()))?;
+
+    let current = match File::open(path) {
+        Ok(file) => Some(read_bounded(file).map_err(|e| e.to_string())?),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e.to_string()),
+    };
+    let mode = std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o777);
+    let text = change(current.as_deref().unwrap_or(""))?;
+
+    let temp = dir.join(format!(
+        ".{}.{}.{:08x}.tmp",
+        name.to_string_lossy(),
+        std::process::id(),
+        fastrand::u32(..)
+    ));
+    let written = write_file(&temp, text.as_bytes(), mode).and_then(|()| {
+        std::fs::rename(&temp, path)?;
+        // The rename is durable once the directory is.
+        File::open(&dir).and_then(|d| d.sync_all())
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(e.to_string());
+    }
+    // The lock goes with `lock`, closed here.
+    Ok(())
+}
+
+/// The lock file beside `path`: `PATH.lock`. Not the metrics file itself: each update renames
+/// a new file over it, so a lock on the old one would not exclude a writer that opened the
+/// new one. Its name does not end in `.prom`, so the textfile collector ignores it.
+pub fn sidecar(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+fn open_lock(path: &Path) -> std::io::Result<File> {
+    match OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o644)
+        .open(path)
+    {
+        // Another user's lock file: reading is enough to lock it.
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => File::open(path),
+        other => other,
+    }
+}
+
+/// Takes an exclusive flock on `file`, trying for `patience`.
+fn exclusive(file: &File, patience: Duration) -> std::io::Result<()> {
+    let give_up = Instant::now() + patience;
+    loop {
+        // SAFETY: flock takes a descriptor that `file` keeps open for the call.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let error = std::io::Error::last_os_error();
+        match error.raw_os_error() {
+            Some(libc::EWOULDBLOCK) if Instant::now() < give_up => {
+                std::thread::sleep(Duration::from_millis(2 + u64::from(fastrand::u8(..8))));
+            }
+            Some(libc::EINTR) => {}
+            Some(libc::EWOULDBLOCK) => {
+                return Err(std::io::Error::other(format!(
+                    "another process held the lock for more than {}s",
+                    patience.as_secs()
+                )));
+            }
+            _ => return Err(error),
+        }
+    }
+}
+
+fn read_bounded(file: File) -> std::io::Result<String> {
+    let mut text = String::new();
+    file.take(MAX_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB: is it the right file?",
+            MAX_BYTES >> 20
+        )));
+    }
+    Ok(text)
+}
+
+fn write_file(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)?;
+    // The umask may have taken bits the old file had (the collector must be able to read it).
+    file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    file.write_all(bytes)?;
+    file.sync_data()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn updates_replace_the_file_and_leave_only_the_lock_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("redlock.prom");
+        update(&path, |old| Ok(format!("{old}a\n"))).unwrap();
+        update(&path, |old| Ok(format!("{old}b\n"))).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a\nb\n");
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["redlock.prom", "redlock.prom.lock"]);
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644);
+    }
+
+    #[test]
+    fn a_failed_change_leaves_the_file_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.prom");
+        update(&path, |_| Ok("kept\n".into())).unwrap();
+        let error = update(&path, |_| Err("no".into())).unwrap_err();
+        assert_eq!(error, "no");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "kept\n");
+    }
+
+    #[test]
+    fn a_held_lock_is_waited_for_then_given_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.prom");
+        let held = open_lock(&sidecar(&path)).unwrap();
+        exclusive(&held, Duration::ZERO).unwrap();
+        let other = open_lock(&sidecar(&path)).unwrap();
+        let error = exclusive(&other, Duration::from_millis(20)).unwrap_err();
+        assert!(error.to_string().contains("held the lock"), "{error}");
+        drop(held);
+        exclusive(&other, Duration::from_millis(20)).unwrap();
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_error() {
+        let error = update(Path::new("/nonexistent/redlock/m.prom"), |_| {
+            Ok(String::new())
+        })
+        .unwrap_err();
+        assert!(
+            error.contains("/nonexistent/redlock/m.prom.lock"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,444 @@
+//! The metrics file's content: what it holds per key, how it is written in Prometheus's text
+//! exposition format, and how redlock reads its own file back.
+//!
+//! The reader accepts what the writer writes (any order of lines, comments skipped) and
+//! nothing else: the file is redlock's alone. Counts are whole numbers and add up exactly;
+//! sums are doubles.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// The families, as written.
+pub const WAIT: &str = "redlock_wait_seconds";
+pub const HELD: &str = "redlock_held_seconds";
+pub const OUTCOMES: &str = "redlock_outcomes_total";
+pub const LAST_SUCCESS: &str = "redlock_last_success_timestamp_seconds";
+
+/// The outcomes counted, each written (from 0) for every key, so that a first increase shows
+/// as one.
+pub const OUTCOME_NAMES: [&str; 5] = [
+    "acquired",
+    "conflict",
+    "unavailable",
+    "lost",
+    "max_duration",
+];
+
+/// Upper bounds of the wait histogram's buckets, in seconds: from a free lock's few
+/// milliseconds to an hour in a queue.
+pub const WAIT_BUCKETS: [f64; 17] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0,
+    3600.0,
+];
+
+/// Upper bounds of the held histogram's buckets, in seconds: from a quick critical section to
+/// a day-long job.
+pub const HELD_BUCKETS: [f64; 16] = [
+    0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, 14400.0,
+    43200.0, 86400.0,
+];
+
+/// Everything in one file, by lock key.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Metrics {
+    pub keys: BTreeMap<String, KeyMetrics>,
+}
+
+/// One lock key's metrics.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyMetrics {
+    pub wait: Histogram,
+    pub held: Histogram,
+    pub outcomes: BTreeMap<String, u64>,
+    /// Unix time in seconds.
+    pub last_success: Option<f64>,
+}
+
+impl Default for KeyMetrics {
+    fn default() -> Self {
+        KeyMetrics {
+            wait: Histogram::new(&WAIT_BUCKETS),
+            held: Histogram::new(&HELD_BUCKETS),
+            outcomes: OUTCOME_NAMES.iter().map(|o| (o.to_string(), 0)).collect(),
+            last_success: None,
+        }
+    }
+}
+
+/// A cumulative histogram.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Histogram {
+    /// (upper bound, observations at or below it), by bound; +Inf is `count`.
+    pub buckets: Vec<(f64, u64)>,
+    pub count: u64,
+    pub sum: f64,
+}
+
+impl Histogram {
+    pub fn new(bounds: &[f64]) -> Histogram {
+        Histogram {
+            buckets: bounds.iter().map(|b| (*b, 0)).collect(),
+            count: 0,
+            sum: 0.0,
+        }
+    }
+
+    pub fn observe(&mut self, value: f64) {
+        for (bound, count) in &mut self.buckets {
+            if value <= *bound {
+                *count += 1;
+            }
+        }
+        self.count += 1;
+        self.sum += value;
+    }
+}
+
+impl Metrics {
+    /// The text exposition of everything, families in a fixed order, keys sorted.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let help = [
+            (
+                WAIT,
+                "Seconds spent waiting for the lock, per attempt to take it (run, acquire).",
+                "histogram",
+            ),
+            (
+                HELD,
+                "Seconds the lock was held, from taking it to releasing or losing it.",
+                "histogram",
+            ),
+            (
+                OUTCOMES,
+                "Attempts to take and hold the lock, by outcome (acquired, conflict, \
+                 unavailable, lost, max_duration).",
+                "counter",
+            ),
+            (
+                LAST_SUCCESS,
+                "When a command last succeeded under the lock (run: the command exited 0; \
+                 release: the lock was still held), Unix time.",
+                "gauge",
+            ),
+        ];
+        for (family, text, kind) in help {
+            let _ = writeln!(out, "# HELP {family} {text}\n# TYPE {family} {kind}");
+            for (key, metrics) in &self.keys {
+                let key = label_value(key);
+                match family {
+                    WAIT => histogram(&mut out, family, &key, &metrics.wait),
+                    HELD => histogram(&mut out, family, &key, &metrics.held),
+                    OUTCOMES => {
+                        for (outcome, count) in &metrics.outcomes {
+                            let _ = writeln!(
+                                out,
+                                "{family}{{key=\"{key}\",outcome=\"{}\"}} {count}",
+                                label_value(outcome)
+                            );
+                        }
+                    }
+                    _ => {
+                        if let Some(at) = metrics.last_success {
+                            let _ = writeln!(out, "{family}{{key=\"{key}\"}} {}", number(at));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Reads a file this module rendered. Any line it would not have written is an error
+    /// naming the line.
+    pub fn parse(text: &str) -> Result<Metrics, String> {
+        let mut metrics = Metrics::default();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let bad = |why: &str| format!("line {}: {why}", n + 1);
+            let sample = sample(line).ok_or_else(|| bad("not a sample redlock writes"))?;
+            let label = |name: &str| {
+                sample
+                    .labels
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.as_str())
+                    .ok_or_else(|| bad(&format!("no {name} label")))
+            };
+            let key = label("key")?.to_string();
+            let entry = metrics.keys.entry(key).or_insert_with(|| {
+                // Read back as written, not as a new key would start.
+                KeyMetrics {
+                    wait: Histogram::new(&[]),
+                    held: Histogram::new(&[]),
+                    outcomes: BTreeMap::new(),
+                    last_success: None,
+                }
+            });
+            let whole = || whole(sample.value).ok_or_else(|| bad("not a whole number"));
+            let (family, part) = split_family(sample.name).ok_or_else(|| bad("unknown metric"))?;
+            match (family, part) {
+                (OUTCOMES, "") => {
+                    entry
+                        .outcomes
+                        .insert(label("outcome")?.to_string(), whole()?);
+                }
+                (LAST_SUCCESS, "") => entry.last_success = Some(sample.value),
+                (WAIT | HELD, part) => {
+                    let histogram = if family == WAIT {
+                        &mut entry.wait
+                    } else {
+                        &mut entry.held
+                    };
+                    match part {
+                        "_bucket" => {
+                            let le = label("le")?;
+                            if le == "+Inf" {
+                                // The same number as _count, which is the one kept.
+                                continue;
+                            }
+                            let bound: f64 = le.parse().map_err(|_| bad("bad le"))?;
+                            histogram.buckets.push((bound, whole()?));
+                        }
+                        "_sum" => histogram.sum = sample.value,
+                        "_count" => histogram.count = whole()?,
+                        _ => return Err(bad("unknown metric")),
+                    }
+                }
+                _ => return Err(bad("unknown metric")),
+            }
+        }
+        for metrics in metrics.keys.values_mut() {
+            for histogram in [&mut metrics.wait, &mut metrics.held] {
+                histogram.buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+                histogram.buckets.dedup_by(|a, b| a.0 == b.0);
+            }
+            // A key written by an older layout gets what a new key has.
+            for outcome in OUTCOME_NAMES {
+                metrics.outcomes.entry(outcome.to_string()).or_insert(0);
+            }
+            if metrics.wait.buckets.is_empty() && metrics.wait.count == 0 {
+                metrics.wait = Histogram::new(&WAIT_BUCKETS);
+            }
+            if metrics.held.buckets.is_empty() && metrics.held.count == 0 {
+                metrics.held = Histogram::new(&HELD_BUCKETS);
+            }
+        }
+        Ok(metrics)
+    }
+}
+
+fn histogram(out: &mut String, family: &str, key: &str, histogram: &Histogram) {
+    for (bound, count) in &histogram.buckets {
+        let _ = writeln!(
+            out,
+            "{family}_bucket{{key=\"{key}\",le=\"{}\"}} {count}",
+            number(*bound)
+        );
+    }
+    let count = histogram.count;
+    let _ = writeln!(out, "{family}_bucket{{key=\"{key}\",le=\"+Inf\"}} {count}");
+    let _ = writeln!(
+        out,
+        "{family}_sum{{key=\"{key}\"}} {}",
+        number(histogram.sum)
+    );
+    let _ = writeln!(out, "{family}_count{{key=\"{key}\"}} {count}");
+}
+
+/// A float as Prometheus reads it: shortest round-trip digits, never an exponent.
+fn number(value: f64) -> String {
+    if value.is_infinite() {
+        return if value > 0.0 { "+Inf" } else { "-Inf" }.to_string();
+    }
+    format!("{value}")
+}
+
+/// A whole, non-negative count.
+fn whole(value: f64) -> Option<u64> {
+    (value >= 0.0 && value.fract() == 0.0 && value < 2f64.powi(64)).then_some(value as u64)
+}
+
+/// A label value, escaped as the text format wants (backslash, double quote, line feed).
+/// Other control characters become U+FFFD: the format has no escape for them, and a raw
+/// carriage return would end the line for some readers.
+fn label_value(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c if c.is_control() && c != '\t' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// What a key's label value reads back as: the key with the characters [`label_value`]
+/// replaced.
+pub fn label_key(key: &str) -> String {
+    key.chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' && c != '\n' {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+struct Sample<'a> {
+    name: &'a str,
+    labels: Vec<(String, String)>,
+    value: f64,
+}
+
+/// `name{label="value",...} number`.
+fn sample(line: &str) -> Option<Sample<'_>> {
+    let open = line.find('{')?;
+    let name = &line[..open];
+    let mut rest = &line[open + 1..];
+    let mut labels = Vec::new();
+    loop {
+        if let Some(after) = rest.strip_prefix('}') {
+            rest = after;
+            break;
+        }
+        let eq = rest.find("=\"")?;
+        let label = rest[..eq].trim_start_matches(',').to_string();
+        let mut value = String::new();
+        let mut chars = rest[eq + 2..].char_indices();
+        let end = loop {
+            match chars.next()? {
+                (i, '"') => break i,
+                (_, '\\') => match chars.next()?.1 {
+                    'n' => value.push('\n'),
+                    c @ ('\\' | '"') => value.push(c),
+                    _ => return None,
+                },
+                (_, c) => value.push(c),
+            }
+        };
+        labels.push((label, value));
+        rest = &rest[eq + 2 + end + 1..];
+    }
+    let value = rest.trim();
+    let value = match value {
+        "+Inf" => f64::INFINITY,
+        other => other.parse().ok()?,
+    };
+    Some(Sample {
+        name,
+        labels,
+        value,
+    })
+}
+
+/// `redlock_wait_seconds_bucket` → (`redlock_wait_seconds`, `_bucket`).
+fn split_family(name: &str) -> Option<(&'static str, &str)> {
+    [OUTCOMES, LAST_SUCCESS, WAIT, HELD]
+        .into_iter()
+        .find_map(|family| Some((family, name.strip_prefix(family)?)))
+        .filter(|(family, part)| {
+            part.is_empty() || ([WAIT, HELD].contains(family) && part.starts_with('_'))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample_metrics() -> Metrics {
+        let mut metrics = Metrics::default();
+        for key in ["deploy", "we\"ird\\key\nwith, {braces}=x", "ünï"] {
+            let entry = metrics.keys.entry(key.to_string()).or_default();
+            entry.wait.observe(0.003);
+            entry.wait.observe(7.5);
+            entry.held.observe(42.25);
+            *entry.outcomes.get_mut("acquired").unwrap() += 2;
+            entry.last_success = Some(1_763_700_000.125);
+        }
+        metrics
+    }
+
+    #[test]
+    fn what_is_written_reads_back_the_same() {
+        let metrics = sample_metrics();
+        let text = metrics.render();
+        assert_eq!(Metrics::parse(&text).unwrap(), metrics, "{text}");
+        assert!(
+            text.contains("redlock_wait_seconds_bucket{key=\"deploy\",le=\"0.005\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("redlock_wait_seconds_bucket{key=\"deploy\",le=\"+Inf\"} 2\n"),
+            "{text}"
+        );
+        assert!(text.contains("key=\"we\\\"ird\\\\key\\nwith, {braces}=x\""));
+        assert!(
+            text.contains(
+                "redlock_last_success_timestamp_seconds{key=\"deploy\"} 1763700000.125\n"
+            )
+        );
+    }
+
+    #[test]
+    fn observations_fill_every_bucket_at_or_above_them() {
+        let mut histogram = Histogram::new(&[1.0, 5.0, 10.0]);
+        histogram.observe(5.0);
+        histogram.observe(0.5);
+        histogram.observe(11.0);
+        assert_eq!(histogram.buckets, [(1.0, 1), (5.0, 2), (10.0, 2)]);
+        assert_eq!(histogram.count, 3);
+        assert_eq!(histogram.sum, 16.5);
+    }
+
+    #[test]
+    fn a_new_key_counts_every_outcome_from_zero() {
+        let text = Metrics {
+            keys: [("k".to_string(), KeyMetrics::default())].into(),
+        }
+        .render();
+        for outcome in OUTCOME_NAMES {
+            assert!(
+                text.contains(&format!("{{key=\"k\",outcome=\"{outcome}\"}} 0\n")),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn control_characters_in_keys_become_replacement_characters() {
+        assert_eq!(label_value("a\rb\u{1b}c\td"), "a\u{FFFD}b\u{FFFD}c\td");
+        assert_eq!(label_key("a\rb\nc"), "a\u{FFFD}b\nc");
+    }
+
+    #[test]
+    fn anything_else_is_refused_with_its_line() {
+        for (text, line) in [
+            ("other_metric{key=\"k\"} 1\n", 1),
+            (
+                "# ok\nredlock_outcomes_total{key=\"k\",outcome=\"lost\"} 1.5\n",
+                2,
+            ),
+            ("redlock_outcomes_total{outcome=\"lost\"} 1\n", 1),
+            ("redlock_wait_seconds_bucket{key=\"k\",le=\"x\"} 1\n", 1),
+            ("redlock_wait_seconds_bucket{key=\"k\\q\",le=\"1\"} 1\n", 1),
+            ("redlock_wait_secondsX{key=\"k\"} 1\n", 1),
+            ("redlock_outcomes_total 1\n", 1),
+        ] {
+            let error = Metrics::parse(text).unwrap_err();
+            assert!(
+                error.starts_with(&format!("line {line}:")),
+                "{text:?}: {error}"
+            );
+        }
+        assert_eq!(Metrics::parse("").unwrap(), Metrics::default());
+    }
+}
