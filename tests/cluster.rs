@@ -584,3 +584,46 @@ fn mistakes_are_named_a_cluster_node_as_a_server_and_one_cluster_twice() {
         describe(&output)
     );
 }
+
+#[test]
+fn the_fair_queue_on_a_cluster_master_serves_waiters_in_order() {
+    let cluster = RedisCluster::start(3);
+    let key = cluster.key_on(1, "fifo-");
+    let owner = cluster.owner(&key);
+    let token = acquire(&cluster, &key);
+    let dir = tempfile::tempdir().unwrap();
+    let order = dir.path().join("order");
+    let places = || -> usize {
+        redis::cmd("ZCARD")
+            .arg(keys::queue(&key))
+            .query(&mut cluster.nodes[owner].connection())
+            .expect("ZCARD")
+    };
+    let mut waiters = Vec::new();
+    for (i, name) in ["c1", "c2", "c3", "c4"].iter().enumerate() {
+        let body = format!("echo {name} >> {}", order.display());
+        waiters.push(common::Running::start_script(
+            cluster
+                .redlock()
+                .args(["run", "--key", &key, "--ttl", "20s", "--wait", "60s"]),
+            "",
+            &body,
+        ));
+        assert!(
+            eventually(Duration::from_secs(10), || places() == i + 1),
+            "{name} never got its place"
+        );
+    }
+    let released = run(
+        cluster.redlock(),
+        &["release", "--key", &key, "--token", &token],
+    );
+    assert!(released.status.success(), "{}", describe(&released));
+    for mut waiter in waiters {
+        let output = waiter.wait_output();
+        assert!(output.status.success(), "{}", describe(&output));
+    }
+    let served = std::fs::read_to_string(&order).unwrap();
+    assert_eq!(served.lines().collect::<Vec<_>>(), ["c1", "c2", "c3", "c4"]);
+    assert_eq!(places(), 0);
+}
