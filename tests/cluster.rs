@@ -627,3 +627,28 @@ fn the_fair_queue_on_a_cluster_master_serves_waiters_in_order() {
     assert_eq!(served.lines().collect::<Vec<_>>(), ["c1", "c2", "c3", "c4"]);
     assert_eq!(places(), 0);
 }
+
+#[test]
+fn list_finds_the_locks_on_every_primary_of_a_cluster_master() {
+    let cluster = RedisCluster::start(3);
+    let locks: Vec<String> = (0..3).map(|i| cluster.key_on(i, "listed-")).collect();
+    for key in &locks {
+        acquire(&cluster, key);
+    }
+    let output = run(cluster.redlock(), &["list", "--json"]);
+    assert!(output.status.success(), "{}", describe(&output));
+    let json: Value = serde_json::from_str(&stdout(&output)).expect("list --json is JSON");
+    let mut found: Vec<String> = json["locks"]
+        .as_array()
+        .expect("locks")
+        .iter()
+        .map(|lock| {
+            assert_eq!(lock["verdict"], "held", "{lock}");
+            lock["key"].as_str().unwrap().to_string()
+        })
+        .collect();
+    found.sort();
+    let mut expected = locks.clone();
+    expected.sort();
+    assert_eq!(found, expected);
+}
