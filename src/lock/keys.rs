@@ -90,6 +90,23 @@ pub fn released_channel(key: &str) -> String {
     auxiliary("released", key)
 }
 
+/// The slots of semaphore `key` (`--limit`): a sorted set, member = holder token, score = the
+/// master's own time in ms at which that holder's slot expires. Its TTL covers its longest slot.
+pub fn slots(key: &str) -> String {
+    auxiliary("slots", key)
+}
+
+/// The limit L that the holders of semaphore `key` agreed on, with the TTL of its slots.
+pub fn limit(key: &str) -> String {
+    auxiliary("limit", key)
+}
+
+/// The holder records of semaphore `key`: a hash, field = holder token, value = the record
+/// (JSON, as `holder`), with the TTL of its slots.
+pub fn slot_holders(key: &str) -> String {
+    auxiliary("holders", key)
+}
+
 fn auxiliary(kind: &str, key: &str) -> String {
     tagged(&slot_tag(key), kind, key)
 }
@@ -285,6 +302,9 @@ mod tests {
                 names.lease,
                 names.waiters,
                 names.tickets,
+                slots(key),
+                limit(key),
+                slot_holders(key),
             ] {
                 assert_eq!(key_slot(&aux), key_slot(key), "{key:?} -> {aux:?}");
                 assert!(aux.starts_with(RESERVED_PREFIX), "{aux}");
@@ -296,6 +316,12 @@ mod tests {
             "__redlock:{deploy-prod}:holder:deploy-prod"
         );
         assert_eq!(fence("{u1}.job"), "__redlock:{u1}:fence:{u1}.job");
+        assert_eq!(slots("backup"), "__redlock:{backup}:slots:backup");
+        assert_eq!(
+            limit("a}b"),
+            format!("__redlock:{{{}}}:limit:a}}b", slot_tag("a}b"))
+        );
+        assert_eq!(slot_holders("{u1}.job"), "__redlock:{u1}:holders:{u1}.job");
     }
 
     #[test]
@@ -327,7 +353,10 @@ mod tests {
             "x:holder:a",
             "holder:a",
         ];
-        let mut names: Vec<String> = keys.iter().flat_map(|k| [holder(k), fence(k)]).collect();
+        let mut names: Vec<String> = keys
+            .iter()
+            .flat_map(|k| [holder(k), fence(k), slots(k), limit(k), slot_holders(k)])
+            .collect();
         names.sort();
         let before = names.len();
         names.dedup();
@@ -342,6 +371,9 @@ mod tests {
         for key in [
             holder("x"),
             fence("x"),
+            slots("x"),
+            limit("x"),
+            slot_holders("x"),
             "redlock:holder:x".into(),
             "redlock:fence:x".into(),
         ] {

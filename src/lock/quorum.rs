@@ -10,6 +10,10 @@
 //! never make three, so the attempt is lost at once instead of waiting for the stragglers (a bug
 //! several Redlock libraries had). When the per-node deadline passes, every master still pending
 //! counts as timed out, so a decision always exists once nothing is pending.
+//!
+//! The quorum is the majority for a lock; a semaphore slot needs more (see `semaphore`), and
+//! [`Tally::with_quorum`] takes any quorum from 1 to N. Both rules read the same with "quorum"
+//! for "majority".
 
 /// One master's answer to one request, as far as the quorum is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +56,8 @@ pub fn majority(nodes: usize) -> usize {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tally {
     nodes: usize,
+    /// How many yes votes win: the majority, unless `with_quorum` said otherwise.
+    quorum: usize,
     yes: usize,
     no: usize,
     error: usize,
@@ -59,11 +65,24 @@ pub struct Tally {
 }
 
 impl Tally {
-    /// A round over `nodes` masters with no answer yet.
+    /// A round over `nodes` masters with no answer yet, won by a majority.
+    // Rounds build theirs with the quorum they need (`Masters::round_with`).
+    #[allow(dead_code)]
     pub fn new(nodes: usize) -> Self {
         assert!(nodes > 0, "a round needs at least one master");
+        Tally::with_quorum(nodes, majority(nodes))
+    }
+
+    /// A round over `nodes` masters with no answer yet, won by `quorum` yes votes.
+    pub fn with_quorum(nodes: usize, quorum: usize) -> Self {
+        assert!(nodes > 0, "a round needs at least one master");
+        assert!(
+            (1..=nodes).contains(&quorum),
+            "a quorum of {quorum} over {nodes} masters"
+        );
         Tally {
             nodes,
+            quorum,
             yes: 0,
             no: 0,
             error: 0,
@@ -104,16 +123,16 @@ impl Tally {
         self.error + self.timeout
     }
 
-    /// True once so many masters refused that no majority can hold the key for us, whatever
-    /// the others say now or later. Used by renewal to tell a lock that is gone from one that
-    /// is only unreachable for the moment.
+    /// True once so many masters refused that no quorum (a majority, for a lock) can hold the
+    /// key for us, whatever the others say now or later. Used by renewal to tell a lock that
+    /// is gone from one that is only unreachable for the moment.
     pub fn refused_by_majority(&self) -> bool {
-        self.nodes - self.no < majority(self.nodes)
+        self.nodes - self.no < self.quorum
     }
 
     /// The decision the votes so far allow.
     pub fn decision(&self) -> Decision {
-        let needed = majority(self.nodes);
+        let needed = self.quorum;
         if self.yes >= needed {
             Decision::Won
         } else if self.yes + self.pending() < needed {
@@ -156,67 +175,110 @@ mod tests {
         }
     }
 
-    /// For N = 1 to 7 and every order of yes / no / error answers (a timeout is an error): the decision is
-    /// taken exactly when the outcome becomes certain, won never turns into lost or back, a
-    /// decision always exists once every master answered, and a loss is called unreachable
-    /// exactly when the failures seen so far leave no possible majority of answers.
+    /// For N = 1 to 7, every quorum from 1 to N (the majority is `Tally::new`'s; a semaphore
+    /// uses larger ones), and every order of yes / no / error answers (a timeout is an error):
+    /// the decision is taken exactly when the outcome becomes certain, won never turns into
+    /// lost or back, a decision always exists once every master answered, a loss is called
+    /// unreachable exactly when the failures seen so far leave no possible quorum of answers,
+    /// and `refused_by_majority` says exactly that the refusals alone leave no quorum.
     #[test]
     fn every_answer_sequence_decides_exactly_when_the_outcome_is_certain() {
         for n in 1..=7 {
-            let needed = majority(n);
-            for sequence in all_sequences(n) {
-                let mut tally = Tally::new(n);
-                let mut first: Option<Decision> = None;
-                for answered in 0..n {
-                    tally.record(sequence[answered]);
-                    let seen = &sequence[..=answered];
-                    let yes = seen.iter().filter(|v| **v == Vote::Yes).count();
-                    let failed = seen.iter().filter(|v| matches!(v, Vote::Error)).count();
-                    let won_for_sure = yes >= needed;
-                    let lost_for_sure = yes + (n - seen.len()) < needed;
-                    let decision = tally.decision();
-                    match decision {
-                        Decision::Won => assert!(won_for_sure, "{sequence:?}"),
-                        Decision::Lost(loss) => {
-                            assert!(lost_for_sure, "{sequence:?}");
-                            let unreachable = failed > n - needed;
-                            assert_eq!(loss == Loss::Unreachable, unreachable, "{sequence:?}");
-                        }
-                        Decision::Undecided => {
-                            assert!(!won_for_sure && !lost_for_sure, "{sequence:?}")
-                        }
+            for needed in 1..=n {
+                every_sequence_decides_at(n, needed);
+            }
+            assert_eq!(Tally::new(n), Tally::with_quorum(n, majority(n)));
+        }
+    }
+
+    fn every_sequence_decides_at(n: usize, needed: usize) {
+        for sequence in all_sequences(n) {
+            let mut tally = Tally::with_quorum(n, needed);
+            let mut first: Option<Decision> = None;
+            for answered in 0..n {
+                tally.record(sequence[answered]);
+                let seen = &sequence[..=answered];
+                let yes = seen.iter().filter(|v| **v == Vote::Yes).count();
+                let failed = seen.iter().filter(|v| matches!(v, Vote::Error)).count();
+                let won_for_sure = yes >= needed;
+                let lost_for_sure = yes + (n - seen.len()) < needed;
+                let decision = tally.decision();
+                let refused = seen.iter().filter(|v| **v == Vote::No).count();
+                assert_eq!(
+                    tally.refused_by_majority(),
+                    n - refused < needed,
+                    "{sequence:?} quorum {needed}"
+                );
+                match decision {
+                    Decision::Won => assert!(won_for_sure, "{sequence:?}"),
+                    Decision::Lost(loss) => {
+                        assert!(lost_for_sure, "{sequence:?}");
+                        let unreachable = failed > n - needed;
+                        assert_eq!(loss == Loss::Unreachable, unreachable, "{sequence:?}");
                     }
-                    match (first, decision) {
-                        (None, Decision::Undecided) => {}
-                        (None, decided) => first = Some(decided),
-                        (Some(Decision::Won), later) => assert_eq!(later, Decision::Won),
-                        (Some(_), later) => {
-                            assert!(matches!(later, Decision::Lost(_)), "{sequence:?}")
-                        }
+                    Decision::Undecided => {
+                        assert!(!won_for_sure && !lost_for_sure, "{sequence:?}")
                     }
                 }
-                assert_eq!(tally.pending(), 0);
-                assert_ne!(tally.decision(), Decision::Undecided, "{sequence:?}");
+                match (first, decision) {
+                    (None, Decision::Undecided) => {}
+                    (None, decided) => first = Some(decided),
+                    (Some(Decision::Won), later) => assert_eq!(later, Decision::Won),
+                    (Some(_), later) => {
+                        assert!(matches!(later, Decision::Lost(_)), "{sequence:?}")
+                    }
+                }
             }
+            assert_eq!(tally.pending(), 0);
+            assert_ne!(tally.decision(), Decision::Undecided, "{sequence:?}");
         }
     }
 
     #[test]
     fn deadline_turns_pending_masters_into_timeouts_and_always_decides() {
         for n in 1..=7 {
-            for yes in 0..=n {
-                let mut tally = Tally::new(n);
-                (0..yes).for_each(|_| tally.record(Vote::Yes));
-                tally.expire();
-                assert_eq!(tally.pending(), 0);
-                let expected = if yes >= majority(n) {
-                    Decision::Won
-                } else {
-                    Decision::Lost(Loss::Unreachable)
-                };
-                assert_eq!(tally.decision(), expected, "N = {n}, yes = {yes}");
+            for quorum in 1..=n {
+                for yes in 0..=n {
+                    let mut tally = Tally::with_quorum(n, quorum);
+                    (0..yes).for_each(|_| tally.record(Vote::Yes));
+                    tally.expire();
+                    assert_eq!(tally.pending(), 0);
+                    let expected = if yes >= quorum {
+                        Decision::Won
+                    } else {
+                        Decision::Lost(Loss::Unreachable)
+                    };
+                    assert_eq!(
+                        tally.decision(),
+                        expected,
+                        "N = {n}, q = {quorum}, yes = {yes}"
+                    );
+                }
             }
         }
+    }
+
+    #[test]
+    fn a_larger_quorum_needs_more_yes_votes_and_loses_sooner() {
+        // N = 5, quorum 4 (a semaphore of 2): three yes votes are not enough, two refusals lose.
+        let mut tally = Tally::with_quorum(5, 4);
+        (0..3).for_each(|_| tally.record(Vote::Yes));
+        assert_eq!(tally.decision(), Decision::Undecided);
+        tally.record(Vote::No);
+        assert_eq!(tally.decision(), Decision::Undecided);
+        tally.record(Vote::No);
+        assert_eq!(tally.decision(), Decision::Lost(Loss::Refused));
+        assert!(tally.refused_by_majority());
+        let mut tally = Tally::with_quorum(5, 4);
+        tally.record(Vote::Error);
+        tally.record(Vote::Error);
+        assert_eq!(tally.decision(), Decision::Lost(Loss::Unreachable));
+    }
+
+    #[test]
+    #[should_panic(expected = "a quorum of 0 over 3 masters")]
+    fn a_quorum_of_zero_is_refused() {
+        Tally::with_quorum(3, 0);
     }
 
     #[test]

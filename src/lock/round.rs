@@ -83,7 +83,7 @@ impl Masters {
     }
 
     /// Sends one request to every master at once and collects answers until `until` is met or
-    /// `deadline` passes.
+    /// `deadline` passes; decided by a majority.
     pub(super) async fn round<'a, F, Fut>(
         &'a self,
         deadline: Instant,
@@ -95,8 +95,25 @@ impl Masters {
         F: Fn(&'a Endpoint) -> Fut,
         Fut: Future<Output = Result<Reply, NodeError>> + 'a,
     {
+        self.round_with(self.quorum(), deadline, until, vote, request)
+            .await
+    }
+
+    /// A round decided by `quorum` yes votes instead of a majority (a semaphore's slots).
+    pub(super) async fn round_with<'a, F, Fut>(
+        &'a self,
+        quorum: usize,
+        deadline: Instant,
+        until: Until,
+        vote: fn(&Result<Reply, NodeError>) -> Vote,
+        request: F,
+    ) -> Round
+    where
+        F: Fn(&'a Endpoint) -> Fut,
+        Fut: Future<Output = Result<Reply, NodeError>> + 'a,
+    {
         let n = self.nodes.len();
-        let mut tally = Tally::new(n);
+        let mut tally = Tally::with_quorum(n, quorum);
         let mut answers: Vec<Option<Result<Reply, NodeError>>> = vec![None; n];
         let mut in_flight: FuturesUnordered<_> = self
             .nodes
