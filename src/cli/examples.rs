@@ -38,6 +38,7 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
         &[
             "redlock run --key deploy-prod --ttl 30s -- ./deploy.sh --env prod",
             "redlock run --key report --ttl 5m --conflict-exit-code 0 -- ./report.sh",
+            "redlock run --key backups --limit 3 --ttl 1m --wait 2h -- ./backup.sh",
             "redlock run -s redis://r1:6379 -s redis://r2:6379 -s redis://r3:6379 \\\n    \
              --key release --wait 10m -- make release",
             "redlock run --key report --ttl 5m \\\n    \

@@ -349,6 +349,17 @@ pub struct LockArgs {
         value_hint = ValueHint::Other,
     )]
     pub conflict_exit_code: Option<u8>,
+
+    /// Let up to L holders in at once (a counting semaphore) instead of one. Each holder needs
+    /// a slot on floor(L*N/(L+1))+1 of the N masters (-v shows it), so fewer masters may be
+    /// down than for a lock. Every holder of the key must use the same L.
+    #[arg(
+        long,
+        value_name = "L",
+        value_parser = clap::value_parser!(u32).range(1..=1000),
+        value_hint = ValueHint::Other,
+    )]
+    pub limit: Option<u32>,
 }
 
 /// How `acquire` prints the lock.
@@ -359,7 +370,8 @@ pub enum Format {
     /// `export` lines for `eval`: REDLOCK_KEY, REDLOCK_TOKEN, REDLOCK_VALIDITY_MS, and
     /// REDLOCK_FENCE with --fence.
     Env,
-    /// One JSON object: key, token, nested, ttl_ms, validity_ms, fence, holder.
+    /// One JSON object: key, token, nested, ttl_ms, validity_ms, fence, limit (--limit),
+    /// holder.
     Json,
 }
 

@@ -31,9 +31,12 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     let client = open_client(&context)?;
     let key = &settings.lock.key;
 
-    if let Some(token) =
-        reentrance::inherited_lock(&client, key, settings.lock.timing.node_timeout)?
-    {
+    if let Some(token) = reentrance::inherited_lock(
+        &client,
+        key,
+        settings.lock.limit,
+        settings.lock.timing.node_timeout,
+    )? {
         let nested = format!("{NESTED_PREFIX}{token}");
         let fence = inherited_fence()?;
         output::print_all(&render(settings.format, key, &nested, None, None, fence))?;
@@ -136,6 +139,7 @@ fn render(
                 "ttl_ms": lock.map(|l| l.timing().ttl.as_millis() as u64),
                 "validity_ms": validity_ms,
                 "fence": fence,
+                "limit": lock.and_then(|l| l.kind().limit()),
                 "holder": holder.map(Holder::to_json),
             });
             format!("{value}\n")

@@ -65,22 +65,44 @@ pub fn acquire(
 ) -> Result<Lock, Failure> {
     let mut progress = WaitProgress::new(&settings.key, quiet, settings.wait);
     let asked = std::time::Instant::now();
-    let result = client.acquire(
-        &settings.key,
-        settings.timing,
-        Some(holder),
-        settings.wait,
-        &signals.cancel,
-        &mut |failure| progress.update(failure),
-    );
+    let mut on_retry = |failure: &AttemptFailure| progress.update(failure);
+    let (result, quorum) = match settings.limit {
+        None => (
+            client.acquire(
+                &settings.key,
+                settings.timing,
+                Some(holder),
+                settings.wait,
+                &signals.cancel,
+                &mut on_retry,
+            ),
+            client.quorum(),
+        ),
+        Some(limit) => {
+            announce_slot_quorum(client, &settings.key, limit);
+            let result = client.acquire_slot(
+                &settings.key,
+                limit,
+                settings.timing,
+                Some(holder),
+                settings.wait,
+                &signals.cancel,
+                &mut on_retry,
+            );
+            (result, client.slot_quorum(limit))
+        }
+    };
     progress.finish();
     seen.wait = Some(asked.elapsed());
     seen.outcomes.extend(match &result {
         Ok(_) => Some(Outcome::Acquired),
-        Err(AcquireError::Failed(AttemptFailure::Held { .. })) => Some(Outcome::Conflict),
+        Err(AcquireError::Failed(AttemptFailure::Held { .. } | AttemptFailure::Full { .. })) => {
+            Some(Outcome::Conflict)
+        }
         Err(AcquireError::Failed(_)) => Some(Outcome::Unavailable),
-        // Interrupted: the time spent counts, but nothing was decided.
-        Err(AcquireError::Cancelled) => None,
+        // Interrupted: the time spent counts, but nothing was decided. A key used two ways is
+        // a usage error, not an outcome of the lock.
+        Err(AcquireError::Cancelled | AcquireError::Conflict(_)) => None,
     });
     if let Ok(lock) = &result {
         wording::warn_degraded(&settings.key, lock.refusals());
@@ -88,9 +110,26 @@ pub fn acquire(
     result.map_err(|error| match error {
         AcquireError::Cancelled => interrupted(&signals.inbox, &settings.key),
         AcquireError::Failed(failure) => {
-            wording::describe_failure(&settings.key, &failure, settings, client.quorum(), quiet)
+            wording::describe_failure(&settings.key, &failure, settings, quorum, quiet)
         }
+        AcquireError::Conflict(conflict) => wording::conflict(&settings.key, &conflict),
     })
+}
+
+/// Says (with -v) how many masters a slot needs, and warns when that is all of them.
+fn announce_slot_quorum(client: &Redlock, key: &str, limit: u32) {
+    let n = client.masters().count();
+    let q = client.slot_quorum(limit);
+    log::info!(
+        "semaphore {key:?}: limit {limit}, a slot needs {q} of {n} masters (tolerates {} down)",
+        n - q
+    );
+    if q == n && n > 1 {
+        log::warn!(
+            "warning: --limit {limit} with {n} masters needs a slot on all {n}: one master down \
+             stops every holder; use more masters (see README, \"Semaphores\")"
+        );
+    }
 }
 
 /// Obtains a fencing token for a lock just taken, if `--fence` asked for one; on failure the

@@ -20,6 +20,7 @@ pub fn extend(global: &GlobalArgs, args: ExtendArgs) -> Result<i32, Failure> {
         .unwrap_or(&settings.token);
     let client = open_client(&context)?;
     let mut lock = Lock::from_token(key, token, settings.timing);
+    let (what, needed) = wording::token_holds(key, &lock, &client);
     match client.extend(&mut lock) {
         Ok(()) => {
             log::info!(
@@ -31,12 +32,12 @@ pub fn extend(global: &GlobalArgs, args: ExtendArgs) -> Result<i32, Failure> {
         Err(ExtendError::Gone) => Err(Failure::new(
             exit::LOCK_LOST,
             format!(
-                "lock {key:?} is not held by this token any more (it expired or was released): \
-                 it was not re-created; take it again with `redlock acquire`"
+                "{what} is not held by this token any more (it expired or was released): it was \
+                 not re-created; take it again with `redlock acquire`"
             ),
         )),
         Err(ExtendError::Unconfirmed { failures }) => Err(wording::masters_failed(
-            &format!("cannot confirm the extension of lock {key:?} on a majority of masters"),
+            &format!("cannot confirm the extension of {what} on {needed}"),
             &failures,
         )),
     }

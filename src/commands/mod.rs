@@ -15,6 +15,7 @@ mod renew_while;
 mod run;
 mod show_config;
 mod status;
+mod status_slots;
 mod wording;
 
 use std::sync::Arc;

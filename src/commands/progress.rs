@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::lock::AttemptFailure;
 
-use super::wording::list;
+use super::wording::{self, list};
 
 /// The "waiting for lock" line: updated in place on a terminal, one line per change of holder
 /// with -v otherwise, nothing with --quiet or when neither applies.
@@ -67,6 +67,19 @@ impl<'a> WaitProgress<'a> {
                 format!("masters unreachable: {}", list(failures))
             }
             AttemptFailure::TooSlow { .. } => "masters too slow".into(),
+            AttemptFailure::Full {
+                limit,
+                holders,
+                waiters,
+                place,
+                ..
+            } => {
+                let taken = format!("all {limit} slots taken{}", wording::slot_holders(holders));
+                match place {
+                    Some(place) => format!("{taken}; place {place} of {waiters} in line"),
+                    None => taken,
+                }
+            }
         };
         let line = format!("waiting for lock {:?}: {why}", self.key);
         if self.terminal {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::config::env;
 use crate::exit::Failure;
-use crate::lock::{Redlock, Verdict};
+use crate::lock::{Kind, Redlock, Verdict, judge_slots};
 
 /// The prefix `acquire` puts on the token of a nested (re-entrant) acquisition: `release`
 /// leaves such a lock to the outer holder.
@@ -19,6 +19,7 @@ pub const NESTED_PREFIX: &str = "nested:";
 pub fn inherited_lock(
     client: &Redlock,
     key: &str,
+    limit: Option<u32>,
     node_timeout: Duration,
 ) -> Result<Option<String>, Failure> {
     let inherited_key = env::text(env::KEY_ENV)?;
@@ -30,19 +31,39 @@ pub fn inherited_lock(
     if inherited_key != key || token.is_empty() {
         return Ok(None);
     }
+    // Re-used only as what it is: a slot of the same limit for `--limit`, the lock without.
+    if Kind::of_token(token).limit() != limit {
+        return Ok(None);
+    }
+    if limit.is_some() {
+        let states: Vec<_> = client
+            .inspect_slots(key, node_timeout)
+            .into_iter()
+            .map(|inspection| inspection.state)
+            .collect();
+        let held = judge_slots(&states)
+            .is_some_and(|semaphore| semaphore.holders.iter().any(|h| h.token == token));
+        return Ok(reused(key, token, held));
+    }
     let states: Vec<_> = client
         .inspect(key, node_timeout)
         .into_iter()
         .map(|inspection| inspection.state)
         .collect();
-    match crate::lock::judge(&states) {
-        Verdict::Held { token: holder, .. } if holder == token => {
-            log::info!("lock {key:?} is already held by an enclosing redlock: re-using it");
-            Ok(Some(token.to_string()))
-        }
-        _ => {
-            log::info!("inherited lock {key:?} is no longer held: taking it afresh");
-            Ok(None)
-        }
+    let held = matches!(
+        crate::lock::judge(&states),
+        Verdict::Held { token: holder, .. } if holder == token
+    );
+    Ok(reused(key, token, held))
+}
+
+/// The inherited token if it still `held`, saying which it is.
+fn reused(key: &str, token: &str, held: bool) -> Option<String> {
+    if held {
+        log::info!("lock {key:?} is already held by an enclosing redlock: re-using it");
+        Some(token.to_string())
+    } else {
+        log::info!("inherited lock {key:?} is no longer held: taking it afresh");
+        None
     }
 }

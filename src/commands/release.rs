@@ -27,6 +27,7 @@ pub fn release(
     }
     let client = open_client(&context)?;
     let lock = Lock::from_token(key, &settings.token, settings.timing);
+    let (what, needed) = wording::token_holds(key, &lock, &client);
     // How long it was held: from the holder record `acquire` wrote, read before it goes.
     let since = metrics_file
         .as_ref()
@@ -50,13 +51,13 @@ pub fn release(
         Released::NotHeld => Err(Failure::new(
             exit::LOCK_LOST,
             format!(
-                "lock {key:?} is not held by this token (it expired or was released, or someone \
-                 else holds it now): nothing was deleted"
+                "{what} is not held by this token (it expired or was released, or someone else \
+                 holds it now): nothing was deleted"
             ),
         )),
         Released::Unknown { failures } => {
             let mut failure = wording::masters_failed(
-                &format!("cannot confirm the release of lock {key:?} on a majority of masters"),
+                &format!("cannot confirm the release of {what} on {needed}"),
                 &failures,
             );
             if failures.iter().all(|f| f.cause() == Cause::Unreachable) {

@@ -22,9 +22,11 @@ use serde_json::{Value, json};
 use crate::cli::{GlobalArgs, StatusArgs};
 use crate::config;
 use crate::exit::{self, Failure};
-use crate::lock::{Holder, InLine, Inspection, MasterFailure, MasterState, Verdict, judge, line};
+use crate::lock::{
+    Holder, InLine, Inspection, MasterFailure, MasterState, Verdict, judge, judge_slots, line,
+};
 
-use super::{open_client, output, wording};
+use super::{open_client, output, status_slots, wording};
 
 pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
     config::validate_key(&args.key)?;
@@ -35,6 +37,18 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
     let masters = client.inspect(&args.key, node_timeout);
     let states: Vec<MasterState> = masters.iter().map(|m| m.state.clone()).collect();
     let verdict = judge(&states);
+    if !matches!(verdict, Verdict::Held { .. }) {
+        // Not held as a lock: it may be a semaphore (`--limit`).
+        let slots = client.inspect_slots(&args.key, node_timeout);
+        let states: Vec<_> = slots.iter().map(|m| m.state.clone()).collect();
+        if let Some(semaphore) = judge_slots(&states) {
+            let (text, code) = status_slots::report(&args.key, &semaphore, &slots, args.json);
+            if !global.quiet {
+                output::print(&text)?;
+            }
+            return code;
+        }
+    }
     let text = if args.json {
         format!(
             "{}\n",
@@ -82,7 +96,7 @@ fn verdict_name(verdict: &Verdict) -> &'static str {
     }
 }
 
-fn ms(d: Duration) -> u64 {
+pub(super) fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
@@ -229,7 +243,7 @@ fn to_text(key: &str, verdict: &Verdict, masters: &[Inspection]) -> String {
 
 /// A TTL for display, in one style: whole seconds from a second up (`28s`, `2m 5s`),
 /// milliseconds below (`987ms`).
-fn round(d: Duration) -> humantime::FormattedDuration {
+pub(super) fn round(d: Duration) -> humantime::FormattedDuration {
     let rounded = if d >= Duration::from_secs(1) {
         Duration::from_secs(d.as_secs())
     } else {
@@ -239,7 +253,7 @@ fn round(d: Duration) -> humantime::FormattedDuration {
 }
 
 /// The first `keep` characters of `text`, with an ellipsis only when something was cut.
-fn abbreviated(text: &str, keep: usize) -> String {
+pub(super) fn abbreviated(text: &str, keep: usize) -> String {
     if text.chars().count() <= keep {
         return text.to_string();
     }

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use crate::config::LockSettings;
 use crate::exit::{self, Failure};
-use crate::lock::{AttemptFailure, Cause, FenceError, MasterFailure};
+use crate::lock::{
+    AttemptFailure, Cause, Conflict, FenceError, Holder, Kind, Lock, MasterFailure, Redlock,
+};
 
 /// The failure when too few masters answered: `what` failed, and why, master by master, each
 /// group of masters with the same cause followed by what to do about it. Exit 78 when any of
@@ -86,6 +88,20 @@ pub fn describe_failure(
     quorum: usize,
     quiet: bool,
 ) -> Failure {
+    let advice = if settings.wait.is_zero() {
+        "; use --wait DURATION to wait for it".to_string()
+    } else {
+        format!(
+            "; gave up after waiting {}",
+            humantime::format_duration(settings.wait)
+        )
+    };
+    let taken = |message: String| {
+        Failure::new(
+            settings.conflict_exit_code,
+            if quiet { String::new() } else { message },
+        )
+    };
     match failure {
         AttemptFailure::Held {
             holder,
@@ -108,34 +124,107 @@ pub fn describe_failure(
             if !*free && *waiters > 0 {
                 let _ = write!(expiry, ", and {} queued for it", waiting(*waiters));
             }
-            let advice = if settings.wait.is_zero() {
-                "; use --wait DURATION to wait for it".to_string()
-            } else {
-                format!(
-                    "; gave up after waiting {}",
-                    humantime::format_duration(settings.wait)
-                )
-            };
-            let message = if quiet {
-                String::new()
-            } else {
-                format!("lock {key:?} {who}{expiry}{advice}")
-            };
-            Failure::new(settings.conflict_exit_code, message)
+            taken(format!("lock {key:?} {who}{expiry}{advice}"))
+        }
+        AttemptFailure::Full {
+            limit,
+            holders,
+            frees_in,
+            waiters,
+            ..
+        } => {
+            let mut expiry = frees_in
+                .map(|t| format!("; one frees in {} unless renewed", whole_seconds(t)))
+                .unwrap_or_default();
+            if *waiters > 0 {
+                let _ = write!(expiry, ", and {} queued for one", waiting(*waiters));
+            }
+            taken(format!(
+                "all {limit} slots of semaphore {key:?} are taken{}{expiry}{advice}",
+                slot_holders(holders)
+            ))
         }
         AttemptFailure::Unreachable { needed, failures } => masters_failed(
-            &format!("cannot take lock {key:?} (need {needed} masters)"),
+            &format!(
+                "cannot take {} (need {needed} masters)",
+                held(key, settings)
+            ),
             failures,
         ),
         AttemptFailure::TooSlow { elapsed } => Failure::new(
             exit::UNAVAILABLE,
             format!(
-                "a majority granted lock {key:?} but only after {elapsed:.0?}, leaving no validity \
-                 of the {} TTL (need {quorum} masters); raise --ttl or check the network",
+                "{} masters granted {} but only after {elapsed:.0?}, leaving no validity of the \
+                 {} TTL (need {quorum} masters); raise --ttl or check the network",
+                if settings.limit.is_some() {
+                    "enough"
+                } else {
+                    "a majority of"
+                },
+                held(key, settings),
                 humantime::format_duration(settings.timing.ttl)
             ),
         ),
     }
+}
+
+/// `lock "k"`, or `a slot of semaphore "k"` with --limit.
+fn held(key: &str, settings: &LockSettings) -> String {
+    match settings.limit {
+        None => format!("lock {key:?}"),
+        Some(_) => format!("a slot of semaphore {key:?}"),
+    }
+}
+
+/// What a token holds, for `extend` and `release`: `lock "k"`, or `the slot of semaphore "k"`,
+/// and the masters it needs: `a majority of masters`, or `4 masters`.
+pub fn token_holds(key: &str, lock: &Lock, client: &Redlock) -> (String, String) {
+    match lock.kind() {
+        Kind::Lock => (format!("lock {key:?}"), "a majority of masters".to_string()),
+        Kind::Slot { limit } => (
+            format!("the slot of semaphore {key:?}"),
+            format!("{} masters", client.slot_quorum(limit)),
+        ),
+    }
+}
+
+/// ` by ci-3 (pid 4412, ...) for 2m and 1 other`: who holds a semaphore's slots, as far as the
+/// refusing masters named them.
+pub fn slot_holders(holders: &[(String, Option<Holder>)]) -> String {
+    let named: Vec<String> = holders
+        .iter()
+        .filter_map(|(_, holder)| holder.as_ref().map(Holder::describe))
+        .collect();
+    let others = holders.len() - named.len().min(1);
+    match (named.first(), others) {
+        (None, _) => String::new(),
+        (Some(first), 0) => format!(" by {first}"),
+        (Some(first), 1) => format!(" by {first} and 1 other"),
+        (Some(first), n) => format!(" by {first} and {n} others"),
+    }
+}
+
+/// A key used as a lock and as a semaphore, or as semaphores of two limits: exit 64, since
+/// waiting would not help and only a change of command can.
+pub fn conflict(key: &str, conflict: &Conflict) -> Failure {
+    Failure::usage(match conflict {
+        Conflict::IsLock => format!(
+            "{key:?} is in use as a lock (without --limit): a key cannot be a lock and a \
+             semaphore at once; use another key for the semaphore"
+        ),
+        Conflict::IsSemaphore { limit } => format!(
+            "lock {key:?} is in use as a semaphore{}: a key cannot be a lock and a semaphore at \
+             once; use another key for the lock, or take a slot with the same --limit",
+            limit
+                .as_ref()
+                .map(|l| format!(" (--limit {l})"))
+                .unwrap_or_default()
+        ),
+        Conflict::Limit { ours, theirs } => format!(
+            "semaphore {key:?} is held with --limit {theirs}, not {ours}: every holder of a key \
+             must use the same limit; use --limit {theirs}, or another key"
+        ),
+    })
 }
 
 /// Why no fencing token was granted (the lock has been released by then).

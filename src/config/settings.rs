@@ -15,6 +15,8 @@ pub struct LockSettings {
     pub conflict_exit_code: i32,
     /// Obtain a fencing token after taking the lock.
     pub fence: bool,
+    /// `--limit`: take one of this many slots (a semaphore) instead of the lock.
+    pub limit: Option<u32>,
 }
 
 /// Everything `redlock run` needs.
@@ -36,12 +38,21 @@ pub fn lock_settings(args: &LockArgs, defaults: &Defaults) -> Result<LockSetting
     } else {
         args.wait.unwrap_or(Duration::ZERO)
     };
+    if let Some(limit) = args.limit
+        && limit > 1
+        && args.fence
+    {
+        return Err(Failure::usage(format!(
+            "--fence with --limit {limit}: up to {limit} holders run at once, so a resource              cannot refuse the older tokens; drop --fence, or use a lock (no --limit)"
+        )));
+    }
     Ok(LockSettings {
         key: args.key.clone(),
         timing,
         wait,
         conflict_exit_code: args.conflict_exit_code.map_or(exit::CONFLICT, i32::from),
         fence: args.fence,
+        limit: args.limit,
     })
 }
 

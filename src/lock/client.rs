@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::cancel::Cancel;
 use super::endpoint::Endpoint;
 use super::fence::{self, FenceError};
-use super::held::{Lock, Timing};
+use super::held::{Kind, Lock, Timing};
 use super::holder::Holder;
 use super::keys::{self, Names};
 use super::master::Master;
@@ -21,15 +21,16 @@ use super::quorum::{Decision, Loss, Vote};
 use super::round::{Masters, Round, Until};
 use super::scan::{self, Scan, ScanOptions};
 use super::scripts::{
-    self, ACQUIRE, EXTEND, INSPECT, RELEASE, acquire_vote, binary_vote, inspected,
+    self, ACQUIRE, EXTEND, INSPECT, Lua, RELEASE, acquire_vote, binary_vote, inspected,
 };
+use super::semaphore;
 
 /// A Redlock client over a fixed set of masters.
 pub struct Redlock {
     // Declared first so that it is dropped first: the connections close while the runtime
     // that registered their sockets is still there.
-    masters: Masters,
-    runtime: tokio::runtime::Runtime,
+    pub(super) masters: Masters,
+    pub(super) runtime: tokio::runtime::Runtime,
 }
 
 impl Redlock {
@@ -134,6 +135,7 @@ impl Redlock {
                         since,
                         timing,
                         holder,
+                        kind: Kind::Lock,
                     };
                     let waited =
                         queue::wait_in_line(&self.masters, waiter, give_up_at, cancel, on_retry);
@@ -141,6 +143,7 @@ impl Redlock {
                         InLine::Took(lock) => return Ok(lock),
                         InLine::GaveUp(failure) => return Err(AcquireError::Failed(failure)),
                         InLine::Cancelled => return Err(AcquireError::Cancelled),
+                        InLine::Conflict(conflict) => return Err(AcquireError::Conflict(conflict)),
                         // Join again, at the back, with a new token.
                         InLine::LostPlace => {
                             attempt = 0;
@@ -221,6 +224,7 @@ impl Redlock {
                 let mut refusals = round.failures(&self.masters);
                 refusals.retain(|f| f.cause().is_configuration());
                 return Ok(Lock {
+                    kind: Kind::Lock,
                     key: key.to_string(),
                     token: token.to_string(),
                     timing,
@@ -251,69 +255,107 @@ impl Redlock {
     /// Extends `lock` to its full TTL again, measured from the start of this round. Counts only
     /// if a majority confirmed before the current validity ran out. Never deletes anything.
     pub fn extend(&self, lock: &mut Lock) -> Result<(), ExtendError> {
-        self.runtime.block_on(async {
-            let start = Instant::now();
-            let keys = [lock.key(), &keys::holder(lock.key())];
-            let ttl_ms = lock.timing.ttl_ms();
-            let args: [&[u8]; 2] = [lock.token.as_bytes(), &ttl_ms];
-            // Past the validity an answer no longer counts, so there is no point waiting longer
-            // (a lock built from a token has no known validity: give it one node timeout).
-            let node_deadline = start + lock.timing.node_timeout;
-            let deadline = if lock.validity_end > start {
-                node_deadline.min(lock.validity_end)
-            } else {
-                node_deadline
-            };
-            let round = self
-                .masters
-                .round(deadline, Until::Conclusive, binary_vote, |node| {
-                    node.eval(&EXTEND, &keys, &args)
-                })
-                .await;
-            self.masters
-                .trace("extend", lock.key(), &round, start.elapsed());
-            let in_time = lock.validity_end <= start || Instant::now() < lock.validity_end;
-            match round.tally.decision() {
-                Decision::Won if in_time => {
-                    lock.validity_end = lock.timing.validity_end(start);
-                    Ok(())
-                }
-                _ if round.tally.refused_by_majority() => Err(ExtendError::Gone),
-                _ => Err(ExtendError::Unconfirmed {
-                    failures: round.failures(&self.masters),
-                }),
-            }
-        })
+        if let Kind::Slot { limit } = lock.kind {
+            return self.extend_slot(lock, limit);
+        }
+        let keys = [lock.key(), &keys::holder(lock.key())];
+        let ttl_ms = lock.timing.ttl_ms();
+        let args: [&[u8]; 2] = [lock.token.as_bytes(), &ttl_ms];
+        let renewed =
+            self.runtime
+                .block_on(self.renewal(lock, self.quorum(), (&EXTEND, &keys, &args)));
+        lock.validity_end = renewed?;
+        Ok(())
+    }
+
+    /// One extension round of `lock` (`request`: its script, keys and arguments), decided by
+    /// `quorum`: the new validity end, measured from the start of the round, if the quorum
+    /// confirmed before the current validity ran out.
+    pub(super) async fn renewal(
+        &self,
+        lock: &Lock,
+        quorum: usize,
+        (script, keys, args): (&Lua, &[&str], &[&[u8]]),
+    ) -> Result<Instant, ExtendError> {
+        let start = Instant::now();
+        // Past the validity an answer no longer counts, so there is no point waiting longer
+        // (a lock built from a token has no known validity: give it one node timeout).
+        let node_deadline = start + lock.timing.node_timeout;
+        let deadline = if lock.validity_end > start {
+            node_deadline.min(lock.validity_end)
+        } else {
+            node_deadline
+        };
+        let round = self
+            .masters
+            .round_with(quorum, deadline, Until::Conclusive, binary_vote, |node| {
+                node.eval(script, keys, args)
+            })
+            .await;
+        self.masters
+            .trace("extend", lock.key(), &round, start.elapsed());
+        let in_time = lock.validity_end <= start || Instant::now() < lock.validity_end;
+        match round.tally.decision() {
+            Decision::Won if in_time => Ok(lock.timing.validity_end(start)),
+            _ if round.tally.refused_by_majority() => Err(ExtendError::Gone),
+            _ => Err(ExtendError::Unconfirmed {
+                failures: round.failures(&self.masters),
+            }),
+        }
     }
 
     /// Makes the lock expire `remaining` from now instead of deleting it (compare-and-pexpire on
     /// every master). True when a majority confirmed.
     pub fn expire_in(&self, lock: &Lock, remaining: Duration) -> bool {
         let remaining = remaining.max(Duration::from_millis(1));
-        self.runtime.block_on(async {
-            let start = Instant::now();
-            let keys = [lock.key(), &keys::holder(lock.key())];
-            let ms = remaining.as_millis().to_string().into_bytes();
-            let args: [&[u8]; 2] = [lock.token.as_bytes(), &ms];
-            let round = self
-                .masters
-                .round(
-                    start + lock.timing.node_timeout,
-                    Until::DecidedAndSent,
-                    binary_vote,
-                    |node| node.eval(&EXTEND, &keys, &args),
-                )
-                .await;
-            self.masters
-                .trace("expire", lock.key(), &round, start.elapsed());
-            round.tally.decision() == Decision::Won
-        })
+        if let Kind::Slot { limit } = lock.kind {
+            return self.expire_slot_in(lock, limit, remaining);
+        }
+        let keys = [lock.key(), &keys::holder(lock.key())];
+        let ms = remaining.as_millis().to_string().into_bytes();
+        let args: [&[u8]; 2] = [lock.token.as_bytes(), &ms];
+        self.runtime
+            .block_on(self.expiry(lock, self.quorum(), (&EXTEND, &keys, &args)))
+    }
+
+    /// One round that sets `lock`'s expiry (`request`: its script, keys and arguments); true
+    /// when `quorum` masters confirmed.
+    pub(super) async fn expiry(
+        &self,
+        lock: &Lock,
+        quorum: usize,
+        (script, keys, args): (&Lua, &[&str], &[&[u8]]),
+    ) -> bool {
+        let start = Instant::now();
+        let round = self
+            .masters
+            .round_with(
+                quorum,
+                start + lock.timing.node_timeout,
+                Until::DecidedAndSent,
+                binary_vote,
+                |node| node.eval(script, keys, args),
+            )
+            .await;
+        self.masters
+            .trace("expire", lock.key(), &round, start.elapsed());
+        round.tally.decision() == Decision::Won
     }
 
     /// Deletes the lock on every master where it still holds our token, and tells the next
     /// waiter. Bounded by one per-node timeout; does not wait for slow masters once a majority
     /// answered and every master has been sent the request.
     pub fn release(&self, lock: &Lock) -> Released {
+        if let Kind::Slot { limit } = lock.kind {
+            return self.runtime.block_on(semaphore::release_slot(
+                &self.masters,
+                lock.key(),
+                lock.token(),
+                limit,
+                lock.timing,
+                true,
+            ));
+        }
         let names = Names::of(lock.key());
         self.runtime.block_on(release_token(
             &self.masters,

@@ -51,9 +51,40 @@ impl Timing {
     }
 }
 
-/// A lock held on a majority of masters.
+/// What a [`Lock`] holds: the lock itself, or one slot of a semaphore (`--limit`, see
+/// `semaphore`). Renewal, release and validity work the same for both; the operations of
+/// [`super::Redlock`] dispatch on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The key K holds our token on a majority.
+    Lock,
+    /// One of at most `limit` slots of K, held on a quorum of `semaphore::quorum` masters.
+    Slot { limit: u32 },
+}
+
+impl Kind {
+    /// What a token (printed by `acquire`) holds: a slot's token says so, with its limit (see
+    /// `semaphore::slot_token`).
+    pub fn of_token(token: &str) -> Kind {
+        match super::semaphore::limit_of_token(token) {
+            Some(limit) => Kind::Slot { limit },
+            None => Kind::Lock,
+        }
+    }
+
+    /// The `--limit` it was taken with; `None` for the lock.
+    pub fn limit(self) -> Option<u32> {
+        match self {
+            Kind::Lock => None,
+            Kind::Slot { limit } => Some(limit),
+        }
+    }
+}
+
+/// A lock held on a majority of masters, or a semaphore slot held on its quorum.
 #[derive(Clone, Debug)]
 pub struct Lock {
+    pub(super) kind: Kind,
     pub(super) key: String,
     pub(super) token: String,
     pub(super) timing: Timing,
@@ -65,9 +96,11 @@ pub struct Lock {
 
 impl Lock {
     /// Rebuilds a lock from its key and token (e.g. printed by `acquire`), to extend or release
-    /// it. Its validity is unknown, so it counts as already expired until extended.
+    /// it. Its validity is unknown, so it counts as already expired until extended. What it
+    /// holds comes from the token ([`Kind::of_token`]).
     pub fn from_token(key: &str, token: &str, timing: Timing) -> Lock {
         Lock {
+            kind: Kind::of_token(token),
             key: key.to_string(),
             token: token.to_string(),
             timing,
@@ -86,6 +119,10 @@ impl Lock {
 
     pub fn key(&self) -> &str {
         &self.key
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.kind
     }
 
     pub fn token(&self) -> &str {

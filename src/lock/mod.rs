@@ -2,7 +2,10 @@
 //!
 //! What a caller uses:
 //! - `client`: [`Redlock`], the operations (acquire, extend, release, inspect, fence).
-//! - `held`: a held [`Lock`] and the [`Timing`] that bounds its validity.
+//! - `held`: a held [`Lock`] (the lock, or a semaphore slot: its [`Kind`]) and the [`Timing`]
+//!   that bounds its validity.
+//! - `semaphore`: at most L holders at once (`--limit`): why it is sound, and its operations
+//!   (its scripts in `semaphore_scripts`, who holds it in `semaphore_verdict`).
 //! - `outcome`: what the operations report, and `cause`: why a master failed, in terms a user
 //!   can act on; `probe`: what masters say about themselves.
 //! - [`keys`]: the key layout: the names of redlock's own keys, none of which a lock key can be.
@@ -53,23 +56,32 @@ mod round;
 mod scan;
 mod scheme;
 pub mod scripts;
+mod semaphore;
+mod semaphore_scripts;
+mod semaphore_verdict;
 mod verdict;
 
 pub use cancel::Cancel;
 pub use cause::Cause;
 pub use client::Redlock;
 pub use fence::FenceError;
-pub use held::{Lock, Timing};
+pub use held::{Kind, Lock, Timing};
 pub use holder::Holder;
 pub use master::{BadUrl, Identity, Master, redact_quoted, redact_url};
 pub use node::NodeError;
 pub use outcome::{
-    AcquireError, AttemptFailure, ExtendError, Inspection, MasterFailure, MasterState, Released,
+    AcquireError, AttemptFailure, Conflict, ExtendError, Inspection, MasterFailure, MasterState,
+    Released,
 };
 pub use probe::{ClusterFacts, Probe, ServerFacts, ShardFacts};
 pub use queue_scripts::QueuedWaiter;
 pub use scan::{
     FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, MasterScan, QueueRead, Scan,
     ScanEnd, ScanOptions, StrayKey, Ttl,
+};
+pub use semaphore::quorum as slot_quorum;
+pub use semaphore_scripts::{Slot, Slots};
+pub use semaphore_verdict::{
+    SemaphoreState, SemaphoreVerdict, SlotHolder, SlotsInspection, judge_slots,
 };
 pub use verdict::{InLine, Verdict, judge, line};

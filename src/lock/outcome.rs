@@ -55,6 +55,31 @@ pub enum AttemptFailure {
     },
     /// A majority said yes, but so slowly that no validity was left.
     TooSlow { elapsed: Duration },
+    /// A semaphore (`--limit`): too many masters had all `limit` slots taken.
+    Full {
+        limit: u32,
+        /// The holders named by the masters that refused (each once), with their record
+        /// where they left one.
+        holders: Vec<(String, Option<Holder>)>,
+        /// The soonest a slot expires on a master that refused, unless renewed.
+        frees_in: Option<Duration>,
+        /// How many wait in the fair queue (the most any master counts).
+        waiters: usize,
+        /// Our place in the queue, 1 for the first, once queued.
+        place: Option<usize>,
+    },
+}
+
+/// A key used in a way that does not match how its holders use it: never waited for, since
+/// waiting would not make it right.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Conflict {
+    /// A semaphore slot was asked for, but the key is in use as a lock.
+    IsLock,
+    /// The lock was asked for, but the key is in use as a semaphore (of this limit, if known).
+    IsSemaphore { limit: Option<String> },
+    /// A slot of a semaphore of `ours` was asked for, but its holders agreed on `theirs`.
+    Limit { ours: u32, theirs: String },
 }
 
 /// Why `acquire` gave up.
@@ -64,6 +89,8 @@ pub enum AcquireError {
     Failed(AttemptFailure),
     /// The wait was cancelled (a signal).
     Cancelled,
+    /// The key is in use otherwise (see [`Conflict`]); whatever this attempt took was released.
+    Conflict(Conflict),
 }
 
 /// What an extension round found.

@@ -73,15 +73,18 @@ use std::time::{Duration, Instant};
 
 use super::cancel::Cancel;
 use super::client::{release_token, retry_delay};
-use super::held::{Lock, Timing};
+use super::held::{Kind, Lock, Timing};
 use super::holder::Holder;
 use super::keys::Names;
+use super::lua::Lua;
+use super::node::NodeError;
 use super::notices::Notices;
-use super::outcome::AttemptFailure;
+use super::outcome::{AttemptFailure, Conflict};
 use super::queue_scripts::{LEAVE, Turn, WAIT, turn, wait_vote};
 use super::quorum::{Decision, Loss, Vote};
 use super::resp::Reply;
 use super::round::{Masters, Until};
+use super::semaphore;
 
 /// How often a waiter that is not first renews its place.
 pub(super) const HEARTBEAT: Duration = Duration::from_secs(1);
@@ -107,6 +110,8 @@ pub(super) struct Waiter<'a> {
     pub since: Instant,
     pub timing: Timing,
     pub holder: Option<&'a Holder>,
+    /// What it waits for: the lock, or a slot of a semaphore (see `semaphore`).
+    pub kind: Kind,
 }
 
 /// How a wait in line ended.
@@ -117,6 +122,8 @@ pub(super) enum InLine {
     Cancelled,
     /// The place lapsed on a majority (the waiter was stopped or cut off): join again.
     LostPlace,
+    /// The key turned out to be in use otherwise (see [`Conflict`]); the place was given up.
+    Conflict(Conflict),
 }
 
 /// Waits in the queue until the lock is ours, the budget runs out, or `cancel` fires.
@@ -161,15 +168,7 @@ pub(super) async fn wait_in_line(
         };
         let Some(polled) = polled else {
             // The interrupted turn may have taken the lock somewhere.
-            release_token(
-                masters,
-                waiter.key,
-                waiter.names,
-                &waiter.token,
-                timing,
-                false,
-            )
-            .await;
+            undo(masters, &waiter).await;
             leave(masters, &waiter).await;
             return InLine::Cancelled;
         };
@@ -177,16 +176,12 @@ pub(super) async fn wait_in_line(
             Ok(lock) => return InLine::Took(lock),
             Err(failure) => failure,
         };
-        if polled.partial {
-            release_token(
-                masters,
-                waiter.key,
-                waiter.names,
-                &waiter.token,
-                timing,
-                false,
-            )
-            .await;
+        if polled.partial || polled.conflict.is_some() {
+            undo(masters, &waiter).await;
+        }
+        if let Some(conflict) = polled.conflict {
+            leave(masters, &waiter).await;
+            return InLine::Conflict(conflict);
         }
         if polled.placed >= masters.quorum() {
             confirmed = start;
@@ -237,27 +232,29 @@ pub(super) async fn wait_in_line(
 }
 
 /// What one turn found.
-struct Polled {
-    outcome: Result<Lock, AttemptFailure>,
+pub(super) struct Polled {
+    pub outcome: Result<Lock, AttemptFailure>,
     /// Some master gave us the lock although the turn failed: undo it.
-    partial: bool,
+    pub partial: bool,
     /// Masters that have our place (or gave us the lock).
-    placed: usize,
+    pub placed: usize,
     /// Masters that answered that they have no place for us.
-    placeless: usize,
-    /// Some master names us first.
-    first: bool,
+    pub placeless: usize,
+    /// Some master names us first (for a slot: in a position the free slots leave room for).
+    pub first: bool,
+    /// A master found the key in use otherwise (a slot's turn only).
+    pub conflict: Option<Conflict>,
 }
 
 /// The arguments of a waiter's WAIT, built once.
-struct Turns<'a> {
-    waiter: &'a Waiter<'a>,
-    ttl_ms: Vec<u8>,
-    record: String,
-    ticket: String,
-    waiting_record: String,
-    lease_ms: String,
-    keep_ms: String,
+pub(super) struct Turns<'a> {
+    pub waiter: &'a Waiter<'a>,
+    pub ttl_ms: Vec<u8>,
+    pub record: String,
+    pub ticket: String,
+    pub waiting_record: String,
+    pub lease_ms: String,
+    pub keep_ms: String,
 }
 
 impl<'a> Turns<'a> {
@@ -291,6 +288,9 @@ impl<'a> Turns<'a> {
     /// One turn on every master.
     async fn take(&self, masters: &Masters, join: bool) -> Polled {
         let waiter = self.waiter;
+        if let Kind::Slot { limit } = waiter.kind {
+            return self.take_slot(masters, join, limit).await;
+        }
         let names = waiter.names;
         let keys = [
             waiter.key,
@@ -310,13 +310,30 @@ impl<'a> Turns<'a> {
             self.keep_ms.as_bytes(),
             if join { b"1" } else { b"" },
         ];
+        self.turn(masters, masters.quorum(), 1, (&WAIT, &keys, &args), turn)
+            .await
+    }
+
+    /// One turn (`request`: the script, keys and arguments of WAIT or a slot's WAIT_SLOT, each
+    /// answer read by `decode`), decided by `quorum`; a waiter whose position is below `room`
+    /// somewhere may take it at its next turn (1 for the lock; L for a slot).
+    pub(super) async fn turn(
+        &self,
+        masters: &Masters,
+        quorum: usize,
+        room: usize,
+        (script, keys, args): (&Lua, &[&str], &[&[u8]]),
+        decode: fn(&Result<Reply, NodeError>) -> Option<Turn>,
+    ) -> Polled {
+        let waiter = self.waiter;
         let start = Instant::now();
         let round = masters
-            .round(
+            .round_with(
+                quorum,
                 start + waiter.timing.node_timeout,
                 Until::Decided,
                 wait_vote,
-                |node| node.eval(&WAIT, &keys, &args),
+                |node| node.eval(script, keys, args),
             )
             .await;
         let elapsed = start.elapsed();
@@ -327,15 +344,16 @@ impl<'a> Turns<'a> {
             placed: 0,
             placeless: 0,
             first: false,
+            conflict: None,
         };
         let mut held = Held::default();
         for answer in round.answers.iter().flatten() {
-            match turn(answer) {
+            match decode(answer) {
                 Some(Turn::Taken) => polled.placed += 1,
                 Some(Turn::NoPlace) => polled.placeless += 1,
                 Some(Turn::Waiting(place)) => {
                     polled.placed += 1;
-                    polled.first |= place.position == 0;
+                    polled.first |= place.position < room;
                     held.place = held.place.max(place.position + 1);
                     held.waiters = held.waiters.max(place.waiters);
                     held.free &= place.refusal.free;
@@ -359,6 +377,7 @@ impl<'a> Turns<'a> {
                 let mut refusals = round.failures(masters);
                 refusals.retain(|f| f.cause().is_configuration());
                 Ok(Lock {
+                    kind: waiter.kind,
                     key: waiter.key.to_string(),
                     token: waiter.token.clone(),
                     timing: waiter.timing,
@@ -367,16 +386,25 @@ impl<'a> Turns<'a> {
                 })
             }
             Decision::Won => Err(AttemptFailure::TooSlow { elapsed }),
-            Decision::Lost(Loss::Refused) => Err(AttemptFailure::Held {
-                holder: held.holder.map(Box::new),
-                expires_in: held.expires_in,
-                free: held.free,
-                waiters: held.waiters,
-                place: (held.place > 0).then_some(held.place),
+            Decision::Lost(Loss::Refused) => Err(match waiter.kind {
+                Kind::Lock => AttemptFailure::Held {
+                    holder: held.holder.map(Box::new),
+                    expires_in: held.expires_in,
+                    free: held.free,
+                    waiters: held.waiters,
+                    place: (held.place > 0).then_some(held.place),
+                },
+                Kind::Slot { limit } => AttemptFailure::Full {
+                    limit,
+                    holders: Vec::new(),
+                    frees_in: held.expires_in,
+                    waiters: held.waiters,
+                    place: (held.place > 0).then_some(held.place),
+                },
             }),
             Decision::Lost(Loss::Unreachable) | Decision::Undecided => {
                 Err(AttemptFailure::Unreachable {
-                    needed: masters.quorum(),
+                    needed: quorum,
                     failures: round.failures(masters),
                 })
             }
@@ -402,6 +430,19 @@ impl Default for Held {
             free: true,
             waiters: 0,
             place: 0,
+        }
+    }
+}
+
+/// Removes whatever a failed or interrupted turn took, waking nobody.
+async fn undo(masters: &Masters, waiter: &Waiter<'_>) {
+    let (key, token, timing) = (waiter.key, &waiter.token, waiter.timing);
+    match waiter.kind {
+        Kind::Lock => {
+            release_token(masters, key, waiter.names, token, timing, false).await;
+        }
+        Kind::Slot { limit } => {
+            semaphore::release_slot(masters, key, token, limit, timing, false).await;
         }
     }
 }

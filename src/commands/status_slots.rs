@@ -1,0 +1,183 @@
+//! `redlock status` of a semaphore (`--limit`): its limit and quorum, who holds its slots, and
+//! each master's slots.
+//!
+//! The JSON shape is part of the interface (documented in README.md):
+//!
+//! ```json
+//! {"key": "backup", "kind": "semaphore", "verdict": "held", "limit": 2, "quorum": 4,
+//!  "holders": [{"token": "sem2-…", "masters": 5, "expires_in_ms": 28000, "holder": {…}}],
+//!  "waiting": 3,
+//!  "masters": [{"server": "redis://r1:6379", "reachable": true, "limit": 2, "lock": false,
+//!               "slots": [{"token": "sem2-…", "ttl_ms": 28100, "holder": {…}}],
+//!               "error": null}, …]}
+//! ```
+
+use std::fmt::Write;
+
+use serde_json::{Value, json};
+
+use crate::exit::{self, Failure};
+use crate::lock::{Holder, MasterFailure, SemaphoreState, SemaphoreVerdict, Slot, SlotsInspection};
+
+use super::status::{abbreviated, ms, round};
+use super::wording;
+
+/// The report of a semaphore and its exit code: as for a lock, 0 when someone holds a slot,
+/// 1 when nobody does, 2 when split, 69 (a failure) when too many masters are unreachable.
+pub fn report(
+    key: &str,
+    verdict: &SemaphoreVerdict,
+    masters: &[SlotsInspection],
+    json: bool,
+) -> (String, Result<i32, Failure>) {
+    let text = if json {
+        format!("{}\n", to_json(key, verdict, masters))
+    } else {
+        to_text(key, verdict, masters)
+    };
+    let code = match verdict.state {
+        SemaphoreState::Held => Ok(exit::OK),
+        SemaphoreState::Free => Ok(exit::STATUS_FREE),
+        SemaphoreState::Split => Ok(exit::STATUS_SPLIT),
+        SemaphoreState::Unknown => {
+            let failures: Vec<MasterFailure> = masters
+                .iter()
+                .filter_map(|m| {
+                    let error = m.state.as_ref().err()?;
+                    Some(MasterFailure {
+                        master: m.master.to_string(),
+                        error: error.clone(),
+                    })
+                })
+                .collect();
+            Err(wording::masters_failed(
+                &format!(
+                    "cannot tell who holds semaphore {key:?}: too many masters did not answer"
+                ),
+                &failures,
+            ))
+        }
+    };
+    (text, code)
+}
+
+fn state_name(state: SemaphoreState) -> &'static str {
+    match state {
+        SemaphoreState::Held => "held",
+        SemaphoreState::Free => "free",
+        SemaphoreState::Split => "split",
+        SemaphoreState::Unknown => "unknown",
+    }
+}
+
+fn slot_json(slot: &Slot) -> Value {
+    json!({
+        "token": slot.token,
+        "ttl_ms": ms(slot.expires_in),
+        "holder": slot.holder.as_ref().map(Holder::to_json),
+    })
+}
+
+fn to_json(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -> Value {
+    let holders: Vec<Value> = verdict
+        .holders
+        .iter()
+        .map(|h| {
+            json!({
+                "token": h.token,
+                "masters": h.masters,
+                "expires_in_ms": ms(h.expires_in),
+                "holder": h.holder.as_ref().map(Holder::to_json),
+            })
+        })
+        .collect();
+    let masters: Vec<Value> = masters
+        .iter()
+        .map(|m| match &m.state {
+            Ok(slots) => json!({
+                "server": m.master.to_string(), "reachable": true,
+                "limit": slots.limit.as_deref().and_then(|l| l.parse::<u32>().ok()),
+                "lock": slots.is_lock,
+                "slots": slots.slots.iter().map(slot_json).collect::<Vec<_>>(),
+                "error": null,
+            }),
+            Err(error) => json!({
+                "server": m.master.to_string(), "reachable": false, "limit": null,
+                "lock": null, "slots": null, "error": error.to_string(),
+            }),
+        })
+        .collect();
+    json!({
+        "key": key,
+        "kind": "semaphore",
+        "verdict": state_name(verdict.state),
+        "limit": verdict.limit,
+        "quorum": verdict.quorum,
+        "holders": holders,
+        "waiting": verdict.waiting,
+        "masters": masters,
+    })
+}
+
+fn to_text(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -> String {
+    let total = masters.len();
+    let SemaphoreVerdict {
+        limit,
+        quorum,
+        holders,
+        waiting,
+        state,
+    } = verdict;
+    let head =
+        format!("semaphore {key:?} (limit {limit}, a slot needs {quorum} of {total} masters)");
+    let mut out = match state {
+        SemaphoreState::Held if *waiting > 0 => format!(
+            "{head}: {} of {limit} slots held, {waiting} waiting in line\n",
+            holders.len()
+        ),
+        SemaphoreState::Held => format!("{head}: {} of {limit} slots held\n", holders.len()),
+        SemaphoreState::Free => format!("{head}: no slot held\n"),
+        SemaphoreState::Split => format!(
+            "{head} is split: slots on some masters, none on {quorum} (contenders racing, or \
+             slots expiring)\n"
+        ),
+        SemaphoreState::Unknown => format!(
+            "{head} is unknown: too many masters are unreachable ({} of {total})\n",
+            masters.iter().filter(|m| m.state.is_err()).count()
+        ),
+    };
+    for holder in holders {
+        let who = holder
+            .holder
+            .as_ref()
+            .map_or_else(|| "another client".to_string(), Holder::describe);
+        let _ = writeln!(
+            out,
+            "  {who}, expires in {} unless renewed ({} of {total} masters)",
+            round(holder.expires_in),
+            holder.masters
+        );
+    }
+    let width = masters
+        .iter()
+        .map(|m| m.master.to_string().len())
+        .max()
+        .unwrap_or(0);
+    for SlotsInspection { master, state } in masters {
+        let line = match state {
+            Ok(slots) if slots.is_lock => "in use as a lock".to_string(),
+            Ok(slots) if slots.slots.is_empty() => "no slot".to_string(),
+            Ok(slots) => {
+                let list: Vec<String> = slots
+                    .slots
+                    .iter()
+                    .map(|s| format!("{} ttl {}", abbreviated(&s.token, 12), round(s.expires_in)))
+                    .collect();
+                format!("{} slot(s): {}", slots.slots.len(), list.join(", "))
+            }
+            Err(error) => format!("unreachable: {error}"),
+        };
+        let _ = writeln!(out, "  {:width$}  {line}", master.to_string());
+    }
+    out
+}

@@ -1,0 +1,598 @@
+//! A counting semaphore over N independent masters: at most L holders of a key at once
+//! (`--limit L`). A holder holds a *slot*; everything else (the round, validity, renewal,
+//! release, waiting) is the lock's.
+//!
+//! **The problem.** Counting holders per master and asking a majority is unsound: with N = 5
+//! and L = 2, three clients can each hold a slot on 3 masters (9 slots, and 5 masters have
+//! 10), so a majority admits three holders.
+//!
+//! **The scheme.**
+//! 1. Each master keeps at most L live slots per key, each with its own expiry: the slots key
+//!    is a sorted set of holder tokens scored by the master's time at which each slot expires
+//!    (see `semaphore_scripts`). The script that takes a slot prunes the expired ones, counts,
+//!    and adds ours only below L, atomically.
+//! 2. A holder needs slots on q = floor(L·N/(L+1)) + 1 masters ([`quorum`]), taken in one
+//!    round like the lock: all masters at once, each under the per-node timeout, decided as
+//!    soon as q said yes or q can no longer be reached (`Tally::with_quorum`).
+//! 3. Its validity is the lock's: TTL − elapsed − drift, measured on this host's monotonic
+//!    clock from the start of the round (`held`). Past it, the holder may not assume it
+//!    holds the slot.
+//!
+//! **Why at most L hold at once.** Suppose L+1 clients each consider themselves a holder at
+//! one instant. Each is within its validity, so each of its q masters still has its slot
+//! live: the master added the slot after the round started and keeps it a full TTL by its own
+//! clock, while the holder stops TTL − drift after the round started (the drift allowance
+//! covers clocks that run at slightly different rates). That makes (L+1)·q live slots at that
+//! instant, and (L+1)·q > (L+1)·L·N/(L+1) = L·N; but N masters hold at most L·N live slots
+//! at any instant. With L = 1, q = floor(N/2) + 1, the majority: the lock's argument is this
+//! one's special case.
+//!
+//! **Per-holder expiry.** A slot ends at its own score, not with the key: every script prunes
+//! the members whose time has come before it counts, so a killed holder's slot frees itself
+//! one TTL after its last renewal, whatever the other holders do. (A TTL on the key alone
+//! would be kept alive by the others' renewals.) The keys themselves get the TTL of their
+//! longest slot, so nothing is left without a TTL.
+//!
+//! **Renewal.** At TTL/3, as the lock: the extension script moves our slot's expiry only where
+//! the slot is still live (it never re-creates one), and the renewal counts only if q masters
+//! confirmed before the validity ran out; the new validity is measured from the start of the
+//! round. A renewal that q masters did not confirm means the slot *may be lost*: a master that
+//! did not confirm may have dropped it (expired while we could not reach it, restarted empty,
+//! evicted) and given it to another client, and with our slot on fewer than q masters the
+//! count above no longer covers us: L others may each legitimately hold q masters. So the
+//! supervisor stops the command before the validity ends, exactly as for a lost lock; refused
+//! by so many masters that q cannot be reached any more (N − refusals < q), the slot is gone
+//! for certain and the command is stopped at once.
+//!
+//! **Drift and clocks.** The score is the master's wall clock (`TIME`), the same clock Redis
+//! expires keys by, so a slot is exactly as exposed to a master's clock jump as a lock key's
+//! TTL is (see "Limits" in the README); the holder's own validity never reads a wall clock.
+//!
+//! **One limit per key.** The limit is stored beside the slots; a master whose live slots were
+//! taken with another L refuses, and that refusal is an error ([`Conflict::Limit`]), never a
+//! wait and never an admission. Holders with different L's cannot both hold: every q is more
+//! than half of N (q > L·N/(L+1) ≥ N/2), so their quorums share a master, which refused the
+//! later one. The same holds for a key used as a lock: a slot is refused where K exists, the
+//! lock where the slots key does, and a majority and a slot quorum share a master.
+//!
+//! **Waiting** is the lock's fair queue (`queue`), with one rule changed for L slots: a
+//! newcomer takes a free slot only when the live waiters leave one for it (slots taken +
+//! waiters < L), a waiter takes one when its position does (slots taken + position < L), and a
+//! release wakes the waiters the free slots now leave room for. The queue only ever adds
+//! refusals, so it takes nothing from the argument above; it decides who may *try*, in arrival
+//! order. Its own quorum stays the majority (tickets, places), whatever q the slots need.
+//!
+//! **The price** is fault tolerance: N − q masters may be down (see README, "Semaphores").
+//! With q = N none may.
+//!
+//! A slot's token says what it is: `sem<L>-<32 hex digits>` ([`slot_token`]), so that
+//! `release`, `extend` and the `--renew-while` renewer, given only the key and the token,
+//! treat it as a slot of that limit.
+
+use std::time::{Duration, Instant};
+
+use super::cancel::Cancel;
+use super::client::{Redlock, new_token, retry_delay};
+use super::held::{Kind, Lock, Timing};
+use super::holder::Holder;
+use super::keys::{self, Names};
+use super::outcome::{AcquireError, AttemptFailure, Conflict, ExtendError, Released};
+use super::queue::{self, InLine, Polled, Turns, Waiter};
+use super::quorum::{Decision, Loss, majority};
+use super::round::{Masters, Until};
+use super::scripts::binary_vote;
+use super::semaphore_scripts::{
+    ACQUIRE_SLOT, EXTEND_SLOT, RELEASE_SLOT, SlotRefusal, WAIT_SLOT, slot_refusal, slot_turn,
+    slot_vote,
+};
+
+/// The number of masters a holder of one of `limit` slots needs among `nodes`:
+/// floor(L·N/(L+1)) + 1 (see the module header); the majority for L = 1.
+pub fn quorum(nodes: usize, limit: u32) -> usize {
+    let limit = limit.max(1) as usize;
+    limit * nodes / (limit + 1) + 1
+}
+
+/// A fresh token for a slot of a semaphore of `limit`.
+pub(super) fn slot_token(limit: u32) -> String {
+    format!("sem{limit}-{}", new_token())
+}
+
+/// The limit a slot's token was taken with; `None` for a lock's token.
+pub(super) fn limit_of_token(token: &str) -> Option<u32> {
+    let (limit, random) = token.strip_prefix("sem")?.split_once('-')?;
+    let limit: u32 = limit.parse().ok().filter(|l| *l > 0)?;
+    (!random.is_empty()).then_some(limit)
+}
+
+/// Every key a slot script touches (see `semaphore_scripts`): K, its holder record and queue
+/// (`Names`), and the semaphore's own three.
+pub(super) struct SlotKeys<'a> {
+    key: &'a str,
+    names: Names,
+    slots: String,
+    limit: String,
+    holders: String,
+}
+
+impl<'a> SlotKeys<'a> {
+    pub(super) fn of(key: &'a str) -> SlotKeys<'a> {
+        SlotKeys {
+            key,
+            names: Names::of(key),
+            slots: keys::slots(key),
+            limit: keys::limit(key),
+            holders: keys::slot_holders(key),
+        }
+    }
+
+    pub(super) fn all(&self) -> [&str; 9] {
+        let n = &self.names;
+        [
+            self.key,
+            &n.holder,
+            &n.queue,
+            &n.lease,
+            &n.waiters,
+            &n.tickets,
+            &self.slots,
+            &self.limit,
+            &self.holders,
+        ]
+    }
+}
+
+/// Why one attempt at a slot did not get one.
+enum Refused {
+    /// Worth another attempt while the wait lasts; with the ticket for the queue, when enough
+    /// masters drew one.
+    Failed(AttemptFailure, Option<u64>),
+    /// Never worth waiting for.
+    Conflict(Conflict),
+}
+
+impl Redlock {
+    /// The number of this client's masters a slot of a semaphore of `limit` needs.
+    pub fn slot_quorum(&self, limit: u32) -> usize {
+        quorum(self.masters.nodes.len(), limit)
+    }
+
+    /// Takes one of `limit` slots of `key` on [`Redlock::slot_quorum`] masters, waiting as
+    /// [`Redlock::acquire`] does: in the key's fair queue, in arrival order, woken when a
+    /// release leaves room, until `wait` is spent or `cancel` fires. The [`Lock`] it returns
+    /// is renewed, released and timed like the lock. A key in use as a lock, or as a semaphore
+    /// of another limit, fails at once with [`AcquireError::Conflict`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn acquire_slot(
+        &self,
+        key: &str,
+        limit: u32,
+        timing: Timing,
+        holder: Option<&Holder>,
+        wait: Duration,
+        cancel: &Cancel,
+        on_retry: &mut dyn FnMut(&AttemptFailure),
+    ) -> Result<Lock, AcquireError> {
+        // `None`: never give up (only `cancel` ends the wait).
+        let give_up_at = Instant::now().checked_add(wait);
+        let names = Names::of(key);
+        let will_wait = !wait.is_zero();
+        self.runtime.block_on(async {
+            let mut attempt = 0u32;
+            loop {
+                if cancel.is_cancelled() {
+                    return Err(AcquireError::Cancelled);
+                }
+                let token = slot_token(limit);
+                let since = Instant::now();
+                let attempted = self.attempt_slot(key, &token, limit, timing, holder, will_wait);
+                let outcome = tokio::select! {
+                    outcome = attempted => Some(outcome),
+                    () = cancel.cancelled() => None,
+                };
+                let (failure, ticket) = match outcome {
+                    Some(Ok(lock)) => return Ok(lock),
+                    Some(Err(Refused::Conflict(conflict))) => {
+                        return Err(AcquireError::Conflict(conflict));
+                    }
+                    Some(Err(Refused::Failed(failure, ticket))) => (failure, ticket),
+                    None => {
+                        // Requests of the interrupted attempt may have reached some masters.
+                        release_slot(&self.masters, key, &token, limit, timing, false).await;
+                        return Err(AcquireError::Cancelled);
+                    }
+                };
+                let now = Instant::now();
+                if give_up_at.is_some_and(|at| now >= at) {
+                    return Err(AcquireError::Failed(failure));
+                }
+                on_retry(&failure);
+                if let Some(ticket) = ticket {
+                    let waiter = Waiter {
+                        key,
+                        names: &names,
+                        token,
+                        ticket,
+                        since,
+                        timing,
+                        holder,
+                        kind: Kind::Slot { limit },
+                    };
+                    let waited =
+                        queue::wait_in_line(&self.masters, waiter, give_up_at, cancel, on_retry);
+                    match waited.await {
+                        InLine::Took(lock) => return Ok(lock),
+                        InLine::GaveUp(failure) => return Err(AcquireError::Failed(failure)),
+                        InLine::Cancelled => return Err(AcquireError::Cancelled),
+                        InLine::Conflict(conflict) => return Err(AcquireError::Conflict(conflict)),
+                        // Join again, at the back, with a new token.
+                        InLine::LostPlace => {
+                            attempt = 0;
+                            continue;
+                        }
+                    }
+                }
+                // Not queued (too few masters answered): back off and try again.
+                let left = give_up_at.map_or(Duration::MAX, |at| at - now);
+                let delay = retry_delay(attempt).min(left);
+                attempt = attempt.saturating_add(1);
+                tokio::select! {
+                    () = tokio::time::sleep(delay) => {}
+                    () = cancel.cancelled() => return Err(AcquireError::Cancelled),
+                }
+            }
+        })
+    }
+
+    /// One attempt as a newcomer: a slot on every master at once (where the queue leaves one
+    /// free), decided at the slot quorum; on failure whatever partial hold it left is removed,
+    /// so that contenders do not split the slots until the TTL runs out. A refused caller that
+    /// `will_wait` also gets its ticket for the queue, as for the lock (see `queue`).
+    async fn attempt_slot(
+        &self,
+        key: &str,
+        token: &str,
+        limit: u32,
+        timing: Timing,
+        holder: Option<&Holder>,
+        will_wait: bool,
+    ) -> Result<Lock, Refused> {
+        let quorum = self.slot_quorum(limit);
+        let record = holder.map(|h| h.record(token)).unwrap_or_default();
+        let names = SlotKeys::of(key);
+        let ttl_ms = timing.ttl_ms();
+        let limit_text = limit.to_string();
+        let keep_ms = queue::keep(&timing).as_millis().to_string();
+        let args: [&[u8]; 6] = [
+            token.as_bytes(),
+            &ttl_ms,
+            limit_text.as_bytes(),
+            record.as_bytes(),
+            if will_wait { b"1" } else { b"" },
+            keep_ms.as_bytes(),
+        ];
+        let keys = names.all();
+        let start = Instant::now();
+        let round = self
+            .masters
+            .round_with(
+                quorum,
+                start + timing.node_timeout,
+                Until::Decided,
+                slot_vote,
+                |node| node.eval(&ACQUIRE_SLOT, &keys, &args),
+            )
+            .await;
+        let elapsed = start.elapsed();
+        self.masters.trace("acquire slot", key, &round, elapsed);
+        let refusals: Vec<SlotRefusal> = round
+            .answers
+            .iter()
+            .flatten()
+            .filter_map(|answer| answer.as_ref().ok().and_then(slot_refusal))
+            .collect();
+        let (failure, ticket) = match (conflict(limit, &refusals), round.tally.decision()) {
+            // Even when a quorum said yes: holders that disagree are an error to report,
+            // not a race to win.
+            (Some(conflict), _) => {
+                release_slot(&self.masters, key, token, limit, timing, false).await;
+                return Err(Refused::Conflict(conflict));
+            }
+            (None, Decision::Won) if elapsed + timing.drift() < timing.ttl => {
+                let n = self.masters.nodes.len();
+                let yes = round.tally.yes();
+                log::info!(
+                    event = "acquired", key = key, outcome = "won",
+                    elapsed_ms = elapsed.as_micros() as f64 / 1000.0, confirmed = yes, masters = n;
+                    "acquired a slot of {key:?} (limit {limit}) in {elapsed:.1?}: {yes} of {n} \
+                     masters confirmed, {quorum} needed"
+                );
+                let mut refusals = round.failures(&self.masters);
+                refusals.retain(|f| f.cause().is_configuration());
+                return Ok(Lock {
+                    kind: Kind::Slot { limit },
+                    key: key.to_string(),
+                    token: token.to_string(),
+                    timing,
+                    validity_end: timing.validity_end(start),
+                    refusals,
+                });
+            }
+            (None, Decision::Won) => (AttemptFailure::TooSlow { elapsed }, None),
+            (None, Decision::Lost(Loss::Refused)) => {
+                // The queue's own quorum is the majority, whatever the slots need (see `queue`).
+                let n = self.masters.nodes.len();
+                full(limit, refusals, n - majority(n) + 1)
+            }
+            (None, Decision::Lost(Loss::Unreachable) | Decision::Undecided) => {
+                let failure = AttemptFailure::Unreachable {
+                    needed: quorum,
+                    failures: round.failures(&self.masters),
+                };
+                (failure, None)
+            }
+        };
+        // Unless every master refused, some may have given us a slot (also those that did not
+        // answer in time, or whose answer the round did not wait for): give those back.
+        if round.tally.no() < self.masters.nodes.len() {
+            release_slot(&self.masters, key, token, limit, timing, false).await;
+        }
+        Err(Refused::Failed(failure, ticket.filter(|_| will_wait)))
+    }
+
+    /// Renews a slot (see [`Redlock::extend`]), decided by the slot quorum.
+    pub(super) fn extend_slot(&self, lock: &mut Lock, limit: u32) -> Result<(), ExtendError> {
+        let names = SlotKeys::of(lock.key());
+        let ttl_ms = lock.timing.ttl_ms();
+        let limit_text = limit.to_string();
+        let args: [&[u8]; 3] = [lock.token.as_bytes(), &ttl_ms, limit_text.as_bytes()];
+        let renewed = self.runtime.block_on(self.renewal(
+            lock,
+            self.slot_quorum(limit),
+            (&EXTEND_SLOT, &names.all(), &args),
+        ));
+        lock.validity_end = renewed?;
+        Ok(())
+    }
+
+    /// Makes a slot expire `remaining` from now (see [`Redlock::expire_in`]).
+    pub(super) fn expire_slot_in(&self, lock: &Lock, limit: u32, remaining: Duration) -> bool {
+        let names = SlotKeys::of(lock.key());
+        let ms = remaining.as_millis().to_string().into_bytes();
+        let limit_text = limit.to_string();
+        let args: [&[u8]; 3] = [lock.token.as_bytes(), &ms, limit_text.as_bytes()];
+        self.runtime.block_on(self.expiry(
+            lock,
+            self.slot_quorum(limit),
+            (&EXTEND_SLOT, &names.all(), &args),
+        ))
+    }
+}
+
+/// Removes our slot on every master. `announce`: a real release, which also gives up what is
+/// left of our place in the queue and wakes the waiters the free slots leave room for (see
+/// RELEASE_SLOT); without it, the clean-up of a failed attempt or turn. Bounded by one node
+/// timeout, as the lock's release.
+pub(super) async fn release_slot(
+    masters: &Masters,
+    key: &str,
+    token: &str,
+    limit: u32,
+    timing: Timing,
+    announce: bool,
+) -> Released {
+    let names = SlotKeys::of(key);
+    let channel = if announce {
+        keys::released_channel(key)
+    } else {
+        String::new()
+    };
+    let limit_text = limit.to_string();
+    let (keys, names, channel, limit_text) = (&names.all(), &names.names, &channel, &limit_text);
+    let start = Instant::now();
+    let round = masters
+        .round_with(
+            quorum(masters.nodes.len(), limit),
+            start + timing.node_timeout,
+            Until::DecidedAndSent,
+            binary_vote,
+            move |node| async move {
+                let args: [&[u8]; 6] = [
+                    token.as_bytes(),
+                    channel.as_bytes(),
+                    node.publish_command().as_bytes(),
+                    names.wake_prefix.as_bytes(),
+                    names.wake_suffix.as_bytes(),
+                    limit_text.as_bytes(),
+                ];
+                node.eval(&RELEASE_SLOT, keys, &args).await
+            },
+        )
+        .await;
+    masters.trace("release slot", key, &round, start.elapsed());
+    match round.tally.decision() {
+        Decision::Won => Released::Yes,
+        Decision::Lost(Loss::Refused) => Released::NotHeld,
+        _ => Released::Unknown {
+            failures: round.failures(masters),
+        },
+    }
+}
+
+impl Turns<'_> {
+    /// A waiter's turn for a slot (see WAIT_SLOT), decided by the slot quorum.
+    pub(super) async fn take_slot(&self, masters: &Masters, join: bool, limit: u32) -> Polled {
+        let waiter = self.waiter;
+        let names = SlotKeys::of(waiter.key);
+        let limit_text = limit.to_string();
+        let args: [&[u8]; 9] = [
+            waiter.token.as_bytes(),
+            &self.ttl_ms,
+            limit_text.as_bytes(),
+            self.record.as_bytes(),
+            self.ticket.as_bytes(),
+            self.waiting_record.as_bytes(),
+            self.lease_ms.as_bytes(),
+            self.keep_ms.as_bytes(),
+            if join { b"1" } else { b"" },
+        ];
+        let quorum = quorum(masters.nodes.len(), limit);
+        let request = (&*WAIT_SLOT, &names.all()[..], &args[..]);
+        let mut polled = self
+            .turn(masters, quorum, limit as usize, request, slot_turn)
+            .await;
+        if let Err(AttemptFailure::Full { holders, .. }) = &mut polled.outcome {
+            // Who holds the slots is not in a turn's answer: say nothing rather than guess.
+            holders.clear();
+            // A turn that may have taken a slot somewhere, even where the round did not wait
+            // for the answer, gives it back (the next turn would renew it, but a waiter that
+            // gives up now would leave it to its TTL).
+            polled.partial |= polled.first;
+        }
+        polled
+    }
+}
+
+/// The conflict the refusals name, if any: a key in use as a lock, or another limit.
+fn conflict(limit: u32, refusals: &[SlotRefusal]) -> Option<Conflict> {
+    refusals.iter().find_map(|refusal| match refusal {
+        SlotRefusal::IsLock => Some(Conflict::IsLock),
+        SlotRefusal::Limit(theirs) => Some(Conflict::Limit {
+            ours: limit,
+            theirs: theirs.clone(),
+        }),
+        SlotRefusal::Full { .. } => None,
+    })
+}
+
+/// The failure for an attempt that too many masters refused for want of a free slot: who holds
+/// the slots (each holder once), the soonest a slot frees up, the queue; and the ticket, the
+/// highest drawn, when at least `tickets_needed` masters drew one (see `queue`).
+fn full(
+    limit: u32,
+    refusals: Vec<SlotRefusal>,
+    tickets_needed: usize,
+) -> (AttemptFailure, Option<u64>) {
+    let mut named: Vec<(String, Option<Holder>)> = Vec::new();
+    let mut soonest: Option<Duration> = None;
+    let mut waiting = 0;
+    let mut tickets = Vec::new();
+    for refusal in refusals {
+        let SlotRefusal::Full {
+            holders,
+            frees_in,
+            extra,
+            waiters,
+        } = refusal
+        else {
+            continue;
+        };
+        if let Some(frees_in) = frees_in {
+            soonest = Some(soonest.map_or(frees_in, |s| s.min(frees_in)));
+        }
+        waiting = waiting.max(waiters);
+        tickets.extend(extra);
+        for (token, holder) in holders {
+            match named.iter_mut().find(|(t, _)| *t == token) {
+                Some((_, known)) => *known = known.take().or(holder),
+                None => named.push((token, holder)),
+            }
+        }
+    }
+    let failure = AttemptFailure::Full {
+        limit,
+        holders: named,
+        frees_in: soonest,
+        waiters: waiting,
+        place: None,
+    };
+    let ticket = (tickets.len() >= tickets_needed)
+        .then(|| tickets.iter().max().copied())
+        .flatten();
+    (failure, ticket)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_quorum_admits_at_most_l_holders_and_is_the_majority_for_one() {
+        for nodes in 1..=9 {
+            assert_eq!(quorum(nodes, 1), super::super::quorum::majority(nodes));
+            for limit in 1..=8u32 {
+                let q = quorum(nodes, limit);
+                let l = limit as usize;
+                assert!(q <= nodes, "N {nodes} L {limit}");
+                // L+1 holders need more slots than the masters have...
+                assert!((l + 1) * q > l * nodes, "N {nodes} L {limit}");
+                // ...and q is the smallest such number.
+                assert!((l + 1) * (q - 1) <= l * nodes, "N {nodes} L {limit}");
+            }
+        }
+        // The README's table.
+        let table = [
+            (3, 2, 3),
+            (5, 2, 4),
+            (5, 3, 4),
+            (7, 2, 5),
+            (7, 3, 6),
+            (9, 2, 7),
+        ];
+        for (n, l, q) in table {
+            assert_eq!(quorum(n, l), q, "N {n} L {l}");
+        }
+    }
+
+    #[test]
+    fn a_slot_token_carries_its_limit() {
+        let token = slot_token(3);
+        assert!(token.starts_with("sem3-"), "{token}");
+        assert_eq!(limit_of_token(&token), Some(3));
+        assert_eq!(limit_of_token(&new_token()), None);
+        for lock_like in ["sem0-abc", "sem-abc", "sem2-", "semx-a", "sem2"] {
+            assert_eq!(limit_of_token(lock_like), None, "{lock_like}");
+        }
+    }
+
+    #[test]
+    fn a_full_refusal_names_each_holder_once_the_soonest_slot_and_the_ticket() {
+        let holder = Holder::this_process(&["backup".into()]);
+        let refusal = |holders, ms, ticket| SlotRefusal::Full {
+            holders,
+            frees_in: Some(Duration::from_millis(ms)),
+            extra: ticket,
+            waiters: 2,
+        };
+        let refusals = vec![
+            refusal(
+                vec![("a".into(), None), ("b".into(), Some(holder.clone()))],
+                900,
+                Some(7),
+            ),
+            refusal(
+                vec![("a".into(), Some(holder.clone())), ("b".into(), None)],
+                400,
+                Some(8),
+            ),
+        ];
+        let (failure, ticket) = full(2, refusals.clone(), 2);
+        let AttemptFailure::Full {
+            limit,
+            holders,
+            frees_in,
+            waiters,
+            place,
+        } = failure
+        else {
+            panic!("not full");
+        };
+        assert_eq!((limit, waiters, place), (2, 2, None));
+        assert_eq!(frees_in, Some(Duration::from_millis(400)));
+        assert_eq!(holders.len(), 2);
+        assert!(holders.iter().all(|(_, h)| h.is_some()));
+        assert_eq!(ticket, Some(8));
+        // A ticket counts only when enough masters drew one.
+        assert_eq!(full(2, refusals, 3).1, None);
+    }
+}

@@ -1,0 +1,560 @@
+//! The Lua scripts of a semaphore's slots (`--limit`), each with the decoding of its reply.
+//! Why they keep at most L holders is in `semaphore`; what they keep on each master:
+//!
+//! - the slots key, a sorted set: member = a holder's token, score = the master's own time in
+//!   ms (from `TIME`, inside the script) at which that holder's slot there expires. Every
+//!   script first prunes the members whose time has come, so a slot lives exactly until its
+//!   score, by the master's clock, like a key with a TTL;
+//! - the limit key: the L the holders agreed on, refused to a holder that brings another L;
+//! - the holders key, a hash: token -> holder record (who, for `status` and waiters).
+//!
+//! The three keys always get the TTL of the longest slot (plus 1 ms), so none outlives the
+//! last slot and none is ever left without a TTL. All are in the slot of the semaphore's name
+//! K (see `keys`), and so is K itself, which the scripts read to refuse a key in use as a lock.
+//!
+//! Like the lock's scripts, each checks the token before touching a slot: a client can only
+//! extend or remove its own slot, and an extension never re-creates a slot that expired.
+//!
+//! Waiters for a slot use the lock's fair queue (`queue`, with its keys and shared functions
+//! from `queue_scripts`): a newcomer takes a free slot only if the live waiters leave one for
+//! it, a waiter takes one when its position leaves room (slots taken + position < L), and a
+//! release wakes the waiters the free slots leave room for. The queue only adds refusals:
+//! every slot is still taken by the same count below L, so it changes nothing in the argument
+//! in `semaphore`.
+//!
+//! The scripts use `TIME` before writing, which Redis allows with effects replication (the
+//! default since 5.0, the only mode since 7.0); the queue's `now_ms` asks for it on the
+//! releases before.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use super::holder::Holder;
+use super::lua::Lua;
+use super::node::NodeError;
+use super::queue_scripts::{FUNCTIONS, Place, Turn};
+use super::quorum::Vote;
+use super::resp::Reply;
+use super::scripts::Refusal;
+
+/// What the slot scripts add to the queue's `FUNCTIONS`: the master's time `now` in ms,
+/// `prune` (drops the slots whose time has come, with their records) and `keep_slots` (gives
+/// the three slot keys the TTL of the longest slot, and stores the limit). KEYS, for every
+/// script here: 1 K, 2 K's holder record, 3-6 K's queue (see `queue_scripts`), 7 the slots,
+/// 8 the limit, 9 the slots' holder records.
+const PRELUDE: &str = r"
+local now = now_ms()
+local function prune()
+  local gone = redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', now)
+  if #gone > 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now)
+    redis.call('HDEL', KEYS[9], unpack(gone))
+  end
+end
+local function keep_slots(l)
+  local last = redis.call('ZRANGE', KEYS[7], -1, -1, 'WITHSCORES')
+  local ms = tonumber(last[2]) - now + 1
+  redis.call('PEXPIRE', KEYS[7], ms)
+  redis.call('SET', KEYS[8], l, 'PX', ms)
+  redis.call('PEXPIRE', KEYS[9], ms)
+end
+local function take(token, ttl, l, record)
+  redis.call('ZADD', KEYS[7], now + tonumber(ttl), token)
+  if record ~= '' then
+    redis.call('HSET', KEYS[9], token, record)
+  end
+  keep_slots(l)
+end
+local function full(extra)
+  local taken = redis.call('ZRANGE', KEYS[7], 0, -1, 'WITHSCORES')
+  local frees = -1
+  if #taken > 0 then
+    frees = tonumber(taken[2]) - now
+  end
+  local out = {'full', frees, extra, redis.call('ZCARD', KEYS[3])}
+  for i = 1, #taken, 2 do
+    out[#out + 1] = taken[i]
+    out[#out + 1] = redis.call('HGET', KEYS[9], taken[i])
+  end
+  return out
+end
+";
+
+/// Script bits far from the lock's and the queue's (see `Lua::bit`), so that new scripts of
+/// theirs can take the next low bits.
+const BIT: u32 = 1 << 20;
+
+/// Takes a slot as a newcomer. ARGV: token, TTL in ms, L, holder record (may be empty), ticket
+/// wanted ('1' when the caller will wait: a refusal then also draws a ticket), keep ms (the
+/// queue's). A newcomer takes a free slot only when the live waiters leave one for it (slots
+/// taken + waiters < L): it never passes the queue. Returns 1 when the slot was taken (or was
+/// already ours: the same request sent again); otherwise a refusal: `{'lock'}` when K is in use
+/// as a lock, `{'limit', L'}` when the live slots were taken with another limit, `{'full', ms
+/// until the first slot expires or -1, ticket or nil, waiters, token, record or nil, ...}`.
+pub static ACQUIRE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            PRELUDE,
+            r"
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return {'lock'}
+end
+prune()
+if redis.call('ZSCORE', KEYS[7], ARGV[1]) then
+  return 1
+end
+local count = redis.call('ZCARD', KEYS[7])
+local limit = redis.call('GET', KEYS[8])
+if count > 0 and limit and limit ~= ARGV[3] then
+  return {'limit', limit}
+end
+local waiting = 0
+if redis.call('EXISTS', KEYS[3]) == 1 and first_live(now) then
+  waiting = redis.call('ZCARD', KEYS[3])
+end
+if count + waiting < tonumber(ARGV[3]) then
+  take(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+  return 1
+end
+local ticket = false
+if ARGV[5] ~= '' then
+  ticket = redis.call('INCR', KEYS[6])
+  keep(tonumber(ARGV[6]))
+end
+return full(ticket)
+",
+        ],
+        BIT,
+    )
+});
+
+/// A waiter's turn for a slot, as the queue's WAIT for the lock: keeps its place (the
+/// heartbeat), joins when told to, and takes a slot when it is among the first live waiters
+/// that the free slots leave room for (slots taken + its position < L), or renews one an
+/// earlier turn left it. ARGV: token, TTL ms, L, holder record, ticket, waiter record, lease
+/// ms, keep ms, join ('1' or empty). Returns 1 when taken (the place is given up), 0 when this
+/// master has no place for the waiter and it was not told to join, `{'lock'}` or `{'limit',
+/// L'}` as ACQUIRE_SLOT, else `{'full', ms until the first slot expires or -1, 0-based
+/// position, waiters, token, record or nil, ...}`.
+pub static WAIT_SLOT: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            PRELUDE,
+            r"
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return {'lock'}
+end
+first_live(now)
+if not redis.call('ZSCORE', KEYS[3], ARGV[1]) then
+  if ARGV[9] == '' then
+    return 0
+  end
+  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
+  redis.call('HSET', KEYS[5], ARGV[1], ARGV[6])
+  if (tonumber(redis.call('GET', KEYS[6])) or 0) < tonumber(ARGV[5]) then
+    redis.call('SET', KEYS[6], ARGV[5])
+  end
+end
+redis.call('ZADD', KEYS[4], now + tonumber(ARGV[7]), ARGV[1])
+keep(tonumber(ARGV[8]))
+prune()
+if redis.call('ZSCORE', KEYS[7], ARGV[1]) then
+  redis.call('ZADD', KEYS[7], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+  keep_slots(ARGV[3])
+  drop(ARGV[1])
+  return 1
+end
+local count = redis.call('ZCARD', KEYS[7])
+local limit = redis.call('GET', KEYS[8])
+if count > 0 and limit and limit ~= ARGV[3] then
+  return {'limit', limit}
+end
+local position = redis.call('ZRANK', KEYS[3], ARGV[1])
+if count + position < tonumber(ARGV[3]) then
+  take(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+  drop(ARGV[1])
+  return 1
+end
+return full(position)
+",
+        ],
+        BIT << 1,
+    )
+});
+
+/// Extends a slot if it is still ours: sets its expiry to now + ms, never re-creating a slot
+/// that expired or was removed. ARGV: token, ms, L. Returns 1 when extended, 0 when the slot is
+/// not (or no longer) there.
+pub static EXTEND_SLOT: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            PRELUDE,
+            r"
+prune()
+if not redis.call('ZSCORE', KEYS[7], ARGV[1]) then
+  return 0
+end
+redis.call('ZADD', KEYS[7], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+keep_slots(ARGV[3])
+return 1
+",
+        ],
+        BIT << 2,
+    )
+});
+
+/// Removes a slot if it is still ours, with its record; the last slot takes the limit and the
+/// records with it. A real release (`announce`: ARGV[2] not empty) also gives up what is left
+/// of the caller's place in the queue, and wakes the waiters the free slots now leave room for
+/// (on their own channels), or, with nobody queued, announces on the release channel; the
+/// clean-up of a failed turn (ARGV[2] empty) keeps the place. Notices are best effort (pcall).
+/// ARGV: token, release channel or empty, publish command, wake channel prefix and suffix, L.
+/// Returns 1 when removed, 0 when the slot was not (or no longer) there.
+pub static RELEASE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            PRELUDE,
+            r"
+prune()
+local removed = redis.call('ZREM', KEYS[7], ARGV[1])
+if removed == 1 then
+  redis.call('HDEL', KEYS[9], ARGV[1])
+end
+local count = redis.call('ZCARD', KEYS[7])
+if count == 0 then
+  redis.call('DEL', KEYS[8], KEYS[9])
+end
+if ARGV[2] == '' then
+  return removed
+end
+drop(ARGV[1])
+if removed == 0 then
+  return 0
+end
+if first_live(now) then
+  local room = tonumber(ARGV[6]) - count
+  if room > 0 then
+    for _, waiter in ipairs(redis.call('ZRANGE', KEYS[3], 0, room - 1)) do
+      redis.pcall(ARGV[3], ARGV[4] .. waiter .. ARGV[5], '')
+    end
+  end
+else
+  redis.pcall(ARGV[3], ARGV[2], '')
+end
+return 1
+",
+        ],
+        BIT << 3,
+    )
+});
+
+/// Reads a semaphore on one master, writing nothing. Returns {limit or nil, 1 if K exists (in
+/// use as a lock), places in the queue, then for each live slot: token, ms left, record or
+/// nil}.
+pub static INSPECT_SLOTS: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(
+        r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = {redis.call('GET', KEYS[8]), redis.call('EXISTS', KEYS[1]), redis.call('ZCARD', KEYS[3])}
+local live = redis.call('ZRANGEBYSCORE', KEYS[7], string.format('(%d', now), '+inf', 'WITHSCORES')
+for i = 1, #live, 2 do
+  out[#out + 1] = live[i]
+  out[#out + 1] = tonumber(live[i + 1]) - now
+  out[#out + 1] = redis.call('HGET', KEYS[9], live[i])
+end
+return out
+",
+        BIT << 4,
+    )
+});
+
+/// How an ACQUIRE_SLOT or WAIT_SLOT answer counts: taken, refused (or no place), or an error.
+pub(super) fn slot_vote(answer: &Result<Reply, NodeError>) -> Vote {
+    match answer {
+        Ok(Reply::Int(1)) => Vote::Yes,
+        Ok(Reply::Int(0)) | Ok(Reply::Array(_)) => Vote::No,
+        Ok(_) | Err(_) => Vote::Error,
+    }
+}
+
+/// Why one master refused a slot.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum SlotRefusal {
+    /// No slot for us: L are taken, or the free ones are left to waiters ahead.
+    Full {
+        /// The holders (their records, where they left one).
+        holders: Vec<(String, Option<Holder>)>,
+        /// When the first slot expires unless renewed (`None`: none is taken).
+        frees_in: Option<Duration>,
+        /// ACQUIRE_SLOT: the ticket drawn, when one was asked for; WAIT_SLOT: our position.
+        extra: Option<u64>,
+        /// How many wait in the queue there.
+        waiters: usize,
+    },
+    /// The key is in use as a lock.
+    IsLock,
+    /// The live slots were taken with this limit (as stored: text).
+    Limit(String),
+}
+
+/// Decodes a refusal of ACQUIRE_SLOT or WAIT_SLOT; `None` for any other answer.
+pub(super) fn slot_refusal(reply: &Reply) -> Option<SlotRefusal> {
+    let Reply::Array(fields) = reply else {
+        return None;
+    };
+    let kind = fields.first().and_then(Reply::bulk)?;
+    let int = |i: usize| match fields.get(i) {
+        Some(Reply::Int(n)) => u64::try_from(*n).ok(),
+        _ => None,
+    };
+    match kind {
+        b"lock" => Some(SlotRefusal::IsLock),
+        b"limit" => Some(SlotRefusal::Limit(
+            fields
+                .get(1)
+                .and_then(Reply::text)
+                .unwrap_or_else(|| "?".into()),
+        )),
+        b"full" => {
+            let holders = fields
+                .get(4..)
+                .unwrap_or_default()
+                .chunks(2)
+                .filter_map(|pair| {
+                    let token = pair.first()?.bulk()?;
+                    let record = pair.get(1).and_then(Reply::bulk);
+                    let holder = record.and_then(|r| Holder::from_record(r, token));
+                    Some((String::from_utf8_lossy(token).into_owned(), holder))
+                })
+                .collect();
+            Some(SlotRefusal::Full {
+                holders,
+                frees_in: fields.get(1).and_then(millis),
+                extra: int(2),
+                waiters: int(3).unwrap_or(0) as usize,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Decodes a WAIT_SLOT answer as the queue reads a turn; `None` for an error, a conflict
+/// (see `slot_refusal`) or anything else.
+pub(super) fn slot_turn(answer: &Result<Reply, NodeError>) -> Option<Turn> {
+    match answer {
+        Ok(Reply::Int(1)) => Some(Turn::Taken),
+        Ok(Reply::Int(0)) => Some(Turn::NoPlace),
+        Ok(reply) => match slot_refusal(reply)? {
+            SlotRefusal::Full {
+                holders,
+                frees_in,
+                extra: Some(position),
+                waiters,
+            } => Some(Turn::Waiting(Place {
+                position: position as usize,
+                waiters,
+                refusal: Refusal {
+                    holder: holders.into_iter().find_map(|(_, holder)| holder),
+                    expires_in: frees_in,
+                    free: false,
+                    waiters,
+                    ticket: None,
+                },
+            })),
+            _ => None,
+        },
+        Err(_) => None,
+    }
+}
+
+/// One live slot on one master.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Slot {
+    pub token: String,
+    /// How long until it expires there, unless renewed.
+    pub expires_in: Duration,
+    pub holder: Option<Holder>,
+}
+
+/// What one master has of a semaphore.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Slots {
+    /// The limit the holders agreed on, as stored (`None`: no live slot took one).
+    pub limit: Option<String>,
+    /// The name is in use as a lock on this master.
+    pub is_lock: bool,
+    /// Places in the key's fair queue (lapsed ones not yet dropped included).
+    pub waiting: usize,
+    pub slots: Vec<Slot>,
+}
+
+/// Decodes one master's INSPECT_SLOTS answer.
+pub(super) fn inspected_slots(reply: Reply) -> Result<Slots, NodeError> {
+    let Reply::Array(fields) = reply else {
+        return Err(NodeError::BadReply(format!("unexpected reply {reply:?}")));
+    };
+    let slots = fields
+        .get(3..)
+        .unwrap_or_default()
+        .chunks(3)
+        .filter_map(|triple| {
+            let token = triple.first()?.bulk()?;
+            Some(Slot {
+                token: String::from_utf8_lossy(token).into_owned(),
+                expires_in: triple.get(1).and_then(millis).unwrap_or_default(),
+                holder: triple
+                    .get(2)
+                    .and_then(Reply::bulk)
+                    .and_then(|record| Holder::from_record(record, token)),
+            })
+        })
+        .collect();
+    Ok(Slots {
+        limit: fields.first().and_then(Reply::text),
+        is_lock: matches!(fields.get(1), Some(Reply::Int(1))),
+        waiting: match fields.get(2) {
+            Some(Reply::Int(n)) => usize::try_from(*n).unwrap_or(0),
+            _ => 0,
+        },
+        slots,
+    })
+}
+
+/// A number of milliseconds (an integer reply), `None` when negative or not a number.
+fn millis(value: &Reply) -> Option<Duration> {
+    match value {
+        Reply::Int(ms) if *ms >= 0 => Some(Duration::from_millis(*ms as u64)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bulk(text: &str) -> Reply {
+        Reply::Bulk(text.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn votes_and_refusals_decode() {
+        assert_eq!(slot_vote(&Ok(Reply::Int(1))), Vote::Yes);
+        assert_eq!(slot_vote(&Ok(Reply::Array(vec![bulk("lock")]))), Vote::No);
+        assert_eq!(slot_vote(&Ok(Reply::Int(0))), Vote::No);
+        assert_eq!(slot_vote(&Ok(Reply::Int(2))), Vote::Error);
+        assert_eq!(slot_vote(&Err(NodeError::Timeout)), Vote::Error);
+        let refusal = |fields| slot_refusal(&Reply::Array(fields));
+        assert_eq!(refusal(vec![bulk("lock")]), Some(SlotRefusal::IsLock));
+        assert_eq!(
+            refusal(vec![bulk("limit"), bulk("3")]),
+            Some(SlotRefusal::Limit("3".into()))
+        );
+        assert_eq!(refusal(vec![bulk("what")]), None);
+        assert_eq!(slot_refusal(&Reply::Int(1)), None);
+    }
+
+    #[test]
+    fn a_full_refusal_names_the_holders_whose_record_matches_their_token() {
+        let holder = Holder::this_process(&["backup".into()]);
+        let reply = Reply::Array(vec![
+            bulk("full"),
+            Reply::Int(1_500),
+            Reply::Int(7),
+            Reply::Int(3),
+            bulk("t1"),
+            bulk(&holder.record("t1")),
+            bulk("t2"),
+            Reply::Nil,
+            bulk("t3"),
+            bulk(&holder.record("someone else")),
+        ]);
+        let Some(SlotRefusal::Full {
+            holders,
+            frees_in,
+            extra,
+            waiters,
+        }) = slot_refusal(&reply)
+        else {
+            panic!("not a full refusal");
+        };
+        assert_eq!(frees_in, Some(Duration::from_millis(1_500)));
+        assert_eq!((extra, waiters), (Some(7), 3));
+        let named: Vec<(&str, bool)> = holders
+            .iter()
+            .map(|(t, h)| (t.as_str(), h.is_some()))
+            .collect();
+        assert_eq!(named, [("t1", true), ("t2", false), ("t3", false)]);
+        // Free slots left to waiters ahead: no slot taken, no ticket.
+        let ahead = Reply::Array(vec![
+            bulk("full"),
+            Reply::Int(-1),
+            Reply::Nil,
+            Reply::Int(2),
+        ]);
+        let Some(SlotRefusal::Full {
+            frees_in, extra, ..
+        }) = slot_refusal(&ahead)
+        else {
+            panic!("not a full refusal");
+        };
+        assert_eq!((frees_in, extra), (None, None));
+    }
+
+    #[test]
+    fn turns_decode_as_the_queue_reads_them() {
+        assert!(matches!(slot_turn(&Ok(Reply::Int(1))), Some(Turn::Taken)));
+        assert!(matches!(slot_turn(&Ok(Reply::Int(0))), Some(Turn::NoPlace)));
+        let waiting = Reply::Array(vec![
+            bulk("full"),
+            Reply::Int(900),
+            Reply::Int(2),
+            Reply::Int(5),
+        ]);
+        let Some(Turn::Waiting(place)) = slot_turn(&Ok(waiting)) else {
+            panic!("a place");
+        };
+        assert_eq!((place.position, place.waiters), (2, 5));
+        assert_eq!(place.refusal.expires_in, Some(Duration::from_millis(900)));
+        assert!(slot_turn(&Ok(Reply::Array(vec![bulk("lock")]))).is_none());
+        assert!(slot_turn(&Err(NodeError::Timeout)).is_none());
+    }
+
+    #[test]
+    fn an_inspection_lists_live_slots() {
+        let holder = Holder::this_process(&["job".into()]);
+        let reply = Reply::Array(vec![
+            bulk("2"),
+            Reply::Int(0),
+            Reply::Int(4),
+            bulk("a"),
+            Reply::Int(900),
+            bulk(&holder.record("a")),
+            bulk("b"),
+            Reply::Int(20),
+            Reply::Nil,
+        ]);
+        let slots = inspected_slots(reply).expect("decoded");
+        assert_eq!(slots.limit.as_deref(), Some("2"));
+        assert!(!slots.is_lock);
+        assert_eq!(slots.waiting, 4);
+        assert_eq!(slots.slots.len(), 2);
+        assert_eq!(slots.slots[0].expires_in, Duration::from_millis(900));
+        assert!(slots.slots[0].holder.is_some() && slots.slots[1].holder.is_none());
+        let empty = Reply::Array(vec![Reply::Nil, Reply::Int(1), Reply::Int(0)]);
+        assert_eq!(
+            inspected_slots(empty),
+            Ok(Slots {
+                limit: None,
+                is_lock: true,
+                waiting: 0,
+                slots: vec![]
+            })
+        );
+        assert!(inspected_slots(Reply::Int(3)).is_err());
+    }
+}
