@@ -459,3 +459,43 @@ fn a_master_restarted_empty_during_the_run_is_tolerated_as_a_minority() {
     );
     assert!(cluster.key_gone_everywhere("__redlock:{restart}:holder:restart"));
 }
+
+/// A refused attempt leaves nothing behind, also on a master whose "yes" comes after the round
+/// had already decided: held by another client on two masters of three, the third is paused
+/// (its requests wait in its socket) and grants our attempt once resumed, after the refusals
+/// decided it. The undo must follow on the same connection, not leave the key to its TTL.
+#[test]
+fn a_refused_attempt_undoes_what_a_master_it_did_not_wait_for_granted() {
+    let mut cluster = Cluster::start(3);
+    for server in &cluster.servers[..2] {
+        server.set("late-yes", "another-client");
+    }
+    cluster.server(2).pause();
+    let output = cluster
+        .redlock()
+        .args([
+            "acquire",
+            "--key",
+            "late-yes",
+            "--ttl",
+            "10s",
+            "--node-timeout",
+            "1s",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(75), "{}", describe(&output));
+    cluster.server(2).resume();
+    assert!(
+        eventually(Duration::from_secs(3), || cluster.servers[2]
+            .get("late-yes")
+            .is_none()),
+        "the paused master kept the refused attempt's key: {:?}",
+        cluster.servers[2].get("late-yes")
+    );
+    // The other client's keys (set without a TTL by this test) are its own business.
+    for server in &cluster.servers[..2] {
+        server.del("late-yes");
+    }
+    assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
+}

@@ -11,12 +11,7 @@ use redlock_cli::lock::scripts::ACQUIRE;
 fn acquire(connection: &mut redis::Connection, token: &str) -> Value {
     let names = keys::Names::of("lock");
     redis::Script::new(ACQUIRE.code)
-        .key("lock")
-        .key(&names.holder)
-        .key(&names.queue)
-        .key(&names.lease)
-        .key(&names.waiters)
-        .key(&names.tickets)
+        .key(&names.lock_keys("lock")[..])
         .arg(token)
         .arg(30_000)
         .arg("{\"pid\":1}")

@@ -248,6 +248,40 @@ fn a_key_held_as_a_lock_is_refused_as_a_semaphore() {
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }
 
+#[test]
+fn a_key_in_use_as_a_semaphore_is_refused_as_a_lock_also_to_a_queued_waiter() {
+    let cluster = Cluster::start(3);
+    let slot = cluster
+        .redlock()
+        .args(["acquire", "--key", "either", "--limit", "2", "--ttl", "30s"])
+        .output()
+        .unwrap();
+    assert!(slot.status.success(), "{}", describe(&slot));
+    let token = String::from_utf8(slot.stdout).unwrap().trim().to_string();
+    // A newcomer without and with --wait: refused at once, never queued, nothing taken.
+    for wait in ["0", "5s"] {
+        let refused = cluster
+            .redlock()
+            .args(["acquire", "--key", "either", "--wait", wait])
+            .output()
+            .unwrap();
+        assert_eq!(refused.status.code(), Some(64), "{}", describe(&refused));
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            stderr.contains("\"either\" is in use as a semaphore (--limit 2)"),
+            "{stderr}"
+        );
+        assert!(cluster.values("either").iter().all(Option::is_none));
+    }
+    let released = cluster
+        .redlock()
+        .args(["release", "--key", "either", "--token", &token])
+        .output()
+        .unwrap();
+    assert!(released.status.success(), "{}", describe(&released));
+    assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
+}
+
 /// N = 5, L = 2: q = 4. With two masters killed while the command runs, no renewal can reach
 /// 4: the slot may be lost, and the command is stopped (exit 70).
 #[test]

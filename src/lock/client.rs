@@ -14,7 +14,7 @@ use super::held::{Kind, Lock, Timing};
 use super::holder::Holder;
 use super::keys::{self, Names};
 use super::master::Master;
-use super::outcome::{AcquireError, AttemptFailure, ExtendError, Inspection, Released};
+use super::outcome::{AcquireError, AttemptFailure, Conflict, ExtendError, Inspection, Released};
 use super::probe::Probe;
 use super::queue::{self, InLine, Waiter};
 use super::quorum::{Decision, Loss, Vote};
@@ -24,6 +24,7 @@ use super::scripts::{
     self, ACQUIRE, EXTEND, INSPECT, Lua, RELEASE, acquire_vote, binary_vote, inspected,
 };
 use super::semaphore;
+use super::semaphore::Refused;
 
 /// A Redlock client over a fixed set of masters.
 pub struct Redlock {
@@ -114,7 +115,10 @@ impl Redlock {
                 };
                 let (failure, ticket) = match outcome {
                     Some(Ok(lock)) => return Ok(lock),
-                    Some(Err(refused)) => refused,
+                    Some(Err(Refused::Failed(failure, ticket))) => (failure, ticket),
+                    Some(Err(Refused::Conflict(conflict))) => {
+                        return Err(AcquireError::Conflict(conflict));
+                    }
                     None => {
                         // Requests of the interrupted attempt may have reached some masters.
                         release_token(&self.masters, key, &names, &token, timing, false).await;
@@ -175,17 +179,10 @@ impl Redlock {
         timing: Timing,
         holder: Option<&Holder>,
         will_wait: bool,
-    ) -> Result<Lock, (AttemptFailure, Option<u64>)> {
+    ) -> Result<Lock, Refused> {
         let record = holder.map(|h| h.record(token)).unwrap_or_default();
         let start = Instant::now();
-        let keys = [
-            key,
-            &names.holder,
-            &names.queue,
-            &names.lease,
-            &names.waiters,
-            &names.tickets,
-        ];
+        let keys = names.lock_keys(key);
         let ttl_ms = timing.ttl_ms();
         let keep_ms = queue::keep(&timing).as_millis().to_string();
         let args: [&[u8]; 5] = [
@@ -233,13 +230,20 @@ impl Redlock {
                 });
             }
             Decision::Won => AttemptFailure::TooSlow { elapsed },
+            _ if semaphore(&round).is_some() => {
+                release_token(&self.masters, key, names, token, timing, false).await;
+                let limit = semaphore(&round).flatten();
+                return Err(Refused::Conflict(Conflict::IsSemaphore { limit }));
+            }
             Decision::Lost(Loss::Refused) => {
                 let needed = self.masters.nodes.len() - self.quorum() + 1;
                 let (failure, ticket) = held_by(&round, needed);
-                if round.tally.yes() > 0 {
+                // A master the round did not wait for may have said yes: undo unless every
+                // master refused (no partial holds).
+                if round.tally.no() < self.masters.nodes.len() {
                     release_token(&self.masters, key, names, token, timing, false).await;
                 }
-                return Err((failure, ticket.filter(|_| will_wait)));
+                return Err(Refused::Failed(failure, ticket.filter(|_| will_wait)));
             }
             Decision::Lost(Loss::Unreachable) | Decision::Undecided => {
                 AttemptFailure::Unreachable {
@@ -249,7 +253,7 @@ impl Redlock {
             }
         };
         release_token(&self.masters, key, names, token, timing, false).await;
-        Err((failure, None))
+        Err(Refused::Failed(failure, None))
     }
 
     /// Extends `lock` to its full TTL again, measured from the start of this round. Counts only
@@ -436,14 +440,7 @@ pub(super) async fn release_token(
     announce: bool,
 ) -> Released {
     let start = Instant::now();
-    let keys = [
-        key,
-        &names.holder,
-        &names.queue,
-        &names.lease,
-        &names.waiters,
-        &names.tickets,
-    ];
+    let keys = names.lock_keys(key);
     let channel = if announce {
         keys::released_channel(key)
     } else {
@@ -487,6 +484,16 @@ pub(super) fn new_token() -> String {
 pub(super) fn retry_delay(attempt: u32) -> Duration {
     let ceiling_ms = 10u64.saturating_mul(1 << attempt.min(5)).min(250);
     Duration::from_millis(fastrand::u64(ceiling_ms / 2..=ceiling_ms))
+}
+
+/// The limit of the semaphore some master says the key is in use as (see SEMAPHORE_CHECK).
+fn semaphore(round: &Round) -> Option<Option<String>> {
+    round
+        .answers
+        .iter()
+        .flatten()
+        .filter_map(|answer| answer.as_ref().ok())
+        .find_map(scripts::semaphore_in_use)
 }
 
 /// The holder named by the masters that refused (its record, where it belongs to the token now

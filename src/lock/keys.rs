@@ -192,7 +192,7 @@ fn wake_prefix(tag: &str) -> String {
     prefix
 }
 
-/// Every name a lock's scripts touch, computed once per operation: the cheap way to pass six
+/// Every name a lock's scripts touch, computed once per operation: the cheap way to pass eight
 /// keys around (the slot tag of a key with a `}` but no hash tag costs a search).
 pub struct Names {
     pub holder: String,
@@ -200,6 +200,9 @@ pub struct Names {
     pub lease: String,
     pub waiters: String,
     pub tickets: String,
+    /// A semaphore's keys of the same name: the lock refuses a key in use as a semaphore.
+    pub slots: String,
+    pub limit: String,
     pub wake_prefix: String,
     pub wake_suffix: String,
 }
@@ -214,9 +217,25 @@ impl Names {
             lease: name("lease"),
             waiters: name("waiters"),
             tickets: name("tickets"),
+            slots: name("slots"),
+            limit: name("limit"),
             wake_prefix: wake_prefix(&tag),
             wake_suffix: format!(":{key}"),
         }
+    }
+
+    /// The KEYS of the lock's queue-aware scripts, in their order (see `queue_scripts`).
+    pub fn lock_keys<'a>(&'a self, key: &'a str) -> [&'a str; 8] {
+        [
+            key,
+            &self.holder,
+            &self.queue,
+            &self.lease,
+            &self.waiters,
+            &self.tickets,
+            &self.slots,
+            &self.limit,
+        ]
     }
 }
 

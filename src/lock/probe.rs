@@ -149,14 +149,7 @@ async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Resul
         uuid::Uuid::new_v4().simple()
     );
     let names = keys::Names::of(&key);
-    let keys = [
-        key.as_str(),
-        &names.holder,
-        &names.queue,
-        &names.lease,
-        &names.waiters,
-        &names.tickets,
-    ];
+    let keys = names.lock_keys(key.as_str());
     // Everything with a TTL of 1 to 2 s: nothing is left behind even if a step fails.
     let (holder, waiter): (&[u8], &[u8]) = (b"doctor-holder", b"doctor-waiter");
     let publish: &'static [u8] = if scratch.sharded {

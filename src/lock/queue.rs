@@ -292,14 +292,7 @@ impl<'a> Turns<'a> {
             return self.take_slot(masters, join, limit).await;
         }
         let names = waiter.names;
-        let keys = [
-            waiter.key,
-            &names.holder,
-            &names.queue,
-            &names.lease,
-            &names.waiters,
-            &names.tickets,
-        ];
+        let keys = names.lock_keys(waiter.key);
         let args: [&[u8]; 8] = [
             waiter.token.as_bytes(),
             &self.ttl_ms,
@@ -331,7 +324,10 @@ impl<'a> Turns<'a> {
             .round_with(
                 quorum,
                 start + waiter.timing.node_timeout,
-                Until::Decided,
+                // Not `Decided`: a turn that fails must hear every master, or undo what one it
+                // did not hear from may have given it (no partial holds). A lost turn is not
+                // urgent; a won one still returns at quorum.
+                Until::WonOrAllAnswered,
                 wait_vote,
                 |node| node.eval(script, keys, args),
             )
@@ -340,7 +336,8 @@ impl<'a> Turns<'a> {
         masters.trace("turn", waiter.key, &round, elapsed);
         let mut polled = Polled {
             outcome: Err(AttemptFailure::TooSlow { elapsed }),
-            partial: round.tally.yes() > 0,
+            // Anything but a refusal from every master may have left the key with us.
+            partial: round.tally.no() < masters.nodes.len(),
             placed: 0,
             placeless: 0,
             first: false,
@@ -351,6 +348,7 @@ impl<'a> Turns<'a> {
             match decode(answer) {
                 Some(Turn::Taken) => polled.placed += 1,
                 Some(Turn::NoPlace) => polled.placeless += 1,
+                Some(Turn::Conflict(conflict)) => polled.conflict = Some(conflict),
                 Some(Turn::Waiting(place)) => {
                     polled.placed += 1;
                     polled.first |= place.position < room;
@@ -451,14 +449,7 @@ async fn undo(masters: &Masters, waiter: &Waiter<'_>) {
 /// the lock is free). Bounded by one node timeout.
 async fn leave(masters: &Masters, waiter: &Waiter<'_>) {
     let names = waiter.names;
-    let keys = [
-        waiter.key,
-        &names.holder,
-        &names.queue,
-        &names.lease,
-        &names.waiters,
-        &names.tickets,
-    ];
+    let keys = names.lock_keys(waiter.key);
     let keys = &keys;
     let start = Instant::now();
     let round = masters

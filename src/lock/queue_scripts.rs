@@ -23,9 +23,10 @@ use std::time::Duration;
 use super::holder::Holder;
 use super::lua::Lua;
 use super::node::NodeError;
+use super::outcome::Conflict;
 use super::quorum::Vote;
 use super::resp::Reply;
-use super::scripts::{Refusal, ttl};
+use super::scripts::{Refusal, SEMAPHORE_CHECK, semaphore_in_use, ttl};
 
 /// The functions the queue-aware scripts share; each script is these, then its body.
 pub(super) const FUNCTIONS: &str = r"
@@ -84,6 +85,7 @@ pub static WAIT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
         &[
             FUNCTIONS,
+            SEMAPHORE_CHECK,
             r"
 local now = now_ms()
 local first = first_live(now)
@@ -151,6 +153,8 @@ pub(super) enum Turn {
     NoPlace,
     /// Still waiting there.
     Waiting(Place),
+    /// The key is in use otherwise there (see [`Conflict`]).
+    Conflict(Conflict),
 }
 
 /// Where a waiter stands on one master.
@@ -177,6 +181,10 @@ pub(super) fn turn(answer: &Result<Reply, NodeError>) -> Option<Turn> {
     match answer {
         Ok(Reply::Int(1)) => Some(Turn::Taken),
         Ok(Reply::Int(0)) => Some(Turn::NoPlace),
+        Ok(reply @ Reply::Array(_)) if semaphore_in_use(reply).is_some() => {
+            let limit = semaphore_in_use(reply).flatten();
+            Some(Turn::Conflict(Conflict::IsSemaphore { limit }))
+        }
         Ok(Reply::Array(fields)) => {
             let int = |i: usize| match fields.get(i) {
                 Some(Reply::Int(n)) => usize::try_from(*n).ok(),

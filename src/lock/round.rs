@@ -35,6 +35,9 @@ pub(super) enum Until {
     Conclusive,
     /// Every master answered (or the deadline passed).
     AllAnswered,
+    /// Once won, or every master answered (or the deadline passed): a waiter's turn that fails
+    /// must know whether a master it did not hear from gave it the lock (see `queue`).
+    WonOrAllAnswered,
 }
 
 impl Until {
@@ -43,6 +46,7 @@ impl Until {
         match self {
             Until::Decided => tally.decision() != Decision::Undecided,
             Until::Conclusive => tally.decision() == Decision::Won || tally.refused_by_majority(),
+            Until::WonOrAllAnswered => tally.decision() == Decision::Won,
             // Decided and written out: checked where the writes can be seen.
             Until::DecidedAndSent | Until::AllAnswered => false,
         }

@@ -40,6 +40,7 @@ pub static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
         &[
             FUNCTIONS,
+            SEMAPHORE_CHECK,
             r"
 local waiting = redis.call('EXISTS', KEYS[3]) == 1 and first_live(now_ms()) ~= false
 if not waiting and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
@@ -64,6 +65,26 @@ return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current,
         1,
     )
 });
+
+/// The start of the lock's ACQUIRE and WAIT: a key in use as a semaphore (its slots key exists
+/// exactly while a slot may be live) is refused with `{'semaphore', its limit or nil}`.
+pub(super) const SEMAPHORE_CHECK: &str = r"
+if redis.call('EXISTS', KEYS[7]) == 1 then
+  return {'semaphore', redis.call('GET', KEYS[8])}
+end
+";
+
+/// The limit of the semaphore a refusal says the key is in use as (`Some(None)`: limit not
+/// known); `None` for any other answer.
+pub(super) fn semaphore_in_use(reply: &Reply) -> Option<Option<String>> {
+    let Reply::Array(fields) = reply else {
+        return None;
+    };
+    if fields.first().and_then(Reply::bulk) != Some(b"semaphore".as_slice()) {
+        return None;
+    }
+    Some(fields.get(1).and_then(Reply::text))
+}
 
 /// How an ACQUIRE answer counts: taken, refused (held by another), or an error.
 pub(super) fn acquire_vote(answer: &Result<Reply, NodeError>) -> Vote {

@@ -143,7 +143,7 @@ impl<'a> SlotKeys<'a> {
 }
 
 /// Why one attempt at a slot did not get one.
-enum Refused {
+pub(super) enum Refused {
     /// Worth another attempt while the wait lasts; with the ticket for the queue, when enough
     /// masters drew one.
     Failed(AttemptFailure, Option<u64>),
