@@ -37,9 +37,9 @@
 //! counts (NOSCRIPT: `calls` and `failed_calls`); one rejected before it ran (wrong number of
 //! arguments) does not (only `rejected_calls`).
 //!
-//! etcd: the bench starts one member itself on loopback ports below 32768, with its data in a
-//! temporary directory, and stops it at the end. If etcd cannot be started, the bench says why
-//! and prints etcdctl's rows as skipped; it never makes them up.
+//! etcd: the bench starts one member itself (`support/etcd.rs`) on loopback ports below 32768,
+//! with its data in a temporary directory, and stops it at the end. If etcd cannot be started,
+//! the bench says why and prints etcdctl's rows as skipped; it never makes them up.
 //!
 //! Usage: `cargo bench --bench queue [-- [--sections N] WAITERS...]` (default: 4 8 16 32 64,
 //! 5 sections per waiter). Without `--bench` (`cargo test --benches`) it runs a smoke version
@@ -48,17 +48,19 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/etcd.rs"]
+mod etcd;
 #[path = "support/sections.rs"]
 mod sections;
 
 use std::collections::BTreeMap;
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
 
-use common::{Cluster, free_port, listens_on};
+use common::Cluster;
+use etcd::Etcd;
 use sections::{CRITICAL_SECTION, Run, handoff_gaps, percentile, run_workers};
-use tempfile::TempDir;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -87,6 +89,9 @@ fn main() {
         "waiters must be at least 2, sections at least 1"
     );
 
+    // Before the bench starts anything of its own.
+    let busy = cpu_busy_percent(Duration::from_secs(1));
+    let load = loadavg();
     // Started on the main thread: the servers die with the thread that spawned them.
     let cluster = Cluster::start(5);
     let etcd = if benchmarking {
@@ -106,51 +111,24 @@ fn main() {
         "queue masters=5 sections_per_waiter={per_waiter} waiters={} cpu_busy_before_pct={:.0} \
          loadavg_before={}",
         list.join(","),
-        cpu_busy_percent(Duration::from_secs(1)),
-        loadavg()
+        busy,
+        load
     );
 
     let tmp = tempfile::tempdir().expect("temp dir");
     let dir = tmp.path();
+    let etcd = etcd.as_ref().ok();
+    // One untimed section with each tool first: the first lock after a server started pays
+    // for warming up (etcd's first log writes, the binaries' pages), which would otherwise
+    // land in the smallest W's figures. (W >= 2 below, so the logs do not collide.)
+    run_tools(dir, &cluster, etcd, 1, 1);
     let mut rows = Vec::new();
     for &w in &waiters {
         eprintln!("queue: {w} waiters x {per_waiter} sections");
-        let key = format!("bench-queue-{w}");
-        let redlock = || {
-            let mut cmd = cluster.redlock();
-            cmd.args(["run", "--key", &key, "--ttl", "10s", "--wait", "300s", "--"])
-                .args(["bash", "-c", CRITICAL_SECTION]);
-            cmd
-        };
-        let mut stats = CommandStats::reset(&cluster);
-        let run = run_workers(dir, "redlock", w, per_waiter, redlock);
-        let commands = stats.read();
-        let redlock = Figures::of(&run, Some(commands));
-
-        let lock_file = dir.join(format!("flock-{w}"));
-        let flock = || {
-            let mut cmd = Command::new("flock");
-            cmd.arg(&lock_file).args(["bash", "-c", CRITICAL_SECTION]);
-            cmd
-        };
-        let flock = Figures::of(&run_workers(dir, "flock", w, per_waiter, flock), None);
-
-        let etcdctl = etcd.as_ref().ok().map(|etcd| {
-            let name = format!("bench-queue-{w}");
-            let etcdctl = || {
-                let mut cmd = Command::new("etcdctl");
-                cmd.arg(format!("--endpoints={}", etcd.endpoint)).args([
-                    "lock",
-                    &name,
-                    "--",
-                    "bash",
-                    "-c",
-                    CRITICAL_SECTION,
-                ]);
-                cmd
-            };
-            Figures::of(&run_workers(dir, "etcdctl", w, per_waiter, etcdctl), None)
-        });
+        let runs = run_tools(dir, &cluster, etcd, w, per_waiter);
+        let redlock = Figures::of(&runs.redlock, Some(runs.commands));
+        let flock = Figures::of(&runs.flock, None);
+        let etcdctl = runs.etcdctl.map(|run| Figures::of(&run, None));
         for figures in [Some(&redlock), Some(&flock), etcdctl.as_ref()]
             .into_iter()
             .flatten()
@@ -175,6 +153,65 @@ fn main() {
     }
     println!();
     print_tables(&rows, per_waiter);
+}
+
+/// The three tools' runs at one W, and the masters' command counts for redlock's.
+struct Runs {
+    redlock: Run<'static>,
+    commands: Commands,
+    flock: Run<'static>,
+    etcdctl: Option<Run<'static>>,
+}
+
+/// `w` waiters x `per_waiter` sections with each tool in turn, on a key (file, lock name) of
+/// this W's own.
+fn run_tools(
+    dir: &Path,
+    cluster: &Cluster,
+    etcd: Option<&Etcd>,
+    w: usize,
+    per_waiter: usize,
+) -> Runs {
+    let key = format!("bench-queue-{w}");
+    let redlock = || {
+        let mut cmd = cluster.redlock();
+        cmd.args(["run", "--key", &key, "--ttl", "10s", "--wait", "300s", "--"])
+            .args(["bash", "-c", CRITICAL_SECTION]);
+        cmd
+    };
+    let mut stats = CommandStats::reset(cluster);
+    let redlock = run_workers(dir, "redlock", w, per_waiter, redlock);
+    let commands = stats.read();
+
+    let lock_file = dir.join(format!("flock-{w}"));
+    let flock = || {
+        let mut cmd = Command::new("flock");
+        cmd.arg(&lock_file).args(["bash", "-c", CRITICAL_SECTION]);
+        cmd
+    };
+    let flock = run_workers(dir, "flock", w, per_waiter, flock);
+
+    let etcdctl = etcd.map(|etcd| {
+        let etcdctl = || {
+            let mut cmd = Command::new("etcdctl");
+            cmd.arg(format!("--endpoints={}", etcd.endpoint)).args([
+                "lock",
+                &key,
+                "--",
+                "bash",
+                "-c",
+                CRITICAL_SECTION,
+            ]);
+            cmd
+        };
+        run_workers(dir, "etcdctl", w, per_waiter, etcdctl)
+    });
+    Runs {
+        redlock,
+        commands,
+        flock,
+        etcdctl,
+    }
 }
 
 /// What one tool did at one W, summed up.
@@ -431,118 +468,6 @@ fn parse_commandstats(info: &str) -> Vec<(String, u64)> {
             Some((name.to_string(), calls.parse().expect("calls")))
         })
         .collect()
-}
-
-/// One etcd member on loopback, for `etcdctl lock`, with its data in a temporary directory.
-/// Killed on drop, and by its parent-death signal if the bench dies.
-struct Etcd {
-    endpoint: String,
-    child: Child,
-    _dir: TempDir,
-}
-
-impl Etcd {
-    fn start() -> Result<Etcd, String> {
-        for program in ["etcd", "etcdctl"] {
-            let found = std::env::var_os("PATH").is_some_and(|paths| {
-                std::env::split_paths(&paths).any(|dir| dir.join(program).is_file())
-            });
-            if !found {
-                return Err(format!(
-                    "{program} is not installed (Debian: apt-get install etcd-server etcd-client)"
-                ));
-            }
-        }
-        let mut last = String::new();
-        // A port may be taken between choosing it and etcd binding it: try again.
-        for _ in 0..3 {
-            match Etcd::launch() {
-                Ok(etcd) => return Ok(etcd),
-                Err(why) => last = why,
-            }
-        }
-        Err(last)
-    }
-
-    fn launch() -> Result<Etcd, String> {
-        let dir = tempfile::Builder::new()
-            .prefix("redlock-bench-etcd-")
-            .tempdir()
-            .map_err(|e| format!("cannot create etcd's data directory: {e}"))?;
-        let client_port = free_port();
-        let peer_port = loop {
-            let port = free_port();
-            if port != client_port {
-                break port;
-            }
-        };
-        let endpoint = format!("http://127.0.0.1:{client_port}");
-        let peer = format!("http://127.0.0.1:{peer_port}");
-        let log_path = dir.path().join("etcd.log");
-        let log = std::fs::File::create(&log_path).map_err(|e| format!("etcd.log: {e}"))?;
-        let mut cmd = Command::new("etcd");
-        cmd.args(["--name", "bench"])
-            .arg("--data-dir")
-            .arg(dir.path().join("data"))
-            .args(["--listen-client-urls", &endpoint])
-            .args(["--advertise-client-urls", &endpoint])
-            .args(["--listen-peer-urls", &peer])
-            .args(["--initial-advertise-peer-urls", &peer])
-            .args(["--initial-cluster", &format!("bench={peer}")])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log);
-        // SAFETY: prctl takes plain integers and is async-signal-safe; it makes etcd die with
-        // the bench's main thread, so no etcd outlives a crashed bench.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
-        let mut child = cmd.spawn().map_err(|e| format!("cannot spawn etcd: {e}"))?;
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Ok(Some(status)) = child.try_wait() {
-                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-                let last = log.lines().last().unwrap_or("");
-                return Err(format!(
-                    "etcd exited with {status}; its last log line: {last}"
-                ));
-            }
-            // Ours, not some other etcd that already had the port, and answering.
-            if listens_on(child.id(), client_port) && healthy(&endpoint) {
-                return Ok(Etcd {
-                    endpoint,
-                    child,
-                    _dir: dir,
-                });
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err("etcd did not report healthy within 20 s".to_string());
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Etcd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn healthy(endpoint: &str) -> bool {
-    Command::new("etcdctl")
-        .arg(format!("--endpoints={endpoint}"))
-        .args(["endpoint", "health"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
 }
 
 /// How busy the shared machine's CPUs were over `span` (all CPUs, from /proc/stat), in
