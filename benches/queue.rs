@@ -7,9 +7,13 @@
 //! runs, one after the other,
 //! `redlock run --key K --ttl 10s --wait 300s -- bash -c SECTION`,
 //! `flock FILE bash -c SECTION` or `etcdctl --endpoints=URL lock NAME -- bash -c SECTION`. The
-//! section logs its start and end; the bench panics if two sections overlapped.
+//! section logs its start and end; the bench panics if two sections overlapped. Before the
+//! first W, each tool runs one untimed section (the first lock after a server starts pays for
+//! warming up).
 //!
-//! Per tool and W it prints one line, `queue tool=redlock waiters=4 sections=20 wall_ms=… …`:
+//! First it prints how busy the CPUs were in the second before it started anything
+//! (`cpu_busy_before_pct`, from /proc/stat): on a shared machine, other builds move every
+//! figure. Then per tool and W one line, `queue tool=redlock waiters=4 sections=20 wall_ms=… …`:
 //! - `wall_ms`: from letting every waiter go until the last one finished;
 //! - `wait_*`: each section's wait, from its waiter spawning the locked command to the
 //!   section's logged start, both on CLOCK_REALTIME (the waiter's clock just before the spawn,
