@@ -21,18 +21,15 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "support/sections.rs"]
+mod sections;
 
-use std::path::Path;
 use std::process::Command;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use common::Cluster;
-
-/// The critical section. `$SECTION` tells the sections apart, so that the overlap check can
-/// pair each start with its own end.
-const CRITICAL_SECTION: &str = r#"echo "start $SECTION ${EPOCHREALTIME/./}000" >> "$LOG"
-echo "end $SECTION ${EPOCHREALTIME/./}000" >> "$LOG""#;
+use sections::{CRITICAL_SECTION, Run, handoff_gaps, percentile, run_workers};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -59,7 +56,7 @@ fn main() {
                 .args(["bash", "-c", CRITICAL_SECTION]);
             cmd
         };
-        report(&run_contenders(dir, "redlock", p, per_process, redlock));
+        report(&run_workers(dir, "redlock", p, per_process, redlock));
 
         let lock_file = dir.join(format!("flock-{p}"));
         let flock = || {
@@ -67,7 +64,7 @@ fn main() {
             cmd.arg(&lock_file).args(["bash", "-c", CRITICAL_SECTION]);
             cmd
         };
-        report(&run_contenders(dir, "flock", p, per_process, flock));
+        report(&run_workers(dir, "flock", p, per_process, flock));
         report_library(&cluster, p, per_process);
     }
 }
@@ -128,10 +125,7 @@ fn report_library(cluster: &Cluster, procs: usize, per_process: usize) {
     }
     let mut gaps: Vec<Duration> = holds.windows(2).map(|p| p[1].0 - p[0].1).collect();
     gaps.sort_unstable();
-    let us = |q: f64| {
-        let rank = ((gaps.len() as f64 * q).ceil() as usize).clamp(1, gaps.len());
-        gaps[rank - 1].as_secs_f64() * 1e6
-    };
+    let us = |q: f64| percentile(&gaps, q).as_secs_f64() * 1e6;
     println!(
         "contention tool=library procs={procs} sections={} handoff_p50_us={:.0} handoff_p90_us={:.0} \
          handoff_p99_us={:.0} handoff_max_us={:.0}",
@@ -143,112 +137,15 @@ fn report_library(cluster: &Cluster, procs: usize, per_process: usize) {
     );
 }
 
-/// What one contention run produced.
-struct Run<'a> {
-    tool: &'a str,
-    procs: usize,
-    wall: Duration,
-    /// (start, end) of every section, in nanoseconds since the epoch, ordered by start.
-    sections: Vec<(u64, u64)>,
-}
-
-/// Starts `procs` contenders at once, each running `per_process` sections in turn
-/// (one thread per contender stands in for a looping shell script), and reads back the log.
-/// `command` makes the locked command that runs `CRITICAL_SECTION`.
-fn run_contenders<'a>(
-    dir: &Path,
-    tool: &'a str,
-    procs: usize,
-    per_process: usize,
-    command: impl Fn() -> Command + Sync,
-) -> Run<'a> {
-    let log = dir.join(format!("{tool}-{procs}.log"));
-    let barrier = Barrier::new(procs + 1);
-    let start = std::thread::scope(|scope| {
-        for worker in 0..procs {
-            let (barrier, command, log) = (&barrier, &command, &log);
-            scope.spawn(move || {
-                barrier.wait();
-                for i in 0..per_process {
-                    let status = command()
-                        .env("LOG", log)
-                        .env("SECTION", (worker * per_process + i).to_string())
-                        .status()
-                        .expect("spawn a contender");
-                    assert!(status.success(), "{tool}: a contender failed: {status}");
-                }
-            });
-        }
-        barrier.wait();
-        Instant::now()
-        // Leaving the scope joins every contender (and re-raises a contender's panic).
-    });
-    let wall = start.elapsed();
-    let text = std::fs::read_to_string(&log).expect("read the section log");
-    Run {
-        tool,
-        procs,
-        wall,
-        sections: parse_sections(&text, procs * per_process),
-    }
-}
-
-/// Pairs each section's start with its end and checks that the sections did not overlap.
-fn parse_sections(log: &str, expected: usize) -> Vec<(u64, u64)> {
-    let mut sections = vec![(None, None); expected];
-    for line in log.lines() {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let [kind, id, ns] = fields[..] else {
-            panic!("malformed log line {line:?}");
-        };
-        let id: usize = id.parse().expect("section id");
-        let ns: u64 = ns.parse().expect("timestamp");
-        let slot = match kind {
-            "start" => &mut sections[id].0,
-            "end" => &mut sections[id].1,
-            _ => panic!("malformed log line {line:?}"),
-        };
-        let first = slot.replace(ns).is_none();
-        assert!(first, "section {id} logged {kind} twice");
-    }
-    let mut sections: Vec<(u64, u64)> = sections
-        .into_iter()
-        .enumerate()
-        .map(|(id, pair)| match pair {
-            (Some(start), Some(end)) => (start, end),
-            _ => panic!("section {id} did not log both its start and its end"),
-        })
-        .collect();
-    sections.sort_unstable();
-    for pair in sections.windows(2) {
-        let ((start_a, end_a), (start_b, end_b)) = (pair[0], pair[1]);
-        assert!(
-            end_a <= start_b,
-            "MUTUAL EXCLUSION VIOLATED: section [{start_a}, {end_a}] overlaps [{start_b}, {end_b}]"
-        );
-    }
-    sections
-}
-
 fn report(run: &Run) {
-    // Each gap runs from one section's end to the next section's start.
-    let mut gaps: Vec<u64> = run
-        .sections
-        .windows(2)
-        .map(|pair| pair[1].0 - pair[0].1)
-        .collect();
-    gaps.sort_unstable();
-    // Nearest-rank percentile, in microseconds.
-    let us = |q: f64| {
-        let rank = ((gaps.len() as f64 * q).ceil() as usize).clamp(1, gaps.len());
-        gaps[rank - 1] as f64 / 1e3
-    };
+    let gaps = handoff_gaps(&run.sections);
+    let us = |q: f64| percentile(&gaps, q) as f64 / 1e3;
     let count = run.sections.len();
     println!(
         "contention tool={} procs={} sections={count} wall_ms={:.1} per_s={:.1} \
          handoff_p50_us={:.0} handoff_p90_us={:.0} handoff_p99_us={:.0} handoff_max_us={:.0}",
         run.tool,
-        run.procs,
+        run.workers,
         run.wall.as_secs_f64() * 1e3,
         count as f64 / run.wall.as_secs_f64(),
         us(0.5),
