@@ -118,15 +118,18 @@ fn woken_then_runs(
 fn a_notice_wakes_the_waiter_and_its_subscriptions_end_with_the_wait() {
     let cluster = Cluster::start(3);
     let urls = cluster.urls();
-    let (mut holder, mut waiter) = holder_and_waiter(&urls, &[], "handoff", "3/3");
+    // A waiter listens on N - q + 1 masters (2 of 3): with the one master the quorum may lose
+    // down, one of them still announces the release.
+    let (mut holder, mut waiter) = holder_and_waiter(&urls, &[], "handoff", "2/3");
     let mut connections: Vec<redis::Connection> =
         cluster.servers.iter().map(|s| s.connection()).collect();
-    // One subscribed connection per master, the waiter's.
-    for connection in &mut connections {
-        assert_eq!(pubsub_clients(connection), 1);
-    }
+    // One subscribed connection on each of two masters, the waiter's.
+    let subscribed: Vec<usize> = connections.iter_mut().map(pubsub_clients).collect();
+    assert_eq!(subscribed.iter().sum::<usize>(), 2, "{subscribed:?}");
+    assert!(subscribed.iter().all(|n| *n <= 1), "{subscribed:?}");
+    let listened = subscribed.iter().position(|n| *n == 1).unwrap();
     assert!(!waiter.stderr_so_far().contains(WOKEN));
-    assert_eq!(publish(&mut connections[1], "handoff", b""), 1);
+    assert_eq!(publish(&mut connections[listened], "handoff", b""), 1);
     assert!(
         waiter.wait_for_stderr(WOKEN, Duration::from_secs(30)),
         "the notice did not wake the waiter: {}",
@@ -253,7 +256,7 @@ fn a_flood_of_messages_on_the_channel_costs_the_waiter_no_memory() {
             // Once the waiter listens on every master: two seconds of 4 KiB messages, in
             // pipelines of 64, to all three masters in turn.
             let subscribed = eventually(Duration::from_secs(30), || {
-                connections.iter_mut().all(|c| pubsub_clients(c) == 1)
+                connections.iter_mut().map(pubsub_clients).sum::<usize>() == 2
             });
             let payload = vec![b'x'; 4096];
             // The waiter listens on its own wake channel, named by its token in the queue.

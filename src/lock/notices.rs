@@ -2,8 +2,9 @@
 //!
 //! Waiting by polling alone makes a hand-off cost half a retry interval on average. Instead,
 //! the release script publishes on the channel of the first waiter in the key's queue (see
-//! `queue` and `keys::wake_channel`), and that waiter, subscribed to its own channel on every
-//! master, tries again as soon as one notice arrives.
+//! `queue` and `keys::wake_channel`), and that waiter, subscribed to its own channel on N − q + 1
+//! masters (see `queue::listen_on`: every master announces, so one that is up is enough), tries
+//! again as soon as one notice arrives.
 //! Notices are best effort (Redis pub/sub delivers at most once, and a lock that expires by
 //! its TTL publishes nothing), so the jittered backoff stays as the fallback.
 //!
@@ -32,17 +33,21 @@ use futures_util::future::join_all;
 use super::endpoint::Endpoint;
 use super::pipe::Pipe;
 
-/// Subscriptions to the release channel of one key on every master that accepted one.
+/// Subscriptions to one waiter's wake channel on the masters that accepted one.
 pub struct Notices {
     /// One subscribed connection per master that confirmed; a broken one is dropped.
     subscriptions: Vec<Pipe>,
 }
 
 impl Notices {
-    /// Subscribes on all masters at once; a master that does not confirm before `deadline` is
+    /// Subscribes on `nodes` at once; a master that does not confirm before `deadline` is
     /// left out (its notices are missed, the backoff covers them).
-    pub(crate) async fn subscribe(nodes: &[Endpoint], channel: &str, deadline: Instant) -> Notices {
-        let subscriptions = nodes.iter().map(|node| async move {
+    pub(crate) async fn subscribe<'a>(
+        nodes: impl IntoIterator<Item = &'a Endpoint>,
+        channel: &str,
+        deadline: Instant,
+    ) -> Notices {
+        let subscriptions = nodes.into_iter().map(|node| async move {
             let subscribed = tokio::time::timeout_at(deadline.into(), node.subscribe(channel));
             match subscribed.await {
                 Ok(Ok(pipe)) => Some(pipe),

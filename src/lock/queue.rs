@@ -15,7 +15,9 @@
 //!    key's ticket counter on each master that refused. Its ticket is the highest number among
 //!    the answers, which must come from at least N − q + 1 masters (else it stays out of the
 //!    queue and retries like any refused attempt). It then subscribes to its own wake channel
-//!    (`keys::wake_channel`), and only then places itself, with WAIT, on every master: its
+//!    (`keys::wake_channel`) on N − q + 1 masters (every master announces a release; with the
+//!    most the quorum tolerates down, one of these is up), and only then places itself, with
+//!    WAIT, on every master: its
 //!    token scored by that same ticket, a lease (the master's own time when the place lapses),
 //!    and a record of who it is. WAIT also raises each master's counter to the ticket.
 //! 3. **Waiting.** WAIT is also the heartbeat and the attempt: on each master it drops places
@@ -73,6 +75,7 @@ use std::time::{Duration, Instant};
 
 use super::cancel::Cancel;
 use super::client::{release_token, retry_delay};
+use super::endpoint::Endpoint;
 use super::held::{Kind, Lock, Timing};
 use super::holder::Holder;
 use super::keys::Names;
@@ -140,7 +143,7 @@ pub(super) async fn wait_in_line(
     let deadline = Instant::now() + timing.node_timeout;
     let deadline = give_up_at.map_or(deadline, |at| at.min(deadline));
     let mut notices = tokio::select! {
-        notices = Notices::subscribe(&masters.nodes, &channel, deadline) => notices,
+        notices = Notices::subscribe(listen_on(masters), &channel, deadline) => notices,
         () = cancel.cancelled() => return InLine::Cancelled,
     };
     log::debug!(
@@ -229,6 +232,17 @@ pub(super) async fn wait_in_line(
             }
         }
     }
+}
+
+/// The masters a waiter listens on for its wake-up: N − q + 1 of them, drawn at random. Every
+/// master announces a release, and one notice is enough; with at most N − q masters down
+/// (what the quorum tolerates) at least one of these is up. Listening on all N would cost
+/// every master a connection and a subscription per waiter for nothing more.
+fn listen_on(masters: &Masters) -> Vec<&Endpoint> {
+    let mut nodes: Vec<&Endpoint> = masters.nodes.iter().collect();
+    fastrand::shuffle(&mut nodes);
+    nodes.truncate(masters.nodes.len() - masters.quorum() + 1);
+    nodes
 }
 
 /// What one turn found.

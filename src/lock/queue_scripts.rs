@@ -101,8 +101,6 @@ if not placed then
   end
   first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
 end
-redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[1])
-keep(tonumber(ARGV[7]))
 local current = redis.call('GET', KEYS[1])
 if first == ARGV[1] and (not current or current == ARGV[1]) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -110,8 +108,13 @@ if first == ARGV[1] and (not current or current == ARGV[1]) then
     redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
   end
   drop(ARGV[1])
+  if not placed then
+    keep(tonumber(ARGV[7]))
+  end
   return 1
 end
+redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[1])
+keep(tonumber(ARGV[7]))
 return {placed and 1 or 2, redis.call('ZRANK', KEYS[3], ARGV[1]), redis.call('ZCARD', KEYS[3]),
         redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current}
 ",
