@@ -99,7 +99,7 @@ fn eight_waiters_take_the_lock_in_the_order_they_came() {
     holder.open_gate();
     finish_all(waiters);
     assert_eq!(order_of(&order), names);
-    // Every place was given up: each winner's, by taking the lock.
+    // Every place was given up: each winner's, by releasing the lock.
     assert_eq!(masters_with_places(&mut cluster, "fifo", 0), 5);
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }
@@ -202,8 +202,13 @@ fn a_newcomer_does_not_pass_a_waiter_and_a_stopped_waiter_loses_its_place() {
         ])
         .spawn()
         .unwrap();
-    // ...and the stopped waiter, resumed, finds its place gone and waits again at the back.
-    std::thread::sleep(Duration::from_secs(5));
+    // ...and the stopped waiter, resumed only once the newcomer has the lock (so its place
+    // surely lapsed), finds its place gone and waits again at the back.
+    assert!(
+        eventually(Duration::from_secs(30), || order_of(&order)
+            .contains(&"newcomer".to_string())),
+        "the newcomer never got the lock past the stopped waiter"
+    );
     send_signal(sleeper.child.id(), libc::SIGCONT);
     let output = newcomer.wait_with_output().unwrap();
     assert!(output.status.success(), "{}", describe(&output));
@@ -299,4 +304,51 @@ fn a_client_outside_the_queue_may_take_the_lock_and_waiters_still_get_it_after()
     finish_all(waiters);
     assert_eq!(order_of(&order), ["m1", "m2"]);
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
+}
+
+/// A master that is down and fails fast (connection refused) while waiters join must not keep
+/// them out of the queue: a ticket needs N - q + 1 refusals, and the round waits for them
+/// instead of ending at the first sure loss. The other live master answers a little late
+/// (through a delaying proxy), so that the down master's error comes first.
+#[test]
+fn waiters_join_the_queue_while_a_master_is_down() {
+    use common::proxy::{Fault, Proxy};
+    let mut cluster = Cluster::start(3);
+    let proxy = Proxy::before(&cluster.servers[1]);
+    proxy.set(Fault::Delay(Duration::from_millis(5)));
+    let servers = format!(
+        "{},{},{}",
+        cluster.servers[0].url(),
+        proxy.url(),
+        cluster.servers[2].url()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let order = dir.path().join("order");
+    let holder = Running::start(
+        common::redlock()
+            .env("REDLOCK_SERVERS", &servers)
+            .args(["run", "--key", "down", "--ttl", "20s"]),
+    );
+    let mut holder = holder;
+    holder.wait_ready();
+    cluster.server(2).kill();
+    let mut waiters = Vec::new();
+    for (i, name) in ["d1", "d2", "d3"].iter().enumerate() {
+        let body = format!("echo {name} >> {}", order.display());
+        waiters.push(Running::start_script(
+            common::redlock()
+                .env("REDLOCK_SERVERS", &servers)
+                .args(["run", "--key", "down", "--ttl", "20s", "--wait", "60s"]),
+            "",
+            &body,
+        ));
+        assert!(
+            eventually(Duration::from_secs(10), || places(&mut cluster, 0, "down")
+                == i + 1),
+            "waiter {name} never joined the queue with a master down"
+        );
+    }
+    holder.open_gate();
+    finish_all(waiters);
+    assert_eq!(order_of(&order), ["d1", "d2", "d3"]);
 }

@@ -76,7 +76,14 @@ fn assert_at_most_and_reached(cluster: &Cluster, key: &str, limit: usize) {
 
 /// Every slot was released, and nothing is left without a TTL.
 fn assert_clean(cluster: &Cluster, key: &str) {
-    assert!(slots_everywhere(cluster, key).iter().all(Vec::is_empty));
+    // A release waits for a quorum and for its request to be on every master's wire.
+    assert!(
+        eventually(Duration::from_secs(5), || slots_everywhere(cluster, key)
+            .iter()
+            .all(Vec::is_empty)),
+        "{:?}",
+        slots_everywhere(cluster, key)
+    );
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }
 
@@ -164,10 +171,17 @@ fn a_killed_holders_slot_expires_while_the_other_holder_renews() {
         .unwrap();
     assert!(output.status.success(), "{}", describe(&output));
     let waiter_token = String::from_utf8(output.stdout).unwrap().trim().to_string();
-    for slots in slots_everywhere(&cluster, "sem-kill") {
+    // The waiter's slot is on q = 4 of the 5 masters at least (a fifth may have refused it:
+    // its clock had not expired the dead slot yet), and wherever it is, the dead slot is gone.
+    let everywhere = slots_everywhere(&cluster, "sem-kill");
+    let with_waiter: Vec<&Vec<String>> = everywhere
+        .iter()
+        .filter(|slots| slots.contains(&waiter_token))
+        .collect();
+    assert!(with_waiter.len() >= 4, "{everywhere:?}");
+    for slots in with_waiter {
         assert!(!slots.contains(&dead_token), "{slots:?}");
         assert!(slots.contains(&alive_token), "{slots:?}");
-        assert!(slots.contains(&waiter_token), "{slots:?}");
     }
     assert!(alive.is_running(), "{}", alive.stderr_so_far());
     alive.open_gate();
@@ -179,10 +193,15 @@ fn a_killed_holders_slot_expires_while_the_other_holder_renews() {
         .output()
         .unwrap();
     assert!(released.status.success(), "{}", describe(&released));
+    // A release waits for a quorum and for its request to be on every master's wire.
     assert!(
+        eventually(Duration::from_secs(5), || slots_everywhere(
+            &cluster, "sem-kill"
+        )
+        .iter()
+        .all(Vec::is_empty)),
+        "{:?}",
         slots_everywhere(&cluster, "sem-kill")
-            .iter()
-            .all(Vec::is_empty)
     );
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }

@@ -196,7 +196,13 @@ impl Redlock {
             .masters
             .round(
                 start + timing.node_timeout,
-                Until::Decided,
+                // A caller that will wait needs a ticket from N - q + 1 refusals (see `queue`):
+                // a master that fails fast must not end the round before they are in.
+                if will_wait {
+                    Until::Conclusive
+                } else {
+                    Until::Decided
+                },
                 acquire_vote,
                 |node| node.eval(&ACQUIRE, &keys, &args),
             )

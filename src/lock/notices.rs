@@ -3,7 +3,7 @@
 //! Waiting by polling alone makes a hand-off cost half a retry interval on average. Instead,
 //! the release script publishes on the channel of the first waiter in the key's queue (see
 //! `queue` and `keys::wake_channel`), and that waiter, subscribed to its own channel on N − q + 1
-//! masters (see `queue::listen_on`: every master announces, so one that is up is enough), tries
+//! masters (see `queue::listen_on` for why that is enough), tries
 //! again as soon as one notice arrives.
 //! Notices are best effort (Redis pub/sub delivers at most once, and a lock that expires by
 //! its TTL publishes nothing), so the jittered backoff stays as the fallback.

@@ -15,21 +15,20 @@
 //!    key's ticket counter on each master that refused. Its ticket is the highest number among
 //!    the answers, which must come from at least N − q + 1 masters (else it stays out of the
 //!    queue and retries like any refused attempt). It then subscribes to its own wake channel
-//!    (`keys::wake_channel`) on N − q + 1 masters (every master announces a release; with the
-//!    most the quorum tolerates down, one of these is up), and only then places itself, with
-//!    WAIT, on every master: its
-//!    token scored by that same ticket, a lease (the master's own time when the place lapses),
+//!    (`keys::wake_channel`) on N − q + 1 masters (see [`listen_on`]), and only then places
+//!    itself, with WAIT, on every master: its token scored by that same ticket, a lease (the master's own time when the place lapses),
 //!    and a record of who it is. WAIT also raises each master's counter to the ticket.
 //! 3. **Waiting.** WAIT is also the heartbeat and the attempt: on each master it drops places
 //!    whose lease lapsed, renews the caller's lease, and, when the caller is the first live
-//!    waiter there and the lock is free, takes the lock with `SET` and gives up the place. The
-//!    lock is ours when a majority did so in time (validity and drift exactly as for ACQUIRE).
-//!    The first waiter polls with the usual jittered backoff; the others only renew their
-//!    place, once per [`HEARTBEAT`].
-//! 4. **Hand-off.** RELEASE drops the releaser's place if one is left, and publishes on the
+//!    waiter there and the lock is free, takes the lock with `SET` (keeping the place until the
+//!    release). The lock is ours when a majority did so in time (validity and drift exactly as
+//!    for ACQUIRE).
+//!    The first waiter polls with the jittered backoff, at most once per [`HEARTBEAT`] while
+//!    the lock has a TTL; the others only renew their place, once per [`HEARTBEAT`].
+//! 4. **Hand-off.** RELEASE drops the releaser's place, and publishes on the
 //!    wake channel of the first live waiter only. That waiter tries at once. The others hear
-//!    nothing, so a hand-off costs the same with 4 waiters or 64. A lost notice costs one
-//!    backoff interval of the first waiter.
+//!    nothing, so a hand-off costs the same with 4 waiters or 64. A lost notice costs the
+//!    first waiter up to one [`HEARTBEAT`].
 //! 5. **Leaving.** A waiter that is interrupted or gives up removes its place on every master
 //!    (LEAVE); if it was first and the lock is free, the next is woken. A waiter that dies or is
 //!    stopped stops renewing: its place lapses after [`lease`] by each master's clock.
@@ -61,11 +60,15 @@
 //!   still alive on the majority that confirmed it (less than a lease, minus a heartbeat and
 //!   a node timeout, since that confirmation). A waiter that was stopped longer, or cut off
 //!   from a majority, finds its place gone and joins again at the back with a new token and
-//!   ticket, after removing what is left of the old place. So a stopped waiter loses its place
-//!   and never gets it back by returning.
+//!   ticket, after removing what is left of the old place. "Since" is measured on the monotonic
+//!   clock, which does not count a suspended host: a turn that finds it had to make its place
+//!   again on more masters than the quorum can spare (it had lapsed there) also sends the
+//!   waiter to the back. So a stopped waiter loses its place and does not get it back by
+//!   returning. (One gap: if that very turn finds the lock free and the waiter first, it
+//!   takes it; order only, never safety.)
 //! - **Nothing is left behind.** Every queue key gets a TTL of two leases on every write (see
-//!   `queue_scripts`), places lapse by lease, a winner's place goes when it takes the lock
-//!   (and what is left of it, on masters that refused it, goes with its release).
+//!   `queue_scripts`), places lapse by lease, and a winner's place goes with its release on
+//!   every master (or lapses, if it dies holding the lock).
 //!
 //! Clocks: a lease is measured by each master's own clock (`TIME`), never compared between
 //! machines. A master whose clock jumps forward drops live places early; their waiters re-add
@@ -158,6 +161,7 @@ pub(super) async fn wait_in_line(
     let mut confirmed = waiter.since;
     let mut attempt = 0u32;
     let mut woken = false;
+    let mut first_turn = true;
     loop {
         if cancel.is_cancelled() {
             leave(masters, &waiter).await;
@@ -186,9 +190,21 @@ pub(super) async fn wait_in_line(
             leave(masters, &waiter).await;
             return InLine::Conflict(conflict);
         }
+        let spare = masters.nodes.len() - masters.quorum();
+        // After the turn that made our places, one made again on more masters than the quorum
+        // can spare means the place had lapsed on a majority: we were away (stopped, or the
+        // host suspended, which the monotonic clock does not count) longer than `join`
+        // believed. Join again at the back.
+        let lapsed = !first_turn && polled.remade > spare;
+        first_turn = false;
+        if lapsed {
+            log::debug!("our place in the queue for {:?} had lapsed", waiter.key);
+            leave(masters, &waiter).await;
+            return InLine::LostPlace;
+        }
         if polled.placed >= masters.quorum() {
             confirmed = start;
-        } else if !join && polled.placeless > masters.nodes.len() - masters.quorum() {
+        } else if !join && polled.placeless > spare {
             log::debug!("lost our place in the queue for {:?}", waiter.key);
             leave(masters, &waiter).await;
             return InLine::LostPlace;
@@ -234,10 +250,13 @@ pub(super) async fn wait_in_line(
     }
 }
 
-/// The masters a waiter listens on for its wake-up: N − q + 1 of them, drawn at random. Every
-/// master announces a release, and one notice is enough; with at most N − q masters down
-/// (what the quorum tolerates) at least one of these is up. Listening on all N would cost
-/// every master a connection and a subscription per waiter for nothing more.
+/// The masters a waiter listens on for its wake-up: N − q + 1 of them, drawn at random. A
+/// release is announced by every master where it deleted the lock, at least the q of the
+/// holder's majority, and any q masters and these N − q + 1 share one: with every master up,
+/// one notice always reaches the waiter. With masters down or restarted (a subscription is
+/// not made again once broken) a notice can be missed, and the first waiter's poll, at most a
+/// [`HEARTBEAT`] later, covers it. Listening on all N would cost every master a connection and
+/// a subscription per waiter, a third of the CPU of a contended hand-off (BENCHMARKS.md).
 fn listen_on(masters: &Masters) -> Vec<&Endpoint> {
     let mut nodes: Vec<&Endpoint> = masters.nodes.iter().collect();
     fastrand::shuffle(&mut nodes);
@@ -252,6 +271,8 @@ pub(super) struct Polled {
     pub partial: bool,
     /// Masters that have our place (or gave us the lock).
     pub placed: usize,
+    /// Of those, the masters where this very turn made the place (it had lapsed there).
+    pub remade: usize,
     /// Masters that answered that they have no place for us.
     pub placeless: usize,
     /// Some master names us first (for a slot: in a position the free slots leave room for).
@@ -354,6 +375,7 @@ impl<'a> Turns<'a> {
             partial: round.tally.no() < masters.nodes.len(),
             placed: 0,
             placeless: 0,
+            remade: 0,
             first: false,
             conflict: None,
         };
@@ -365,6 +387,7 @@ impl<'a> Turns<'a> {
                 Some(Turn::Conflict(conflict)) => polled.conflict = Some(conflict),
                 Some(Turn::Waiting(place)) => {
                     polled.placed += 1;
+                    polled.remade += usize::from(!place.placed_before);
                     polled.first |= place.position < room;
                     held.place = held.place.max(place.position + 1);
                     held.waiters = held.waiters.max(place.waiters);

@@ -75,10 +75,12 @@ end
 
 /// A waiter's turn: keeps its place (the heartbeat), joins the queue when told to, and takes
 /// the lock when it is the first live waiter and the lock is free (or already its own: a
-/// partial hold of an earlier turn, whose TTL it renews).
+/// partial hold of an earlier turn, whose TTL it renews). Taking keeps the place: the release
+/// gives it up (RELEASE drops it), and a turn that took the lock on a minority only (a master
+/// that restarted empty while others still hold it) keeps its place there for the next turn.
 /// ARGV: token, ttl ms, holder record, ticket, waiter record, lease ms, keep ms, join ('1': add
 /// the place if this master does not have it; empty: a place that lapsed stays lost).
-/// Returns 1 when taken (the place is given up), 0 when this master has no place for the
+/// Returns 1 when taken, 0 when this master has no place for the
 /// waiter and it was not told to join, else {1 placed before / 2 joined now, 0-based position,
 /// waiters, holder record or nil, PTTL of the lock, token in the lock or nil}.
 pub static WAIT: LazyLock<Lua> = LazyLock::new(|| {
@@ -107,8 +109,8 @@ if first == ARGV[1] and (not current or current == ARGV[1]) then
   if ARGV[3] ~= '' then
     redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
   end
-  drop(ARGV[1])
   if not placed then
+    redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[1])
     keep(tonumber(ARGV[7]))
   end
   return 1
@@ -132,13 +134,14 @@ pub static LEAVE: LazyLock<Lua> = LazyLock::new(|| {
         &[
             FUNCTIONS,
             r"
-local first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+local now = now_ms()
+local first = first_live(now)
 if redis.call('ZSCORE', KEYS[3], ARGV[1]) == false then
   return 0
 end
 drop(ARGV[1])
 if first == ARGV[1] and redis.call('EXISTS', KEYS[1]) == 0 then
-  wake_first(now_ms(), ARGV[2], ARGV[3], ARGV[4])
+  wake_first(now, ARGV[2], ARGV[3], ARGV[4])
 end
 return 1
 ",
@@ -163,6 +166,8 @@ pub(super) enum Turn {
 /// Where a waiter stands on one master.
 #[derive(Debug)]
 pub(super) struct Place {
+    /// False when this very request made the place (it had lapsed, or the master lost it).
+    pub placed_before: bool,
     /// 0 for the first waiter.
     pub position: usize,
     pub waiters: usize,
@@ -199,6 +204,7 @@ pub(super) fn turn(answer: &Result<Reply, NodeError>) -> Option<Turn> {
                 _ => None,
             };
             Some(Turn::Waiting(Place {
+                placed_before: int(0) == Some(1),
                 position: int(1)?,
                 waiters: int(2).unwrap_or(0),
                 refusal: Refusal {

@@ -160,8 +160,8 @@ pub(super) fn binary_vote(answer: &Result<Reply, NodeError>) -> Vote {
 
 /// Releases the lock if it is still ours: compare-and-delete, holder record included. A real
 /// release (not the clean-up of a failed attempt, which would only wake contenders for nothing)
-/// also removes what is left of the releaser's place in the queue (a master that refused its
-/// turn still has it) and announces the release: to the first live waiter alone, on its own
+/// also gives up the releaser's place in the queue (a waiter keeps it while it holds the lock,
+/// see WAIT) and announces the release: to the first live waiter alone, on its own
 /// channel, or, when nobody is queued, on the key's release channel (for waiters that are not
 /// queued: an earlier redlock). Announcing is best effort (`pcall`): an ACL that denies PUBLISH
 /// must not turn a done release into an error.
@@ -174,6 +174,10 @@ pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
         &[
             FUNCTIONS,
             r"
+local queued = ARGV[2] ~= '' and redis.call('EXISTS', KEYS[3]) == 1
+-- The clock before any write: on Redis 3.2 to 4, a script may write after TIME only once it
+-- asked for effects replication, which now_ms does first.
+local now = queued and now_ms()
 local released = 0
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[2])
@@ -182,10 +186,10 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 if ARGV[2] ~= '' then
   local first = false
-  if redis.call('EXISTS', KEYS[3]) == 1 then
+  if queued then
     drop(ARGV[1])
     if released == 1 then
-      first = wake_first(now_ms(), ARGV[3], ARGV[4], ARGV[5])
+      first = wake_first(now, ARGV[3], ARGV[4], ARGV[5])
     end
   end
   if released == 1 and not first then

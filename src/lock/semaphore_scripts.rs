@@ -356,6 +356,7 @@ pub(super) fn slot_turn(answer: &Result<Reply, NodeError>) -> Option<Turn> {
                 extra: Some(position),
                 waiters,
             } => Some(Turn::Waiting(Place {
+                placed_before: true,
                 position: position as usize,
                 waiters,
                 refusal: Refusal {

@@ -89,12 +89,19 @@ pub struct InLine {
     pub masters: usize,
 }
 
-/// The fair queue across all masters: every waiter with a live place on some master, in the
-/// order every master serves them (ticket, then token).
+/// The fair queue across all masters: every waiter with a live place on some master (the
+/// holder's own place left aside), in the order every master serves them (ticket, then token).
 pub fn line(masters: &[Inspection]) -> Vec<InLine> {
     let mut by_token: HashMap<&str, InLine> = HashMap::new();
-    for waiter in masters.iter().flat_map(|m| &m.queue) {
-        if waiter.lapses_in.is_none() {
+    for (master, waiter) in masters
+        .iter()
+        .flat_map(|m| m.queue.iter().map(move |w| (m, w)))
+    {
+        // A lapsed place, or the holder's own: a waiter keeps its place while it holds the
+        // lock, until its release gives it up.
+        let holds =
+            matches!(&master.state, MasterState::Held { token, .. } if *token == waiter.token);
+        if waiter.lapses_in.is_none() || holds {
             continue;
         }
         let entry = by_token

@@ -382,9 +382,13 @@ impl Cluster {
         found
     }
 
-    /// True when no running master has `key`.
+    /// True when no running master has `key`, allowing a few seconds for a release that is
+    /// still on its way: redlock exits once a release is on every master's wire, and a slow
+    /// master runs it a moment later.
     pub fn key_gone_everywhere(&self, key: &str) -> bool {
-        self.values(key).iter().all(Option::is_none)
+        super::eventually(std::time::Duration::from_secs(5), || {
+            self.values(key).iter().all(Option::is_none)
+        })
     }
 }
 
