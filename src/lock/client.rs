@@ -24,7 +24,7 @@ use super::scripts::{
     self, ACQUIRE, EXTEND, INSPECT, Lua, RELEASE, acquire_vote, binary_vote, inspected,
 };
 use super::semaphore;
-use super::semaphore::Refused;
+use super::semaphore::{Refused, release_slot, slot_token};
 
 /// A Redlock client over a fixed set of masters.
 pub struct Redlock {
@@ -95,6 +95,23 @@ impl Redlock {
         cancel: &Cancel,
         on_retry: &mut dyn FnMut(&AttemptFailure),
     ) -> Result<Lock, AcquireError> {
+        self.take(key, Kind::Lock, timing, holder, wait, cancel, on_retry)
+    }
+
+    /// The wait of [`Redlock::acquire`] and [`Redlock::acquire_slot`]: attempts as a newcomer
+    /// until one is taken, a refusal brings a ticket (then the turn comes in the fair queue),
+    /// the wait is spent, or `cancel` fires. Only the attempt and its clean-up differ by kind.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn take(
+        &self,
+        key: &str,
+        kind: Kind,
+        timing: Timing,
+        holder: Option<&Holder>,
+        wait: Duration,
+        cancel: &Cancel,
+        on_retry: &mut dyn FnMut(&AttemptFailure),
+    ) -> Result<Lock, AcquireError> {
         // `None`: never give up (only `cancel` ends the wait).
         let give_up_at = Instant::now().checked_add(wait);
         let names = Names::of(key);
@@ -105,12 +122,25 @@ impl Redlock {
                 if cancel.is_cancelled() {
                     return Err(AcquireError::Cancelled);
                 }
-                let token = new_token();
+                let token = match kind {
+                    Kind::Lock => new_token(),
+                    Kind::Slot { limit } => slot_token(limit),
+                };
                 let since = Instant::now();
-                let outcome = tokio::select! {
-                    outcome = self.attempt(key, &names, &token, timing, holder, will_wait) => {
-                        Some(outcome)
+                let attempted = async {
+                    match kind {
+                        Kind::Lock => {
+                            self.attempt(key, &names, &token, timing, holder, will_wait)
+                                .await
+                        }
+                        Kind::Slot { limit } => {
+                            self.attempt_slot(key, &token, limit, timing, holder, will_wait)
+                                .await
+                        }
                     }
+                };
+                let outcome = tokio::select! {
+                    outcome = attempted => Some(outcome),
                     () = cancel.cancelled() => None,
                 };
                 let (failure, ticket) = match outcome {
@@ -121,7 +151,16 @@ impl Redlock {
                     }
                     None => {
                         // Requests of the interrupted attempt may have reached some masters.
-                        release_token(&self.masters, key, &names, &token, timing, false).await;
+                        match kind {
+                            Kind::Lock => {
+                                release_token(&self.masters, key, &names, &token, timing, false)
+                                    .await;
+                            }
+                            Kind::Slot { limit } => {
+                                release_slot(&self.masters, key, &token, limit, timing, false)
+                                    .await;
+                            }
+                        }
                         return Err(AcquireError::Cancelled);
                     }
                 };
@@ -139,7 +178,7 @@ impl Redlock {
                         since,
                         timing,
                         holder,
-                        kind: Kind::Lock,
+                        kind,
                     };
                     let waited =
                         queue::wait_in_line(&self.masters, waiter, give_up_at, cancel, on_retry);
@@ -543,23 +582,4 @@ fn held_by(round: &Round, tickets_needed: usize) -> (AttemptFailure, Option<u64>
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn retry_delays_grow_and_stay_bounded() {
-        for attempt in 0..40 {
-            let d = retry_delay(attempt);
-            assert!(d >= Duration::from_millis(5), "{d:?}");
-            assert!(d <= Duration::from_millis(250), "{d:?}");
-        }
-        assert!(retry_delay(0) <= Duration::from_millis(10));
-    }
-
-    #[test]
-    fn tokens_are_unique_and_unguessable_length() {
-        let a = new_token();
-        assert_eq!(a.len(), 32);
-        assert_ne!(a, new_token());
-    }
-}
+mod tests;

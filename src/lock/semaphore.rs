@@ -72,12 +72,12 @@
 use std::time::{Duration, Instant};
 
 use super::cancel::Cancel;
-use super::client::{Redlock, new_token, retry_delay};
+use super::client::{Redlock, new_token};
 use super::held::{Kind, Lock, Timing};
 use super::holder::Holder;
 use super::keys::{self, Names};
 use super::outcome::{AcquireError, AttemptFailure, Conflict, ExtendError, Released};
-use super::queue::{self, InLine, Polled, Turns, Waiter};
+use super::queue::{self, Polled, Turns};
 use super::quorum::{Decision, Loss, majority};
 use super::round::{Masters, Until};
 use super::scripts::binary_vote;
@@ -173,82 +173,15 @@ impl Redlock {
         cancel: &Cancel,
         on_retry: &mut dyn FnMut(&AttemptFailure),
     ) -> Result<Lock, AcquireError> {
-        // `None`: never give up (only `cancel` ends the wait).
-        let give_up_at = Instant::now().checked_add(wait);
-        let names = Names::of(key);
-        let will_wait = !wait.is_zero();
-        self.runtime.block_on(async {
-            let mut attempt = 0u32;
-            loop {
-                if cancel.is_cancelled() {
-                    return Err(AcquireError::Cancelled);
-                }
-                let token = slot_token(limit);
-                let since = Instant::now();
-                let attempted = self.attempt_slot(key, &token, limit, timing, holder, will_wait);
-                let outcome = tokio::select! {
-                    outcome = attempted => Some(outcome),
-                    () = cancel.cancelled() => None,
-                };
-                let (failure, ticket) = match outcome {
-                    Some(Ok(lock)) => return Ok(lock),
-                    Some(Err(Refused::Conflict(conflict))) => {
-                        return Err(AcquireError::Conflict(conflict));
-                    }
-                    Some(Err(Refused::Failed(failure, ticket))) => (failure, ticket),
-                    None => {
-                        // Requests of the interrupted attempt may have reached some masters.
-                        release_slot(&self.masters, key, &token, limit, timing, false).await;
-                        return Err(AcquireError::Cancelled);
-                    }
-                };
-                let now = Instant::now();
-                if give_up_at.is_some_and(|at| now >= at) {
-                    return Err(AcquireError::Failed(failure));
-                }
-                on_retry(&failure);
-                if let Some(ticket) = ticket {
-                    let waiter = Waiter {
-                        key,
-                        names: &names,
-                        token,
-                        ticket,
-                        since,
-                        timing,
-                        holder,
-                        kind: Kind::Slot { limit },
-                    };
-                    let waited =
-                        queue::wait_in_line(&self.masters, waiter, give_up_at, cancel, on_retry);
-                    match waited.await {
-                        InLine::Took(lock) => return Ok(lock),
-                        InLine::GaveUp(failure) => return Err(AcquireError::Failed(failure)),
-                        InLine::Cancelled => return Err(AcquireError::Cancelled),
-                        InLine::Conflict(conflict) => return Err(AcquireError::Conflict(conflict)),
-                        // Join again, at the back, with a new token.
-                        InLine::LostPlace => {
-                            attempt = 0;
-                            continue;
-                        }
-                    }
-                }
-                // Not queued (too few masters answered): back off and try again.
-                let left = give_up_at.map_or(Duration::MAX, |at| at - now);
-                let delay = retry_delay(attempt).min(left);
-                attempt = attempt.saturating_add(1);
-                tokio::select! {
-                    () = tokio::time::sleep(delay) => {}
-                    () = cancel.cancelled() => return Err(AcquireError::Cancelled),
-                }
-            }
-        })
+        let kind = Kind::Slot { limit };
+        self.take(key, kind, timing, holder, wait, cancel, on_retry)
     }
 
     /// One attempt as a newcomer: a slot on every master at once (where the queue leaves one
     /// free), decided at the slot quorum; on failure whatever partial hold it left is removed,
     /// so that contenders do not split the slots until the TTL runs out. A refused caller that
     /// `will_wait` also gets its ticket for the queue, as for the lock (see `queue`).
-    async fn attempt_slot(
+    pub(super) async fn attempt_slot(
         &self,
         key: &str,
         token: &str,
