@@ -1,6 +1,7 @@
 //! `redlock acquire`: take the lock, print its token, optionally leave a renewer behind.
 
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -8,11 +9,12 @@ use crate::cli::{AcquireArgs, Format, GlobalArgs, RENEW_WHILE};
 use crate::config::{self, Context};
 use crate::exit::{self, Failure};
 use crate::lock::{Holder, Lock, Master};
-use crate::metrics::{self, Observations};
+use crate::metrics::Observations;
 use crate::supervise::watch;
 
+use super::bounded::{Ended, bounded};
 use super::reentrance::NESTED_PREFIX;
-use super::{acquiring, open_client, output, reentrance, releasing};
+use super::{acquiring, bounded, open_client, output, reentrance, releasing};
 
 pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
@@ -58,7 +60,9 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
         &mut seen,
     );
     // The lock is taken (or not) already: the metrics wait until the token is handed over.
-    let record = || metrics::record_or_warn(metrics_file.as_deref(), &seen);
+    let record = || {
+        bounded::record_metrics(Some(&signals), metrics_file.as_deref(), &seen);
+    };
     let lock = taken.inspect_err(|_| record())?;
     let fence =
         acquiring::fence_if_asked(&client, &lock, settings.lock.fence).inspect_err(|_| record())?;
@@ -70,17 +74,20 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
             "cannot start the renewer for --renew-while: {error}; the lock was released"
         )));
     }
-    let printed = output::print_all(&render(
+    let text = render(
         settings.format,
         key,
         lock.token(),
         Some(&lock),
         Some(&holder),
         fence,
-    ));
-    if let Err(failure) = printed {
+    );
+    if let Err(failure) = hand_over(&signals, text, lock.validity()) {
         // Nobody has the token: give the lock back (a renewer finds it gone and stops).
         releasing::report_release(&client, &lock);
+        if failure.message.is_empty() {
+            return Err(failure);
+        }
         record();
         return Err(Failure::new(
             failure.code,
@@ -89,6 +96,30 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     }
     record();
     Ok(exit::OK)
+}
+
+/// Prints the token as a bounded step (see `bounded`): whoever reads standard output must take
+/// it within the lock's validity, after which it is worth nothing, and a terminating signal
+/// meanwhile ends the wait at once (128+N, quietly, as for a wait for the lock).
+fn hand_over(
+    signals: &acquiring::Signals,
+    text: String,
+    validity: Duration,
+) -> Result<(), Failure> {
+    match bounded(Some(signals), validity, move || output::print_all(&text)) {
+        Ended::Done(printed) => printed,
+        Ended::Signalled(signal) => {
+            log::info!(
+                "{} while handing the token over: the lock is released",
+                crate::supervise::signals::name(signal)
+            );
+            Err(Failure::new(exit::killed_by(signal), ""))
+        }
+        Ended::Abandoned(why) => Err(Failure::os(format!(
+            "cannot write the token to standard output: {why}, the lock's validity (is anything \
+             reading it?)"
+        ))),
+    }
 }
 
 /// The fencing token of the enclosing `run --fence` whose lock is re-used, if it has one.

@@ -2,6 +2,7 @@
 
 mod acquire;
 mod acquiring;
+mod bounded;
 mod doctor;
 mod extend;
 pub mod generate;

@@ -14,13 +14,24 @@ pub fn print(text: &str) -> Result<(), Failure> {
 /// Writes what the caller cannot do without (a token): any failure, a closed pipe included,
 /// is an error; and so is a standard output that was closed when redlock started, which
 /// swallows every write (see [`crate::stdio`]).
+///
+/// It writes through a duplicate of descriptor 1, never taking `std::io::stdout`'s lock: the
+/// write may block on a pipe nobody reads, and the caller may then abandon it on its thread
+/// (see `bounded`) and exit, which flushes standard output under that lock.
 pub fn print_all(text: &str) -> Result<(), Failure> {
     if crate::stdio::stdout_was_closed() {
         return Err(Failure::os(
             "cannot write to standard output: it was closed when redlock started",
         ));
     }
-    write_stdout(text).map_err(|e| cannot_write(&e))
+    write_descriptor_1(text).map_err(|e| cannot_write(&e))
+}
+
+fn write_descriptor_1(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::fd::AsFd;
+    let mut out = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned()?);
+    out.write_all(text.as_bytes())
 }
 
 fn write_stdout(text: &str) -> std::io::Result<()> {

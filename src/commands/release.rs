@@ -6,10 +6,10 @@ use crate::cli::{GlobalArgs, MetricsArgs, TokenArgs};
 use crate::config;
 use crate::exit::{self, Failure};
 use crate::lock::{Cause, Lock, MasterState, Redlock, Released};
-use crate::metrics::{self, Observations, Outcome};
+use crate::metrics::{Observations, Outcome};
 
 use super::reentrance::NESTED_PREFIX;
-use super::{open_client, wording};
+use super::{bounded, open_client, wording};
 
 pub fn release(
     global: &GlobalArgs,
@@ -42,7 +42,8 @@ pub fn release(
         Released::NotHeld => seen.outcomes.push(Outcome::Lost),
         Released::Unknown { .. } => {}
     }
-    metrics::record_or_warn(metrics_file.as_deref(), &seen);
+    // No signal handlers here: a signal ends `release` by its default action.
+    bounded::record_metrics(None, metrics_file.as_deref(), &seen);
     match released {
         Released::Yes => {
             log::info!(event = "released", key = key.as_str(), outcome = "released"; "released {key:?}");

@@ -6,10 +6,10 @@ use crate::cli::{GlobalArgs, RunArgs};
 use crate::config;
 use crate::exit::{self, Failure};
 use crate::lock::Holder;
-use crate::metrics::{self, Observations, Outcome};
+use crate::metrics::{Observations, Outcome};
 use crate::supervise::{self, Ending, Lease, StopReason};
 
-use super::{acquiring, open_client, reentrance, releasing};
+use super::{acquiring, bounded, open_client, reentrance, releasing};
 
 pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
@@ -45,7 +45,11 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
 
     let holder = Holder::this_process(&words);
     let mut seen = Observations::new(key);
-    let record = |seen: &Observations| metrics::record_or_warn(metrics_file.as_deref(), seen);
+    // A signal during the write cuts it short and changes nothing else: the command's status
+    // (or the failure) is what redlock exits with, at once.
+    let record = |seen: &Observations| {
+        bounded::record_metrics(Some(&signals), metrics_file.as_deref(), seen);
+    };
     let taken = acquiring::acquire(
         &client,
         &settings.lock,
@@ -63,7 +67,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
         Lease::Held(&lock, fence),
         &settings.command,
         settings.supervise,
-        (signals.events, &signals.inbox),
+        (signals.events.clone(), &signals.inbox),
     );
     let lost = matches!(
         ending,

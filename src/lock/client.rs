@@ -28,10 +28,23 @@ use super::semaphore::{Refused, release_slot, slot_token};
 
 /// A Redlock client over a fixed set of masters.
 pub struct Redlock {
-    // Declared first so that it is dropped first: the connections close while the runtime
-    // that registered their sockets is still there.
     pub(super) masters: Masters,
-    pub(super) runtime: tokio::runtime::Runtime,
+    /// Shut down by [`Drop`], never dropped as a field: see there.
+    pub(super) runtime: std::mem::ManuallyDrop<tokio::runtime::Runtime>,
+}
+
+impl Drop for Redlock {
+    /// Closes the connections while the runtime that registered their sockets is still there,
+    /// then shuts the runtime down without waiting for its blocking threads. A name lookup
+    /// (`getaddrinfo`, which tokio runs on such a thread) outlives the node timeout that
+    /// abandoned it when the resolver hangs, and dropping the runtime would wait for it: redlock
+    /// would not exit, whatever signal it got.
+    fn drop(&mut self) {
+        drop(std::mem::take(&mut self.masters.nodes));
+        // SAFETY: `runtime` is taken exactly once, here, and `self` is never used after `drop`.
+        let runtime = unsafe { std::mem::ManuallyDrop::take(&mut self.runtime) };
+        runtime.shutdown_background();
+    }
 }
 
 impl Redlock {
@@ -69,7 +82,7 @@ impl Redlock {
             .build()?;
         Ok(Redlock {
             masters: Masters { nodes },
-            runtime,
+            runtime: std::mem::ManuallyDrop::new(runtime),
         })
     }
 

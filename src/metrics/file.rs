@@ -1,5 +1,18 @@
 //! Updating the metrics file in place of other writers: under an exclusive lock on a sidecar
 //! file, read, change, write to a temporary file beside it, rename over it.
+//!
+//! Only a regular file is ever replaced. The rename puts a new regular file where the path was:
+//! run as root with `--metrics-file /dev/null` (a natural way to say "no metrics"), it would turn
+//! the host's /dev/null into a file of metrics that every program then writes to. And opening a
+//! FIFO blocks until a writer comes, which may be never. So, in order:
+//! 1. The path is resolved (a symbolic link is followed: the link stays, its target is
+//!    replaced) and must name a regular file or nothing; anything else (a device, a FIFO, a
+//!    socket, a directory) is refused before anything is created beside it, the sidecar lock
+//!    included, and the refusal names what the path is.
+//! 2. The sidecar lock and the current file are opened with `O_NONBLOCK` and checked with
+//!    `fstat` to be regular files, so one swapped in after step 1 is refused, not waited on.
+//! 3. Under the lock, just before the rename, the path is checked again: a node made there in
+//!    the meantime is left alone.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -21,6 +34,7 @@ pub fn update(
     path: &Path,
     change: impl FnOnce(&str) -> Result<String, String>,
 ) -> Result<(), String> {
+    let path = &resolve(path)?;
     let name = path
         .file_name()
         .ok_or_else(|| "the path names no file".to_string())?;
@@ -29,10 +43,11 @@ pub fn update(
         _ => PathBuf::from("."),
     };
     let lock_path = sidecar(path);
+    regular_or_missing(&lock_path, Some(&lock_path))?;
     let lock = open_lock(&lock_path).map_err(|e| format!("{}: {e}", lock_path.display()))?;
     exclusive(&lock, LOCK_WAIT).map_err(|e| format!("{}: {e}", lock_path.display()))?;
 
-    let current = match File::open(path) {
+    let current = match open_regular(path, OpenOptions::new().read(true), false) {
         Ok(file) => Some(read_bounded(file).map_err(|e| e.to_string())?),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e.to_string()),
@@ -47,6 +62,8 @@ pub fn update(
         fastrand::u32(..)
     ));
     let written = write_file(&temp, text.as_bytes(), mode).and_then(|()| {
+        // Step 3 of the header: whatever appeared at the path meanwhile is not replaced.
+        regular_or_missing(path, None).map_err(std::io::Error::other)?;
         std::fs::rename(&temp, path)?;
         // The rename is durable once the directory is.
         File::open(&dir).and_then(|d| d.sync_all())
@@ -68,17 +85,97 @@ pub fn sidecar(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// The file an update replaces: `path`, or where it leads when it is a symbolic link (the
+/// link is kept; a link to a file not made yet leads to where that file will be). Refuses a
+/// path that names something other than a regular file.
+fn resolve(path: &Path) -> Result<PathBuf, String> {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let target = if !is_link {
+        path.to_path_buf()
+    } else {
+        match std::fs::canonicalize(path) {
+            Ok(target) => target,
+            // A dangling link: its target, relative to the link's own directory.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let to = std::fs::read_link(path).map_err(|e| e.to_string())?;
+                path.parent().map_or(to.clone(), |dir| dir.join(&to))
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    };
+    regular_or_missing(&target, None)?;
+    Ok(target)
+}
+
+/// Ok when `path` is a regular file or does not exist; otherwise why it must not be written.
+/// `sidecar` is the lock file's path when that is what `path` is.
+fn regular_or_missing(path: &Path, sidecar: Option<&Path>) -> Result<(), String> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(meta) => Err(not_a_file(sidecar, meta.file_type())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+/// The refusal for a path that is not a regular file, naming what it is: the metrics file
+/// itself, or its lock file when `sidecar` names it.
+fn not_a_file(sidecar: Option<&Path>, kind: std::fs::FileType) -> String {
+    use std::os::unix::fs::FileTypeExt;
+    let is = if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    };
+    match sidecar {
+        None => format!(
+            "it is {is}: metrics are only ever written to a regular file, so nothing was \
+             written; name a regular file, or leave --metrics-file out to write no metrics"
+        ),
+        Some(lock) => format!(
+            "its lock file {} is {is}: nothing was written; remove it or name another metrics \
+             file",
+            lock.display()
+        ),
+    }
+}
+
+/// Opens `path` without blocking (a FIFO would block until a writer came) and only if it is a
+/// regular file: step 2 of the header.
+fn open_regular(path: &Path, options: &mut OpenOptions, sidecar: bool) -> std::io::Result<File> {
+    let file = options.custom_flags(libc::O_NONBLOCK).open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        let sidecar = sidecar.then_some(path);
+        return Err(std::io::Error::other(not_a_file(sidecar, meta.file_type())));
+    }
+    Ok(file)
+}
+
 fn open_lock(path: &Path) -> std::io::Result<File> {
-    match OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o644)
-        .open(path)
-    {
+    let opened = open_regular(
+        path,
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o644),
+        true,
+    );
+    match opened {
         // Another user's lock file: reading is enough to lock it.
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => File::open(path),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            open_regular(path, OpenOptions::new().read(true), true)
+        }
         other => other,
     }
 }

@@ -140,19 +140,9 @@ pub fn record(path: &Path, observations: &Observations) -> Result<(), String> {
     }
 }
 
-/// [`record`], with a failure reported as one warning line: metrics never change how a command
-/// ends.
-pub fn record_or_warn(path: Option<&Path>, observations: &Observations) {
-    let Some(path) = path else {
-        return;
-    };
-    if let Err(why) = record(path, observations) {
-        log::warn!(
-            "warning: metrics file {}: {why} (the command's result is unaffected)",
-            path.display()
-        );
-    }
-}
+/// The most one update of the metrics file may take: the wait for another writer's lock, then
+/// the read, the write and the rename, which on a healthy disk take milliseconds.
+pub const WRITE_LIMIT: std::time::Duration = file::LOCK_WAIT.saturating_add(Duration::from_secs(5));
 
 #[cfg(test)]
 mod tests {
