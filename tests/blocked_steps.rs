@@ -321,3 +321,46 @@ fn a_token_nobody_reads_within_the_validity_releases_the_lock() {
     );
     assert!(cluster.key_gone_everywhere("unread"));
 }
+
+/// A name lookup that hangs (a resolver that never answers) is abandoned at the node timeout,
+/// and redlock then exits: the client's runtime must not wait for the lookup's thread. The
+/// resolver is faked in a mount namespace of the test's own (`unshare -m`, root), with
+/// /etc/resolv.conf bound to a file naming a loopback address where nothing answers.
+#[test]
+fn a_hung_name_lookup_does_not_keep_redlock_from_exiting() {
+    let silent = std::net::UdpSocket::bind("127.83.0.1:53")
+        .expect("bind 127.83.0.1:53 for a resolver that never answers (needs root, as CI runs)");
+    let dir = tempfile::tempdir().unwrap();
+    let resolv = dir.path().join("resolv.conf");
+    std::fs::write(
+        &resolv,
+        "nameserver 127.83.0.1\noptions timeout:30 attempts:2\n",
+    )
+    .unwrap();
+    let script = format!(
+        "mount --bind '{}' /etc/resolv.conf && exec \"$0\" \"$@\"",
+        resolv.display()
+    );
+    let child = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", &script, env!("CARGO_BIN_EXE_redlock")])
+        .args([
+            "--server",
+            "redis://lock.example.com:6379",
+            "status",
+            "--key",
+            "k",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("unshare (util-linux) runs the test in a mount namespace of its own");
+    // The lookup would hang for a minute; the node timeout gives up on it within seconds.
+    let output = wait_at_most(child, Duration::from_secs(20));
+    assert_eq!(output.status.code(), Some(69), "{}", describe(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("timed out"),
+        "{}",
+        describe(&output)
+    );
+    drop(silent);
+}
