@@ -110,8 +110,17 @@ fn usage_error(error: &clap::Error) -> i32 {
     use clap::error::ErrorKind;
     match error.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-            let _ = error.print();
-            exit::OK
+            use std::io::IsTerminal;
+            if std::io::stdout().is_terminal() {
+                // In clap's colours.
+                let _ = error.print();
+                return exit::OK;
+            }
+            // A closed or full standard output is reported, as for any other output.
+            match redlock_cli::commands::print(&error.render().to_string()) {
+                Ok(()) => exit::OK,
+                Err(failure) => report(&failure),
+            }
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let names = redlock_cli::commands::generate::subcommands();

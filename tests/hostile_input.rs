@@ -6,25 +6,11 @@ mod common;
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
-use std::os::unix::process::CommandExt;
 use std::process::{Command, Output, Stdio};
 
-use common::{Cluster, describe};
+use common::{Cluster, closing, describe};
 
 const OS_ERROR: i32 = 71;
-
-/// Closes `fds` in the child after its standard streams are set up, as `>&-` does in a shell.
-fn closing<'a>(cmd: &'a mut Command, fds: &'static [i32]) -> &'a mut Command {
-    // SAFETY: close is async-signal-safe and touches only the child's own descriptors.
-    unsafe {
-        cmd.pre_exec(move || {
-            for &fd in fds {
-                libc::close(fd);
-            }
-            Ok(())
-        })
-    }
-}
 
 fn stderr_of(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()

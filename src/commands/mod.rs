@@ -26,6 +26,8 @@ use crate::config::Context;
 use crate::exit::Failure;
 use crate::lock::Redlock;
 
+pub use output::print;
+
 /// Runs the subcommand with the options that apply to it; returns the exit code, or a
 /// failure to print.
 pub fn dispatch(global: &GlobalArgs, command: Command) -> Result<i32, Failure> {

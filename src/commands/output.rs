@@ -3,8 +3,13 @@
 use crate::exit::Failure;
 
 /// Writes a report to stdout. A closed pipe (`redlock status | head -1`) is not an error: the
-/// reader has what it wanted. Any other failure (a full disk) is: the report was lost.
+/// reader has what it wanted. Any other failure (a full disk) is: the report was lost; and so
+/// is a standard output that was closed when redlock started (`>&-`), which would swallow the
+/// report as if it had been read (see [`crate::stdio`]): a script must not read success.
 pub fn print(text: &str) -> Result<(), Failure> {
+    if crate::stdio::stdout_was_closed() && !text.is_empty() {
+        return Err(closed_at_start());
+    }
     match write_stdout(text) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(cannot_write(&e)),
         _ => Ok(()),
@@ -20,9 +25,7 @@ pub fn print(text: &str) -> Result<(), Failure> {
 /// (see `bounded`) and exit, which flushes standard output under that lock.
 pub fn print_all(text: &str) -> Result<(), Failure> {
     if crate::stdio::stdout_was_closed() {
-        return Err(Failure::os(
-            "cannot write to standard output: it was closed when redlock started",
-        ));
+        return Err(closed_at_start());
     }
     write_descriptor_1(text).map_err(|e| cannot_write(&e))
 }
@@ -38,6 +41,13 @@ fn write_stdout(text: &str) -> std::io::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes()).and_then(|()| out.flush())
+}
+
+fn closed_at_start() -> Failure {
+    Failure::os(
+        "cannot write to standard output: it was closed when redlock started (>&-); give it an \
+         output, such as a file, a pipe or /dev/null",
+    )
 }
 
 fn cannot_write(error: &std::io::Error) -> Failure {

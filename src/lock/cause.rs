@@ -19,6 +19,11 @@ pub enum Cause {
     Unreachable,
     /// The password or user name was refused (`WRONGPASS`, `NOAUTH`).
     Authentication,
+    /// A password was given to a master that has none set (its AUTH says "called without any
+    /// password configured").
+    UnneededPassword,
+    /// The database number in the URL (`/N`) does not exist there (SELECT refused).
+    Database,
     /// The user may not run a command redlock needs (`NOPERM`); the command, when named.
     Permission(Option<String>),
     /// The master does not run scripts: EVAL/EVALSHA renamed or disabled, or Lua unavailable.
@@ -50,6 +55,8 @@ impl Cause {
         matches!(
             self,
             Cause::Authentication
+                | Cause::UnneededPassword
+                | Cause::Database
                 | Cause::Permission(_)
                 | Cause::ScriptsUnavailable
                 | Cause::Replica
@@ -66,6 +73,15 @@ impl Cause {
             }
             Cause::Authentication => {
                 "authentication failed: check the password (and user name) for it".into()
+            }
+            Cause::UnneededPassword => "it has no password set, but one was given: remove the \
+                                        password from its URL, REDLOCK_PASSWORD or the config \
+                                        file (or set one on the server)"
+                .into(),
+            Cause::Database => {
+                "the database number in its URL (/N) does not exist there: check the URL (Redis \
+                 has 16 by default, 0 to 15)"
+                    .into()
             }
             Cause::Permission(Some(command)) => format!(
                 "its ACL user may not run {command}: grant it (redlock needs EVAL, EVALSHA, \
@@ -122,7 +138,19 @@ pub fn cause(error: &NodeError) -> Cause {
         .collect();
     let has = |code: &str| codes.contains(&code);
     let lower = text.to_ascii_lowercase();
-    if has("WRONGPASS") || has("NOAUTH") || lower.contains("invalid password") {
+    // The log-in steps of a new connection (see `node`) say which step was refused.
+    let refused = |verb: &str| {
+        matches!(error, NodeError::Connect(_)) && text.starts_with(&format!("{verb} refused:"))
+    };
+    if refused("AUTH") && lower.contains("without any password configured") {
+        Cause::UnneededPassword
+    } else if refused("SELECT") {
+        Cause::Database
+    } else if has("WRONGPASS")
+        || has("NOAUTH")
+        || lower.contains("invalid password")
+        || refused("AUTH")
+    {
         Cause::Authentication
     } else if has("NOPERM") {
         Cause::Permission(permission_command(text))
@@ -215,6 +243,24 @@ mod tests {
             server("CLUSTERDOWN Hash slot not served"),
             Cause::ClusterDown
         );
+    }
+
+    #[test]
+    fn refused_log_in_steps_are_configuration() {
+        let connect = |text: &str| cause(&NodeError::Connect(text.into()));
+        let unneeded = connect(
+            "AUTH refused: ERR AUTH <password> called without any password configured for the \
+             default user. Are you sure your configuration is correct?",
+        );
+        assert_eq!(unneeded, Cause::UnneededPassword);
+        assert!(unneeded.is_configuration());
+        assert_eq!(
+            connect("AUTH refused: ERR something new"),
+            Cause::Authentication
+        );
+        let database = connect("SELECT refused: ERR DB index is out of range");
+        assert_eq!(database, Cause::Database);
+        assert!(database.is_configuration());
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub use measure::{Measured, run_measured};
 pub use pki::Pki;
 #[allow(unused_imports)]
 pub use processes::{
-    Captured, Running, WAIT_FOR_GATE, describe, eventually, live_group_members, now_ms,
+    Captured, Running, WAIT_FOR_GATE, closing, describe, eventually, live_group_members, now_ms,
     process_alive, send_signal, wait_for_file,
 };
 #[allow(unused_imports)]
@@ -47,7 +47,12 @@ pub use servers::{Cluster, Server, TEST_PORTS, bind_test_port, free_port, listen
 /// The redlock binary under test, with a clean environment for redlock's own variables, and
 /// no user config file (a developer's own ~/.config/redlock must not leak into the tests).
 pub fn redlock() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_redlock"));
+    redlock_env(Command::new(env!("CARGO_BIN_EXE_redlock")))
+}
+
+/// `cmd` (redlock, or a shell that runs it) with redlock's environment cleaned as for
+/// [`redlock`].
+pub fn redlock_env(mut cmd: Command) -> Command {
     for var in [
         "REDLOCK_SERVERS",
         "REDLOCK_KEY",

@@ -294,3 +294,17 @@ impl Captured {
         String::from_utf8_lossy(&self.bytes.lock().unwrap()).into_owned()
     }
 }
+
+/// Closes `fds` in the child after its standard streams are set up, as `>&-` does in a shell.
+pub fn closing<'a>(cmd: &'a mut Command, fds: &'static [i32]) -> &'a mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: close is async-signal-safe and touches only the child's own descriptors.
+    unsafe {
+        cmd.pre_exec(move || {
+            for &fd in fds {
+                libc::close(fd);
+            }
+            Ok(())
+        })
+    }
+}
