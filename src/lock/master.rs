@@ -63,6 +63,17 @@ pub struct BadUrl {
     pub reason: String,
 }
 
+/// The port written in `url` (`scheme://[userinfo@]host:port[/db]`) when it is a number that is
+/// no TCP port, which the URL parser reports only as "did not parse".
+fn port_out_of_range(url: &str) -> Option<&str> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split('/').next()?;
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let port = host_port.rsplit_once(':')?.1;
+    let number: u64 = port.parse().ok()?;
+    (number == 0 || number > 65535).then_some(port)
+}
+
 impl Master {
     /// Parses a server URL. The error never contains the password.
     pub fn parse(url: &str) -> Result<Master, BadUrl> {
@@ -94,7 +105,11 @@ impl Master {
             // from the user, and say what a good URL looks like.
             let why = e.to_string();
             let why = why.split(" - ").next().unwrap_or_default();
-            let why = if shows_any(why, &redaction(url).1) {
+            let port_range;
+            let why = if let Some(port) = port_out_of_range(plain.as_str()) {
+                port_range = format!("port {port} is out of range (1 to 65535)");
+                port_range.as_str()
+            } else if shows_any(why, &redaction(url).1) {
                 "it does not parse"
             } else {
                 why
@@ -115,6 +130,9 @@ impl Master {
         }
         scheme.check(login.db).map_err(|why| bad(why.into()))?;
         let address = match info.addr() {
+            ConnectionAddr::Tcp(_, 0) => {
+                return Err(bad("port 0 is out of range (1 to 65535)".into()));
+            }
             ConnectionAddr::Tcp(host, port) => Address::Tcp {
                 host: host.clone(),
                 port: *port,

@@ -168,3 +168,21 @@ fn rejects_urls_without_scheme_or_host() {
     let err = Master::parse("redis://u:topsecret@h:99999").unwrap_err();
     assert!(!err.to_string().contains("topsecret"), "{err}");
 }
+
+#[test]
+fn a_port_out_of_range_is_named() {
+    for (url, port) in [
+        ("redis://h:99999", "99999"),
+        ("redis://u:topsecret@h:0/1", "0"),
+        ("rediss://h:65536", "65536"),
+    ] {
+        let err = Master::parse(url).unwrap_err();
+        assert!(
+            err.reason
+                .contains(&format!("port {port} is out of range (1 to 65535)")),
+            "{url}: {err}"
+        );
+        assert!(!err.to_string().contains("topsecret"), "{err}");
+    }
+    assert!(Master::parse("redis://h:65535").is_ok());
+}
