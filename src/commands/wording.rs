@@ -262,6 +262,14 @@ pub fn fence_failure(key: &str, error: FenceError) -> Failure {
                  that key. The lock was released"
             ),
         ),
+        FenceError::NotExclusive { limit } => (
+            exit::USAGE,
+            format!(
+                "--fence needs a lock, and {key:?} is held as a slot of a semaphore (--limit \
+                 {limit}): up to {limit} holders run at once, so a resource cannot refuse the \
+                 older tokens; drop --fence, or use a lock (no --limit)"
+            ),
+        ),
     };
     Failure::new(code, message)
 }

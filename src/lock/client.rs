@@ -459,7 +459,8 @@ impl Redlock {
         })
     }
 
-    /// Obtains the next fencing token for `lock`, while it is held (see `fence`).
+    /// Obtains the next fencing token for `lock`, while it is held (see `fence`). A semaphore
+    /// slot gets none: [`FenceError::NotExclusive`].
     pub fn fence(&self, lock: &Lock) -> Result<u64, FenceError> {
         self.runtime.block_on(fence::grant(&self.masters, lock))
     }

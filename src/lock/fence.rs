@@ -25,6 +25,11 @@
 //! key is only read, never written. (Hosts still running an older redlock read only the old
 //! key: upgrade every host that uses `--fence` on a key together.)
 //!
+//! Only a lock gets tokens: a semaphore slot (`--limit`) is one of up to L held at once, and
+//! a resource that refuses every token below the highest it has seen would refuse all holders
+//! but the latest, live or not. [`grant`] refuses a slot before it reads anything, so the
+//! library refuses what the command line does (`--fence --limit` is a usage error there).
+//!
 //! What is left when masters lose data (no persistence): a master that restarts empty counts
 //! as 0. The next token is still greater than the last one as long as one master that kept the
 //! latest value answers the read. If a majority lost its data and every master that kept the
@@ -34,7 +39,7 @@
 use std::time::Instant;
 
 use super::endpoint::Endpoint;
-use super::held::Lock;
+use super::held::{Kind, Lock};
 use super::keys;
 use super::node::NodeError;
 use super::outcome::MasterFailure;
@@ -55,13 +60,20 @@ pub enum FenceError {
     /// A master holds something that is not a number under the counter's key (`key`: its
     /// current or its earlier name).
     Corrupt { master: String, key: String },
+    /// The lock is a slot of a semaphore of this limit: up to `limit` holders at once, so no
+    /// order of grants could tell a resource which of them is stale. Nothing was read or
+    /// written.
+    NotExclusive { limit: u32 },
 }
 
 /// How many read-and-propose attempts before giving up.
 const ATTEMPTS: usize = 5;
 
-/// Obtains the next fencing token for `lock`, while it is held.
+/// Obtains the next fencing token for `lock`, while it is held; refused for a semaphore slot.
 pub(super) async fn grant(masters: &Masters, lock: &Lock) -> Result<u64, FenceError> {
+    if let Kind::Slot { limit } = lock.kind() {
+        return Err(FenceError::NotExclusive { limit });
+    }
     let key = keys::fence(lock.key());
     let legacy = keys::legacy_fence(lock.key());
     let timeout = lock.timing().node_timeout;
