@@ -38,6 +38,7 @@
 
 use std::time::Instant;
 
+use super::cause::Cause;
 use super::endpoint::Endpoint;
 use super::held::{Kind, Lock};
 use super::keys;
@@ -142,9 +143,19 @@ fn latest(masters: &Masters, read: &Round, names: [&str; 2]) -> Result<u64, Fenc
 /// A master's counter under its name and its earlier name, as a two-element array. One after the
 /// other: the two keys are in different cluster slots, so one script could not read both.
 async fn read_counters(node: &Endpoint, key: &str, legacy: &str) -> Result<Reply, NodeError> {
-    let current = node.command(key, &[b"GET", key.as_bytes()]).await?;
-    let old = node.command(legacy, &[b"GET", legacy.as_bytes()]).await?;
+    let current = read_counter(node, key).await?;
+    let old = read_counter(node, legacy).await?;
     Ok(Reply::Array(vec![current, old]))
+}
+
+/// A master's counter under `key`. A key of another type there (`WRONGTYPE`) is an answer, a
+/// value that is no number ([`FenceError::Corrupt`], naming that key), not a failing master:
+/// the lock key is fine, the counter is not.
+async fn read_counter(node: &Endpoint, key: &str) -> Result<Reply, NodeError> {
+    match node.command(key, &[b"GET", key.as_bytes()]).await {
+        Err(error) if error.cause() == Cause::NotALock => Ok(Reply::Error(error.to_string())),
+        answer => answer,
+    }
 }
 
 /// Every answer counts for a read; only failures do not.

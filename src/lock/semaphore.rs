@@ -62,8 +62,8 @@
 //! refusals, so it takes nothing from the argument above; it decides who may *try*, in arrival
 //! order. Its own quorum stays the majority (tickets, places), whatever q the slots need.
 //!
-//! **The price** is fault tolerance: N − q masters may be down (see README, "Semaphores").
-//! With q = N none may.
+//! **The price** is fault tolerance: N − q masters may be down (see README, "At most L at
+//! once: `--limit`"). With q = N none may.
 //!
 //! A slot's token says what it is: `sem<L>-<32 hex digits>` ([`slot_token`]), so that
 //! `release`, `extend` and the `--renew-while` renewer, given only the key and the token,
