@@ -85,6 +85,7 @@ use super::semaphore_scripts::{
     ACQUIRE_SLOT, EXTEND_SLOT, RELEASE_SLOT, SlotRefusal, WAIT_SLOT, slot_refusal, slot_turn,
     slot_vote,
 };
+use super::undo;
 
 /// The number of masters a holder of one of `limit` slots needs among `nodes`:
 /// floor(L·N/(L+1)) + 1 (see the module header); the majority for L = 1.
@@ -304,8 +305,8 @@ impl Redlock {
 
 /// Removes our slot on every master. `announce`: a real release, which also gives up what is
 /// left of our place in the queue and wakes the waiters the free slots leave room for (see
-/// RELEASE_SLOT); without it, the clean-up of a failed attempt or turn. Bounded by one node
-/// timeout, as the lock's release.
+/// RELEASE_SLOT); without it, the clean-up of a failed attempt or turn, sent again when the
+/// attempt may overtake it (see `undo`). Bounded by one node timeout, as the lock's release.
 pub(super) async fn release_slot(
     masters: &Masters,
     key: &str,
@@ -323,10 +324,10 @@ pub(super) async fn release_slot(
     let limit_text = limit.to_string();
     let (keys, names, channel, limit_text) = (&names.all(), &names.names, &channel, &limit_text);
     let start = Instant::now();
-    let round = masters
-        .round_with(
+    let round = undo::guarded(masters, &timing, !announce, || {
+        masters.round_with(
             quorum(masters.nodes.len(), limit),
-            start + timing.node_timeout,
+            Instant::now() + timing.node_timeout,
             Until::DecidedAndSent,
             binary_vote,
             move |node| async move {
@@ -341,7 +342,8 @@ pub(super) async fn release_slot(
                 node.eval(&RELEASE_SLOT, keys, &args).await
             },
         )
-        .await;
+    })
+    .await;
     masters.trace("release slot", key, &round, start.elapsed());
     match round.tally.decision() {
         Decision::Won => Released::Yes,
