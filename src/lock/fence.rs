@@ -35,6 +35,17 @@
 //! latest value answers the read. If a majority lost its data and every master that kept the
 //! latest value is unreachable at that moment, numbers can repeat or go back. `doctor` warns
 //! about masters without `appendfsync always`.
+//!
+//! # Assumes
+//! - **Masters keep the counter for ever.** It has no TTL, so a delayed restart does not help
+//!   it: only persistence (`appendonly yes`, `appendfsync always`) keeps it across a restart,
+//!   and only a policy that never evicts it (`noeviction` or `volatile-*`: a key without TTL is
+//!   never a `volatile-*` candidate) keeps it in memory. `doctor`: *persistence* (warning),
+//!   *eviction* (error for `allkeys-*`).
+//! - **The lock's assumptions** (see `held`), for the grant only: a token is handed out only
+//!   while the lock is valid, and that validity assumes masters that keep keys, clocks that do
+//!   not jump (`doctor`: *clock*) and rates that drift less than the drift factor. The order of
+//!   the numbers itself reads no clock.
 
 use std::time::Instant;
 

@@ -48,6 +48,15 @@
 //! expires keys by, so a slot is exactly as exposed to a master's clock jump as a lock key's
 //! TTL is (see "Limits" in the README); the holder's own validity never reads a wall clock.
 //!
+//! **Assumes** what the lock assumes (see `held`), for the slots key:
+//! - masters keep it for a full TTL: one that restarts empty or evicts it frees every slot it
+//!   held, and L others may then each hold q masters while we count on ours (`doctor`:
+//!   *persistence*, *eviction*, *role*);
+//! - master clocks do not jump: a slot ends at its score by the master's wall clock, so one
+//!   stepped forward prunes slots early (`doctor`: *clock*);
+//! - clock rates drift less than the drift factor between this host's monotonic clock (the
+//!   validity) and each master's (the score); no `doctor` check measures rates.
+//!
 //! **One limit per key.** The limit is stored beside the slots; a master whose live slots were
 //! taken with another L refuses, and that refusal is an error ([`Conflict::Limit`]), never a
 //! wait and never an admission. Holders with different L's cannot both hold: every q is more
