@@ -24,7 +24,8 @@
 //! 5. **A break says what it stranded.** When the connection breaks, the requests not yet
 //!    answered of which some bytes went out may still reach the master and run there, after
 //!    whatever goes on a new connection; [`Pipe::stranded`] says whether there were any, so
-//!    that an undo can be sent again (see `undo`). Bytes never written never arrive.
+//!    that an undo can be sent again (see `undo`). Bytes never written never arrive, and a
+//!    request whose reply had begun to arrive (cut short, or not a reply) has run already.
 //! 6. **Pushes coalesce.** A pipe that [`Pipe::listen`]s (a subscribed connection, see
 //!    `notices`) takes a reply that answers no request as a pub/sub message, and keeps of all
 //!    such messages one flag: "something arrived since you last looked". A flood of messages
@@ -342,8 +343,12 @@ impl State {
     /// frees the buffers.
     fn break_down(&mut self, why: Broken) {
         let answered = self.answered - self.first;
+        // The oldest request whose reply had begun to arrive (cut short, or refused as no
+        // reply) reached the far side and ran: only those after it may still be on their way.
+        let begun = u64::from(!self.inbox.is_empty());
         let sent = self.sent;
-        self.stranded = (self.slots.iter().skip(answered as usize)).any(|slot| slot.start < sent);
+        let mut unanswered = self.slots.iter().skip((answered + begun) as usize);
+        self.stranded = unanswered.any(|slot| slot.start < sent);
         for slot in self.slots.iter_mut().skip(answered as usize) {
             if !slot.done {
                 slot.answer = Some(Err(why.clone()));

@@ -87,6 +87,25 @@ fn a_break_says_whether_it_stranded_a_request_that_went_out() {
         drop(server);
         assert!(pipe.request(ping).await.is_err());
         assert!(pipe.stranded());
+        // A reply cut short: its request ran; the one behind it is stranded.
+        let (ours, mut server) = tokio::io::duplex(1024);
+        let pipe = Pipe::new(Box::new(ours));
+        let mut first = Box::pin(pipe.request(ping));
+        assert!(poll_once(first.as_mut()).await.is_pending());
+        server.write_all(b"+PO").await.expect("write");
+        drop(server);
+        assert!(first.await.is_err());
+        assert!(!pipe.stranded());
+        let (ours, mut server) = tokio::io::duplex(1024);
+        let pipe = Pipe::new(Box::new(ours));
+        let mut first = Box::pin(pipe.request(ping));
+        let mut second = Box::pin(pipe.request(ping));
+        assert!(poll_once(first.as_mut()).await.is_pending());
+        assert!(poll_once(second.as_mut()).await.is_pending());
+        server.write_all(b"+PO").await.expect("write");
+        drop(server);
+        assert!(first.await.is_err() && second.await.is_err());
+        assert!(pipe.stranded());
     });
 }
 
