@@ -20,8 +20,9 @@ port=$((20000 + RANDOM % 10000))
 work=$(mktemp -d "${TMPDIR:-/tmp}/redlock-cleanup.XXXXXX")
 redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
   --daemonize yes --pidfile "$work/redis.pid" --logfile "$work/redis.log"
-trap 'kill "$(cat "$work/redis.pid")" 2>/dev/null || true; rm -rf "$work"' EXIT
 cli() { redis-cli -p "$port" "$@"; }
+# Stopped by SHUTDOWN, which returns once the server is gone, so that its directory can go.
+trap 'cli shutdown nosave >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 until cli ping >/dev/null 2>&1; do sleep 0.05; done
 
 key=k

@@ -21,8 +21,8 @@
 //! Bounded work per call: a script blocks its master while it runs, so none may do work that
 //! grows with what a foreign client wrote into the queue. `first_live` drops at most 100
 //! lapsed places and at most 100 places without a live lease at the head of the queue per
-//! call (100 000 places without a lease took one call 0.24 to 0.8 s before, 1 000 000 took
-//! 13 s; now any call takes about a millisecond: `benches/queue_cleanup.sh`). When that
+//! call (100 000 places without a lease took one call 0.24 to 0.8 s before, 1 000 000 over
+//! 10 s; now any call takes about a millisecond: BENCHMARKS.md). When that
 //! budget runs out, the oldest place left stands in for the first live waiter without its
 //! lease being checked: the caller treats the queue as occupied (a newcomer is refused and
 //! joins, no waiter takes the lock in that call, a release wakes that place's channel,
