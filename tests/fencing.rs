@@ -339,3 +339,55 @@ fn the_counter_of_the_old_layout_is_carried_over() {
         Some("43")
     );
 }
+
+/// The library refuses what the command line refuses (`--fence --limit`): a semaphore slot gets
+/// no fencing token, and nothing is read or written for it.
+#[test]
+fn the_library_gives_a_semaphore_slot_no_fencing_token() {
+    use redlock_cli::lock::{Cancel, FenceError, Master, Redlock, Released, Timing};
+
+    let cluster = Cluster::start(3);
+    let masters = cluster
+        .urls()
+        .iter()
+        .map(|url| Master::parse(url).expect("master URL"))
+        .collect();
+    let client = Redlock::new(masters, None).expect("client");
+    let timing = Timing::new(Duration::from_secs(10));
+    let slot = client
+        .acquire_slot(
+            "pool",
+            2,
+            timing,
+            None,
+            Duration::ZERO,
+            &Cancel::default(),
+            &mut |_| {},
+        )
+        .expect("a slot");
+    assert_eq!(
+        client.fence(&slot),
+        Err(FenceError::NotExclusive { limit: 2 })
+    );
+    for server in &cluster.servers {
+        assert!(
+            !server.keys().iter().any(|k| k.contains(":fence:")),
+            "a counter was written: {:?}",
+            server.keys()
+        );
+    }
+    assert_eq!(client.release(&slot), Released::Yes);
+    // The lock itself still gets one.
+    let lock = client
+        .acquire(
+            "pool-lock",
+            timing,
+            None,
+            Duration::ZERO,
+            &Cancel::default(),
+            &mut |_| {},
+        )
+        .expect("the lock");
+    assert_eq!(client.fence(&lock), Ok(1));
+    assert_eq!(client.release(&lock), Released::Yes);
+}

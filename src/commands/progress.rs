@@ -64,7 +64,8 @@ impl<'a> WaitProgress<'a> {
                 }
             }
             AttemptFailure::Unreachable { failures, .. } => {
-                format!("masters unreachable: {}", list(failures))
+                let how = wording::how_failed(failures.iter().map(|f| &f.error));
+                format!("masters {how}: {}", list(failures))
             }
             AttemptFailure::TooSlow { .. } => "masters too slow".into(),
             AttemptFailure::Full {

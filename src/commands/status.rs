@@ -23,7 +23,8 @@ use crate::cli::{GlobalArgs, StatusArgs};
 use crate::config;
 use crate::exit::{self, Failure};
 use crate::lock::{
-    Holder, InLine, Inspection, MasterFailure, MasterState, Verdict, judge, judge_slots, line,
+    Holder, InLine, Inspection, MasterFailure, MasterState, NodeError, Verdict, judge, judge_slots,
+    line,
 };
 
 use super::{open_client, output, status_slots, wording};
@@ -76,9 +77,10 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
                     _ => None,
                 })
                 .collect();
+            let how = wording::how_failed(failures.iter().map(|f| &f.error));
             Err(wording::masters_failed(
                 &format!(
-                    "cannot tell who holds lock {:?}: too many masters did not answer",
+                    "cannot tell who holds lock {:?}: too many masters {how}",
                     args.key
                 ),
                 &failures,
@@ -187,12 +189,17 @@ fn to_text(key: &str, verdict: &Verdict, masters: &[Inspection]) -> String {
              (contenders racing, or a master restarted)\n"
         ),
         Verdict::Unknown => {
+            let failed: Vec<&NodeError> = masters
+                .iter()
+                .filter_map(|m| match &m.state {
+                    MasterState::Unreachable(error) => Some(error),
+                    _ => None,
+                })
+                .collect();
             format!(
-                "lock {key:?} is unknown: too many masters are unreachable ({} of {total})\n",
-                masters
-                    .iter()
-                    .filter(|m| matches!(m.state, MasterState::Unreachable(_)))
-                    .count()
+                "lock {key:?} is unknown: too many masters {} ({} of {total})\n",
+                wording::how_failed(failed.iter().copied()),
+                failed.len()
             )
         }
     };
@@ -208,7 +215,7 @@ fn to_text(key: &str, verdict: &Verdict, masters: &[Inspection]) -> String {
                 let ttl = ttl.map_or_else(|| "no TTL".to_string(), |t| format!("ttl {}", round(t)));
                 format!("held  {ttl}  token {}", abbreviated(token, 8))
             }
-            MasterState::Unreachable(error) => format!("unreachable: {error}"),
+            MasterState::Unreachable(error) => wording::master_failed(error),
         };
         let _ = writeln!(out, "  {:width$}  {line}", master.to_string());
     }

@@ -50,10 +50,9 @@ pub fn report(
                     })
                 })
                 .collect();
+            let how = wording::how_failed(failures.iter().map(|f| &f.error));
             Err(wording::masters_failed(
-                &format!(
-                    "cannot tell who holds semaphore {key:?}: too many masters did not answer"
-                ),
+                &format!("cannot tell who holds semaphore {key:?}: too many masters {how}"),
                 &failures,
             ))
         }
@@ -141,10 +140,17 @@ fn to_text(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -
             "{head} is split: slots on some masters, none on {quorum} (contenders racing, or \
              slots expiring)\n"
         ),
-        SemaphoreState::Unknown => format!(
-            "{head} is unknown: too many masters are unreachable ({} of {total})\n",
-            masters.iter().filter(|m| m.state.is_err()).count()
-        ),
+        SemaphoreState::Unknown => {
+            let failed: Vec<_> = masters
+                .iter()
+                .filter_map(|m| m.state.as_ref().err())
+                .collect();
+            format!(
+                "{head} is unknown: too many masters {} ({} of {total})\n",
+                wording::how_failed(failed.iter().copied()),
+                failed.len()
+            )
+        }
     };
     for holder in holders {
         let who = holder
@@ -175,7 +181,7 @@ fn to_text(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -
                     .collect();
                 format!("{} slot(s): {}", slots.slots.len(), list.join(", "))
             }
-            Err(error) => format!("unreachable: {error}"),
+            Err(error) => wording::master_failed(error),
         };
         let _ = writeln!(out, "  {:width$}  {line}", master.to_string());
     }

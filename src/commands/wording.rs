@@ -6,7 +6,8 @@ use std::time::Duration;
 use crate::config::LockSettings;
 use crate::exit::{self, Failure};
 use crate::lock::{
-    AttemptFailure, Cause, Conflict, FenceError, Holder, Kind, Lock, MasterFailure, Redlock,
+    AttemptFailure, Cause, Conflict, FenceError, Holder, Kind, Lock, MasterFailure, NodeError,
+    Redlock,
 };
 
 /// The failure when too few masters answered: `what` failed, and why, master by master, each
@@ -44,6 +45,35 @@ pub fn explain(failures: &[MasterFailure]) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// How the failing masters failed, for a headline: "are unreachable" when none of them
+/// answered, "answered with errors" when each did (a key of another type, out of memory, a
+/// refused password), both for a mix.
+pub fn how_failed<'a>(errors: impl IntoIterator<Item = &'a NodeError>) -> &'static str {
+    let (mut silent, mut answered) = (false, false);
+    for error in errors {
+        if error.cause() == Cause::Unreachable {
+            silent = true;
+        } else {
+            answered = true;
+        }
+    }
+    match (silent, answered) {
+        (false, true) => "answered with errors",
+        (true, true) => "are unreachable or answered with errors",
+        _ => "are unreachable",
+    }
+}
+
+/// One master's failure on a line of its own: `unreachable: timed out` when it did not answer,
+/// else the error it answered with (`error reply: WRONGTYPE ...`).
+pub fn master_failed(error: &NodeError) -> String {
+    if error.cause() == Cause::Unreachable {
+        format!("unreachable: {error}")
+    } else {
+        error.to_string()
+    }
 }
 
 /// One warning line for masters that refused for a configuration reason while the quorum was
@@ -108,8 +138,9 @@ pub fn describe_failure(
             expires_in,
             free,
             waiters,
-            ..
+            place,
         } => {
+            let waiters = &others(*waiters, *place);
             let who = match holder {
                 _ if *free && *waiters > 0 => format!(
                     "is free, but {} queued for it first (first come, first served)",
@@ -131,8 +162,9 @@ pub fn describe_failure(
             holders,
             frees_in,
             waiters,
-            ..
+            place,
         } => {
+            let waiters = &others(*waiters, *place);
             let mut expiry = frees_in
                 .map(|t| format!("; one frees in {} unless renewed", whole_seconds(t)))
                 .unwrap_or_default();
@@ -166,6 +198,12 @@ pub fn describe_failure(
             ),
         ),
     }
+}
+
+/// The waiters other than us: a failure counts us among the waiters once we had a place in
+/// line (`place`), and we gave it up when we gave up.
+fn others(waiters: usize, place: Option<usize>) -> usize {
+    waiters.saturating_sub(usize::from(place.is_some()))
 }
 
 /// `lock "k"`, or `a slot of semaphore "k"` with --limit.
@@ -231,9 +269,10 @@ pub fn conflict(key: &str, conflict: &Conflict) -> Failure {
 pub fn fence_failure(key: &str, error: FenceError) -> Failure {
     let (code, message) = match error {
         FenceError::Unreachable { failures } => {
+            let how = how_failed(failures.iter().map(|f| &f.error));
             let failure = masters_failed(
                 &format!(
-                    "took lock {key:?} but a majority of masters did not answer for its fencing \
+                    "took lock {key:?} but too many masters {how} when asked for its fencing \
                      token (the lock was released)"
                 ),
                 &failures,
@@ -260,6 +299,14 @@ pub fn fence_failure(key: &str, error: FenceError) -> Failure {
             format!(
                 "{master} holds something that is not a number at {counter}; fix or delete \
                  that key. The lock was released"
+            ),
+        ),
+        FenceError::NotExclusive { limit } => (
+            exit::USAGE,
+            format!(
+                "--fence needs a lock, and {key:?} is held as a slot of a semaphore (--limit \
+                 {limit}): up to {limit} holders run at once, so a resource cannot refuse the \
+                 older tokens; drop --fence, or use a lock (no --limit)"
             ),
         ),
     };

@@ -101,8 +101,8 @@ impl Cause {
                     .into()
             }
             Cause::NotALock => {
-                "the key there holds something that is not a lock: choose another --key, or \
-                 delete that key"
+                "the key there holds something that is not a lock (a value of another type): \
+                 choose another --key, or delete that key"
                     .into()
             }
             Cause::Tls => "check its TLS settings (scheme, port, certificates)".into(),
@@ -120,6 +120,13 @@ impl Cause {
             }
             Cause::Other => "see the master's answer".into(),
         }
+    }
+}
+
+impl NodeError {
+    /// Why the master failed, in terms a user can act on.
+    pub fn cause(&self) -> Cause {
+        cause(self)
     }
 }
 

@@ -25,6 +25,7 @@ use super::scripts::{
 };
 use super::semaphore;
 use super::semaphore::{Refused, release_slot, slot_token};
+use super::undo;
 
 /// A Redlock client over a fixed set of masters.
 pub struct Redlock {
@@ -472,7 +473,8 @@ impl Redlock {
         })
     }
 
-    /// Obtains the next fencing token for `lock`, while it is held (see `fence`).
+    /// Obtains the next fencing token for `lock`, while it is held (see `fence`). A semaphore
+    /// slot gets none: [`FenceError::NotExclusive`].
     pub fn fence(&self, lock: &Lock) -> Result<u64, FenceError> {
         self.runtime.block_on(fence::grant(&self.masters, lock))
     }
@@ -488,7 +490,8 @@ impl Redlock {
 
 /// Deletes our key on every master. `announce`: a real release (not the clean-up of a failed
 /// attempt), which also gives up what is left of our place in the queue and tells the next
-/// waiter (see RELEASE).
+/// waiter (see RELEASE). The clean-up is sent again when the attempt may overtake it (see
+/// `undo`).
 pub(super) async fn release_token(
     masters: &Masters,
     key: &str,
@@ -505,9 +508,9 @@ pub(super) async fn release_token(
         String::new()
     };
     let (keys, token, channel) = (&keys, token.as_bytes(), channel.as_bytes());
-    let round = masters
-        .round(
-            start + timing.node_timeout,
+    let round = undo::guarded(masters, &timing, !announce, || {
+        masters.round(
+            Instant::now() + timing.node_timeout,
             Until::DecidedAndSent,
             binary_vote,
             move |node| async move {
@@ -521,7 +524,8 @@ pub(super) async fn release_token(
                 node.eval(&RELEASE, keys, &args).await
             },
         )
-        .await;
+    })
+    .await;
     masters.trace("release", key, &round, start.elapsed());
     match round.tally.decision() {
         Decision::Won => Released::Yes,

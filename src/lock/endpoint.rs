@@ -5,7 +5,7 @@
 //! pub/sub commands (sharded on a cluster).
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::cluster::{self, Cluster};
 use super::lua::Lua;
@@ -80,6 +80,14 @@ impl Endpoint {
         match &self.kind {
             Kind::Server(node) => node.is_flushed(patience),
             Kind::Cluster(cluster) => cluster.is_flushed(patience),
+        }
+    }
+
+    /// See [`Node::stranded_since`]; on a cluster, for any node.
+    pub fn stranded_since(&self, since: Instant) -> bool {
+        match &self.kind {
+            Kind::Server(node) => node.stranded_since(since),
+            Kind::Cluster(cluster) => cluster.stranded_since(since),
         }
     }
 

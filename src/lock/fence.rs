@@ -25,16 +25,33 @@
 //! key is only read, never written. (Hosts still running an older redlock read only the old
 //! key: upgrade every host that uses `--fence` on a key together.)
 //!
+//! Only a lock gets tokens: a semaphore slot (`--limit`) is one of up to L held at once, and
+//! a resource that refuses every token below the highest it has seen would refuse all holders
+//! but the latest, live or not. [`grant`] refuses a slot before it reads anything, so the
+//! library refuses what the command line does (`--fence --limit` is a usage error there).
+//!
 //! What is left when masters lose data (no persistence): a master that restarts empty counts
 //! as 0. The next token is still greater than the last one as long as one master that kept the
 //! latest value answers the read. If a majority lost its data and every master that kept the
 //! latest value is unreachable at that moment, numbers can repeat or go back. `doctor` warns
 //! about masters without `appendfsync always`.
+//!
+//! # Assumes
+//! - **Masters keep the counter for ever.** It has no TTL, so a delayed restart does not help
+//!   it: only persistence (`appendonly yes`, `appendfsync always`) keeps it across a restart,
+//!   and only a policy that never evicts it (`noeviction` or `volatile-*`: a key without TTL is
+//!   never a `volatile-*` candidate) keeps it in memory. `doctor`: *persistence* (warning),
+//!   *eviction* (error for `allkeys-*`).
+//! - **The lock's assumptions** (see `held`), for the grant only: a token is handed out only
+//!   while the lock is valid, and that validity assumes masters that keep keys, clocks that do
+//!   not jump (`doctor`: *clock*) and rates that drift less than the drift factor. The order of
+//!   the numbers itself reads no clock.
 
 use std::time::Instant;
 
+use super::cause::Cause;
 use super::endpoint::Endpoint;
-use super::held::Lock;
+use super::held::{Kind, Lock};
 use super::keys;
 use super::node::NodeError;
 use super::outcome::MasterFailure;
@@ -55,13 +72,20 @@ pub enum FenceError {
     /// A master holds something that is not a number under the counter's key (`key`: its
     /// current or its earlier name).
     Corrupt { master: String, key: String },
+    /// The lock is a slot of a semaphore of this limit: up to `limit` holders at once, so no
+    /// order of grants could tell a resource which of them is stale. Nothing was read or
+    /// written.
+    NotExclusive { limit: u32 },
 }
 
 /// How many read-and-propose attempts before giving up.
 const ATTEMPTS: usize = 5;
 
-/// Obtains the next fencing token for `lock`, while it is held.
+/// Obtains the next fencing token for `lock`, while it is held; refused for a semaphore slot.
 pub(super) async fn grant(masters: &Masters, lock: &Lock) -> Result<u64, FenceError> {
+    if let Kind::Slot { limit } = lock.kind() {
+        return Err(FenceError::NotExclusive { limit });
+    }
     let key = keys::fence(lock.key());
     let legacy = keys::legacy_fence(lock.key());
     let timeout = lock.timing().node_timeout;
@@ -130,9 +154,19 @@ fn latest(masters: &Masters, read: &Round, names: [&str; 2]) -> Result<u64, Fenc
 /// A master's counter under its name and its earlier name, as a two-element array. One after the
 /// other: the two keys are in different cluster slots, so one script could not read both.
 async fn read_counters(node: &Endpoint, key: &str, legacy: &str) -> Result<Reply, NodeError> {
-    let current = node.command(key, &[b"GET", key.as_bytes()]).await?;
-    let old = node.command(legacy, &[b"GET", legacy.as_bytes()]).await?;
+    let current = read_counter(node, key).await?;
+    let old = read_counter(node, legacy).await?;
     Ok(Reply::Array(vec![current, old]))
+}
+
+/// A master's counter under `key`. A key of another type there (`WRONGTYPE`) is an answer, a
+/// value that is no number ([`FenceError::Corrupt`], naming that key), not a failing master:
+/// the lock key is fine, the counter is not.
+async fn read_counter(node: &Endpoint, key: &str) -> Result<Reply, NodeError> {
+    match node.command(key, &[b"GET", key.as_bytes()]).await {
+        Err(error) if error.cause() == Cause::NotALock => Ok(Reply::Error(error.to_string())),
+        answer => answer,
+    }
 }
 
 /// Every answer counts for a read; only failures do not.

@@ -3,6 +3,27 @@
 //! The validity is the one number the safety promise rests on: a lock taken (or extended) by a
 //! round that started at `start` is ours until `start + TTL − drift`, never longer, whatever the
 //! masters' clocks say. Everything that acts under the lock reads it from here.
+//!
+//! Why it holds: each master of the majority set the key (SET NX PX, or extended it) after the
+//! round started and keeps it a full TTL by its own clock, so until `start + TTL − drift` by
+//! ours a majority still has our token, and any other client's SET NX fails on at least one
+//! master of any majority it could reach.
+//!
+//! # Assumes
+//! - **Masters keep keys for a full TTL.** A master that restarts empty (no `appendonly yes`
+//!   with `appendfsync always`, and back sooner than the longest TTL), that evicts the key
+//!   (`allkeys-*`; `volatile-*` without headroom), or a replica promoted over it, forgets our
+//!   token: another client can then make a majority with it while we count on ours.
+//!   `doctor` guards it with its *persistence* (warning), *eviction* (error for `allkeys-*`,
+//!   warning for `volatile-*`) and *role* (a replica: error) checks.
+//! - **Master clocks do not jump.** A master expires keys by its own clock: one stepped forward
+//!   (set by hand, an NTP step) expires the key early. `doctor`'s *clock* check warns when the
+//!   masters' clocks differ by more than 500 ms (a jump that happened shows there; one to come
+//!   cannot be seen).
+//! - **Clock rates drift less than the drift factor.** The validity is measured on this host's
+//!   monotonic clock, the TTL on each master's: over one TTL their rates may differ by at most
+//!   `drift_factor` (1% by default, plus 2 ms for the granularity of PX). No `doctor` check can
+//!   measure a rate; NTP that slews rather than steps keeps it far below 1%.
 
 use std::time::{Duration, Instant};
 

@@ -18,7 +18,8 @@
 //! - `verdict`: who holds a lock, judged from all masters' states.
 //! - `holder`: the record of who holds a lock.
 //! - `queue`: the fair queue waiters take turns in, and `queue_scripts`, its Lua.
-//! - `cancel`: ending a wait from a signal handler.
+//! - `cancel`: ending a wait from a signal handler; `undo`: removing what a failed or
+//!   interrupted attempt took, without being overtaken by it.
 //! - `scan`: every lock at once (for `list`): SCAN for redlock's own keys, then one read round.
 //! - the transport, private to this module, one path for every request: `endpoint` (one
 //!   master as the rounds see it: a server, or a whole Redis Cluster routed by `cluster`),
@@ -59,6 +60,7 @@ pub mod scripts;
 mod semaphore;
 mod semaphore_scripts;
 mod semaphore_verdict;
+mod undo;
 mod verdict;
 
 pub use cancel::Cancel;

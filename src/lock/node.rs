@@ -21,7 +21,10 @@
 //! script was cached (LOADING, BUSY), two threads racing on a script's first use.
 //!
 //! A request that is not yet queued (still connecting) when the caller stops waiting is never
-//! sent. A connection is dropped only when broken, never because an answer is late.
+//! sent. A connection is dropped only when broken, never because an answer is late. A broken
+//! one that stranded requests (see `Pipe::stranded`) is noted with the time
+//! ([`Node::stranded_since`]): those requests may still run on the master after anything sent
+//! on the next connection, which an undo must allow for (see `undo`).
 //!
 //! The wrong scheme is named, both ways: `rediss://` to a plaintext port shows as a TLS
 //! handshake that gets no answer (see [`Node::timed_out`]); `redis://` to a TLS port shows as
@@ -31,7 +34,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rustls::pki_types::ServerName;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -80,6 +83,8 @@ pub(crate) struct Node {
     /// deadline that passes while it is true means the server did not answer TLS at all (most
     /// often a plaintext port).
     in_tls_handshake: AtomicBool,
+    /// When a kept connection was last dropped with requests stranded on it.
+    stranded_at: Mutex<Option<Instant>>,
 }
 
 /// The cached connection and a generation number, so that a caller who saw connection 3 fail
@@ -109,6 +114,7 @@ impl Node {
             tls,
             slot: Mutex::new(Slot::default()),
             in_tls_handshake: AtomicBool::new(false),
+            stranded_at: Mutex::new(None),
         }
     }
 
@@ -119,9 +125,9 @@ impl Node {
             Some(found) if !found.pipe.is_broken() => Ok((found, true)),
             Some(broken) => {
                 // It broke during some other request's poll (an answer followed by a close, a
-                // protocol error). Nothing more can be sent on it, so a new connection cannot
-                // let anything overtake what it carried.
-                self.forget(broken.generation);
+                // protocol error). Nothing more can be sent on it; what it stranded may still
+                // run on the master after what goes on the new one (noted, see `drop_broken`).
+                self.drop_broken(&broken);
                 Ok((Box::pin(self.connect()).await?, false))
             }
             // Boxed: connecting is rare and its future is large (TCP, TLS, handshake); inline,
@@ -347,11 +353,25 @@ impl Node {
             .clone()
     }
 
-    fn forget(&self, generation: u64) {
+    /// Forgets a broken connection, so that the next request reconnects, noting when it
+    /// stranded requests.
+    fn drop_broken(&self, connection: &Connection) {
+        if connection.pipe.stranded() {
+            *self.stranded_at.lock().expect("node stranded poisoned") = Some(Instant::now());
+        }
         let mut slot = self.slot.lock().expect("node slot poisoned");
-        if slot.generation == generation {
+        if slot.generation == connection.generation {
             slot.connection = None;
         }
+    }
+
+    /// True when a connection to this master that broke with requests stranded on it (see
+    /// `Pipe::stranded`) was dropped at `since` or later.
+    pub fn stranded_since(&self, since: Instant) -> bool {
+        self.stranded_at
+            .lock()
+            .expect("node stranded poisoned")
+            .is_some_and(|at| at >= since)
     }
 
     /// True when every request queued to this master so far is on the wire, or nothing more
@@ -436,7 +456,7 @@ impl Node {
             Ok(Reply::Error(refused)) => Err(NodeError::Server(describe(&refused))),
             Ok(reply) => Ok(reply),
             Err(broken) => {
-                self.forget(connection.generation);
+                self.drop_broken(connection);
                 Err(self.named_tls(&connection.pipe, failed(broken)).await)
             }
         }

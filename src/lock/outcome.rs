@@ -43,7 +43,8 @@ pub enum AttemptFailure {
         /// No master that refused has the lock taken: only the fair queue stands in the way
         /// (others were waiting first).
         free: bool,
-        /// How many wait in the fair queue (the most any master counts).
+        /// How many wait in the fair queue (the most any master counts), we ourselves
+        /// included once we have a place (`place`).
         waiters: usize,
         /// Our place in the queue, 1 for the first, once queued.
         place: Option<usize>,
@@ -63,7 +64,8 @@ pub enum AttemptFailure {
         holders: Vec<(String, Option<Holder>)>,
         /// The soonest a slot expires on a master that refused, unless renewed.
         frees_in: Option<Duration>,
-        /// How many wait in the fair queue (the most any master counts).
+        /// How many wait in the fair queue (the most any master counts), we ourselves
+        /// included once we have a place (`place`).
         waiters: usize,
         /// Our place in the queue, 1 for the first, once queued.
         place: Option<usize>,

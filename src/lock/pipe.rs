@@ -21,7 +21,12 @@
 //!    requests can be (`resp::MAX_REPLY_BYTES` and the other caps) breaks the pipe at once: the
 //!    connection is closed and its buffers freed, so a master cannot make redlock hold more
 //!    than about one capped reply per connection, whatever it sends.
-//! 5. **Pushes coalesce.** A pipe that [`Pipe::listen`]s (a subscribed connection, see
+//! 5. **A break says what it stranded.** When the connection breaks, the requests not yet
+//!    answered of which some bytes went out may still reach the master and run there, after
+//!    whatever goes on a new connection; [`Pipe::stranded`] says whether there were any, so
+//!    that an undo can be sent again (see `undo`). Bytes never written never arrive, and a
+//!    request whose reply had begun to arrive (cut short, or not a reply) has run already.
+//! 6. **Pushes coalesce.** A pipe that [`Pipe::listen`]s (a subscribed connection, see
 //!    `notices`) takes a reply that answers no request as a pub/sub message, and keeps of all
 //!    such messages one flag: "something arrived since you last looked". A flood of messages
 //!    costs time, never memory. On any other pipe such a reply is a protocol error.
@@ -43,6 +48,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::resp::{self, BadReply, Reply};
 mod asking;
+mod pushes;
+use pushes::Pushes;
 
 /// Any byte stream a pipe can run over (TCP, Unix socket, TLS).
 pub trait Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
@@ -105,15 +112,15 @@ struct State {
     answered: u64,
     /// Why the connection broke; every later request fails with it.
     broken: Option<Broken>,
+    /// Bytes queued and bytes handed to the stream since the pipe opened, to tell which
+    /// requests may have reached the master.
+    queued: u64,
+    sent: u64,
+    /// The connection broke with a request unanswered of which some bytes were sent: the
+    /// master may still run it, later than anything sent on a new connection (see `undo`).
+    stranded: bool,
     /// For a pipe that listens for pushes (see [`Pipe::listen`]).
     pushes: Option<Pushes>,
-}
-
-/// Pushes that arrived, coalesced: whether any did since the listener last looked.
-#[derive(Default)]
-struct Pushes {
-    arrived: bool,
-    waker: Option<Waker>,
 }
 
 /// I/O happens only on a pipe that is not broken, and only a broken one has no stream.
@@ -125,6 +132,8 @@ struct Slot {
     waker: Option<Waker>,
     /// The request was collected or dropped: nobody wants the answer.
     done: bool,
+    /// Where its bytes start in everything queued (`State::queued`).
+    start: u64,
 }
 
 impl Pipe {
@@ -144,6 +153,9 @@ impl Pipe {
                 first: 0,
                 answered: 0,
                 broken: None,
+                queued: 0,
+                sent: 0,
+                stranded: false,
                 pushes: None,
             }),
         }
@@ -163,35 +175,15 @@ impl Pipe {
         self.lock().broken.is_some()
     }
 
+    /// True when the connection broke with a request unanswered that had (partly) gone out:
+    /// it may still reach the master and run there, after requests on another connection.
+    pub fn stranded(&self) -> bool {
+        self.lock().stranded
+    }
+
     /// True while the master has not sent a single byte on this connection.
     pub fn heard_nothing(&self) -> bool {
         !self.lock().heard
-    }
-
-    /// From now on, a reply that answers no request is a pub/sub message (see the module
-    /// rules). Call it before sending the SUBSCRIBE, whose own answer is a reply like any other.
-    pub fn listen(&self) {
-        self.lock().pushes.get_or_insert_with(Pushes::default);
-    }
-
-    /// Moves the pipe, and is ready once a pub/sub message arrived since the last time it was
-    /// (however many did); fails once the connection broke (after reporting a message that
-    /// arrived before). Only for a pipe that [`listen`](Pipe::listen)s, polled by one task.
-    pub fn poll_push(&self, cx: &mut Context<'_>) -> Poll<Result<(), Broken>> {
-        let mut state = self.lock();
-        state.make_progress(cx);
-        let pushes = state.pushes.get_or_insert_with(Pushes::default);
-        if std::mem::take(&mut pushes.arrived) {
-            return Poll::Ready(Ok(()));
-        }
-        match &mut pushes.waker {
-            Some(waker) => waker.clone_from(cx.waker()),
-            None => pushes.waker = Some(cx.waker().clone()),
-        }
-        match &state.broken {
-            Some(why) => Poll::Ready(Err(why.clone())),
-            None => Poll::Pending,
-        }
     }
 
     /// True when every request queued so far is on the wire.
@@ -220,6 +212,21 @@ impl State {
         &mut self.slots[(number - self.first) as usize]
     }
 
+    /// Appends a request's bytes (written by `encode`) to the outgoing buffer and takes an
+    /// answer slot for it; returns its number.
+    fn enqueue(&mut self, encode: impl FnOnce(&mut Vec<u8>)) -> u64 {
+        let start = self.queued;
+        let before = self.outbox.len();
+        encode(&mut self.outbox);
+        self.queued += (self.outbox.len() - before) as u64;
+        let number = self.first + self.slots.len() as u64;
+        self.slots.push_back(Slot {
+            start,
+            ..Slot::default()
+        });
+        number
+    }
+
     /// Writes what it can, reads what arrived, and hands out the answers, waking the requests
     /// that got one. (Waking under the lock is safe: a waker only schedules its task, it never
     /// polls it in place.)
@@ -245,6 +252,7 @@ impl State {
                 }
                 Poll::Ready(Ok(n)) => {
                     self.written += n;
+                    self.sent += n as u64;
                     self.unflushed = true;
                     self.moved_at = Instant::now();
                 }
@@ -331,34 +339,16 @@ impl State {
         Ok(())
     }
 
-    /// Notes a pub/sub message (`["message" or "smessage", channel, payload]`), waking the
-    /// listener the first time since it last looked. Nothing of the message is kept.
-    fn push(&mut self, reply: Reply) -> Result<(), Broken> {
-        let Some(pushes) = &mut self.pushes else {
-            return Err(Broken::BadReply(
-                "the master answered a request that was never sent".into(),
-            ));
-        };
-        let is_message = matches!(&reply, Reply::Array(items)
-            if items.len() == 3 && matches!(items[0].bulk(), Some(b"message" | b"smessage")));
-        if !is_message {
-            return Err(Broken::BadReply(
-                "a subscribed connection received something other than a message".into(),
-            ));
-        }
-        if !pushes.arrived {
-            pushes.arrived = true;
-            if let Some(waker) = &pushes.waker {
-                waker.wake_by_ref();
-            }
-        }
-        Ok(())
-    }
-
     /// Fails every request still waiting, and every later one; closes the connection and
     /// frees the buffers.
     fn break_down(&mut self, why: Broken) {
         let answered = self.answered - self.first;
+        // The oldest request whose reply had begun to arrive (cut short, or refused as no
+        // reply) reached the far side and ran: only those after it may still be on their way.
+        let begun = u64::from(!self.inbox.is_empty());
+        let sent = self.sent;
+        let mut unanswered = self.slots.iter().skip((answered + begun) as usize);
+        self.stranded = unanswered.any(|slot| slot.start < sent);
         for slot in self.slots.iter_mut().skip(answered as usize) {
             if !slot.done {
                 slot.answer = Some(Err(why.clone()));
@@ -424,9 +414,7 @@ impl<E: FnOnce(&mut Vec<u8>) + Unpin> Future for Request<'_, E> {
                     state.moved_at = Instant::now();
                 }
                 let encode = self.encode.take().expect("a request is encoded once");
-                encode(&mut state.outbox);
-                let number = state.first + state.slots.len() as u64;
-                state.slots.push_back(Slot::default());
+                let number = state.enqueue(encode);
                 self.number = Some(number);
                 number
             }

@@ -73,6 +73,21 @@
 //! Clocks: a lease is measured by each master's own clock (`TIME`), never compared between
 //! machines. A master whose clock jumps forward drops live places early; their waiters re-add
 //! them at the next heartbeat with the same ticket.
+//!
+//! # Assumes
+//! Safety assumes only what the lock assumes (see `held`): the queue adds refusals, never a
+//! grant. The order and the hand-off also assume:
+//! - **Masters keep the queue's keys for a lease.** A master that restarts empty or evicts them
+//!   forgets places and the ticket counter: each live waiter puts its place back at its next
+//!   heartbeat, but a ticket drawn while the masters that kept the counter are unreachable may
+//!   put a newcomer ahead of an earlier waiter (order, not safety). `doctor`: *persistence* and
+//!   *eviction*.
+//! - **Master clocks do not jump.** Forward, live places lapse early (put back at the next
+//!   heartbeat); backward, a dead waiter's place outlives its lease by the size of the jump
+//!   and delays the hand-off as long. `doctor`: *clock*.
+//! - **Clock rates drift less than the drift factor.** A lease (three heartbeats and two node
+//!   timeouts) is timed by the master and renewed by the waiter's monotonic clock; a 1% rate
+//!   difference is far inside its margin. No `doctor` check measures rates.
 
 use std::time::{Duration, Instant};
 

@@ -48,6 +48,15 @@
 //! expires keys by, so a slot is exactly as exposed to a master's clock jump as a lock key's
 //! TTL is (see "Limits" in the README); the holder's own validity never reads a wall clock.
 //!
+//! **Assumes** what the lock assumes (see `held`), for the slots key:
+//! - masters keep it for a full TTL: one that restarts empty or evicts it frees every slot it
+//!   held, and L others may then each hold q masters while we count on ours (`doctor`:
+//!   *persistence*, *eviction*, *role*);
+//! - master clocks do not jump: a slot ends at its score by the master's wall clock, so one
+//!   stepped forward prunes slots early (`doctor`: *clock*);
+//! - clock rates drift less than the drift factor between this host's monotonic clock (the
+//!   validity) and each master's (the score); no `doctor` check measures rates.
+//!
 //! **One limit per key.** The limit is stored beside the slots; a master whose live slots were
 //! taken with another L refuses, and that refusal is an error ([`Conflict::Limit`]), never a
 //! wait and never an admission. Holders with different L's cannot both hold: every q is more
@@ -62,8 +71,8 @@
 //! refusals, so it takes nothing from the argument above; it decides who may *try*, in arrival
 //! order. Its own quorum stays the majority (tickets, places), whatever q the slots need.
 //!
-//! **The price** is fault tolerance: N − q masters may be down (see README, "Semaphores").
-//! With q = N none may.
+//! **The price** is fault tolerance: N − q masters may be down (see README, "At most L at
+//! once: `--limit`"). With q = N none may.
 //!
 //! A slot's token says what it is: `sem<L>-<32 hex digits>` ([`slot_token`]), so that
 //! `release`, `extend` and the `--renew-while` renewer, given only the key and the token,
@@ -85,6 +94,7 @@ use super::semaphore_scripts::{
     ACQUIRE_SLOT, EXTEND_SLOT, RELEASE_SLOT, SlotRefusal, WAIT_SLOT, slot_refusal, slot_turn,
     slot_vote,
 };
+use super::undo;
 
 /// The number of masters a holder of one of `limit` slots needs among `nodes`:
 /// floor(L·N/(L+1)) + 1 (see the module header); the majority for L = 1.
@@ -304,8 +314,8 @@ impl Redlock {
 
 /// Removes our slot on every master. `announce`: a real release, which also gives up what is
 /// left of our place in the queue and wakes the waiters the free slots leave room for (see
-/// RELEASE_SLOT); without it, the clean-up of a failed attempt or turn. Bounded by one node
-/// timeout, as the lock's release.
+/// RELEASE_SLOT); without it, the clean-up of a failed attempt or turn, sent again when the
+/// attempt may overtake it (see `undo`). Bounded by one node timeout, as the lock's release.
 pub(super) async fn release_slot(
     masters: &Masters,
     key: &str,
@@ -323,10 +333,10 @@ pub(super) async fn release_slot(
     let limit_text = limit.to_string();
     let (keys, names, channel, limit_text) = (&names.all(), &names.names, &channel, &limit_text);
     let start = Instant::now();
-    let round = masters
-        .round_with(
+    let round = undo::guarded(masters, &timing, !announce, || {
+        masters.round_with(
             quorum(masters.nodes.len(), limit),
-            start + timing.node_timeout,
+            Instant::now() + timing.node_timeout,
             Until::DecidedAndSent,
             binary_vote,
             move |node| async move {
@@ -341,7 +351,8 @@ pub(super) async fn release_slot(
                 node.eval(&RELEASE_SLOT, keys, &args).await
             },
         )
-        .await;
+    })
+    .await;
     masters.trace("release slot", key, &round, start.elapsed());
     match round.tally.decision() {
         Decision::Won => Released::Yes,

@@ -22,7 +22,11 @@
 //!
 //! [`Proxy::reset`] closes every current connection at once (both sides see an orderly close),
 //! like a master restart or a middlebox dropping its state; later connections work as the
-//! current fault says.
+//! current fault says. [`Proxy::drop_clients`] closes only the client's side: what the proxy
+//! already took of a request (a chunk held by [`Fault::Delay`]) still reaches the master, like a
+//! middlebox that drops a connection while a packet of it is still on its way.
+//! [`Proxy::received`] and [`Proxy::forwarded`] count the request chunks taken from clients and
+//! handed to the master.
 //!
 //! Invariants: a chunk is judged once, by the fault in force when it arrived, so switching the
 //! fault never reorders or duplicates bytes; an endless stream stops as soon as the client
@@ -72,6 +76,9 @@ struct Shared {
     /// Both sides of every open connection, by connection number, for `reset` and `drop`.
     open: Mutex<Vec<(u64, TcpStream, TcpStream)>>,
     accepted: AtomicU64,
+    /// Request chunks read from clients, and written to the master.
+    received: AtomicU64,
+    forwarded: AtomicU64,
 }
 
 impl Proxy {
@@ -87,6 +94,8 @@ impl Proxy {
             stop: AtomicBool::new(false),
             open: Mutex::new(Vec::new()),
             accepted: AtomicU64::new(0),
+            received: AtomicU64::new(0),
+            forwarded: AtomicU64::new(0),
         });
         let acceptor = {
             let shared = Arc::clone(&shared);
@@ -129,6 +138,24 @@ impl Proxy {
             let _ = client.shutdown(Shutdown::Both);
             let _ = server.shutdown(Shutdown::Both);
         }
+    }
+
+    /// Closes every connection open now towards the client only; a request chunk the proxy
+    /// holds (delayed) still goes to the master, and then that connection closes too.
+    pub fn drop_clients(&self) {
+        for (_, client, _) in self.shared.open.lock().unwrap().iter() {
+            let _ = client.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// How many request chunks came from clients so far.
+    pub fn received(&self) -> u64 {
+        self.shared.received.load(Ordering::SeqCst)
+    }
+
+    /// How many request chunks went to the master so far.
+    pub fn forwarded(&self) -> u64 {
+        self.shared.forwarded.load(Ordering::SeqCst)
     }
 
     /// How many client connections are open now.
@@ -212,16 +239,21 @@ fn requests(id: u64, mut client: TcpStream, mut server: TcpStream, shared: &Shar
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
+        shared.received.fetch_add(1, Ordering::SeqCst);
         let passed = match shared.fault() {
-            Fault::Blackhole => Ok(()),
+            Fault::Blackhole => Err(None),
             Fault::Delay(delay) => {
                 std::thread::sleep(delay);
-                server.write_all(&chunk[..n])
+                server.write_all(&chunk[..n]).map_err(Some)
             }
-            _ => server.write_all(&chunk[..n]),
+            _ => server.write_all(&chunk[..n]).map_err(Some),
         };
-        if passed.is_err() {
-            break;
+        match passed {
+            Ok(()) => {
+                shared.forwarded.fetch_add(1, Ordering::SeqCst);
+            }
+            Err(None) => {}
+            Err(Some(_)) => break,
         }
     }
     close(id, &client, &server, shared);

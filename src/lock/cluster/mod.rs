@@ -45,7 +45,7 @@ use std::future::{Future, poll_fn};
 use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
 
@@ -167,6 +167,15 @@ impl Cluster {
             .nodes
             .iter()
             .all(|known| known.node.is_flushed(patience))
+    }
+
+    /// See `Node::stranded_since`; for any node.
+    pub(crate) fn stranded_since(&self, since: Instant) -> bool {
+        let state = self.lock();
+        state
+            .nodes
+            .iter()
+            .any(|known| known.node.stranded_since(since))
     }
 
     /// What to report when a deadline passed: about the node the latest request went to,

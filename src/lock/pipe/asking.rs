@@ -13,7 +13,7 @@
 use std::time::Instant;
 
 use super::super::resp::{self, Reply};
-use super::{Answer, Pipe, Request, Slot};
+use super::{Answer, Pipe, Request};
 
 impl Pipe {
     /// `ASKING`, then the request that `encode` writes, both queued on the first poll. The
@@ -29,11 +29,8 @@ impl Pipe {
                 // A backlog starts now: the stall clock counts from here.
                 state.moved_at = Instant::now();
             }
-            resp::encode(&mut state.outbox, 1, [b"ASKING".as_slice()]);
-            encode(&mut state.outbox);
-            let number = state.first + state.slots.len() as u64;
-            state.slots.push_back(Slot::default());
-            state.slots.push_back(Slot::default());
+            let number = state.enqueue(|out| resp::encode(out, 1, [b"ASKING".as_slice()]));
+            state.enqueue(encode);
             (self.queued(number), self.queued(number + 1))
         };
         match futures_util::future::join(asking, request).await {

@@ -68,6 +68,48 @@ fn a_closed_connection_fails_waiting_and_later_requests() {
 }
 
 #[test]
+fn a_break_says_whether_it_stranded_a_request_that_went_out() {
+    runtime().block_on(async {
+        // Answered, then closed: the request that fails with the close never went out.
+        let (ours, mut server) = tokio::io::duplex(1024);
+        let pipe = Pipe::new(Box::new(ours));
+        server.write_all(b"+PONG\r\n").await.expect("write");
+        assert_eq!(pipe.request(ping).await, Ok(Reply::Simple("PONG".into())));
+        drop(server);
+        assert!(pipe.request(ping).await.is_err());
+        assert!(!pipe.stranded());
+        // Written and never answered, even with nobody waiting for it any more: stranded.
+        let (ours, server) = tokio::io::duplex(1024);
+        let pipe = Pipe::new(Box::new(ours));
+        let mut sent = Box::pin(pipe.request(ping));
+        assert!(poll_once(sent.as_mut()).await.is_pending());
+        drop(sent);
+        drop(server);
+        assert!(pipe.request(ping).await.is_err());
+        assert!(pipe.stranded());
+        // A reply cut short: its request ran; the one behind it is stranded.
+        let (ours, mut server) = tokio::io::duplex(1024);
+        let pipe = Pipe::new(Box::new(ours));
+        let mut first = Box::pin(pipe.request(ping));
+        assert!(poll_once(first.as_mut()).await.is_pending());
+        server.write_all(b"+PO").await.expect("write");
+        drop(server);
+        assert!(first.await.is_err());
+        assert!(!pipe.stranded());
+        let (ours, mut server) = tokio::io::duplex(1024);
+        let pipe = Pipe::new(Box::new(ours));
+        let mut first = Box::pin(pipe.request(ping));
+        let mut second = Box::pin(pipe.request(ping));
+        assert!(poll_once(first.as_mut()).await.is_pending());
+        assert!(poll_once(second.as_mut()).await.is_pending());
+        server.write_all(b"+PO").await.expect("write");
+        drop(server);
+        assert!(first.await.is_err() && second.await.is_err());
+        assert!(pipe.stranded());
+    });
+}
+
+#[test]
 fn an_answer_nobody_asked_for_breaks_the_pipe() {
     runtime().block_on(async {
         let (ours, mut server) = tokio::io::duplex(1024);

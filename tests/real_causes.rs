@@ -1,0 +1,147 @@
+//! Messages name the real cause: a key that holds something else is not "unreachable", a
+//! fencing counter of the wrong type is named (not the lock key), a warning's README section
+//! exists, and a waiter that gave up does not count itself among the waiters.
+
+mod common;
+
+use std::process::Output;
+
+use common::{Cluster, Running, describe};
+
+const UNAVAILABLE: i32 = 69;
+const CONFLICT: i32 = 75;
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Runs redlock with `args` against `cluster` and checks that it exits with `code`.
+fn exits_with(cluster: &Cluster, args: &[&str], code: i32) -> Output {
+    let output = cluster.redlock().args(args).output().unwrap();
+    assert_eq!(output.status.code(), Some(code), "{}", describe(&output));
+    output
+}
+
+/// `args` on every master of `cluster`, as another client would write them.
+fn everywhere(cluster: &Cluster, args: &[&str]) {
+    for server in &cluster.servers {
+        let _: redis::Value = redis::cmd(args[0])
+            .arg(&args[1..])
+            .query(&mut server.connection())
+            .expect(args[0]);
+    }
+}
+
+#[test]
+fn status_of_a_key_of_another_type_says_so_not_unreachable() {
+    let cluster = Cluster::start(3);
+    everywhere(&cluster, &["RPUSH", "jobs", "a"]);
+    let output = exits_with(&cluster, &["status", "--key", "jobs"], UNAVAILABLE);
+    let (text, message) = (stdout(&output), stderr(&output));
+    assert!(
+        text.starts_with(
+            "lock \"jobs\" is unknown: too many masters answered with errors (3 of 3)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("unreachable"), "{text}");
+    assert_eq!(text.matches("WRONGTYPE").count(), 3, "{text}");
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(message.contains("answered with errors"), "{message}");
+    assert!(!message.contains("unreachable"), "{message}");
+    assert!(
+        message.contains("WRONGTYPE") && message.contains("holds something that is not a lock"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_fencing_counter_of_another_type_is_named_not_the_lock_key() {
+    let cluster = Cluster::start(3);
+    let counter = "__redlock:{fenced}:fence:fenced";
+    everywhere(&cluster, &["RPUSH", counter, "a"]);
+    everywhere(&cluster, &["PEXPIRE", counter, "60000"]);
+    let run = [
+        "run", "--fence", "--key", "fenced", "--ttl", "5s", "--", "true",
+    ];
+    let output = exits_with(&cluster, &run, UNAVAILABLE);
+    let message = stderr(&output);
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(
+        message.contains(&format!("not a number at {counter}")),
+        "{message}"
+    );
+    assert!(!message.contains("choose another --key"), "{message}");
+    assert!(!message.contains("unreachable"), "{message}");
+    // The lock itself was taken and given back.
+    assert!(cluster.key_gone_everywhere("fenced"));
+}
+
+/// Every "see README, \"...\"" a warning prints names a section README.md has.
+#[test]
+fn the_semaphore_warning_points_to_a_readme_section_that_exists() {
+    let cluster = Cluster::start(3);
+    let output = cluster
+        .redlock()
+        .args(["acquire", "--key", "pool", "--limit", "2", "--ttl", "10s"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let message = stderr(&output);
+    let section = message
+        .split("see README, \"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no README section named: {message}"));
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let headings: Vec<String> = readme
+        .lines()
+        .filter_map(|line| line.strip_prefix('#'))
+        .map(|heading| heading.trim_start_matches('#').trim().replace('`', ""))
+        .collect();
+    assert!(
+        headings.iter().any(|heading| heading == section),
+        "README has no section {section:?}; its sections: {headings:?}"
+    );
+}
+
+/// A waiter that ran out of patience left the line: it is not among the waiters it reports.
+#[test]
+fn a_waiter_that_gave_up_does_not_count_itself() {
+    let cluster = Cluster::start(3);
+    for (key, limit) in [("alone", None), ("alone-slots", Some("1"))] {
+        let limit: Vec<&str> = limit.map(|l| vec!["--limit", l]).unwrap_or_default();
+        let mut holder = Running::start(
+            cluster
+                .redlock()
+                .args(["run", "--key", key, "--ttl", "20s"])
+                .args(&limit),
+        );
+        holder.wait_ready();
+        let output = cluster
+            .redlock()
+            .args(["acquire", "--key", key, "--ttl", "5s", "--wait", "1500ms"])
+            .args(&limit)
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(CONFLICT),
+            "{}",
+            describe(&output)
+        );
+        let message = stderr(&output);
+        assert!(message.contains("gave up after waiting"), "{message}");
+        assert!(
+            !message.contains("queued"),
+            "{key}: counted itself: {message}"
+        );
+        holder.open_gate();
+        assert!(holder.wait_output().status.success());
+    }
+}
