@@ -277,7 +277,10 @@ fn queued_waiters_in_ticket_order_and_lapsed_ones_as_problems() {
         text.contains("    1. ci-11 (pid 11, user ci, \"make deploy\") waiting for 1m"),
         "{text}"
     );
-    assert!(text.contains("  … and 1 more place(s)"), "{text}");
+    assert!(
+        text.contains("  … and 1 more place on some master"),
+        "{text}"
+    );
 
     let (code, json) = list_json(&cluster, &["--problems"]);
     assert_eq!(code, Some(1), "{json:#}");

@@ -43,7 +43,7 @@ pub fn show_config(global: &GlobalArgs, args: ConfigArgs) -> Result<i32, Failure
         let setting = |(value, source): (String, String)| json!({"value": value, "source": source});
         format!(
             "{}\n",
-            json!({
+            crate::escape::json(&json!({
                 "config_file": path(&context.config_file),
                 "servers": {"urls": servers, "source": context.servers_from.to_string()},
                 "password": context.password_from,
@@ -61,7 +61,7 @@ pub fn show_config(global: &GlobalArgs, args: ConfigArgs) -> Result<i32, Failure
                     "value": defaults.metrics_file.as_ref().map(|m| m.value.display().to_string()),
                     "source": metrics_file.1,
                 },
-            })
+            }))
         )
     } else {
         let mut out = String::new();

@@ -4,10 +4,12 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use crate::config::LockSettings;
+use crate::escape;
 use crate::exit::{self, Failure};
 use crate::lock::{
     AttemptFailure, Cause, Conflict, FenceError, Holder, Kind, Lock, MasterFailure, Redlock,
 };
+use crate::plural::counted;
 
 /// The failure when too few masters answered: `what` failed, and why, master by master, each
 /// group of masters with the same cause followed by what to do about it. Exit 78 when any of
@@ -66,6 +68,15 @@ pub fn list(failures: &[MasterFailure]) -> String {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// "the only slot" (`--limit 1`) / "all 3 slots".
+pub fn all_slots(limit: u32) -> String {
+    if limit == 1 {
+        "the only slot".to_string()
+    } else {
+        format!("all {limit} slots")
+    }
 }
 
 /// "1 waiter is" / "3 waiters are".
@@ -140,14 +151,17 @@ pub fn describe_failure(
                 let _ = write!(expiry, ", and {} queued for one", waiting(*waiters));
             }
             taken(format!(
-                "all {limit} slots of semaphore {key:?} are taken{}{expiry}{advice}",
+                "{} of semaphore {key:?} {} taken{}{expiry}{advice}",
+                all_slots(*limit),
+                if *limit == 1 { "is" } else { "are" },
                 slot_holders(holders)
             ))
         }
         AttemptFailure::Unreachable { needed, failures } => masters_failed(
             &format!(
-                "cannot take {} (need {needed} masters)",
-                held(key, settings)
+                "cannot take {} (need {})",
+                held(key, settings),
+                counted(*needed, "master")
             ),
             failures,
         ),
@@ -155,14 +169,15 @@ pub fn describe_failure(
             exit::UNAVAILABLE,
             format!(
                 "{} masters granted {} but only after {elapsed:.0?}, leaving no validity of the \
-                 {} TTL (need {quorum} masters); raise --ttl or check the network",
+                 {} TTL (need {}); raise --ttl or check the network",
                 if settings.limit.is_some() {
                     "enough"
                 } else {
                     "a majority of"
                 },
                 held(key, settings),
-                humantime::format_duration(settings.timing.ttl)
+                humantime::format_duration(settings.timing.ttl),
+                counted(quorum, "master")
             ),
         ),
     }
@@ -183,7 +198,7 @@ pub fn token_holds(key: &str, lock: &Lock, client: &Redlock) -> (String, String)
         Kind::Lock => (format!("lock {key:?}"), "a majority of masters".to_string()),
         Kind::Slot { limit } => (
             format!("the slot of semaphore {key:?}"),
-            format!("{} masters", client.slot_quorum(limit)),
+            counted(client.slot_quorum(limit), "master"),
         ),
     }
 }
@@ -217,7 +232,7 @@ pub fn conflict(key: &str, conflict: &Conflict) -> Failure {
              once; use another key for the lock, or take a slot with the same --limit",
             limit
                 .as_ref()
-                .map(|l| format!(" (--limit {l})"))
+                .map(|l| format!(" (--limit {})", escape::visible(l)))
                 .unwrap_or_default()
         ),
         Conflict::Limit { ours, theirs } => format!(

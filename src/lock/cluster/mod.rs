@@ -402,7 +402,7 @@ impl Cluster {
             .await
             .unwrap_or_else(|_| Err(seed.timed_out()))?;
         let ranges = slots::parse_slots(&map, &seed_address)
-            .ok_or_else(|| NodeError::BadReply(format!("CLUSTER SLOTS answered {map:?}")))?;
+            .ok_or_else(|| NodeError::BadReply(format!("CLUSTER SLOTS answered {map}")))?;
         let mut primaries: Vec<&str> = Vec::new();
         for range in &ranges {
             if !primaries.contains(&range.primary.address.as_str()) {
