@@ -432,7 +432,7 @@ mod tests {
         assert_eq!(fence, None);
         assert_eq!(
             state,
-            MasterState::Unreachable(NodeError::BadReply("unexpected reply Int(1)".into()))
+            MasterState::Unreachable(NodeError::BadReply("unexpected reply (integer) 1".into()))
         );
     }
 }
