@@ -5,7 +5,9 @@
 //! `elapsed_ms`, `outcome`, ...); they never write to stderr themselves. This logger decides
 //! what is shown and how:
 //! - errors and warnings always; `info` with `-v`; `debug` (per-master detail) with `-vv`;
-//! - as text, `redlock: MESSAGE`, one line each;
+//! - as text, `redlock: MESSAGE`, one line each: a message may quote what a master sent, so
+//!   every line goes through `crate::escape` (a control character cannot end it early or
+//!   drive the terminal);
 //! - or, with `--log-format json`, one JSON object per line:
 //!   `{"time": ..., "level": ..., "message": ..., <every field of the record>}`.
 //!
@@ -17,6 +19,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
 use log::{Level, LevelFilter, Log, Metadata, Record};
+
+use crate::escape;
 
 static JSON: AtomicBool = AtomicBool::new(false);
 
@@ -58,9 +62,9 @@ impl Log for Logger {
             object.insert("message".into(), record.args().to_string().into());
             let mut fields = Fields(&mut object);
             let _ = record.key_values().visit(&mut fields);
-            format!("{}\n", serde_json::Value::Object(object))
+            format!("{}\n", escape::json(&object))
         } else {
-            format!("redlock: {}\n", record.args())
+            format!("redlock: {}\n", escape::visible(&record.args().to_string()))
         };
         let _ = std::io::stderr().lock().write_all(line.as_bytes());
     }

@@ -338,3 +338,28 @@ fn a_megabyte_command_line_stays_inside_the_caps() {
     let _ = holder.kill();
     let _ = holder.wait();
 }
+
+/// A cluster master (`redis+cluster://`) whose node redirects to an address that does not
+/// parse: the error says the node sent a redirection that cannot be followed and shows the
+/// address escaped, rather than advising to give the cluster as redis+cluster://, which it is.
+#[test]
+fn a_redirection_that_cannot_be_followed_is_named_as_such() {
+    let cluster = Cluster::start(1);
+    let proxies = proxy::before_each(&cluster);
+    proxies[0].set(Fault::BadMoved);
+    let url = proxies[0].url().replace("redis://", "redis+cluster://");
+    let run = measured(
+        common::redlock()
+            .env("REDLOCK_SERVERS", &url)
+            .args(["status", "--key", "k"]),
+    );
+    let text = stderr(&run);
+    assert_eq!(run.output.status.code(), Some(69), "{}", run.describe());
+    assert!(
+        text.contains("sent a redirection that cannot be followed"),
+        "{text}"
+    );
+    assert!(text.contains(r"MOVED 3999 \u{1b}[2Jnowhere"), "{text}");
+    assert!(!text.contains("give the cluster as"), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text}");
+}

@@ -260,3 +260,49 @@ fn a_broken_config_file_is_one_line_and_exit_78() {
         assert!(stderr.contains(expected), "{body:?}: {stderr}");
     }
 }
+
+/// A value the config file got wrong is named with the file and the line to fix, whether it is
+/// wrong on its own or only next to a flag.
+#[test]
+fn a_bad_value_in_the_config_file_names_the_file_and_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[&str], &str); 4] = [
+        ("ttl = \"abc\"\n", &[], "line 3: `ttl`"),
+        ("ttl = \"50ms\"\n", &[], "line 3: `ttl` 50ms is too short"),
+        (
+            "kill_after = \"1m\"\n",
+            &["--ttl", "30s"],
+            "line 3: `kill_after` 1m",
+        ),
+        (
+            "servers = [\"redis://h:1\", \"localhost:6379\"]\n",
+            &[],
+            "line 3)",
+        ),
+    ];
+    for (line, flags, expected) in cases {
+        let config = write_config(
+            dir.path(),
+            &format!("# redlock\n\n{line}drift_factor = 0.01\n"),
+        );
+        let output = redlock()
+            .args(["--config", config.to_str().unwrap()])
+            .args(["run", "--key", "k"])
+            .args(flags)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            output.status.code(),
+            Some(78),
+            "{line}: {}",
+            describe(&output)
+        );
+        assert!(
+            stderr.contains(&format!("config file {}", config.display())),
+            "{line}: {stderr}"
+        );
+        assert!(stderr.contains(expected), "{line}: {stderr}");
+    }
+}

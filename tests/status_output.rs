@@ -87,3 +87,130 @@ fn status_quiet_answers_with_the_exit_code_alone() {
     assert_eq!(held.status.code(), Some(0), "{}", describe(&held));
     assert!(held.stdout.is_empty(), "{}", describe(&held));
 }
+
+/// Every line of `text` that shows Rust's debug notation for a value (`Lost(Unreachable)`,
+/// `Bulk("...")`, `Some(...)`, `Nil`) rather than words.
+fn debug_notation(text: &str) -> Vec<&str> {
+    let words = [
+        "Lost(",
+        "Won",
+        "Undecided",
+        "Bulk(",
+        "Int(",
+        "Array(",
+        "Simple(",
+        "Nil",
+        "Some(",
+    ];
+    text.lines()
+        .filter(|line| words.iter().any(|w| line.contains(w)))
+        .collect()
+}
+
+#[test]
+fn the_per_master_trace_is_in_words() {
+    let mut cluster = Cluster::start(3);
+    cluster.servers[0].set("traced", "someone-else");
+    cluster.servers[1].set("traced", "someone-else");
+    cluster.server(2).kill();
+    // Refused by two, the third down: lost, and each round is traced. The acquire round is
+    // decided only once both refusals are in, so both answers are shown.
+    let output = cluster
+        .redlock()
+        .args(["-vv", "run", "--key", "traced", "--wait", "0", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(75), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("\"traced\": lost: refused after"),
+        "{stderr}"
+    );
+    // Each master's answer, as redis-cli would show it.
+    assert!(
+        stderr.contains(r#"(integer) -1, "someone-else""#),
+        "{stderr}"
+    );
+    assert_eq!(debug_notation(&stderr), Vec::<&str>::new(), "{stderr}");
+}
+
+/// Writes `count` live places into lock `key`'s queue on `server`, as waiters do.
+fn queue_waiters(server: &common::Server, key: &str, count: usize) {
+    let now = common::now_ms();
+    let queue = format!("__redlock:{{{key}}}:queue:{key}");
+    let lease = format!("__redlock:{{{key}}}:lease:{key}");
+    let mut connection = server.connection();
+    for first in (0..count).step_by(10_000) {
+        let ids: Vec<(u64, String)> = (first..count.min(first + 10_000))
+            .map(|i| (i as u64, format!("waiter-{i:06}")))
+            .collect();
+        let leases: Vec<(u64, &String)> = ids.iter().map(|(_, id)| (now + 60_000, id)).collect();
+        let _: () = redis::cmd("ZADD")
+            .arg(&queue)
+            .arg(&ids)
+            .query(&mut connection)
+            .unwrap();
+        let _: () = redis::cmd("ZADD")
+            .arg(&lease)
+            .arg(&leases)
+            .query(&mut connection)
+            .unwrap();
+    }
+    for name in [&queue, &lease] {
+        let _: () = redis::cmd("PEXPIRE")
+            .arg(name)
+            .arg(60_000)
+            .query(&mut connection)
+            .unwrap();
+    }
+}
+
+#[test]
+fn status_says_how_many_wait_when_it_shows_only_the_first() {
+    let cluster = Cluster::start(1);
+    cluster.servers[0].set("crowded", "someone");
+    queue_waiters(&cluster.servers[0], "crowded", 100_000);
+    let output = cluster
+        .redlock()
+        .args(["status", "--key", "crowded"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", describe(&output));
+    assert!(
+        text.contains("queue, first come first served (100 shown of 100000 waiting):"),
+        "{text}"
+    );
+    assert_eq!(text.matches("token waiter-").count(), 100, "{text}");
+}
+
+#[test]
+fn a_count_of_one_is_singular_everywhere() {
+    let mut cluster = Cluster::start(1);
+    let servers = cluster.servers_env();
+    let run = |args: &[&str]| {
+        let output = common::redlock()
+            .env("REDLOCK_SERVERS", &servers)
+            .args(args)
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(!said.contains(" 1 masters"), "{args:?}: {said}");
+        said
+    };
+    let said = run(&["-v", "run", "--key", "one", "--", "true"]);
+    assert!(said.contains("1 of 1 master confirmed"), "{said}");
+    let token = run(&["acquire", "--key", "one", "--ttl", "30s"]);
+    let said = run(&["status", "--key", "one"]);
+    assert!(said.contains("(1 of 1 master)"), "{said}");
+    let said = run(&["list"]);
+    assert!(said.contains("on 1 of 1 master ([1])"), "{said}");
+    run(&["release", "--key", "one", "--token", token.trim()]);
+    cluster.server(0).kill();
+    let said = run(&["acquire", "--key", "one", "--ttl", "30s", "--wait", "0"]);
+    assert!(said.contains("(need 1 master)"), "{said}");
+}

@@ -57,7 +57,7 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
         "release",
         &[
             "redlock release --key deploy --token \"$token\"",
-            "redlock release        # after eval \"$(redlock acquire ... --format env)\"",
+            "redlock release  # after eval \"$(redlock acquire ... --format env)\"",
         ],
     ),
     (

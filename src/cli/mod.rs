@@ -352,9 +352,9 @@ pub struct LockArgs {
     )]
     pub conflict_exit_code: Option<u8>,
 
-    /// Let up to L holders in at once (a counting semaphore) instead of one. Each holder needs
-    /// a slot on floor(L*N/(L+1))+1 of the N masters (-v shows it), so fewer masters may be
-    /// down than for a lock. Every holder of the key must use the same L.
+    /// Let up to L holders in at once (a counting semaphore) instead of one; L is 1 to 1000.
+    /// Each holder needs a slot on floor(L*N/(L+1))+1 of the N masters (-v shows it), so fewer
+    /// masters may be down than for a lock. Every holder of the key must use the same L.
     #[arg(
         long,
         value_name = "L",

@@ -173,7 +173,7 @@ fn render(
                 "limit": lock.and_then(|l| l.kind().limit()),
                 "holder": holder.map(Holder::to_json),
             });
-            format!("{value}\n")
+            format!("{}\n", crate::escape::json(&value))
         }
     }
 }

@@ -7,6 +7,7 @@ use crate::config::LockSettings;
 use crate::exit::{self, Failure};
 use crate::lock::{AcquireError, AttemptFailure, Cancel, Holder, Lock, Redlock};
 use crate::metrics::{Observations, Outcome};
+use crate::plural::counted;
 use crate::supervise::{self, Event, signals};
 
 use super::progress::WaitProgress;
@@ -121,7 +122,8 @@ fn announce_slot_quorum(client: &Redlock, key: &str, limit: u32) {
     let n = client.masters().count();
     let q = client.slot_quorum(limit);
     log::info!(
-        "semaphore {key:?}: limit {limit}, a slot needs {q} of {n} masters (tolerates {} down)",
+        "semaphore {key:?}: limit {limit}, a slot needs {q} of {} (tolerates {} down)",
+        counted(n, "master"),
         n - q
     );
     if q == n && n > 1 {

@@ -75,7 +75,11 @@ impl<'a> WaitProgress<'a> {
                 place,
                 ..
             } => {
-                let taken = format!("all {limit} slots taken{}", wording::slot_holders(holders));
+                let taken = format!(
+                    "{} taken{}",
+                    wording::all_slots(*limit),
+                    wording::slot_holders(holders)
+                );
                 match place {
                     Some(place) => format!("{taken}; place {place} of {waiters} in line"),
                     None => taken,

@@ -43,7 +43,7 @@ pub fn show_config(global: &GlobalArgs, args: ConfigArgs) -> Result<i32, Failure
         let setting = |(value, source): (String, String)| json!({"value": value, "source": source});
         format!(
             "{}\n",
-            json!({
+            crate::escape::json(&json!({
                 "config_file": path(&context.config_file),
                 "servers": {"urls": servers, "source": context.servers_from.to_string()},
                 "password": context.password_from,
@@ -61,22 +61,24 @@ pub fn show_config(global: &GlobalArgs, args: ConfigArgs) -> Result<i32, Failure
                     "value": defaults.metrics_file.as_ref().map(|m| m.value.display().to_string()),
                     "source": metrics_file.1,
                 },
-            })
+            }))
         )
     } else {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "config file   {}",
+            "{:<13} {}",
+            "config file",
             path(&context.config_file).unwrap_or_else(|| "none".into())
         );
-        let _ = writeln!(out, "servers       ({})", context.servers_from);
+        let _ = writeln!(out, "{:<13} ({})", "servers", context.servers_from);
         for server in &servers {
             let _ = writeln!(out, "  {server}");
         }
         let _ = writeln!(
             out,
-            "password      {}",
+            "{:<13} {}",
+            "password",
             context
                 .password_from
                 .as_deref()
@@ -87,7 +89,8 @@ pub fn show_config(global: &GlobalArgs, args: ConfigArgs) -> Result<i32, Failure
                 |p: &Option<std::path::PathBuf>, none: &str| path(p).unwrap_or_else(|| none.into());
             let _ = writeln!(
                 out,
-                "tls           ca {}, client cert {}, key {}",
+                "{:<13} ca {}, client cert {}, key {}",
+                "tls",
                 show(&context.tls_paths.ca_cert, "system trust store"),
                 show(&context.tls_paths.cert, "none"),
                 show(&context.tls_paths.key, "none")

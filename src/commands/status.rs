@@ -21,11 +21,13 @@ use serde_json::{Value, json};
 
 use crate::cli::{GlobalArgs, StatusArgs};
 use crate::config;
+use crate::escape;
 use crate::exit::{self, Failure};
 use crate::lock::{
-    Holder, InLine, Inspection, MasterFailure, MasterState, NodeError, Verdict, judge, judge_slots,
-    line,
+    Holder, INSPECTED_WAITERS, InLine, Inspection, MasterFailure, MasterState, NodeError, Verdict,
+    judge, judge_slots, line,
 };
+use crate::plural::counted;
 
 use super::{open_client, output, status_slots, wording};
 
@@ -53,7 +55,7 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
     let text = if args.json {
         format!(
             "{}\n",
-            to_json(&args.key, client.quorum(), &verdict, &masters)
+            escape::json(&to_json(&args.key, client.quorum(), &verdict, &masters))
         )
     } else {
         to_text(&args.key, &verdict, &masters)
@@ -181,12 +183,16 @@ fn to_text(key: &str, verdict: &Verdict, masters: &[Inspection]) -> String {
             let expiry = expires_in
                 .map(|t| format!(", expires in {} unless renewed", round(t)))
                 .unwrap_or_default();
-            format!("lock {key:?} is held by {who}{expiry} ({holding} of {total} masters)\n")
+            format!(
+                "lock {key:?} is held by {who}{expiry} ({holding} of {})\n",
+                counted(total, "master")
+            )
         }
         Verdict::Free => format!("lock {key:?} is free\n"),
         Verdict::Split => format!(
-            "lock {key:?} is split: no majority of the {total} masters holds it or is free \
-             (contenders racing, or a master restarted)\n"
+            "lock {key:?} is split: no majority of the {} holds it or is free (contenders \
+             racing, or a master restarted)\n",
+            counted(total, "master")
         ),
         Verdict::Unknown => {
             let failed: Vec<&NodeError> = masters
@@ -213,7 +219,7 @@ fn to_text(key: &str, verdict: &Verdict, masters: &[Inspection]) -> String {
             MasterState::Free => "free".to_string(),
             MasterState::Held { token, ttl, .. } => {
                 let ttl = ttl.map_or_else(|| "no TTL".to_string(), |t| format!("ttl {}", round(t)));
-                format!("held  {ttl}  token {}", abbreviated(token, 8))
+                format!("held  {ttl}  token {}", escape::cut(token, TOKEN_SHOWN))
             }
             MasterState::Unreachable(error) => wording::master_failed(error),
         };
@@ -223,19 +229,20 @@ fn to_text(key: &str, verdict: &Verdict, masters: &[Inspection]) -> String {
     if !queue.is_empty() {
         let _ = writeln!(
             out,
-            "queue, first come first served ({} waiting):",
-            queue.len()
+            "queue, first come first served ({}):",
+            how_many_wait(queue.len(), masters)
         );
         for (i, waiter) in queue.iter().enumerate() {
             let who = waiter.holder.as_ref().map_or_else(
-                || format!("token {}", abbreviated(&waiter.token, 8)),
+                || format!("token {}", escape::cut(&waiter.token, TOKEN_SHOWN)),
                 Holder::describe,
             );
             let _ = writeln!(
                 out,
-                "  {:>2}. {who} ({} of {total} masters)",
+                "  {:>2}. {who} ({} of {})",
                 i + 1,
-                waiter.masters
+                waiter.masters,
+                counted(total, "master")
             );
         }
     }
@@ -259,12 +266,17 @@ pub(super) fn round(d: Duration) -> humantime::FormattedDuration {
     humantime::format_duration(rounded)
 }
 
-/// The first `keep` characters of `text`, with an ellipsis only when something was cut.
-pub(super) fn abbreviated(text: &str, keep: usize) -> String {
-    if text.chars().count() <= keep {
-        return text.to_string();
+/// How many characters of a token a line shows (an ellipsis counted): enough to tell tokens
+/// apart, and no more of what another client may have written.
+pub(super) const TOKEN_SHOWN: usize = 9;
+
+/// `3 waiting`, or `100 shown of 100000 waiting` when some master's queue is longer than what
+/// `inspect` reads of it: the line shows the live waiters among the first places only.
+fn how_many_wait(shown: usize, masters: &[Inspection]) -> String {
+    let queued = masters.iter().map(|m| m.waiting).max().unwrap_or(0);
+    if queued > INSPECTED_WAITERS {
+        format!("{shown} shown of {queued} waiting")
+    } else {
+        format!("{shown} waiting")
     }
-    let mut short: String = text.chars().take(keep).collect();
-    short.push('…');
-    short
 }

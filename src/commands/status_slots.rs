@@ -16,10 +16,12 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
+use crate::escape;
 use crate::exit::{self, Failure};
 use crate::lock::{Holder, MasterFailure, SemaphoreState, SemaphoreVerdict, Slot, SlotsInspection};
+use crate::plural::counted;
 
-use super::status::{abbreviated, ms, round};
+use super::status::{ms, round};
 use super::wording;
 
 /// The report of a semaphore and its exit code: as for a lock, 0 when someone holds a slot,
@@ -31,7 +33,7 @@ pub fn report(
     json: bool,
 ) -> (String, Result<i32, Failure>) {
     let text = if json {
-        format!("{}\n", to_json(key, verdict, masters))
+        format!("{}\n", escape::json(&to_json(key, verdict, masters)))
     } else {
         to_text(key, verdict, masters)
     };
@@ -59,6 +61,10 @@ pub fn report(
     };
     (text, code)
 }
+
+/// How many characters of a slot's token a line shows (an ellipsis counted): semaphore
+/// tokens start with a fixed `sem<limit>-` prefix.
+const SLOT_TOKEN_SHOWN: usize = 13;
 
 fn state_name(state: SemaphoreState) -> &'static str {
     match state {
@@ -127,14 +133,20 @@ fn to_text(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -
         waiting,
         state,
     } = verdict;
-    let head =
-        format!("semaphore {key:?} (limit {limit}, a slot needs {quorum} of {total} masters)");
+    let head = format!(
+        "semaphore {key:?} (limit {limit}, a slot needs {quorum} of {})",
+        counted(total, "master")
+    );
+    let held = format!(
+        "{} of {} held",
+        holders.len(),
+        counted(*limit as usize, "slot")
+    );
     let mut out = match state {
-        SemaphoreState::Held if *waiting > 0 => format!(
-            "{head}: {} of {limit} slots held, {waiting} waiting in line\n",
-            holders.len()
-        ),
-        SemaphoreState::Held => format!("{head}: {} of {limit} slots held\n", holders.len()),
+        SemaphoreState::Held if *waiting > 0 => {
+            format!("{head}: {held}, {waiting} waiting in line\n")
+        }
+        SemaphoreState::Held => format!("{head}: {held}\n"),
         SemaphoreState::Free => format!("{head}: no slot held\n"),
         SemaphoreState::Split => format!(
             "{head} is split: slots on some masters, none on {quorum} (contenders racing, or \
@@ -159,9 +171,10 @@ fn to_text(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -
             .map_or_else(|| "another client".to_string(), Holder::describe);
         let _ = writeln!(
             out,
-            "  {who}, expires in {} unless renewed ({} of {total} masters)",
+            "  {who}, expires in {} unless renewed ({} of {})",
             round(holder.expires_in),
-            holder.masters
+            holder.masters,
+            counted(total, "master")
         );
     }
     let width = masters
@@ -177,9 +190,16 @@ fn to_text(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -
                 let list: Vec<String> = slots
                     .slots
                     .iter()
-                    .map(|s| format!("{} ttl {}", abbreviated(&s.token, 12), round(s.expires_in)))
+                    .map(|s| {
+                        let token = escape::cut(&s.token, SLOT_TOKEN_SHOWN);
+                        format!("{token} ttl {}", round(s.expires_in))
+                    })
                     .collect();
-                format!("{} slot(s): {}", slots.slots.len(), list.join(", "))
+                format!(
+                    "{}: {}",
+                    counted(slots.slots.len(), "slot"),
+                    list.join(", ")
+                )
             }
             Err(error) => wording::master_failed(error),
         };

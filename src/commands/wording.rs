@@ -4,11 +4,13 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use crate::config::LockSettings;
+use crate::escape;
 use crate::exit::{self, Failure};
 use crate::lock::{
     AttemptFailure, Cause, Conflict, FenceError, Holder, Kind, Lock, MasterFailure, NodeError,
     Redlock,
 };
+use crate::plural::counted;
 
 /// The failure when too few masters answered: `what` failed, and why, master by master, each
 /// group of masters with the same cause followed by what to do about it. Exit 78 when any of
@@ -98,6 +100,15 @@ pub fn list(failures: &[MasterFailure]) -> String {
         .join(", ")
 }
 
+/// "the only slot" (`--limit 1`) / "all 3 slots".
+pub fn all_slots(limit: u32) -> String {
+    if limit == 1 {
+        "the only slot".to_string()
+    } else {
+        format!("all {limit} slots")
+    }
+}
+
 /// "1 waiter is" / "3 waiters are".
 pub fn waiting(waiters: usize) -> String {
     if waiters == 1 {
@@ -172,14 +183,17 @@ pub fn describe_failure(
                 let _ = write!(expiry, ", and {} queued for one", waiting(*waiters));
             }
             taken(format!(
-                "all {limit} slots of semaphore {key:?} are taken{}{expiry}{advice}",
+                "{} of semaphore {key:?} {} taken{}{expiry}{advice}",
+                all_slots(*limit),
+                if *limit == 1 { "is" } else { "are" },
                 slot_holders(holders)
             ))
         }
         AttemptFailure::Unreachable { needed, failures } => masters_failed(
             &format!(
-                "cannot take {} (need {needed} masters)",
-                held(key, settings)
+                "cannot take {} (need {})",
+                held(key, settings),
+                counted(*needed, "master")
             ),
             failures,
         ),
@@ -187,14 +201,15 @@ pub fn describe_failure(
             exit::UNAVAILABLE,
             format!(
                 "{} masters granted {} but only after {elapsed:.0?}, leaving no validity of the \
-                 {} TTL (need {quorum} masters); raise --ttl or check the network",
+                 {} TTL (need {}); raise --ttl or check the network",
                 if settings.limit.is_some() {
                     "enough"
                 } else {
                     "a majority of"
                 },
                 held(key, settings),
-                humantime::format_duration(settings.timing.ttl)
+                humantime::format_duration(settings.timing.ttl),
+                counted(quorum, "master")
             ),
         ),
     }
@@ -221,7 +236,7 @@ pub fn token_holds(key: &str, lock: &Lock, client: &Redlock) -> (String, String)
         Kind::Lock => (format!("lock {key:?}"), "a majority of masters".to_string()),
         Kind::Slot { limit } => (
             format!("the slot of semaphore {key:?}"),
-            format!("{} masters", client.slot_quorum(limit)),
+            counted(client.slot_quorum(limit), "master"),
         ),
     }
 }
@@ -255,7 +270,7 @@ pub fn conflict(key: &str, conflict: &Conflict) -> Failure {
              once; use another key for the lock, or take a slot with the same --limit",
             limit
                 .as_ref()
-                .map(|l| format!(" (--limit {l})"))
+                .map(|l| format!(" (--limit {})", escape::visible(l)))
                 .unwrap_or_default()
         ),
         Conflict::Limit { ours, theirs } => format!(

@@ -55,8 +55,58 @@ pub struct TlsFiles {
 pub struct Loaded {
     pub path: PathBuf,
     pub config: FileConfig,
+    /// Where each of its keys is, for errors about a value.
+    pub places: Places,
     /// True when other users may read the file (checked when it holds a secret).
     pub readable_by_others: bool,
+}
+
+/// Where each top-level key of a config file is written, so that an error about a value (a
+/// TTL too short, a bad server URL) names the file and the line to fix.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Places {
+    path: PathBuf,
+    /// Each top-level key and its line (from 1).
+    lines: Vec<(String, usize)>,
+}
+
+impl Places {
+    /// The keys of `text`, the config file at `path` (which parsed): a line `key = ...` before
+    /// the first table header. A quoted key is not found: its errors name the file alone.
+    pub fn of(path: &Path, text: &str) -> Places {
+        let lines = text
+            .lines()
+            .enumerate()
+            .map(|(i, line)| (i + 1, line.trim_start()))
+            .take_while(|(_, line)| !line.starts_with('['))
+            .filter_map(|(number, line)| {
+                let (key, _) = line.split_once('=')?;
+                let key = key.trim_end();
+                let bare = !key.is_empty()
+                    && key
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+                bare.then(|| (key.to_string(), number))
+            })
+            .collect();
+        Places {
+            path: path.to_path_buf(),
+            lines,
+        }
+    }
+
+    /// `config file /etc/redlock/config.toml, line 3`: where `key` is written.
+    pub fn of_key(&self, key: &str) -> String {
+        match self.lines.iter().find(|(k, _)| k == key) {
+            Some((_, line)) => format!("config file {}, line {line}", self.path.display()),
+            None => format!("config file {}", self.path.display()),
+        }
+    }
+
+    /// `config file /etc/redlock/config.toml, line 3: `ttl``, to start an error about its value.
+    pub fn key(&self, key: &str) -> String {
+        format!("{}: `{key}`", self.of_key(key))
+    }
 }
 
 /// The environment variable naming a config file.
@@ -106,6 +156,7 @@ pub fn load(flag: Option<&Path>) -> Result<Option<Loaded>, Failure> {
     })?;
     Ok(Some(Loaded {
         readable_by_others: super::secrets::readable_by_others(&path),
+        places: Places::of(&path, &text),
         path,
         config,
     }))

@@ -77,6 +77,8 @@ pub struct Defaults {
     pub kill_after: Option<Sourced<Duration>>,
     /// Where `run`, `acquire` and `release` add their metrics (see `metrics`).
     pub metrics_file: Option<Sourced<PathBuf>>,
+    /// Where the config file's values are written, for errors found when they meet the flags.
+    pub file: Option<file::Places>,
 }
 
 impl Default for Defaults {
@@ -87,6 +89,7 @@ impl Default for Defaults {
             drift_factor: sourced(Timing::DEFAULT_DRIFT_FACTOR, Source::Default),
             kill_after: None,
             metrics_file: None,
+            file: None,
         }
     }
 }
@@ -121,12 +124,13 @@ impl Context {
 pub fn context(global: &GlobalArgs) -> Result<Context, Failure> {
     let mut warnings = Vec::new();
     let loaded = file::load(global.config.as_deref())?;
-    let (file_config, config_file, file_exposed) = match loaded {
-        Some(l) => (l.config, Some(l.path), l.readable_by_others),
-        None => (file::FileConfig::default(), None, false),
+    let (file_config, config_file, places, file_exposed) = match loaded {
+        Some(l) => (l.config, Some(l.path), Some(l.places), l.readable_by_others),
+        None => (file::FileConfig::default(), None, None, false),
     };
 
-    let (urls, servers_from) = server_urls(global, file_config.servers.as_deref())?;
+    let (urls, servers_from) =
+        server_urls(global, file_config.servers.as_deref(), places.as_ref())?;
     if file_exposed
         && let Some(path) = &config_file
         && (file_config
@@ -145,7 +149,12 @@ pub fn context(global: &GlobalArgs) -> Result<Context, Failure> {
         );
     }
     let password = password(global, &file_config, &mut warnings)?;
-    let mut masters = parse_masters(&urls, &servers_from)?;
+    // A bad URL from the config file is named with the file and the line of `servers`.
+    let servers_described = match (&servers_from, &places) {
+        (Source::File, Some(places)) => places.of_key("servers"),
+        (source, _) => source.to_string(),
+    };
+    let mut masters = parse_masters(&urls, &servers_described)?;
     if let Some((password, _)) = &password {
         let username = file_config.username.as_deref();
         masters = masters
@@ -173,7 +182,7 @@ pub fn context(global: &GlobalArgs) -> Result<Context, Failure> {
         tls_paths,
         config_file,
         password_from: password.map(|(_, from)| from),
-        defaults: defaults(&file_config)?,
+        defaults: defaults(&file_config, places)?,
         warnings,
     })
 }
@@ -182,6 +191,7 @@ pub fn context(global: &GlobalArgs) -> Result<Context, Failure> {
 fn server_urls(
     global: &GlobalArgs,
     from_file: Option<&[String]>,
+    places: Option<&file::Places>,
 ) -> Result<(Vec<String>, Source), Failure> {
     // Read (and refused if unreadable) even when --server wins: see `env`.
     let from_env = env::text(SERVERS_ENV)?;
@@ -203,9 +213,10 @@ fn server_urls(
     }
     if let Some(urls) = from_file {
         if urls.is_empty() {
-            return Err(Failure::config(
-                "the config file's `servers` list is empty: list one or more redis:// URLs",
-            ));
+            let key = places.map_or_else(|| "config file: `servers`".into(), |p| p.key("servers"));
+            return Err(Failure::config(format!(
+                "{key} is an empty list: list one or more redis:// URLs"
+            )));
         }
         return Ok((urls.to_vec(), Source::File));
     }
@@ -214,7 +225,7 @@ fn server_urls(
 
 /// Parses the URLs and rejects the same master listed twice (it would fake a quorum). A bad
 /// URL is named by its place in the list as well, since it is shown redacted.
-fn parse_masters(urls: &[String], source: &Source) -> Result<Vec<Master>, Failure> {
+fn parse_masters(urls: &[String], source: &str) -> Result<Vec<Master>, Failure> {
     let mut masters = Vec::with_capacity(urls.len());
     let mut seen = HashMap::new();
     for (i, url) in urls.iter().enumerate() {
@@ -247,8 +258,8 @@ pub fn masters(flags: &[String]) -> Result<Vec<Master>, Failure> {
         servers: flags.to_vec(),
         ..GlobalArgs::default()
     };
-    let (urls, source) = server_urls(&global, None)?;
-    parse_masters(&urls, &source)
+    let (urls, source) = server_urls(&global, None, None)?;
+    parse_masters(&urls, &source.to_string())
 }
 
 /// Whether a server URL carries a password; for one that does not parse, whether it has
@@ -306,25 +317,29 @@ fn password(
 }
 
 /// A rejected value: a usage error naming the flag when it came from one, a configuration
-/// error naming the config file's key when it came from there.
-fn rejected(from_file: bool, flag: &str, key: &str, value: &str, why: &str) -> Failure {
-    if from_file {
-        Failure::config(format!("config file `{key}` {value} {why}"))
-    } else {
-        Failure::usage(format!("{flag} {value} {why}"))
+/// error naming the config file, the line and the key when it came from there (`file`).
+fn rejected(file: Option<&file::Places>, flag: &str, key: &str, value: &str, why: &str) -> Failure {
+    match file {
+        Some(places) => Failure::config(format!("{} {value} {why}", places.key(key))),
+        None => Failure::usage(format!("{flag} {value} {why}")),
     }
 }
 
 /// Lock defaults from the config file, each checked on its own (combinations are checked
-/// where they meet the flags).
-fn defaults(file_config: &file::FileConfig) -> Result<Defaults, Failure> {
+/// where they meet the flags); `places` tells where its keys are written.
+fn defaults(
+    file_config: &file::FileConfig,
+    places: Option<file::Places>,
+) -> Result<Defaults, Failure> {
+    let places = places.unwrap_or_default();
     let duration = |text: &Option<String>, name: &str| -> Result<Option<Duration>, Failure> {
         text.as_deref()
             .map(|t| {
                 // The message quotes the value: if a URL landed here by mistake, redacted.
                 parse_duration(t).map_err(|e| {
                     Failure::config(format!(
-                        "config file `{name}`: {}",
+                        "{}: {}",
+                        places.key(name),
                         crate::lock::redact_quoted(&e)
                     ))
                 })
@@ -333,7 +348,7 @@ fn defaults(file_config: &file::FileConfig) -> Result<Defaults, Failure> {
     };
     let mut defaults = Defaults::default();
     if let Some(ttl) = duration(&file_config.ttl, "ttl")? {
-        validate_ttl(ttl, true)?;
+        validate_ttl(ttl, Some(&places))?;
         defaults.ttl = sourced(ttl, Source::File);
     }
     defaults.node_timeout =
@@ -343,25 +358,28 @@ fn defaults(file_config: &file::FileConfig) -> Result<Defaults, Failure> {
         .as_ref()
         .is_some_and(|d| d.value.is_zero())
     {
-        return Err(Failure::config(
-            "config file `node_timeout` must be above zero, e.g. \"1s\"",
-        ));
+        return Err(Failure::config(format!(
+            "{} must be above zero, e.g. \"1s\"",
+            places.key("node_timeout")
+        )));
     }
     defaults.kill_after =
         duration(&file_config.kill_after, "kill_after")?.map(|d| sourced(d, Source::File));
     if let Some(path) = &file_config.metrics_file {
         if path.as_os_str().is_empty() {
-            return Err(Failure::config(
-                "config file `metrics_file` is empty: name a file, e.g. \
+            return Err(Failure::config(format!(
+                "{} is empty: name a file, e.g. \
                  \"/var/lib/node_exporter/textfile/redlock.prom\", or remove the line",
-            ));
+                places.key("metrics_file")
+            )));
         }
         defaults.metrics_file = Some(sourced(path.clone(), Source::File));
     }
     if let Some(factor) = file_config.drift_factor {
-        validate_drift_factor(factor, true)?;
+        validate_drift_factor(factor, Some(&places))?;
         defaults.drift_factor = sourced(factor, Source::File);
     }
+    defaults.file = Some(places);
     Ok(defaults)
 }
 
@@ -471,7 +489,7 @@ mod tests {
     fn file_defaults_apply_below_flags() {
         let config: file::FileConfig =
             toml::from_str("ttl = \"2m\"\nnode_timeout = \"300ms\"\nkill_after = \"7s\"").unwrap();
-        let defaults = defaults(&config).unwrap();
+        let defaults = defaults(&config, None).unwrap();
         assert_eq!(
             defaults.ttl,
             sourced(Duration::from_secs(120), Source::File)
@@ -497,7 +515,7 @@ mod tests {
     #[test]
     fn bad_file_values_are_configuration_errors() {
         let config: file::FileConfig = toml::from_str("ttl = \"soon\"").unwrap();
-        assert_eq!(defaults(&config).unwrap_err().code, exit::CONFIG);
+        assert_eq!(defaults(&config, None).unwrap_err().code, exit::CONFIG);
         assert!(toml::from_str::<file::FileConfig>("ttll = \"1s\"").is_err());
     }
 }

@@ -2,6 +2,7 @@
 //! `run` supervises with, and the key and token of `release` and `extend`. Values are checked
 //! for meaning here (a TTL that leaves no validity, a node timeout as long as the TTL).
 
+use super::file::Places;
 use super::*;
 
 /// How a lock is named and taken.
@@ -31,7 +32,7 @@ pub struct RunSettings {
 pub fn lock_settings(args: &LockArgs, defaults: &Defaults) -> Result<LockSettings, Failure> {
     validate_key(&args.key)?;
     let ttl = args.ttl.unwrap_or(defaults.ttl.value);
-    validate_ttl(ttl, false)?;
+    validate_ttl(ttl, None)?;
     let timing = lock_timing(ttl, args.node_timeout, args.drift_factor, defaults)?;
     let wait = if args.no_wait {
         Duration::ZERO
@@ -43,7 +44,8 @@ pub fn lock_settings(args: &LockArgs, defaults: &Defaults) -> Result<LockSetting
         && args.fence
     {
         return Err(Failure::usage(format!(
-            "--fence with --limit {limit}: up to {limit} holders run at once, so a resource              cannot refuse the older tokens; drop --fence, or use a lock (no --limit)"
+            "--fence with --limit {limit}: up to {limit} holders run at once, so a resource \
+             cannot refuse the older tokens; drop --fence, or use a lock (no --limit)"
         )));
     }
     Ok(LockSettings {
@@ -66,12 +68,13 @@ fn lock_timing(
     defaults: &Defaults,
 ) -> Result<Timing, Failure> {
     let drift_factor = drift_factor_flag.unwrap_or(defaults.drift_factor.value);
-    validate_drift_factor(drift_factor, false)?;
+    validate_drift_factor(drift_factor, None)?;
     let node_timeout_from_file = node_timeout_flag.is_none() && defaults.node_timeout.is_some();
     let node_timeout = node_timeout_flag
         .or(defaults.node_timeout.as_ref().map(|d| d.value))
         .unwrap_or_else(|| Timing::default_node_timeout(ttl));
-    validate_node_timeout(node_timeout, ttl, node_timeout_from_file)?;
+    let file = defaults.file.as_ref().filter(|_| node_timeout_from_file);
+    validate_node_timeout(node_timeout, ttl, file)?;
     let timing = Timing {
         ttl,
         node_timeout,
@@ -101,7 +104,7 @@ pub fn validate_key(key: &str) -> Result<(), Failure> {
     }
 }
 
-pub(super) fn validate_ttl(ttl: Duration, from_file: bool) -> Result<(), Failure> {
+pub(super) fn validate_ttl(ttl: Duration, from_file: Option<&Places>) -> Result<(), Failure> {
     // The upper bound (a year) is every duration's, checked when it is parsed.
     if ttl < Duration::from_millis(100) {
         return Err(rejected(
@@ -116,7 +119,10 @@ pub(super) fn validate_ttl(ttl: Duration, from_file: bool) -> Result<(), Failure
     Ok(())
 }
 
-pub(super) fn validate_drift_factor(factor: f64, from_file: bool) -> Result<(), Failure> {
+pub(super) fn validate_drift_factor(
+    factor: f64,
+    from_file: Option<&Places>,
+) -> Result<(), Failure> {
     if !(0.0..0.5).contains(&factor) {
         return Err(rejected(
             from_file,
@@ -132,7 +138,7 @@ pub(super) fn validate_drift_factor(factor: f64, from_file: bool) -> Result<(), 
 fn validate_node_timeout(
     node_timeout: Duration,
     ttl: Duration,
-    from_file: bool,
+    from_file: Option<&Places>,
 ) -> Result<(), Failure> {
     if node_timeout.is_zero() || node_timeout * 2 >= ttl {
         return Err(rejected(
@@ -161,7 +167,7 @@ pub fn run_settings(args: RunArgs, defaults: &Defaults) -> Result<RunSettings, F
     let longest = supervise::Options::max_kill_after(ttl);
     if kill_after > longest {
         return Err(rejected(
-            kill_after_from_file,
+            defaults.file.as_ref().filter(|_| kill_after_from_file),
             "--kill-after",
             "kill_after",
             &show(kill_after).to_string(),
@@ -248,7 +254,7 @@ pub fn release_settings(args: &TokenArgs, defaults: &Defaults) -> Result<TokenSe
 pub fn extend_settings(args: &ExtendArgs, defaults: &Defaults) -> Result<TokenSettings, Failure> {
     let token = checked_token(&args.lock)?;
     let ttl = args.ttl.unwrap_or(defaults.ttl.value);
-    validate_ttl(ttl, false)?;
+    validate_ttl(ttl, None)?;
     Ok(TokenSettings {
         key: args.lock.key.clone(),
         token,

@@ -7,6 +7,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::plural::counted;
+
 use super::cancel::Cancel;
 use super::endpoint::Endpoint;
 use super::fence::{self, FenceError};
@@ -19,7 +21,7 @@ use super::probe::Probe;
 use super::queue::{self, InLine, Waiter};
 use super::quorum::{Decision, Loss, Vote};
 use super::round::{Masters, Round, Until};
-use super::scan::{self, Scan, ScanOptions};
+use super::scan::{self, FoundLock, Scan, ScanOptions, StrayKey, StrayName};
 use super::scripts::{
     self, ACQUIRE, EXTEND, INSPECT, Lua, RELEASE, acquire_vote, binary_vote, inspected,
 };
@@ -49,10 +51,23 @@ impl Drop for Redlock {
 }
 
 impl Redlock {
-    /// Every lock on the masters that redlock's own keys name (see `scan`): SCAN each master,
-    /// then read each lock found on every master, within `options.timeout`.
+    /// Every lock on the masters that redlock's own keys name (see `scan`): SCAN each master
+    /// for their names, within `options.timeout`. Read them with [`Redlock::read_locks`].
     pub fn scan(&self, options: &ScanOptions) -> Scan {
         self.runtime.block_on(scan::scan(&self.masters, options))
+    }
+
+    /// Reads the locks `keys` (a batch of [`Scan::locks`]) on every master, by the scan's
+    /// deadline: call it batch by batch, so that memory holds one batch of reads.
+    pub fn read_locks(&self, scan: &Scan, keys: &[String]) -> Vec<FoundLock> {
+        self.runtime
+            .block_on(scan::read_locks(&self.masters, scan, keys))
+    }
+
+    /// Reads the TTLs of `strays` (a batch of [`Scan::strays`]), by the scan's deadline.
+    pub fn read_strays(&self, scan: &Scan, strays: &[StrayName]) -> Vec<StrayKey> {
+        self.runtime
+            .block_on(scan::read_strays(&self.masters, scan, strays))
     }
 }
 
@@ -275,7 +290,8 @@ impl Redlock {
                 log::info!(
                     event = "acquired", key = key, outcome = "won",
                     elapsed_ms = elapsed.as_micros() as f64 / 1000.0, confirmed = yes, masters = n;
-                    "acquired {key:?} in {elapsed:.1?}: {yes} of {n} masters confirmed{so_far}"
+                    "acquired {key:?} in {elapsed:.1?}: {yes} of {} confirmed{so_far}",
+                    counted(n, "master")
                 );
                 let mut refusals = round.failures(&self.masters);
                 refusals.retain(|f| f.cause().is_configuration());

@@ -11,6 +11,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
+use crate::escape;
+
 /// Who holds (or is taking) a lock.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Holder {
@@ -106,18 +108,19 @@ impl Holder {
         Duration::from_millis(now.saturating_sub(self.since_ms))
     }
 
-    /// `ci-3 (pid 4412, user ci, "make deploy") for 2m10s`, on one line: control characters
-    /// in the record (a command line with a newline or an escape sequence) are escaped.
+    /// `ci-3 (pid 4412, user ci, "make deploy") for 2m10s`, on one line: the record may have
+    /// been written by anyone, so its text is escaped (see `crate::escape`), the command cut
+    /// to 60 characters first.
     pub fn describe(&self) -> String {
         let mut held = self.held_for();
         // Whole seconds read better than "2m 10s 412ms 118us".
         held = Duration::from_secs(held.as_secs());
         format!(
             "{} (pid {}, user {}, \"{}\") for {}",
-            printable(&self.host),
+            escape::visible(&self.host),
             self.pid,
-            printable(&self.user),
-            abbreviate(&printable(&self.command), 60),
+            escape::visible(&self.user),
+            escape::cut(&self.command, SHOWN_COMMAND),
             humantime::format_duration(held)
         )
     }
@@ -142,29 +145,8 @@ fn recorded(mut command: String) -> String {
     command
 }
 
-/// `text` with control characters escaped (`\n`, `\u{1b}`), so that it stays one line and
-/// cannot drive the terminal.
-fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
-/// `text` cut to at most `max` characters, with an ellipsis when cut.
-fn abbreviate(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let mut cut: String = text.chars().take(max - 1).collect();
-    cut.push('…');
-    cut
-}
+/// The most characters of a command line a description shows.
+const SHOWN_COMMAND: usize = 60;
 
 pub(super) fn unix_millis(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH)
@@ -292,9 +274,23 @@ mod tests {
     }
 
     #[test]
-    fn long_commands_are_abbreviated_in_messages() {
-        assert_eq!(abbreviate("short", 10), "short");
-        assert_eq!(abbreviate("a much longer command", 10), "a much lo…");
+    fn long_commands_are_cut_before_they_are_escaped() {
+        let mut holder = Holder::this_process(&[]);
+        holder.command = "x".repeat(60);
+        assert!(
+            holder
+                .describe()
+                .contains(&format!("\"{}\")", "x".repeat(60)))
+        );
+        // A cut after escaping would end in half an escape (`\u…`).
+        holder.command = format!("{}\r\u{1b}[2J{}", "x".repeat(57), "y".repeat(100));
+        let line = holder.describe();
+        assert!(
+            line.contains(&format!("\"{}\\r\\u{{1b}}…\")", "x".repeat(57))),
+            "{line}"
+        );
+        holder.command = format!("{}é\u{202e}", "x".repeat(58));
+        assert!(holder.describe().contains(r#"é\u{202e}")"#));
     }
 
     #[test]

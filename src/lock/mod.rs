@@ -79,8 +79,9 @@ pub use probe::{ClusterFacts, Probe, ServerFacts, ShardFacts};
 pub use queue_scripts::QueuedWaiter;
 pub use scan::{
     FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, MasterScan, QueueRead, Scan,
-    ScanEnd, ScanOptions, StrayKey, Ttl,
+    ScanEnd, ScanOptions, StrayKey, StrayName, Ttl,
 };
+pub use scripts::INSPECTED_WAITERS;
 pub use semaphore::quorum as slot_quorum;
 pub use semaphore_scripts::{Slot, Slots};
 pub use semaphore_verdict::{

@@ -62,15 +62,17 @@ pub enum NodeError {
     BadReply(String),
 }
 
+/// The text is shown escaped (see `crate::escape`): it may carry what a server sent.
 impl std::fmt::Display for NodeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            NodeError::Timeout => f.write_str("timed out"),
-            NodeError::Connect(why) => write!(f, "cannot connect: {why}"),
-            NodeError::Server(why) => write!(f, "error reply: {why}"),
-            NodeError::Io(why) => write!(f, "connection failed: {why}"),
-            NodeError::BadReply(why) => write!(f, "bad reply: {why}"),
-        }
+        let (what, why) = match self {
+            NodeError::Timeout => return f.write_str("timed out"),
+            NodeError::Connect(why) => ("cannot connect", why),
+            NodeError::Server(why) => ("error reply", why),
+            NodeError::Io(why) => ("connection failed", why),
+            NodeError::BadReply(why) => ("bad reply", why),
+        };
+        write!(f, "{what}: {}", crate::escape::visible(why))
     }
 }
 
@@ -234,7 +236,7 @@ impl Node {
             }
             Ok(Reply::Error(refused)) => Err(NodeError::Server(describe(&refused))),
             Ok(other) => Err(NodeError::BadReply(format!(
-                "unexpected answer to {}: {other:?}",
+                "unexpected answer to {}: {other}",
                 String::from_utf8_lossy(verb)
             ))),
             Err(broken) => Err(self.named_tls(&pipe, failed(broken)).await),

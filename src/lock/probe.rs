@@ -193,7 +193,7 @@ fn expect(answer: Result<Reply, NodeError>, one: bool) -> Result<(), NodeError> 
     match answer? {
         Reply::Int(1) if one => Ok(()),
         Reply::Array(_) if !one => Ok(()),
-        other => Err(NodeError::BadReply(format!("unexpected reply {other:?}"))),
+        other => Err(NodeError::BadReply(format!("unexpected reply {other}"))),
     }
 }
 

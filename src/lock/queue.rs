@@ -165,10 +165,10 @@ pub(super) async fn wait_in_line(
         () = cancel.cancelled() => return InLine::Cancelled,
     };
     log::debug!(
-        "listening for release notices of {:?} on {}/{} masters (queued with ticket {})",
+        "listening for release notices of {:?} on {} of {} (queued with ticket {})",
         waiter.key,
         notices.subscribed(),
-        masters.nodes.len(),
+        crate::plural::counted(masters.nodes.len(), "master"),
         waiter.ticket
     );
     let turns = Turns::new(&waiter);

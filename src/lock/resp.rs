@@ -165,7 +165,62 @@ impl Reply {
     }
 }
 
-/// Bulk strings shown as text (`Bulk("t1")`), so that a trace (`-vv`) reads like the master's
+/// A reply as a person reads it in a message or a `-vv` trace, in redis-cli's words on one
+/// line: `"t1"`, `(integer) 1`, `(nil)`, `(error) ERR ...`, `["a", (integer) 2]`. Strings are
+/// quoted and escaped (see `crate::escape`), and a long reply is cut: a master may send
+/// megabytes.
+impl std::fmt::Display for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut out = String::new();
+        self.show(&mut out);
+        f.write_str(&out)
+    }
+}
+
+/// How much of a reply [`Reply`]'s `Display` shows, in bytes (give or take one element).
+const SHOWN_REPLY: usize = 300;
+
+impl Reply {
+    fn show(&self, out: &mut String) {
+        use std::fmt::Write;
+        match self {
+            Reply::Simple(text) => out.push_str(&crate::escape::cut(text, SHOWN_REPLY)),
+            Reply::Error(text) => {
+                let _ = write!(out, "(error) {}", crate::escape::cut(text, SHOWN_REPLY));
+            }
+            Reply::Int(n) => {
+                let _ = write!(out, "(integer) {n}");
+            }
+            Reply::Nil => out.push_str("(nil)"),
+            Reply::Bulk(bytes) => {
+                let text = String::from_utf8_lossy(bytes);
+                match text.char_indices().nth(SHOWN_REPLY / 3) {
+                    None => out.push_str(&crate::escape::quoted(&text)),
+                    Some((end, _)) => {
+                        out.push_str(&crate::escape::quoted(&text[..end]));
+                        out.push('…');
+                    }
+                }
+            }
+            Reply::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if out.len() > SHOWN_REPLY {
+                        let _ = write!(out, "… {} more", items.len() - i);
+                        break;
+                    }
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    item.show(out);
+                }
+                out.push(']');
+            }
+        }
+    }
+}
+
+/// Bulk strings shown as text (`Bulk("t1")`), so that a failed test reads like the master's
 /// answer rather than a list of byte values.
 impl std::fmt::Debug for Reply {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -189,7 +189,7 @@ impl Masters {
         for (answer, node) in round.answers.iter().zip(&self.nodes) {
             let said = match answer {
                 None => "no answer".to_string(),
-                Some(Ok(value)) => format!("{value:?}"),
+                Some(Ok(value)) => value.to_string(),
                 Some(Err(e)) => e.to_string(),
             };
             log::debug!(
@@ -197,18 +197,20 @@ impl Masters {
                 "{what} {key:?}: {} -> {said}", node.master
             );
         }
-        let outcome = match round.tally.decision() {
-            Decision::Won => "won",
-            Decision::Lost(Loss::Refused) => "refused",
-            Decision::Lost(Loss::Unreachable) => "unreachable",
-            Decision::Undecided => "undecided",
+        let (outcome, said) = match round.tally.decision() {
+            Decision::Won => ("won", "won"),
+            Decision::Lost(Loss::Refused) => ("refused", "lost: refused"),
+            Decision::Lost(Loss::Unreachable) => (
+                "unreachable",
+                "lost: too many masters failed or did not answer",
+            ),
+            Decision::Undecided => ("undecided", "undecided"),
         };
         log::debug!(
             event = "round", op = what, key = key, outcome = outcome,
             elapsed_ms = elapsed.as_micros() as f64 / 1000.0, yes = round.tally.yes(),
             no = round.tally.no(), failed = round.tally.failed(), pending = round.tally.pending();
-            "{what} {key:?}: {:?} after {elapsed:.1?} ({} yes, {} no, {} failed, {} not waited for)",
-            round.tally.decision(),
+            "{what} {key:?}: {said} after {elapsed:.1?} ({} yes, {} no, {} failed, {} not waited for)",
             round.tally.yes(),
             round.tally.no(),
             round.tally.failed(),

@@ -18,9 +18,15 @@
 //!    master whose cursor has not come back to 0 by then (or that failed, or that has more than
 //!    [`MAX_KEYS`] of our keys) is reported as not scanned fully: what was found there is kept,
 //!    and the caller says which masters are incomplete.
-//! 3. **One read round**: every lock found on any master is read on every master (a verdict
-//!    needs all of them), one script per lock per master, pipelined, under the same deadline
-//!    extended by one node timeout so that a scan that used all its time still gets its reads.
+//! 3. **Reads in batches, memory bounded whatever the number of locks**: the scan keeps each
+//!    lock's name once (the names are what sorts the report), never its keys' contents; every
+//!    lock found on any master is then read on every master (a verdict needs all of them) by
+//!    [`Redlock::read_locks`](super::Redlock::read_locks), one script per lock per master,
+//!    pipelined, a batch of names at a time that the caller reports and drops before the next.
+//!    Reads end by the scan's deadline extended by one node timeout, so that a scan that used
+//!    all its time still gets its reads; a read not done by then is reported as timed out.
+//!    What stays in memory is the names (distinct keys are counted by a 64-bit hash of each,
+//!    not kept) and one batch of reads, each read capped by the transport (see `READ`).
 //!
 //! It writes nothing, and reads fencing counters only with commands that leave their access
 //! time alone (`EXISTS`, `PTTL`, `OBJECT IDLETIME`): a `GET` would reset the idle time that
@@ -28,7 +34,9 @@
 //! never see one idle. Each lock is read by one script, so its token, holder record, queue and
 //! the master's clock are one consistent picture of that master.
 
-use std::collections::{BTreeMap, HashSet};
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashSet};
+use std::hash::{BuildHasher, RandomState};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
@@ -62,16 +70,21 @@ pub struct ScanOptions {
     pub max_waiters: usize,
 }
 
-/// What the masters said.
+/// What the SCAN of the masters found: names, to be read a batch at a time with
+/// [`Redlock::read_locks`](super::Redlock::read_locks) and
+/// [`Redlock::read_strays`](super::Redlock::read_strays).
 #[derive(Clone, Debug)]
 pub struct Scan {
     /// One per master, in the order given.
     pub masters: Vec<MasterScan>,
-    /// Every lock found, by key, each read on every master.
-    pub locks: Vec<FoundLock>,
+    /// Every lock some key names, on any master: sorted, each once.
+    pub locks: Vec<String>,
     /// Keys under the prefix that name no lock redlock reads (written by something else, or by
-    /// a later build's layout), with their TTL; only when no pattern was given.
-    pub strays: Vec<StrayKey>,
+    /// a later build's layout); only when no pattern was given.
+    pub strays: Vec<StrayName>,
+    /// When reads give up (see the module header).
+    read_deadline: Instant,
+    max_waiters: usize,
 }
 
 /// How the scan of one master went.
@@ -157,7 +170,15 @@ impl LockRead {
     }
 }
 
-/// A key under the prefix that names no lock this build reads.
+/// A key under the prefix that names no lock this build reads, as the scan found it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StrayName {
+    /// Index of the master it is on.
+    pub master: usize,
+    pub name: Vec<u8>,
+}
+
+/// A stray key, read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StrayKey {
     /// Index of the master it is on.
@@ -178,36 +199,70 @@ const MIN_COUNT: usize = 10;
 /// The kinds of key the read script covers; any other kind is a stray.
 const READ_KINDS: [&str; 6] = ["holder", "fence", "queue", "lease", "waiters", "tickets"];
 
+/// The names the SCANs found, sorted into locks and strays as they arrive (the masters are
+/// scanned at once, on one thread).
+struct Names<'a> {
+    pattern: Option<&'a str>,
+    locks: BTreeSet<String>,
+    strays: Vec<StrayName>,
+}
+
+impl Names<'_> {
+    /// Files a name found on `master` (each distinct name once per master).
+    fn add(&mut self, master: usize, name: &[u8]) {
+        let parsed = std::str::from_utf8(name).ok().and_then(keys::parse);
+        match parsed {
+            Some((kind, key)) if READ_KINDS.contains(&kind) => {
+                let wanted = self
+                    .pattern
+                    .is_none_or(|p| glob::matches(p.as_bytes(), key.as_bytes()));
+                if wanted && keys::check_lock_key(key).is_ok() && !self.locks.contains(key) {
+                    self.locks.insert(key.to_string());
+                }
+            }
+            // The doctor's scratch lock and the like: reserved names, not user locks.
+            Some((_, key)) if keys::check_lock_key(key).is_err() => {}
+            _ if self.pattern.is_none() => self.strays.push(StrayName {
+                master,
+                name: name.to_vec(),
+            }),
+            _ => {}
+        }
+    }
+}
+
 /// Scans one master: a server, or every primary of a cluster (a cluster's SCAN sees one
-/// node's keys only). The names found are merged; the first incomplete end is the master's.
+/// node's keys only). Returns how many distinct names it found; the first incomplete end is
+/// the master's.
 async fn scan_endpoint(
     endpoint: &Endpoint,
+    master: usize,
     pattern: &[u8],
     deadline: Instant,
     node_timeout: Duration,
-) -> (Vec<Vec<u8>>, ScanEnd) {
+    names: &RefCell<Names<'_>>,
+) -> (usize, ScanEnd) {
     let nodes = match endpoint.scan_nodes(node_timeout).await {
         Ok(nodes) => nodes,
-        Err(error) => return (Vec::new(), ScanEnd::Failed(error)),
+        Err(error) => return (0, ScanEnd::Failed(error)),
     };
-    let scans = join_all(
-        nodes
-            .iter()
-            .map(|node| scan_master(node, pattern, deadline, node_timeout, MAX_KEYS)),
-    )
+    let scans = join_all(nodes.iter().map(|node| {
+        let file = |name: &[u8]| names.borrow_mut().add(master, name);
+        scan_master(node, pattern, deadline, node_timeout, MAX_KEYS, file)
+    }))
     .await;
-    let mut names = Vec::new();
+    let mut found = 0;
     let mut end = ScanEnd::Complete;
-    for (found, ended) in scans {
-        names.extend(found);
+    for (count, ended) in scans {
+        found += count;
         if end == ScanEnd::Complete {
             end = ended;
         }
     }
-    (names, end)
+    (found, end)
 }
 
-/// Scans every master at once, then reads every lock found.
+/// Scans every master at once for the names of redlock's keys.
 pub(super) async fn scan(masters: &Masters, options: &ScanOptions) -> Scan {
     let start = Instant::now();
     let deadline = start + options.timeout;
@@ -215,125 +270,119 @@ pub(super) async fn scan(masters: &Masters, options: &ScanOptions) -> Scan {
         "{RESERVED_PREFIX}*{}",
         options.pattern.as_deref().unwrap_or("")
     );
-    let scans = join_all(masters.nodes.iter().map(|endpoint| {
-        scan_endpoint(endpoint, pattern.as_bytes(), deadline, options.node_timeout)
+    let names = RefCell::new(Names {
+        pattern: options.pattern.as_deref(),
+        locks: BTreeSet::new(),
+        strays: Vec::new(),
+    });
+    let scans = join_all(masters.nodes.iter().enumerate().map(|(i, endpoint)| {
+        let pattern = pattern.as_bytes();
+        scan_endpoint(endpoint, i, pattern, deadline, options.node_timeout, &names)
     }))
     .await;
-
-    // Which locks, and which other keys, each master has.
-    let mut locks: BTreeMap<String, ()> = BTreeMap::new();
-    let mut strays: Vec<(usize, Vec<u8>)> = Vec::new();
-    let mut reports = Vec::with_capacity(scans.len());
-    for (i, ((names, end), node)) in scans.into_iter().zip(&masters.nodes).enumerate() {
-        reports.push(MasterScan {
-            master: node.master.clone(),
-            keys: names.len(),
-            end,
-        });
-        for name in names {
-            let parsed = std::str::from_utf8(&name).ok().and_then(keys::parse);
-            match parsed {
-                Some((kind, key)) if READ_KINDS.contains(&kind) => {
-                    let wanted = options
-                        .pattern
-                        .as_deref()
-                        .is_none_or(|p| glob::matches(p.as_bytes(), key.as_bytes()));
-                    if wanted && keys::check_lock_key(key).is_ok() {
-                        locks.insert(key.to_string(), ());
-                    }
-                }
-                // The doctor's scratch lock and the like: reserved names, not user locks.
-                Some((_, key)) if keys::check_lock_key(key).is_err() => {}
-                _ if options.pattern.is_none() => strays.push((i, name)),
-                _ => {}
-            }
-        }
-    }
-
-    let read_deadline = deadline.max(Instant::now()) + options.node_timeout;
-    let keys: Vec<String> = locks.into_keys().collect();
-    // Once per lock, not per master: a key with a `}` but no hash tag costs a search.
-    let names: Vec<keys::Names> = keys.iter().map(|key| keys::Names::of(key)).collect();
-    let per_master = join_all(masters.nodes.iter().enumerate().map(|(i, node)| {
-        let keys = &keys;
-        let names = &names;
-        let strays = &strays;
-        async move {
-            let reads = join_all(
-                keys.iter()
-                    .zip(names)
-                    .map(|(key, names)| read::read_lock(node, key, names, options.max_waiters)),
-            );
-            let ttls = join_all(
-                strays
-                    .iter()
-                    .filter(|(m, _)| *m == i)
-                    .map(|(_, name)| stray_ttl(node, name)),
-            );
-            let both = async { tokio::join!(reads, ttls) };
-            match tokio::time::timeout_at(read_deadline.into(), both).await {
-                Ok(done) => done,
-                // Whatever did not answer in time is reported as timed out, lock by lock.
-                Err(_) => (
-                    vec![Err(node.timed_out()); keys.len()],
-                    vec![Err(node.timed_out()); strays.iter().filter(|(m, _)| *m == i).count()],
-                ),
-            }
-        }
-    }))
-    .await;
-
-    let mut found: Vec<FoundLock> = keys
+    let reports: Vec<MasterScan> = scans
         .into_iter()
-        .map(|key| FoundLock {
-            key,
-            reads: Vec::with_capacity(masters.nodes.len()),
+        .zip(&masters.nodes)
+        .map(|((keys, end), node)| MasterScan {
+            master: node.master.clone(),
+            keys,
+            end,
         })
         .collect();
-    let mut stray_keys = Vec::new();
-    for (i, (reads, ttls)) in per_master.into_iter().enumerate() {
-        for (lock, read) in found.iter_mut().zip(reads) {
-            lock.reads.push(read);
-        }
-        let names = strays.iter().filter(|(m, _)| *m == i);
-        for ((_, name), ttl) in names.zip(ttls) {
-            stray_keys.push(StrayKey {
-                master: i,
-                name: String::from_utf8_lossy(name).into_owned(),
-                ttl,
-            });
-        }
-    }
+    let Names { locks, strays, .. } = names.into_inner();
     log::debug!(
-        "scanned {} masters in {:.1?}: {} locks, {} other keys",
-        masters.nodes.len(),
+        "scanned {} in {:.1?}: {} locks, {} other keys",
+        crate::plural::counted(masters.nodes.len(), "master"),
         start.elapsed(),
-        found.len(),
-        stray_keys.len()
+        locks.len(),
+        strays.len()
     );
     Scan {
         masters: reports,
-        locks: found,
-        strays: stray_keys,
+        locks: locks.into_iter().collect(),
+        strays,
+        read_deadline: deadline.max(Instant::now()) + options.node_timeout,
+        max_waiters: options.max_waiters,
     }
 }
 
+/// Reads the locks `keys` (from [`Scan::locks`]) on every master at once.
+pub(super) async fn read_locks(masters: &Masters, scan: &Scan, keys: &[String]) -> Vec<FoundLock> {
+    // Once per lock, not per master: a key with a `}` but no hash tag costs a search.
+    let names: Vec<keys::Names> = keys.iter().map(|key| keys::Names::of(key)).collect();
+    let per_master = join_all(masters.nodes.iter().map(|node| {
+        join_all(keys.iter().zip(&names).map(|(key, names)| {
+            in_time(
+                scan.read_deadline,
+                node,
+                read::read_lock(node, key, names, scan.max_waiters),
+            )
+        }))
+    }))
+    .await;
+    let mut found: Vec<FoundLock> = keys
+        .iter()
+        .map(|key| FoundLock {
+            key: key.clone(),
+            reads: Vec::with_capacity(masters.nodes.len()),
+        })
+        .collect();
+    for reads in per_master {
+        for (lock, read) in found.iter_mut().zip(reads) {
+            lock.reads.push(read);
+        }
+    }
+    found
+}
+
+/// Reads the TTL of each of `strays` (from [`Scan::strays`]) on its master.
+pub(super) async fn read_strays(
+    masters: &Masters,
+    scan: &Scan,
+    strays: &[StrayName],
+) -> Vec<StrayKey> {
+    join_all(strays.iter().map(|stray| async {
+        let node = &masters.nodes[stray.master];
+        StrayKey {
+            master: stray.master,
+            name: String::from_utf8_lossy(&stray.name).into_owned(),
+            ttl: in_time(scan.read_deadline, node, stray_ttl(node, &stray.name)).await,
+        }
+    }))
+    .await
+}
+
+/// `read`, or a timeout of `node` once `deadline` passes.
+async fn in_time<T>(
+    deadline: Instant,
+    node: &Endpoint,
+    read: impl Future<Output = Result<T, NodeError>>,
+) -> Result<T, NodeError> {
+    tokio::time::timeout_at(deadline.into(), read)
+        .await
+        .unwrap_or_else(|_| Err(node.timed_out()))
+}
+
 /// SCANs one master for names matching `pattern` until the cursor returns to 0, the deadline
-/// passes, `max_keys` distinct names are found, or the master fails.
+/// passes, `max_keys` distinct names are found, or the master fails; hands `file` each
+/// distinct name once, and returns how many there were. Names are told apart by a 64-bit hash
+/// (randomly keyed), so that a master's names are not all held at once.
 async fn scan_master(
     node: &Node,
     pattern: &[u8],
     deadline: Instant,
     node_timeout: Duration,
     max_keys: usize,
-) -> (Vec<Vec<u8>>, ScanEnd) {
-    let mut seen: HashSet<Vec<u8>> = HashSet::new();
+    mut file: impl FnMut(&[u8]),
+) -> (usize, ScanEnd) {
+    let hasher = RandomState::new();
+    let mut seen: HashSet<u64> = HashSet::new();
     let mut cursor = b"0".to_vec();
     let mut count = COUNT;
     loop {
         let now = Instant::now();
         if now >= deadline {
-            return (seen.into_iter().collect(), ScanEnd::OutOfTime);
+            return (seen.len(), ScanEnd::OutOfTime);
         }
         let count_text = count.to_string();
         let args: [&[u8]; 6] = [
@@ -352,7 +401,7 @@ async fn scan_master(
             Ok(Some(page)) => page,
             Ok(None) => {
                 let error = NodeError::BadReply("unexpected reply to SCAN".into());
-                return (seen.into_iter().collect(), ScanEnd::Failed(error));
+                return (seen.len(), ScanEnd::Failed(error));
             }
             Err(NodeError::BadReply(why)) if count > MIN_COUNT && is_over_caps(&why) => {
                 // Names too long for this many in one reply: the same cursor, fewer at a time.
@@ -360,16 +409,23 @@ async fn scan_master(
                 continue;
             }
             Err(NodeError::Timeout) if Instant::now() >= deadline => {
-                return (seen.into_iter().collect(), ScanEnd::OutOfTime);
+                return (seen.len(), ScanEnd::OutOfTime);
             }
-            Err(error) => return (seen.into_iter().collect(), ScanEnd::Failed(error)),
+            Err(error) => return (seen.len(), ScanEnd::Failed(error)),
         };
-        seen.extend(names);
+        for name in names {
+            if seen.len() > max_keys {
+                break;
+            }
+            if seen.insert(hasher.hash_one(&name)) {
+                file(&name);
+            }
+        }
         if seen.len() > max_keys {
-            return (seen.into_iter().collect(), ScanEnd::TooManyKeys);
+            return (seen.len(), ScanEnd::TooManyKeys);
         }
         if next == b"0" {
-            return (seen.into_iter().collect(), ScanEnd::Complete);
+            return (seen.len(), ScanEnd::Complete);
         }
         cursor = next;
     }
@@ -403,7 +459,7 @@ async fn stray_ttl(node: &Endpoint, name: &[u8]) -> Result<Ttl, NodeError> {
     let routed_by = String::from_utf8_lossy(name);
     match node.command(&routed_by, &[b"PTTL", name]).await? {
         Reply::Int(ms) => Ok(Ttl::from_pttl(ms)),
-        other => Err(NodeError::BadReply(format!("unexpected reply {other:?}"))),
+        other => Err(NodeError::BadReply(format!("unexpected reply {other}"))),
     }
 }
 

@@ -203,10 +203,14 @@ return released
     )
 });
 
+/// How many places of the queue INSPECT reads (its `ZRANGE ... 0 99`).
+pub const INSPECTED_WAITERS: usize = 100;
+
 /// Reads the lock's state on one master in one round trip, queue included, changing nothing.
 /// KEYS: lock, holder, fencing counter, queue, leases, waiters' records.
 /// Returns {token or nil, PTTL of the lock, holder record or nil, counter or nil, the master's
-/// time in ms, {token, ticket, lease, record or nil}* for the first 100 waiters, waiters}.
+/// time in ms, {token, ticket, lease, record or nil}* for the first [`INSPECTED_WAITERS`]
+/// places, how many places in all}.
 pub static INSPECT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
         r"
@@ -251,7 +255,7 @@ pub(super) fn inspected(answer: Option<Result<Reply, NodeError>>) -> Inspected {
         Some(Err(e)) => return unreachable(e),
         Some(Ok(Reply::Array(fields))) => fields,
         Some(Ok(other)) => {
-            return unreachable(NodeError::BadReply(format!("unexpected reply {other:?}")));
+            return unreachable(NodeError::BadReply(format!("unexpected reply {other}")));
         }
     };
     let fence = match fields.get(3) {
@@ -428,7 +432,7 @@ mod tests {
         assert_eq!(fence, None);
         assert_eq!(
             state,
-            MasterState::Unreachable(NodeError::BadReply("unexpected reply Int(1)".into()))
+            MasterState::Unreachable(NodeError::BadReply("unexpected reply (integer) 1".into()))
         );
     }
 }

@@ -247,8 +247,9 @@ impl Redlock {
                 log::info!(
                     event = "acquired", key = key, outcome = "won",
                     elapsed_ms = elapsed.as_micros() as f64 / 1000.0, confirmed = yes, masters = n;
-                    "acquired a slot of {key:?} (limit {limit}) in {elapsed:.1?}: {yes} of {n} \
-                     masters confirmed, {quorum} needed"
+                    "acquired a slot of {key:?} (limit {limit}) in {elapsed:.1?}: {yes} of {} \
+                     confirmed, {quorum} needed",
+                    crate::plural::counted(n, "master")
                 );
                 let mut refusals = round.failures(&self.masters);
                 refusals.retain(|f| f.cause().is_configuration());

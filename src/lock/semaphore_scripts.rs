@@ -397,7 +397,7 @@ pub struct Slots {
 /// Decodes one master's INSPECT_SLOTS answer.
 pub(super) fn inspected_slots(reply: Reply) -> Result<Slots, NodeError> {
     let Reply::Array(fields) = reply else {
-        return Err(NodeError::BadReply(format!("unexpected reply {reply:?}")));
+        return Err(NodeError::BadReply(format!("unexpected reply {reply}")));
     };
     let slots = fields
         .get(3..)

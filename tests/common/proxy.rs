@@ -19,6 +19,8 @@
 //! - [`Fault::Oversized`]: requests go through; the next reply is replaced by the header of a
 //!   bulk string of 999 999 999 999 bytes, followed by an endless stream of bytes.
 //! - [`Fault::DeepNesting`]: like `Oversized`, with an endless `*1\r\n*1\r\n...` instead.
+//! - [`Fault::BadMoved`]: like `Garbage`, with a cluster's redirection to an address that does
+//!   not parse (and carries an escape sequence) instead.
 //!
 //! [`Proxy::reset`] closes every current connection at once (both sides see an orderly close),
 //! like a master restart or a middlebox dropping its state; later connections work as the
@@ -53,7 +55,13 @@ pub enum Fault {
     Garbage,
     Oversized,
     DeepNesting,
+    /// Every reply replaced by [`BAD_MOVED`]: a redirection to an address that does not parse.
+    BadMoved,
 }
+
+/// What [`Fault::BadMoved`] sends instead of a reply: a MOVED whose address is an escape
+/// sequence and no port.
+pub const BAD_MOVED: &[u8] = b"-MOVED 3999 \x1b[2Jnowhere\r\n";
 
 /// What [`Fault::Garbage`] sends instead of a reply: its first byte is no RESP type.
 pub const GARBAGE: &[u8] = b"?this is not a RESP reply\r\n";
@@ -279,6 +287,7 @@ fn replies(id: u64, mut server: TcpStream, mut client: TcpStream, shared: &Share
                 break;
             }
             Fault::Garbage => client.write_all(GARBAGE),
+            Fault::BadMoved => client.write_all(BAD_MOVED),
             Fault::Oversized => {
                 let filler = vec![b'x'; 64 * 1024];
                 client

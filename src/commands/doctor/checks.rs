@@ -255,7 +255,8 @@ fn refusal_advice(server: &str, error: &NodeError) -> String {
 
 fn persistence(aof_enabled: Option<&str>, appendfsync: Option<&str>) -> Finding {
     const DELAYED_RESTART: &str = "or keep a restarted master out of service for longer than \
-                                   the longest TTL (delayed restart)";
+                                   the longest TTL (delayed restart: it protects locks, not \
+                                   --fence counters, which have no TTL and need persistence)";
     match (aof_enabled, appendfsync) {
         (Some("1"), Some("always")) => finding(
             Severity::Ok,

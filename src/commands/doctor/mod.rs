@@ -12,8 +12,10 @@ use serde_json::json;
 
 use crate::cli::{DoctorArgs, GlobalArgs};
 use crate::config;
+use crate::escape;
 use crate::exit::{self, Failure};
 use crate::lock::Probe;
+use crate::plural::counted;
 use checks::{Finding, Report, Severity};
 
 use super::{open_client, output};
@@ -81,13 +83,13 @@ pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> Result<i32, Failure> {
             .collect();
         format!(
             "{}\n",
-            json!({
+            escape::json(&json!({
                 "ok": errors == 0,
                 "errors": errors,
                 "warnings": warnings,
                 "masters": masters,
                 "checks": overall.iter().map(finding_json).collect::<Vec<_>>(),
-            })
+            }))
         )
     } else {
         let mut out = String::new();
@@ -95,23 +97,19 @@ pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> Result<i32, Failure> {
         {
             let _ = writeln!(out, "{}", report.server);
             for finding in findings {
-                let _ = writeln!(out, "  {:<8} {}", finding.severity.name(), finding.message);
+                let _ = writeln!(out, "  {}", finding_text(finding));
             }
             for (shard, findings) in shards(report).zip(shard_findings) {
-                let _ = writeln!(out, "  {}", shard.title());
+                // Addresses and findings quote what the masters said: escaped.
+                let _ = writeln!(out, "  {}", escape::visible(&shard.title()));
                 for finding in findings {
-                    let _ = writeln!(
-                        out,
-                        "    {:<8} {}",
-                        finding.severity.name(),
-                        finding.message
-                    );
+                    let _ = writeln!(out, "    {}", finding_text(finding));
                 }
             }
         }
         let _ = writeln!(out, "all masters");
         for finding in &overall {
-            let _ = writeln!(out, "  {:<8} {}", finding.severity.name(), finding.message);
+            let _ = writeln!(out, "  {}", finding_text(finding));
         }
         let _ = writeln!(
             out,
@@ -151,10 +149,13 @@ fn server_json(report: &Report, findings: &[Finding]) -> serde_json::Value {
     })
 }
 
-/// "1 error", "2 errors", "0 errors".
-fn counted(count: usize, noun: &str) -> String {
-    let plural = if count == 1 { "" } else { "s" };
-    format!("{count} {noun}{plural}")
+/// `warning  MESSAGE`, the message escaped: it may quote a master's answers (INFO fields).
+fn finding_text(finding: &Finding) -> String {
+    format!(
+        "{:<8} {}",
+        finding.severity.name(),
+        escape::visible(&finding.message)
+    )
 }
 
 fn finding_json(finding: &Finding) -> serde_json::Value {

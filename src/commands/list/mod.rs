@@ -1,6 +1,10 @@
 //! `redlock list`: every lock on the masters that redlock's own keys name, with its holder and
 //! queue; with `--problems`, the leak scan. Glue: the scan is `lock::scan`, the verdict
-//! `lock::judge`; `view` and `problems` are pure functions of the scan, `render` prints.
+//! `lock::judge`; `view` and `problems` are pure functions of each lock read, `render` prints.
+//!
+//! The report streams: the scan keeps the locks' names only (sorted: the report is in key
+//! order), and the locks are read, judged and printed [`READ_BATCH`] at a time, so memory does
+//! not grow with the number of locks beyond their names (see `lock::scan`).
 //!
 //! Exit status: 0; with `--problems`, 1 when anything was found. 69 (78 for a configuration
 //! cause) when a majority of the masters could not be scanned fully, and with `--problems`
@@ -27,6 +31,9 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 const DEFAULT_IDLE: Duration = Duration::from_secs(90 * 24 * 3600);
 /// Waiters read per lock and master.
 pub(super) const MAX_WAITERS: usize = 100;
+/// Locks read (and printed) at a time: memory holds one batch of reads, and a batch is
+/// pipelined to every master at once.
+const READ_BATCH: usize = 256;
 
 pub fn list(global: &GlobalArgs, args: ListArgs) -> Result<i32, Failure> {
     if args.pattern.as_deref() == Some("") {
@@ -49,24 +56,31 @@ pub fn list(global: &GlobalArgs, args: ListArgs) -> Result<i32, Failure> {
         node_timeout,
         max_waiters: MAX_WAITERS,
     });
-    let locks = view::views(&scan);
-    let found = args
+    let mut findings = args
         .problems
-        .then(|| problems::find(&scan, args.idle.unwrap_or(DEFAULT_IDLE)));
-    let text = if args.json {
-        format!(
-            "{}\n",
-            render::json(&scan.masters, &locks, found.as_deref())
-        )
-    } else {
-        render::text(
-            &scan.masters,
-            &locks,
-            found.as_deref(),
-            args.pattern.as_deref(),
-        )
-    };
-    output::print(&text)?;
+        .then(|| problems::Findings::new(args.idle.unwrap_or(DEFAULT_IDLE)));
+    let mut report = render::Report::new(args.json, &scan.masters, args.pattern.as_deref());
+    output::print(&report.start())?;
+    for keys in scan.locks.chunks(READ_BATCH) {
+        let mut text = String::new();
+        for lock in client.read_locks(&scan, keys) {
+            if let Some(findings) = findings.as_mut() {
+                findings.lock(&lock);
+            }
+            if let Some(view) = view::view(&lock, &scan.masters) {
+                report.lock(&mut text, &view);
+            }
+        }
+        output::print(&text)?;
+    }
+    if let Some(findings) = findings.as_mut() {
+        for strays in scan.strays.chunks(READ_BATCH) {
+            for stray in client.read_strays(&scan, strays) {
+                findings.stray(&stray);
+            }
+        }
+    }
+    output::print(&report.end(findings.as_ref()))?;
 
     let incomplete: Vec<&MasterScan> = scan.masters.iter().filter(|m| !m.complete()).collect();
     for master in &incomplete {
@@ -77,7 +91,7 @@ pub fn list(global: &GlobalArgs, args: ListArgs) -> Result<i32, Failure> {
             why_incomplete(master, timeout)
         );
     }
-    if found.as_ref().is_some_and(|f| !f.is_empty()) {
+    if findings.is_some_and(|f| f.count > 0) {
         return Ok(exit::LIST_FOUND_PROBLEMS);
     }
     let needed = if args.problems { 1 } else { client.quorum() };
@@ -91,9 +105,9 @@ fn why_incomplete(master: &MasterScan, timeout: Duration) -> String {
     match &master.end {
         ScanEnd::Complete => "complete".into(),
         ScanEnd::OutOfTime => format!(
-            "--timeout {} ran out after {} keys; give it more time",
+            "--timeout {} ran out after {}; give it more time",
             config::show(timeout),
-            master.keys
+            crate::plural::counted(master.keys, "key")
         ),
         ScanEnd::TooManyKeys => format!(
             "more than {} keys under redlock's prefix; narrow it with --pattern",

@@ -15,10 +15,19 @@
 //! - **A fencing counter nobody uses**: its lock absent on that master and the counter idle
 //!   (`OBJECT IDLETIME`, which the scan never resets) for longer than the threshold. Deleting
 //!   one restarts its numbers, so the advice says when that is safe.
+//!
+//! Findings are gathered lock by lock as `list` reads them; the first [`MAX_KEPT`] are kept
+//! whole (they are printed after the locks), the rest only counted, so that memory stays
+//! bounded on a keyspace full of leaks. Names and tokens a master holds are escaped (see
+//! `crate::escape`): anyone can write them.
 
 use std::time::Duration;
 
-use crate::lock::{LockRead, Scan, Ttl, keys};
+use crate::escape;
+use crate::lock::{FoundLock, LockRead, StrayKey, Ttl, keys};
+
+/// The most findings kept for the report; the rest are counted.
+pub const MAX_KEPT: usize = 10_000;
 
 /// What kind of finding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,37 +66,65 @@ pub struct Problem {
     pub action: String,
 }
 
-/// Every finding in `scan`; counters idle for `idle` or longer are reported.
-pub fn find(scan: &Scan, idle: Duration) -> Vec<Problem> {
-    let mut found = Vec::new();
-    for lock in &scan.locks {
+/// The findings of a scan so far: counters idle for `idle` or longer are reported.
+pub struct Findings {
+    idle: Duration,
+    /// The first [`MAX_KEPT`] findings, in the order found.
+    pub kept: Vec<Problem>,
+    /// How many were found in all.
+    pub count: usize,
+}
+
+impl Findings {
+    pub fn new(idle: Duration) -> Findings {
+        Findings {
+            idle,
+            kept: Vec::new(),
+            count: 0,
+        }
+    }
+
+    /// Looks at what each master has of `lock`.
+    pub fn lock(&mut self, lock: &FoundLock) {
+        let mut found = Vec::new();
         for (master, read) in lock.reads.iter().enumerate() {
             if let Ok(read) = read {
-                in_lock(&lock.key, master, read, idle, &mut found);
+                in_lock(&lock.key, master, read, self.idle, &mut found);
             }
         }
+        self.add(found);
     }
-    for stray in &scan.strays {
-        if stray.ttl == Ok(Ttl::Forever) {
-            found.push(Problem {
-                kind: Kind::NoTtl,
-                master: stray.master,
-                lock: None,
-                name: stray.name.clone(),
-                detail: "a key under redlock's reserved prefix that this redlock does not write \
-                         or read, without a TTL: it never expires"
-                    .into(),
-                action: format!(
-                    "find out what wrote it; if nothing needs it, delete it on that master: DEL {}",
-                    quote(&stray.name)
-                ),
-            });
+
+    /// Looks at a key under the prefix that names no lock.
+    pub fn stray(&mut self, stray: &StrayKey) {
+        if stray.ttl != Ok(Ttl::Forever) {
+            return;
         }
+        self.add(vec![Problem {
+            kind: Kind::NoTtl,
+            master: stray.master,
+            lock: None,
+            name: stray.name.clone(),
+            detail: "a key under redlock's reserved prefix that this redlock does not write or \
+                     read, without a TTL: it never expires"
+                .into(),
+            action: format!(
+                "find out what wrote it; if nothing needs it, delete it on that master: DEL {}",
+                quote(&stray.name)
+            ),
+        }]);
     }
-    found
+
+    fn add(&mut self, found: Vec<Problem>) {
+        self.count += found.len();
+        let room = MAX_KEPT.saturating_sub(self.kept.len());
+        self.kept.extend(found.into_iter().take(room));
+    }
 }
 
 fn in_lock(key: &str, master: usize, read: &LockRead, idle: Duration, found: &mut Vec<Problem>) {
+    // The key as the messages show it: a master named it.
+    let shown = escape::quoted(key);
     let mut push = |kind, name: String, detail: String, action: String| {
         found.push(Problem {
             kind,
@@ -103,7 +140,7 @@ fn in_lock(key: &str, master: usize, read: &LockRead, idle: Duration, found: &mu
             Kind::NoTtl,
             key.to_string(),
             format!(
-                "lock {key:?} has no TTL here: it never expires, so nobody can take the lock \
+                "lock {shown} has no TTL here: it never expires, so nobody can take the lock \
                  until it is deleted (redlock always sets one: something else wrote it)"
             ),
             format!(
@@ -119,7 +156,7 @@ fn in_lock(key: &str, master: usize, read: &LockRead, idle: Duration, found: &mu
         push(
             Kind::NoTtl,
             holder.clone(),
-            format!("holder record of lock {key:?} without a TTL: it never expires"),
+            format!("holder record of lock {shown} without a TTL: it never expires"),
             format!(
                 "delete it on that master (it only names the holder; no lock depends on it): \
                  DEL {}",
@@ -150,7 +187,7 @@ fn in_lock(key: &str, master: usize, read: &LockRead, idle: Duration, found: &mu
             push(
                 Kind::StaleHolder,
                 holder.clone(),
-                format!("holder record of lock {key:?}: {why}"),
+                format!("holder record of lock {shown}: {why}"),
                 format!(
                     "nothing is at risk: a record is never shown for a token it does not name, \
                      and {expiry}; to remove it now: DEL {}",
@@ -170,9 +207,9 @@ fn in_lock(key: &str, master: usize, read: &LockRead, idle: Duration, found: &mu
             push(
                 Kind::NoTtl,
                 name.clone(),
-                format!("{kind} key of lock {key:?} without a TTL: it never expires"),
+                format!("{kind} key of lock {shown} without a TTL: it never expires"),
                 format!(
-                    "once nobody waits for lock {key:?}, delete it on that master: DEL {}",
+                    "once nobody waits for lock {shown}, delete it on that master: DEL {}",
                     quote(&name)
                 ),
             );
@@ -186,8 +223,12 @@ fn in_lock(key: &str, master: usize, read: &LockRead, idle: Duration, found: &mu
             .iter()
             .find(|w| &w.token == id)
             .and_then(|w| w.holder.as_ref())
-            .map(|h| format!(" ({} pid {}, user {})", h.host, h.pid, h.user))
+            .map(|h| {
+                let (host, user) = (escape::visible(&h.host), escape::visible(&h.user));
+                format!(" ({host} pid {}, user {user})", h.pid)
+            })
             .unwrap_or_default();
+        let id = escape::visible(id);
         let queue = keys::queue(key);
         let lease = keys::lease(key);
         let waiters = keys::waiters(key);
@@ -195,7 +236,7 @@ fn in_lock(key: &str, master: usize, read: &LockRead, idle: Duration, found: &mu
             Kind::DeadWaiter,
             queue.clone(),
             format!(
-                "waiter {id}{who} in the queue of lock {key:?}: its lease lapsed {} ago by the \
+                "waiter {id}{who} in the queue of lock {shown}: its lease lapsed {} ago by the \
                  master's clock, so it no longer waits (killed, stopped or cut off)",
                 rounded(ago)
             ),
@@ -218,13 +259,13 @@ fn in_lock(key: &str, master: usize, read: &LockRead, idle: Duration, found: &mu
             Kind::IdleFence,
             name.clone(),
             format!(
-                "fencing counter of lock {key:?}: the lock is absent here and nothing has used \
+                "fencing counter of lock {shown}: the lock is absent here and nothing has used \
                  the counter for {} (counters have no TTL on purpose: fencing numbers must only \
                  go up)",
                 rounded(unused)
             ),
             format!(
-                "keep it if any resource still checks the fencing tokens of {key:?}: deleting it \
+                "keep it if any resource still checks the fencing tokens of {shown}: deleting it \
                  restarts the numbers, and such a resource would refuse every new token; \
                  otherwise delete it on every master: DEL {}",
                 quote(&name)
@@ -243,37 +284,27 @@ pub(super) fn rounded(d: Duration) -> humantime::FormattedDuration {
     humantime::format_duration(d)
 }
 
-/// Single-quotes `text` for a shell (`redis-cli ... DEL '...'`), control characters escaped so
-/// that the advice stays one line.
+/// Single-quotes `text` for a shell (`redis-cli ... DEL '...'`), escaped (see
+/// `crate::escape`) so that the advice stays one line and shows what is there.
 pub fn quote(text: &str) -> String {
-    let escaped: String = text
-        .chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect();
-    format!("'{}'", escaped.replace('\'', r"'\''"))
+    format!("'{}'", escape::visible(text).replace('\'', r"'\''"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::view::tests::read;
     use super::*;
-    use crate::lock::{FenceRead, FoundLock, Holder, QueuedWaiter, StrayKey};
+    use crate::lock::{FenceRead, Holder, QueuedWaiter};
 
-    fn scan_of(reads: Vec<LockRead>) -> Scan {
-        Scan {
-            masters: Vec::new(),
-            locks: vec![FoundLock {
-                key: "k".into(),
-                reads: reads.into_iter().map(Ok).collect(),
-            }],
-            strays: Vec::new(),
-        }
+    /// The findings of lock "k" read as `reads` on masters 0, 1, ...
+    fn find(reads: Vec<LockRead>, idle: Duration) -> Vec<Problem> {
+        let mut findings = Findings::new(idle);
+        findings.lock(&FoundLock {
+            key: "k".into(),
+            reads: reads.into_iter().map(Ok).collect(),
+        });
+        assert_eq!(findings.count, findings.kept.len());
+        findings.kept
     }
 
     fn kinds(problems: &[Problem]) -> Vec<(&'static str, usize, &str)> {
@@ -294,7 +325,7 @@ mod tests {
             ttl: Ttl::Forever,
             idle: Some(DAY * 365),
         });
-        assert_eq!(find(&scan_of(vec![held, read(None)]), DAY), []);
+        assert_eq!(find(vec![held, read(None)], DAY), []);
     }
 
     #[test]
@@ -308,7 +339,7 @@ mod tests {
             ttl: Ttl::Forever,
             idle: None,
         });
-        let found = find(&scan_of(vec![read]), DAY);
+        let found = find(vec![read], DAY);
         assert_eq!(
             kinds(&found),
             [
@@ -328,7 +359,7 @@ mod tests {
         let mut replaced = read(Some("other"));
         replaced.holder_record = Some(r#"{"token":"t"}"#.into());
         replaced.holder_ttl = Ttl::Left(Duration::from_secs(9));
-        let found = find(&scan_of(vec![gone, replaced]), DAY);
+        let found = find(vec![gone, replaced], DAY);
         assert_eq!(
             kinds(&found),
             [
@@ -358,7 +389,7 @@ mod tests {
             ),
         }];
         read.queue.lapsed = vec![("w1".into(), 940_000)];
-        let found = find(&scan_of(vec![read]), DAY);
+        let found = find(vec![read], DAY);
         assert_eq!(kinds(&found), [("dead_waiter", 0, "__redlock:{k}:queue:k")]);
         assert!(found[0].detail.contains("w1 (ci-4 pid 99, user ci)"));
         assert!(
@@ -392,30 +423,40 @@ mod tests {
             ttl: Ttl::Forever,
             idle: None,
         });
-        let found = find(&scan_of(vec![idle, recent, held, untracked]), DAY * 30);
+        let found = find(vec![idle, recent, held, untracked], DAY * 30);
         assert_eq!(kinds(&found), [("idle_fence", 0, "__redlock:{k}:fence:k")]);
         assert!(found[0].action.contains("restarts the numbers"));
     }
 
     #[test]
     fn strays_without_ttl() {
-        let scan = Scan {
-            masters: Vec::new(),
-            locks: Vec::new(),
-            strays: vec![
-                StrayKey {
-                    master: 1,
-                    name: "__redlock:junk".into(),
-                    ttl: Ok(Ttl::Forever),
-                },
-                StrayKey {
-                    master: 0,
-                    name: "__redlock:fine".into(),
-                    ttl: Ok(Ttl::Left(DAY)),
-                },
-            ],
+        let mut findings = Findings::new(DAY);
+        findings.stray(&StrayKey {
+            master: 1,
+            name: "__redlock:junk".into(),
+            ttl: Ok(Ttl::Forever),
+        });
+        findings.stray(&StrayKey {
+            master: 0,
+            name: "__redlock:fine".into(),
+            ttl: Ok(Ttl::Left(DAY)),
+        });
+        assert_eq!(kinds(&findings.kept), [("no_ttl", 1, "__redlock:junk")]);
+    }
+
+    #[test]
+    fn findings_past_the_first_ones_are_counted_not_kept() {
+        let mut findings = Findings::new(DAY);
+        let junk = |i: usize| StrayKey {
+            master: 0,
+            name: format!("__redlock:junk{i}"),
+            ttl: Ok(Ttl::Forever),
         };
-        assert_eq!(kinds(&find(&scan, DAY)), [("no_ttl", 1, "__redlock:junk")]);
+        for i in 0..MAX_KEPT + 5 {
+            findings.stray(&junk(i));
+        }
+        assert_eq!(findings.count, MAX_KEPT + 5);
+        assert_eq!(findings.kept.len(), MAX_KEPT);
     }
 
     #[test]

@@ -1,14 +1,22 @@
-//! How `list` prints: text for people, one JSON object for scripts (its shape is part of the
-//! interface, documented in README.md, "Every lock at once: `list`").
+//! How `list` prints, a lock at a time: text for people, one JSON object for scripts (its
+//! shape is part of the interface, documented in README.md, "Every lock at once: `list`"),
+//! streamed: the document's start, each lock as it is read, then the end, byte for byte what
+//! serializing the whole object at once would give (compact, keys sorted), so that memory
+//! never holds more than one batch of locks.
+//!
+//! Everything a master holds (keys, tokens, holder records, errors) is escaped on the way
+//! out (see `crate::escape`).
 
 use std::fmt::Write;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::escape;
 use crate::lock::{Holder, InLine, MasterScan, MasterState, ScanEnd, Verdict};
+use crate::plural::{counted, noun_for};
 
-use super::problems::{self, Problem};
+use super::super::status::ms;
+use super::problems::{self, Findings};
 use super::view::LockView;
 
 /// `[1] redis://r1:6379` for master `i`.
@@ -16,60 +24,120 @@ fn master_tag(i: usize) -> String {
     format!("[{}]", i + 1)
 }
 
-pub fn text(
-    masters: &[MasterScan],
-    locks: &[LockView],
-    problems: Option<&[Problem]>,
-    pattern: Option<&str>,
-) -> String {
-    let mut out = String::new();
-    let servers: Vec<String> = masters
-        .iter()
-        .enumerate()
-        .map(|(i, m)| format!("{} {}", master_tag(i), m.master))
-        .collect();
-    let _ = writeln!(out, "masters: {}", servers.join("  "));
-    if locks.is_empty() {
-        match pattern {
-            Some(p) => {
-                let _ = writeln!(out, "no locks held matching {p:?}");
-            }
-            None => out.push_str("no locks held\n"),
+/// The report being printed: what was printed so far decides what comes next.
+pub struct Report<'a> {
+    json: bool,
+    masters: &'a [MasterScan],
+    pattern: Option<&'a str>,
+    /// Locks printed so far.
+    listed: usize,
+}
+
+impl<'a> Report<'a> {
+    pub fn new(json: bool, masters: &'a [MasterScan], pattern: Option<&'a str>) -> Report<'a> {
+        Report {
+            json,
+            masters,
+            pattern,
+            listed: 0,
         }
     }
-    for lock in locks {
-        lock_text(&mut out, lock, masters.len());
-    }
-    if let Some(problems) = problems {
-        out.push('\n');
-        match problems.len() {
-            0 => out.push_str("no problems found\n"),
-            1 => out.push_str("1 problem:\n"),
-            n => {
-                let _ = writeln!(out, "{n} problems:");
-            }
+
+    /// What comes before the first lock.
+    pub fn start(&self) -> String {
+        if self.json {
+            let complete = self.masters.iter().all(MasterScan::complete);
+            return format!("{{\"complete\":{complete},\"locks\":[");
         }
-        for problem in problems {
-            let _ = writeln!(
-                out,
-                "  {} on {} {}: {}\n    {}\n    what to do: {}",
-                problem.kind.name(),
-                master_tag(problem.master),
-                masters[problem.master].master,
-                problems::quote(&problem.name),
-                problem.detail,
-                problem.action
+        let servers: Vec<String> = self
+            .masters
+            .iter()
+            .enumerate()
+            .map(|(i, m)| format!("{} {}", master_tag(i), m.master))
+            .collect();
+        format!("masters: {}\n", servers.join("  "))
+    }
+
+    /// Appends `lock` to `out`.
+    pub fn lock(&mut self, out: &mut String, lock: &LockView) {
+        if self.json {
+            if self.listed > 0 {
+                out.push(',');
+            }
+            out.push_str(&escape::json(&lock_json(self.masters, lock)));
+        } else {
+            lock_text(out, lock, self.masters.len());
+        }
+        self.listed += 1;
+    }
+
+    /// What comes after the last lock: the problems, with `--problems`.
+    pub fn end(&self, findings: Option<&Findings>) -> String {
+        if self.json {
+            let masters = escape::json(&scans_json(self.masters));
+            let problems = escape::json(&findings.map(|f| problems_json(self.masters, f)));
+            let found = escape::json(&findings.map(|f| f.count));
+            return format!(
+                "],\"masters\":{masters},\"problems\":{problems},\"problems_found\":{found}}}\n"
             );
         }
+        let mut out = String::new();
+        if self.listed == 0 {
+            match self.pattern {
+                Some(p) => {
+                    let _ = writeln!(out, "no locks held matching {p:?}");
+                }
+                None => out.push_str("no locks held\n"),
+            }
+        }
+        if let Some(findings) = findings {
+            problems_text(&mut out, self.masters, findings);
+        }
+        out
     }
-    out
+}
+
+fn problems_text(out: &mut String, masters: &[MasterScan], findings: &Findings) {
+    out.push('\n');
+    match findings.count {
+        0 => out.push_str("no problems found\n"),
+        n if n > findings.kept.len() => {
+            let _ = writeln!(
+                out,
+                "{}, the first {} shown (fix them and run again for the rest):",
+                counted(n, "problem"),
+                findings.kept.len()
+            );
+        }
+        n => {
+            let _ = writeln!(out, "{}:", counted(n, "problem"));
+        }
+    }
+    for problem in &findings.kept {
+        let _ = writeln!(
+            out,
+            "  {} on {} {}: {}\n    {}\n    what to do: {}",
+            problem.kind.name(),
+            master_tag(problem.master),
+            masters[problem.master].master,
+            problems::quote(&problem.name),
+            problem.detail,
+            problem.action
+        );
+    }
 }
 
 fn lock_text(out: &mut String, lock: &LockView, total: usize) {
-    let key = &lock.key;
+    // A master named the key: escaped.
+    let key = escape::quoted(&lock.key);
     let on = |masters: &[usize]| {
         let tags: Vec<String> = masters.iter().map(|i| master_tag(*i)).collect();
-        format!("{} of {total} masters ({})", masters.len(), tags.join(" "))
+        format!(
+            "{} of {} ({})",
+            masters.len(),
+            counted(total, "master"),
+            tags.join(" ")
+        )
     };
     match &lock.verdict {
         Verdict::Held {
@@ -84,12 +152,12 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
                 .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "lock {key:?} is held by {who}{expiry}, on {}",
+                "lock {key} is held by {who}{expiry}, on {}",
                 on(&lock.holding)
             );
         }
         Verdict::Free => {
-            let _ = writeln!(out, "lock {key:?} is free");
+            let _ = writeln!(out, "lock {key} is free");
         }
         Verdict::Split | Verdict::Unknown => {
             let word = if lock.verdict == Verdict::Split {
@@ -109,14 +177,14 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
                                 .as_ref()
                                 .map(|h| format!(" by {}", h.describe()))
                                 .unwrap_or_default();
-                            format!("token {}{by}", abbreviated(token))
+                            format!("token {}{by}", escape::cut(token, TOKEN_SHOWN))
                         }
                         MasterState::Unreachable(error) => format!("unreachable ({error})"),
                     };
                     format!("{} {what}", master_tag(i))
                 })
                 .collect();
-            let _ = writeln!(out, "lock {key:?} is {word}: {}", each.join(", "));
+            let _ = writeln!(out, "lock {key} is {word}: {}", each.join(", "));
         }
     }
     if !lock.queue.is_empty() {
@@ -129,7 +197,8 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
     if more > 0 {
         let _ = writeln!(
             out,
-            "  … and {more} more place(s) on some master, lapsed or past the first {}",
+            "  … and {more} more {} on some master, lapsed or past the first {}",
+            noun_for(more, "place"),
             super::MAX_WAITERS
         );
     }
@@ -137,33 +206,24 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
 
 fn waiter_text(waiter: &InLine, total: usize) -> String {
     let who = waiter.holder.as_ref().map_or_else(
-        || format!("waiter {}", abbreviated(&waiter.token)),
+        || format!("waiter {}", escape::cut(&waiter.token, TOKEN_SHOWN)),
         // "host (pid, user, "command") for 1m 2s": the same words as a holder.
         |h| h.describe().replacen(") for ", ") waiting for ", 1),
     );
     format!(
-        "{who} (ticket {}; in line on {} of {total} masters)",
-        waiter.ticket, waiter.masters
+        "{who} (ticket {}; in line on {} of {})",
+        waiter.ticket,
+        waiter.masters,
+        counted(total, "master")
     )
 }
 
-/// The first 8 characters of a token, with an ellipsis when cut.
-fn abbreviated(token: &str) -> String {
-    if token.chars().count() <= 8 {
-        return token.to_string();
-    }
-    let mut short: String = token.chars().take(8).collect();
-    short.push('…');
-    short
-}
+/// How many characters of a token a line shows (an ellipsis counted).
+const TOKEN_SHOWN: usize = super::super::status::TOKEN_SHOWN;
 
-fn ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-pub fn json(masters: &[MasterScan], locks: &[LockView], problems: Option<&[Problem]>) -> Value {
-    let server = |i: usize| masters[i].master.to_string();
-    let scans: Vec<Value> = masters
+/// `masters` in JSON: how the scan of each went.
+fn scans_json(masters: &[MasterScan]) -> Vec<Value> {
+    masters
         .iter()
         .map(|m| {
             let (scanned, error) = match &m.end {
@@ -175,70 +235,66 @@ pub fn json(masters: &[MasterScan], locks: &[LockView], problems: Option<&[Probl
             json!({"server": m.master.to_string(), "scanned": scanned, "keys": m.keys,
                    "error": error})
         })
-        .collect();
-    let locks: Vec<Value> = locks
+        .collect()
+}
+
+/// One element of `locks` in JSON.
+fn lock_json(masters: &[MasterScan], lock: &LockView) -> Value {
+    let server = |i: usize| masters[i].master.to_string();
+    let (verdict, token, holder, expires_in) = match &lock.verdict {
+        Verdict::Held {
+            token,
+            holder,
+            expires_in,
+            ..
+        } => ("held", Some(token.as_str()), holder.as_ref(), *expires_in),
+        Verdict::Free => ("free", None, None, None),
+        Verdict::Split => ("split", None, None, None),
+        Verdict::Unknown => ("unknown", None, None, None),
+    };
+    let per_master: Vec<Value> = lock
+        .states
         .iter()
-        .map(|lock| {
-            let (verdict, token, holder, expires_in) = match &lock.verdict {
-                Verdict::Held {
-                    token,
-                    holder,
-                    expires_in,
-                    ..
-                } => ("held", Some(token.as_str()), holder.as_ref(), *expires_in),
-                Verdict::Free => ("free", None, None, None),
-                Verdict::Split => ("split", None, None, None),
-                Verdict::Unknown => ("unknown", None, None, None),
-            };
-            let per_master: Vec<Value> = lock
-                .states
-                .iter()
-                .enumerate()
-                .map(|(i, state)| match state {
-                    MasterState::Free => json!({"server": server(i), "reachable": true,
-                        "held": false, "token": null, "ttl_ms": null, "error": null}),
-                    MasterState::Held { token, ttl, .. } => json!({"server": server(i),
-                        "reachable": true, "held": true, "token": token,
-                        "ttl_ms": ttl.map(ms), "error": null}),
-                    MasterState::Unreachable(error) => json!({"server": server(i),
-                        "reachable": false, "held": null, "token": null, "ttl_ms": null,
-                        "error": error.to_string()}),
-                })
-                .collect();
-            let queue = super::super::status::queue_json(&lock.queue);
-            json!({
-                "key": lock.key,
-                "verdict": verdict,
-                "token": token,
-                "holder": holder.map(Holder::to_json),
-                "since_ms": holder.map(|h| h.since_ms),
-                "expires_in_ms": expires_in.map(ms),
-                "held_on": lock.holding.iter().map(|i| server(*i)).collect::<Vec<_>>(),
-                "masters": per_master,
-                "waiting": lock.waiting,
-                "queue": queue,
-            })
+        .enumerate()
+        .map(|(i, state)| match state {
+            MasterState::Free => json!({"server": server(i), "reachable": true,
+                "held": false, "token": null, "ttl_ms": null, "error": null}),
+            MasterState::Held { token, ttl, .. } => json!({"server": server(i),
+                "reachable": true, "held": true, "token": token,
+                "ttl_ms": ttl.map(ms), "error": null}),
+            MasterState::Unreachable(error) => json!({"server": server(i),
+                "reachable": false, "held": null, "token": null, "ttl_ms": null,
+                "error": error.to_string()}),
         })
         .collect();
-    let problems = problems.map(|problems| {
-        problems
-            .iter()
-            .map(|p| {
-                json!({
-                    "kind": p.kind.name(),
-                    "server": server(p.master),
-                    "lock": p.lock,
-                    "redis_key": p.name,
-                    "detail": p.detail,
-                    "action": p.action,
-                })
-            })
-            .collect::<Vec<_>>()
-    });
     json!({
-        "masters": scans,
-        "complete": masters.iter().all(MasterScan::complete),
-        "locks": locks,
-        "problems": problems,
+        "key": lock.key,
+        "verdict": verdict,
+        "token": token,
+        "holder": holder.map(Holder::to_json),
+        "since_ms": holder.map(|h| h.since_ms),
+        "expires_in_ms": expires_in.map(ms),
+        "held_on": lock.holding.iter().map(|i| server(*i)).collect::<Vec<_>>(),
+        "masters": per_master,
+        "waiting": lock.waiting,
+        "queue": super::super::status::queue_json(&lock.queue),
     })
+}
+
+/// The kept findings in JSON.
+fn problems_json(masters: &[MasterScan], findings: &Findings) -> Vec<Value> {
+    findings
+        .kept
+        .iter()
+        .map(|p| {
+            json!({
+                "kind": p.kind.name(),
+                "server": masters[p.master].master.to_string(),
+                "lock": p.lock,
+                "redis_key": p.name,
+                "detail": p.detail,
+                "action": p.action,
+            })
+        })
+        .collect()
 }

@@ -1,8 +1,8 @@
 //! What `list` shows of each lock found: the verdict and the queue, judged from what each
 //! master has exactly as `status` judges them (`lock::judge`, `lock::line`), and the masters
-//! that hold it. Pure functions of a scan.
+//! that hold it. Pure functions of a lock as read.
 
-use crate::lock::{InLine, MasterState, Scan, Verdict, judge, line};
+use crate::lock::{FoundLock, InLine, MasterScan, MasterState, Verdict, judge, line};
 
 /// One lock, as listed.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,37 +19,30 @@ pub struct LockView {
     pub queue: Vec<InLine>,
 }
 
-/// The locks worth listing: held, split or unknown, or with waiters.
-pub fn views(scan: &Scan) -> Vec<LockView> {
-    scan.locks
+/// The lock as listed, if it is worth listing: held, split or unknown, or with waiters.
+pub fn view(lock: &FoundLock, scanned: &[MasterScan]) -> Option<LockView> {
+    let masters = lock.inspections(scanned);
+    let states: Vec<MasterState> = masters.iter().map(|m| m.state.clone()).collect();
+    let verdict = judge(&states);
+    let holding = states
         .iter()
-        .map(|lock| {
-            let masters = lock.inspections(&scan.masters);
-            let states: Vec<MasterState> = masters.iter().map(|m| m.state.clone()).collect();
-            let verdict = judge(&states);
-            let holding = states
-                .iter()
-                .enumerate()
-                .filter(|(_, state)| match (state, &verdict) {
-                    (MasterState::Held { token, .. }, Verdict::Held { token: held, .. }) => {
-                        token == held
-                    }
-                    (MasterState::Held { .. }, _) => true,
-                    _ => false,
-                })
-                .map(|(i, _)| i)
-                .collect();
-            LockView {
-                key: lock.key.clone(),
-                verdict,
-                holding,
-                waiting: masters.iter().map(|m| m.waiting).max().unwrap_or(0),
-                queue: line(&masters),
-                states,
-            }
+        .enumerate()
+        .filter(|(_, state)| match (state, &verdict) {
+            (MasterState::Held { token, .. }, Verdict::Held { token: held, .. }) => token == held,
+            (MasterState::Held { .. }, _) => true,
+            _ => false,
         })
-        .filter(|v| v.verdict != Verdict::Free || !v.queue.is_empty())
-        .collect()
+        .map(|(i, _)| i)
+        .collect();
+    let view = LockView {
+        key: lock.key.clone(),
+        verdict,
+        holding,
+        waiting: masters.iter().map(|m| m.waiting).max().unwrap_or(0),
+        queue: line(&masters),
+        states,
+    };
+    (view.verdict != Verdict::Free || !view.queue.is_empty()).then_some(view)
 }
 
 #[cfg(test)]
@@ -57,7 +50,7 @@ pub(super) mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::lock::{FoundLock, Holder, LockRead, NodeError, QueueRead, QueuedWaiter, Ttl};
+    use crate::lock::{Holder, LockRead, NodeError, QueueRead, QueuedWaiter, Ttl};
 
     pub fn read(token: Option<&str>) -> LockRead {
         LockRead {
@@ -89,19 +82,14 @@ pub(super) mod tests {
         }
     }
 
-    fn scan(locks: Vec<FoundLock>) -> Scan {
-        let masters = (0..3)
-            .map(|i| crate::lock::MasterScan {
+    fn masters() -> Vec<MasterScan> {
+        (0..3)
+            .map(|i| MasterScan {
                 master: crate::lock::Master::parse(&format!("redis://h{i}:6379")).unwrap(),
                 keys: 1,
                 end: crate::lock::ScanEnd::Complete,
             })
-            .collect();
-        Scan {
-            masters,
-            locks,
-            strays: Vec::new(),
-        }
+            .collect()
     }
 
     #[test]
@@ -118,10 +106,10 @@ pub(super) mod tests {
             key: "f".into(),
             reads: vec![Ok(read(None)), Ok(read(None)), Ok(read(Some("x")))],
         };
-        let views = views(&scan(vec![held, free]));
-        assert_eq!(views.len(), 1);
-        assert!(matches!(views[0].verdict, Verdict::Held { masters: 2, .. }));
-        assert_eq!(views[0].holding, [0, 2]);
+        let held = view(&held, &masters()).expect("listed");
+        assert!(matches!(held.verdict, Verdict::Held { masters: 2, .. }));
+        assert_eq!(held.holding, [0, 2]);
+        assert_eq!(view(&free, &masters()), None);
     }
 
     #[test]
@@ -137,7 +125,7 @@ pub(super) mod tests {
             reads: vec![Ok(one), Ok(two), Ok(read(None))],
         };
         // Free, but listed for its waiters; the lapsed place is left out of the line.
-        let view = &views(&scan(vec![lock]))[0];
+        let view = view(&lock, &masters()).expect("listed");
         assert_eq!(view.verdict, Verdict::Free);
         assert_eq!(view.waiting, 3);
         let order: Vec<(&str, usize)> = view

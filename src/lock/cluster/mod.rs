@@ -233,6 +233,17 @@ impl Cluster {
                 NodeError::Server(text) => Redirect::parse(text, &address),
                 _ => None,
             };
+            // Told apart from a node given as a single server (see `cause`): this one is in a
+            // cluster, but where it sends us cannot be reached.
+            let error = match error {
+                NodeError::Server(text) if redirect.is_none() && slots::is_redirection(&text) => {
+                    NodeError::Server(format!(
+                        "the node sent a redirection that cannot be followed (check the \
+                         addresses the cluster's nodes announce): {text}"
+                    ))
+                }
+                error => error,
+            };
             match redirect {
                 Some(Redirect::Moved { slot, address }) if redirects < MAX_REDIRECTS => {
                     redirects += 1;
@@ -411,7 +422,7 @@ impl Cluster {
             .await
             .unwrap_or_else(|_| Err(seed.timed_out()))?;
         let ranges = slots::parse_slots(&map, &seed_address)
-            .ok_or_else(|| NodeError::BadReply(format!("CLUSTER SLOTS answered {map:?}")))?;
+            .ok_or_else(|| NodeError::BadReply(format!("CLUSTER SLOTS answered {map}")))?;
         let mut primaries: Vec<&str> = Vec::new();
         for range in &ranges {
             if !primaries.contains(&range.primary.address.as_str()) {

@@ -80,7 +80,7 @@ pub(crate) async fn probe(cluster: &Cluster, timeout: Duration) -> Probe {
     let ranges = match map {
         Ok(reply) => slots::parse_slots(&reply, &seed_address).unwrap_or_else(|| {
             facts.map_refused = Some(NodeError::BadReply(format!(
-                "CLUSTER SLOTS answered {reply:?}"
+                "CLUSTER SLOTS answered {reply}"
             )));
             Vec::new()
         }),

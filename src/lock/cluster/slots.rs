@@ -48,6 +48,13 @@ impl Redirect {
     }
 }
 
+/// Whether an error reply is a redirection (`MOVED` or `ASK`), followable or not: one that
+/// [`Redirect::parse`] refuses (an address that does not parse, a slot out of range) must be
+/// reported as a redirection that cannot be followed, not as any other error.
+pub(crate) fn is_redirection(error: &str) -> bool {
+    error.starts_with("MOVED ") || error.starts_with("ASK ")
+}
+
 /// `host:port` with an unknown host (empty or `?`) replaced by the host of `asked`; `None`
 /// when there is no port that parses.
 fn endpoint(written: &str, asked: &str) -> Option<String> {

@@ -409,3 +409,24 @@ fn rejects_what_is_not_resp2() {
         Err(BadReply::TooManyElements)
     );
 }
+
+#[test]
+fn replies_read_as_redis_cli_shows_them_on_one_line() {
+    let reply = Reply::Array(vec![
+        Reply::Nil,
+        Reply::Int(-1),
+        Reply::Bulk(b"tok\x1b[2J".to_vec()),
+        Reply::Simple("OK".into()),
+        Reply::Error("ERR no".into()),
+        Reply::Array(vec![]),
+    ]);
+    assert_eq!(
+        reply.to_string(),
+        r#"[(nil), (integer) -1, "tok\u{1b}[2J", OK, (error) ERR no, []]"#
+    );
+    // A megabyte reply is cut, and says how much more there was.
+    let long = Reply::Array(vec![Reply::Bulk(vec![b'x'; 1 << 20]); 100]);
+    let shown = long.to_string();
+    assert!(shown.len() < 1000, "{}", shown.len());
+    assert!(shown.ends_with(" more]"), "{shown}");
+}

@@ -138,7 +138,7 @@ pub(super) async fn read_lock(
     ];
     let limit = max_waiters.max(1).to_string();
     let reply = node.eval(&READ, &names, &[limit.as_bytes()]).await?;
-    decode(&reply).ok_or_else(|| NodeError::BadReply(format!("unexpected reply {reply:?}")))
+    decode(&reply).ok_or_else(|| NodeError::BadReply(format!("unexpected reply {reply}")))
 }
 
 fn decode(reply: &Reply) -> Option<LockRead> {
