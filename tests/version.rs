@@ -23,39 +23,11 @@ fn git(dir: &Path, args: &[&str]) -> Output {
         .expect("run git")
 }
 
-/// The target rustc builds for by default: the one the tests' own binary was built for.
-fn host_target() -> String {
-    let info = stdout(Command::new("rustc").arg("-vV").output().expect("rustc"));
-    info.lines()
-        .find_map(|line| line.strip_prefix("host: "))
-        .expect("a host line")
-        .to_string()
-}
-
 #[test]
 fn version_names_the_release_the_commit_and_the_target() {
     let shown = stdout(common::redlock().arg("--version").output().unwrap());
-    let lines: Vec<&str> = shown.lines().collect();
-    assert_eq!(lines.len(), 3, "{shown}");
-    assert_eq!(lines[0], format!("redlock {}", env!("CARGO_PKG_VERSION")));
-    let commit = lines[1].strip_prefix("commit ").expect(&shown);
-    // The suite runs from a checkout (CI clones one); from a source archive, there is no
-    // commit to name.
-    let head = git(
-        Path::new(env!("CARGO_MANIFEST_DIR")),
-        &["rev-parse", "HEAD"],
-    );
-    if head.status.success() {
-        let head = String::from_utf8(head.stdout).unwrap();
-        assert!(
-            commit.len() >= 12 && head.trim().starts_with(commit),
-            "{shown}: HEAD is {head}"
-        );
-    } else {
-        assert_eq!(commit, "unknown", "{shown}");
-    }
-    assert_eq!(lines[2], format!("target {}", host_target()));
-    // -V is the short form; `help` and the man pages show that one too.
+    common::assert_long_version(&shown);
+    // -V is the short form; the man pages show that one too.
     let short = stdout(common::redlock().arg("-V").output().unwrap());
     assert_eq!(short, format!("redlock {}\n", env!("CARGO_PKG_VERSION")));
 }
