@@ -23,6 +23,17 @@ pub use examples::{EXAMPLES, SUBCOMMANDS, examples};
 pub use ops::{ListArgs, MetricsArgs};
 pub use placement::{GlobalArgs, check_placement};
 
+/// What `redlock --version` prints after the name: the version, then the commit and the
+/// target, as users paste them into bug reports (build.rs finds them). `-V` prints the version
+/// alone, and so do the man pages, which would otherwise change with every commit.
+pub const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\ncommit ",
+    env!("REDLOCK_BUILD_COMMIT"),
+    "\ntarget ",
+    env!("REDLOCK_BUILD_TARGET"),
+);
+
 /// Distributed locks for shell scripts, cron jobs and CI pipelines.
 ///
 /// redlock takes a lock on a majority of N independent Redis masters (the Redlock algorithm),
@@ -31,6 +42,7 @@ pub use placement::{GlobalArgs, check_placement};
 #[command(
     name = "redlock",
     version,
+    long_version = LONG_VERSION,
     propagate_version = true,
     disable_help_subcommand = true,
     max_term_width = 100

@@ -209,6 +209,9 @@ fn visible() -> clap::Command {
     if let Some(version) = cli.get_version() {
         root = root.version(version.to_string());
     }
+    if let Some(version) = cli.get_long_version() {
+        root = root.long_version(version.to_string());
+    }
     if let Some(about) = cli.get_about() {
         root = root.about(about.clone());
     }
@@ -240,7 +243,9 @@ pub fn subcommand_page(name: &str) -> Option<String> {
 /// EXTRA and which gets sections of its own here.
 fn page(command: clap::Command, name: &str) -> String {
     let mut out = Vec::new();
-    let _ = clap_mangen::Man::new(command.after_help(None::<&str>)).render(&mut out);
+    // The long version names the commit: a checked-in page would be stale after every one.
+    let command = command.after_help(None::<&str>).long_version(None::<&str>);
+    let _ = clap_mangen::Man::new(command).render(&mut out);
     let mut page = String::from_utf8_lossy(&out).into_owned();
     page.push_str(&exit::man_section());
     page.push_str(ENVIRONMENT_AND_FILES);

@@ -9,7 +9,8 @@
 //! - `processes`: processes started and watched by the tests ([`Running`], [`Captured`],
 //!   signals, process groups, [`eventually`]);
 //! - `measure`: a process's peak memory ([`run_measured`]);
-//! - `holder`: what a holder record names (host, user, command).
+//! - `holder`: what a holder record names (host, user, command);
+//! - `version`: what `redlock --version` must say for this checkout.
 //!
 //! Test files use the re-exports below (`use common::{Cluster, Running, ...}`), so a file's
 //! place in this directory is not part of any test.
@@ -24,7 +25,9 @@ mod processes;
 pub mod proxy;
 mod redis_cluster;
 mod servers;
+mod version;
 
+use std::path::Path;
 use std::process::Command;
 
 // Each test binary uses a different part of these, as of the items themselves (dead_code above).
@@ -43,11 +46,18 @@ pub use processes::{
 pub use redis_cluster::{Layout, RedisCluster};
 #[allow(unused_imports)]
 pub use servers::{Cluster, Server, TEST_PORTS, bind_test_port, free_port, listens_on};
+#[allow(unused_imports)]
+pub use version::{assert_long_version, host_target};
 
 /// The redlock binary under test, with a clean environment for redlock's own variables, and
 /// no user config file (a developer's own ~/.config/redlock must not leak into the tests).
 pub fn redlock() -> Command {
-    redlock_env(Command::new(env!("CARGO_BIN_EXE_redlock")))
+    redlock_at(Path::new(env!("CARGO_BIN_EXE_redlock")))
+}
+
+/// Like [`redlock`], for another build of it (the one a package installs).
+pub fn redlock_at(program: &Path) -> Command {
+    redlock_env(Command::new(program))
 }
 
 /// `cmd` (redlock, or a shell that runs it) with redlock's environment cleaned as for

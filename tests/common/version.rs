@@ -1,0 +1,44 @@
+//! What a build of redlock says it is (`redlock --version`), checked against this checkout.
+
+use std::path::Path;
+use std::process::Command;
+
+/// The target rustc builds for by default: the one the tests' own binaries were built for.
+pub fn host_target() -> String {
+    let output = Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .expect("run rustc");
+    String::from_utf8(output.stdout)
+        .expect("utf-8")
+        .lines()
+        .find_map(|line| line.strip_prefix("host: "))
+        .expect("a host line from rustc -vV")
+        .to_string()
+}
+
+/// Checks what `redlock --version` printed: this crate's version, the commit this checkout is
+/// at (the suite runs from a checkout, as CI clones one; outside one, "unknown"), and the
+/// target.
+pub fn assert_long_version(shown: &str) {
+    let lines: Vec<&str> = shown.lines().collect();
+    assert_eq!(lines.len(), 3, "{shown}");
+    assert_eq!(lines[0], format!("redlock {}", env!("CARGO_PKG_VERSION")));
+    let commit = lines[1].strip_prefix("commit ").expect(shown);
+    let head = Command::new("git")
+        .arg("-C")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")))
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .expect("run git");
+    if head.status.success() {
+        let head = String::from_utf8(head.stdout).unwrap();
+        assert!(
+            commit.len() >= 12 && head.trim().starts_with(commit),
+            "{shown}: HEAD is {head}"
+        );
+    } else {
+        assert_eq!(commit, "unknown", "{shown}");
+    }
+    assert_eq!(lines[2], format!("target {}", host_target()));
+}
