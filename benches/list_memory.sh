@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Peak memory (max RSS) and wall time of `redlock list` over many locks, each with its holder
-# record, on 1 and on 3 masters, as text and as JSON (issue 22, item 8). The figures in
-# BENCHMARKS.md ("`list` over 100,000 locks") come from this script.
+# Peak memory (max RSS), wall time and CPU time (redlock's own, user + system) of `redlock list`
+# over many locks, each with its holder record, on 1 and on 3 masters, as text and as JSON
+# (issue 22, item 8). The figures in BENCHMARKS.md ("`list` over 100,000 locks") come from
+# this script.
 #
 # Usage: benches/list_memory.sh [REDLOCK_BINARY] [LOCKS]
 #   REDLOCK_BINARY  the binary to measure (default: target/release/redlock; build it first with
@@ -72,7 +73,7 @@ for port in "${ports[@]}"; do
 done
 
 echo "redlock list over $locks locks with holder records ($("$bin" --version))"
-printf '%-8s %-6s %12s %10s\n' masters format "max RSS MB" "time s"
+printf '%-8s %-6s %12s %10s %10s\n' masters format "max RSS MB" "time s" "CPU s"
 for masters in 1 3; do
   servers=$(for port in "${ports[@]:0:$masters}"; do printf 'redis://127.0.0.1:%s ' "$port"; done)
   for format in text json; do
@@ -92,6 +93,8 @@ for masters in 1 3; do
     rss_kb=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$work/time")
     wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { print $2 }' "$work/time")
     seconds=$(echo "$wall" | awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s }')
-    printf '%-8s %-6s %12.1f %10.2f\n' "$masters" "$format" "$(awk -v k="$rss_kb" 'BEGIN { print k / 1024 }')" "$seconds"
+    cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { print s }' "$work/time")
+    printf '%-8s %-6s %12.1f %10.2f %10.2f\n' "$masters" "$format" \
+      "$(awk -v k="$rss_kb" 'BEGIN { print k / 1024 }')" "$seconds" "$cpu"
   done
 done

@@ -130,7 +130,7 @@ fn fencing_and_release_notices_on_a_cluster_master() {
     let mut waiter = waiter.spawn().expect("spawn the waiter");
     let waiter_stderr = Captured::stderr_of(&mut waiter);
     waiter_stderr.wait_for(
-        &format!("listening for release notices of {key:?} on 1/1 masters"),
+        &format!("listening for release notices of {key:?} on 1 of 1 master"),
         Duration::from_secs(10),
     );
     let node = &cluster.nodes[owner];

@@ -69,7 +69,7 @@ fn redlock_run(servers: &[String], extra: &[&str], key: &str, args: &[&str]) -> 
 }
 
 /// A holder on `servers`, running until its gate opens; and a waiter (`-vv`, `--wait 60s`)
-/// that has subscribed, on `subscribed` of them, by the time this returns.
+/// that has subscribed, on `subscribed` (`2 of 3 masters`), by the time this returns.
 fn holder_and_waiter(
     servers: &[String],
     extra: &[&str],
@@ -81,7 +81,7 @@ fn holder_and_waiter(
     let mut waiter_cmd = redlock_run(servers, extra, key, &["--wait", "60s"]);
     waiter_cmd.arg("-vv");
     let waiter = Running::start(&mut waiter_cmd);
-    let listening = format!("{LISTENING} {key:?} on {subscribed} masters");
+    let listening = format!("{LISTENING} {key:?} on {subscribed}");
     assert!(
         waiter.wait_for_stderr(&listening, Duration::from_secs(30)),
         "{listening:?} never came: {}",
@@ -120,7 +120,7 @@ fn a_notice_wakes_the_waiter_and_its_subscriptions_end_with_the_wait() {
     let urls = cluster.urls();
     // A waiter listens on N - q + 1 masters (2 of 3): with the one master the quorum may lose
     // down, one of them still announces the release.
-    let (mut holder, mut waiter) = holder_and_waiter(&urls, &[], "handoff", "2/3");
+    let (mut holder, mut waiter) = holder_and_waiter(&urls, &[], "handoff", "2 of 3 masters");
     let mut connections: Vec<redis::Connection> =
         cluster.servers.iter().map(|s| s.connection()).collect();
     // One subscribed connection on each of two masters, the waiter's.
@@ -189,8 +189,12 @@ fn notices_log_in_as_the_acl_user_and_select_the_database() {
     let server = acl_server();
     let url = format!("redis://locker:s3cret@127.0.0.1:{}/3", server.port);
     let mut publisher = connect(&url);
-    let (mut holder, mut waiter) =
-        holder_and_waiter(std::slice::from_ref(&url), &[], "acl-notice", "1/1");
+    let (mut holder, mut waiter) = holder_and_waiter(
+        std::slice::from_ref(&url),
+        &[],
+        "acl-notice",
+        "1 of 1 master",
+    );
     woken_then_runs(&mut holder, &mut waiter, &mut publisher, "acl-notice");
 }
 
@@ -199,7 +203,7 @@ fn a_user_who_may_not_subscribe_still_waits_by_polling() {
     let server = acl_server();
     let url = format!("redis://muted:s3cret@127.0.0.1:{}", server.port);
     let (mut holder, mut waiter) =
-        holder_and_waiter(std::slice::from_ref(&url), &[], "muted", "0/1");
+        holder_and_waiter(std::slice::from_ref(&url), &[], "muted", "0 of 1 master");
     let said = waiter.stderr_so_far();
     assert!(
         said.contains("no release notices from redis://muted:***@127.0.0.1")
@@ -230,7 +234,7 @@ fn notices_travel_over_tls() {
     // The test publishes on the plain port the harness keeps open.
     let mut publisher = server.connection();
     let (mut holder, mut waiter) =
-        holder_and_waiter(&[server.tls_url()], &tls, "tls-notice", "1/1");
+        holder_and_waiter(&[server.tls_url()], &tls, "tls-notice", "1 of 1 master");
     woken_then_runs(&mut holder, &mut waiter, &mut publisher, "tls-notice");
 }
 

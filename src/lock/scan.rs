@@ -1,5 +1,5 @@
-//! Every lock at once, for `list`: a SCAN of each master for redlock's own keys, then one
-//! round of reads for the locks those keys name.
+//! Every lock at once, for `list`: a SCAN of each master for redlock's own keys, then reads of
+//! the locks those keys name, a batch at a time.
 //!
 //! How locks are found. A lock key is a name the user chose, so no pattern finds lock keys;
 //! redlock's own keys do: every key under [`RESERVED_PREFIX`] names its lock (see
@@ -22,11 +22,13 @@
 //!    lock's name once (the names are what sorts the report), never its keys' contents; every
 //!    lock found on any master is then read on every master (a verdict needs all of them) by
 //!    [`Redlock::read_locks`](super::Redlock::read_locks), one script per lock per master,
-//!    pipelined, a batch of names at a time that the caller reports and drops before the next.
-//!    Reads end by the scan's deadline extended by one node timeout, so that a scan that used
-//!    all its time still gets its reads; a read not done by then is reported as timed out.
-//!    What stays in memory is the names (distinct keys are counted by a 64-bit hash of each,
-//!    not kept) and one batch of reads, each read capped by the transport (see `READ`).
+//!    pipelined, a batch of names at a time that the caller reports and drops before the next
+//!    (see `batches`). Reads end by the scan's deadline extended by one node timeout, so that
+//!    a scan that used all its time still gets its reads; a read not done by then is reported
+//!    as timed out.
+//!    What stays in memory is the names (at most [`MAX_KEYS`] per master; distinct keys are
+//!    counted by a 64-bit hash of each, not kept) and one batch of reads, each read capped by
+//!    the transport (see `READ`).
 //!
 //! It writes nothing, and reads fencing counters only with commands that leave their access
 //! time alone (`EXISTS`, `PTTL`, `OBJECT IDLETIME`): a `GET` would reset the idle time that
@@ -52,8 +54,11 @@ use super::outcome::{Inspection, MasterState};
 use super::resp::{BadReply, Reply};
 use super::round::Masters;
 
+mod batches;
 mod glob;
 mod read;
+
+pub(super) use batches::{read_locks, read_strays};
 
 pub use read::{FenceRead, LockRead, QueueRead, Ttl};
 
@@ -306,67 +311,11 @@ pub(super) async fn scan(masters: &Masters, options: &ScanOptions) -> Scan {
     }
 }
 
-/// Reads the locks `keys` (from [`Scan::locks`]) on every master at once.
-pub(super) async fn read_locks(masters: &Masters, scan: &Scan, keys: &[String]) -> Vec<FoundLock> {
-    // Once per lock, not per master: a key with a `}` but no hash tag costs a search.
-    let names: Vec<keys::Names> = keys.iter().map(|key| keys::Names::of(key)).collect();
-    let per_master = join_all(masters.nodes.iter().map(|node| {
-        join_all(keys.iter().zip(&names).map(|(key, names)| {
-            in_time(
-                scan.read_deadline,
-                node,
-                read::read_lock(node, key, names, scan.max_waiters),
-            )
-        }))
-    }))
-    .await;
-    let mut found: Vec<FoundLock> = keys
-        .iter()
-        .map(|key| FoundLock {
-            key: key.clone(),
-            reads: Vec::with_capacity(masters.nodes.len()),
-        })
-        .collect();
-    for reads in per_master {
-        for (lock, read) in found.iter_mut().zip(reads) {
-            lock.reads.push(read);
-        }
-    }
-    found
-}
-
-/// Reads the TTL of each of `strays` (from [`Scan::strays`]) on its master.
-pub(super) async fn read_strays(
-    masters: &Masters,
-    scan: &Scan,
-    strays: &[StrayName],
-) -> Vec<StrayKey> {
-    join_all(strays.iter().map(|stray| async {
-        let node = &masters.nodes[stray.master];
-        StrayKey {
-            master: stray.master,
-            name: String::from_utf8_lossy(&stray.name).into_owned(),
-            ttl: in_time(scan.read_deadline, node, stray_ttl(node, &stray.name)).await,
-        }
-    }))
-    .await
-}
-
-/// `read`, or a timeout of `node` once `deadline` passes.
-async fn in_time<T>(
-    deadline: Instant,
-    node: &Endpoint,
-    read: impl Future<Output = Result<T, NodeError>>,
-) -> Result<T, NodeError> {
-    tokio::time::timeout_at(deadline.into(), read)
-        .await
-        .unwrap_or_else(|_| Err(node.timed_out()))
-}
-
 /// SCANs one master for names matching `pattern` until the cursor returns to 0, the deadline
 /// passes, `max_keys` distinct names are found, or the master fails; hands `file` each
 /// distinct name once, and returns how many there were. Names are told apart by a 64-bit hash
-/// (randomly keyed), so that a master's names are not all held at once.
+/// (randomly keyed), so that a master's names are not all held at once: two of [`MAX_KEYS`]
+/// names share a hash with a chance near 1 in 3 billion.
 async fn scan_master(
     node: &Node,
     pattern: &[u8],
@@ -452,15 +401,6 @@ fn scan_reply(reply: &Reply) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
         .map(|n| n.bulk().map(<[u8]>::to_vec))
         .collect::<Option<Vec<_>>>()?;
     Some((cursor, names))
-}
-
-/// The TTL of a key that no script of ours reads.
-async fn stray_ttl(node: &Endpoint, name: &[u8]) -> Result<Ttl, NodeError> {
-    let routed_by = String::from_utf8_lossy(name);
-    match node.command(&routed_by, &[b"PTTL", name]).await? {
-        Reply::Int(ms) => Ok(Ttl::from_pttl(ms)),
-        other => Err(NodeError::BadReply(format!("unexpected reply {other}"))),
-    }
 }
 
 /// Reads one lock's keys on one master; see `read`.
