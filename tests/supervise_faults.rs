@@ -55,21 +55,23 @@ fn the_guard_has_a_group_of_its_own_and_only_its_pipe() {
         guard.to_string(),
         "the guard does not lead its group"
     );
-    let fds: Vec<String> = std::fs::read_dir(format!("/proc/{guard}/fd"))
-        .unwrap()
-        .map(|e| {
-            std::fs::read_link(e.unwrap().path())
-                .unwrap()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
+    // The guard closes what it inherited right after the fork, but on a busy machine it may
+    // not have run yet when the command is ready: wait for it to settle, then look.
+    let fds = || -> Vec<String> {
+        std::fs::read_dir(format!("/proc/{guard}/fd"))
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.unwrap().path()).ok())
+            .map(|link| link.to_string_lossy().into_owned())
+            .collect()
+    };
+    let cwd = || std::fs::read_link(format!("/proc/{guard}/cwd")).unwrap();
+    eventually(Duration::from_secs(5), || {
+        fds().len() == 1 && cwd() == std::path::Path::new("/")
+    });
+    let fds = fds();
     assert_eq!(fds.len(), 1, "the guard holds more than its pipe: {fds:?}");
     assert!(fds[0].starts_with("pipe:"), "{fds:?}");
-    assert_eq!(
-        std::fs::read_link(format!("/proc/{guard}/cwd")).unwrap(),
-        std::path::Path::new("/")
-    );
+    assert_eq!(cwd(), std::path::Path::new("/"));
     run.open_gate();
     let output = run.wait_output();
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
