@@ -210,7 +210,7 @@ pub(super) async fn wait_in_line(
         );
         let start = Instant::now();
         let polled = tokio::select! {
-            polled = turns.take(masters, join) => Some(polled),
+            polled = turns.take(masters, join, cause) => Some(polled),
             () = cancel.cancelled() => None,
         };
         let Some(polled) = polled else {

@@ -14,6 +14,7 @@ use super::quorum::Decision;
 use super::quorum::Loss;
 use super::resp::Reply;
 use super::round::{Masters, Until};
+use super::wakeup::Wakeup;
 
 /// What one turn found.
 pub(super) struct Polled {
@@ -74,11 +75,11 @@ impl<'a> Turns<'a> {
         }
     }
 
-    /// One turn on every master.
-    pub(super) async fn take(&self, masters: &Masters, join: bool) -> Polled {
+    /// One turn on every master; `cause`: what started it (see `wakeup`).
+    pub(super) async fn take(&self, masters: &Masters, join: bool, cause: Wakeup) -> Polled {
         let waiter = self.waiter;
         if let Kind::Slot { limit } = waiter.kind {
-            return self.take_slot(masters, join, limit).await;
+            return self.take_slot(masters, join, limit, cause).await;
         }
         let names = waiter.names;
         let keys = names.lock_keys(waiter.key);
@@ -92,20 +93,22 @@ impl<'a> Turns<'a> {
             self.keep_ms.as_bytes(),
             if join { b"1" } else { b"" },
         ];
-        self.turn(masters, masters.quorum(), 1, (&WAIT, &keys, &args), turn)
+        let request = (&*WAIT, &keys[..], &args[..]);
+        self.turn(masters, (masters.quorum(), 1), request, turn, cause)
             .await
     }
 
     /// One turn (`request`: the script, keys and arguments of WAIT or a slot's WAIT_SLOT, each
     /// answer read by `decode`), decided by `quorum`; a waiter whose position is below `room`
-    /// somewhere may take it at its next turn (1 for the lock; L for a slot).
+    /// somewhere may take it at its next turn (1 for the lock; L for a slot). `cause` is what
+    /// started it, said when it takes the lock.
     pub(super) async fn turn(
         &self,
         masters: &Masters,
-        quorum: usize,
-        room: usize,
+        (quorum, room): (usize, usize),
         (script, keys, args): (&Lua, &[&str], &[&[u8]]),
         decode: fn(&Result<Reply, NodeError>) -> Option<Turn>,
+        cause: Wakeup,
     ) -> Polled {
         let waiter = self.waiter;
         let start = Instant::now();
@@ -161,10 +164,10 @@ impl<'a> Turns<'a> {
         polled.outcome = match round.tally.decision() {
             Decision::Won if elapsed + waiter.timing.drift() < waiter.timing.ttl => {
                 log::info!(
-                    event = "acquired", key = waiter.key, outcome = "turn",
+                    event = "acquired", key = waiter.key, outcome = "turn", cause = cause.label(),
                     elapsed_ms = elapsed.as_micros() as f64 / 1000.0,
                     confirmed = round.tally.yes(), masters = masters.nodes.len();
-                    "acquired {:?} in turn in {elapsed:.1?}", waiter.key
+                    "acquired {:?} in turn (started by {cause}) in {elapsed:.1?}", waiter.key
                 );
                 polled.partial = false;
                 let mut refusals = round.failures(masters);

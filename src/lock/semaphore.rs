@@ -86,6 +86,7 @@ use super::semaphore_scripts::{
     ACQUIRE_SLOT, EXTEND_SLOT, RELEASE_SLOT, SlotRefusal, WAIT_SLOT, slot_refusal, slot_turn,
     slot_vote,
 };
+use super::wakeup::Wakeup;
 
 /// The number of masters a holder of one of `limit` slots needs among `nodes`:
 /// floor(L·N/(L+1)) + 1 (see the module header); the majority for L = 1.
@@ -387,7 +388,13 @@ pub(super) async fn release_slot(
 
 impl Turns<'_> {
     /// A waiter's turn for a slot (see WAIT_SLOT), decided by the slot quorum.
-    pub(super) async fn take_slot(&self, masters: &Masters, join: bool, limit: u32) -> Polled {
+    pub(super) async fn take_slot(
+        &self,
+        masters: &Masters,
+        join: bool,
+        limit: u32,
+        cause: Wakeup,
+    ) -> Polled {
         let waiter = self.waiter;
         let names = SlotKeys::of(waiter.key);
         let limit_text = limit.to_string();
@@ -405,7 +412,7 @@ impl Turns<'_> {
         let quorum = quorum(masters.nodes.len(), limit);
         let request = (&*WAIT_SLOT, &names.all()[..], &args[..]);
         let mut polled = self
-            .turn(masters, quorum, limit as usize, request, slot_turn)
+            .turn(masters, (quorum, limit as usize), request, slot_turn, cause)
             .await;
         if let Err(AttemptFailure::Full { holders, .. }) = &mut polled.outcome {
             // Who holds the slots is not in a turn's answer: say nothing rather than guess.
