@@ -47,9 +47,9 @@
 //! - **Fault-free, a notice follows every failed turn** that can be followed by a success.
 //!   Let turn T of waiter W fail, and B be the masters that did not let W in when T ran there:
 //!   |B| ≥ N − q + 1, or T would have won. On each master of B, W is kept out by a lock or a
-//!   place ahead of it; each goes away by a script (a release, a clean-up, a LEAVE, a take
-//!   that moves the line), which, as it lets W in, publishes to W, on that master, after T ran
-//!   there, hence after W took its notices before T. W listens on q masters, and
+//!   place ahead of it (for a slot: the slots taken and the places ahead); each goes away by
+//!   a script (a release, a clean-up, a LEAVE), which, as it lets W in, publishes to W, on
+//!   that master, after T ran there, hence after W took its notices before T. W listens on q masters, and
 //!   q + (N − q + 1) > N: one of them is in B. The join turn is covered too: W subscribes
 //!   before its place exists, and nothing publishes to a token without a place. So, fault-free
 //!   and with every client a redlock, every turn but the first is started by a notice; a turn
