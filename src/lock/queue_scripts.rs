@@ -32,8 +32,8 @@ use super::scripts::{Refusal, SEMAPHORE_CHECK, semaphore_in_use, ttl};
 ///
 /// Wake-ups follow one rule (see `queue`, "Hand-off"): a script that may change who can take
 /// the lock on this master computes the eligible waiters before and after its writes
-/// (`eligible_lock`: the first live waiter, when the lock is free or already its own; a slot
-/// script has its own) and publishes to each newly eligible one except the caller
+/// (`eligible_lock`: the first live waiter, when the lock is free or already its own, and then
+/// the first live waiter itself; a slot script has its own) and publishes to each newly eligible one except the caller
 /// (`wake_newly`). So every change that lets a waiter in is announced by the master where it
 /// happens, and nothing else is.
 pub(super) const FUNCTIONS: &str = r"
@@ -74,13 +74,13 @@ end
 local function eligible_lock(now)
   local first = first_live(now)
   if not first then
-    return {}
+    return {}, false
   end
   local current = redis.call('GET', KEYS[1])
   if current and current ~= first then
-    return {}
+    return {}, first
   end
-  return {first}
+  return {first}, first
 end
 local function wake_newly(before, after, caller, publish, prefix, suffix)
   for _, token in ipairs(after) do

@@ -188,13 +188,16 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
   released = 1
 end
+local waiting = false
 if queued then
   if ARGV[2] ~= '' then
     drop(ARGV[1])
   end
-  wake_newly(before, eligible_lock(now), ARGV[1], ARGV[3], ARGV[4], ARGV[5])
+  local after
+  after, waiting = eligible_lock(now)
+  wake_newly(before, after, ARGV[1], ARGV[3], ARGV[4], ARGV[5])
 end
-if ARGV[2] ~= '' and released == 1 and not (queued and first_live(now)) then
+if ARGV[2] ~= '' and released == 1 and not waiting then
   redis.pcall(ARGV[3], ARGV[2], '')
 end
 return released

@@ -68,11 +68,12 @@ local function take(token, ttl, l, record)
 end
 local function eligible_slots(l)
   prune()
+  local first = first_live(now)
   local room = tonumber(l) - redis.call('ZCARD', KEYS[7])
-  if room <= 0 or not first_live(now) then
-    return {}
+  if room <= 0 or not first then
+    return {}, first
   end
-  return redis.call('ZRANGE', KEYS[3], 0, room - 1)
+  return redis.call('ZRANGE', KEYS[3], 0, room - 1), first
 end
 local function full(extra)
   local taken = redis.call('ZRANGE', KEYS[7], 0, -1, 'WITHSCORES')
@@ -251,8 +252,9 @@ elseif removed == 1 and ARGV[7] ~= '' then
   end
   keep(tonumber(ARGV[10]))
 end
-wake_newly(before, eligible_slots(ARGV[6]), ARGV[1], ARGV[3], ARGV[4], ARGV[5])
-if ARGV[2] ~= '' and removed == 1 and not first_live(now) then
+local after, waiting = eligible_slots(ARGV[6])
+wake_newly(before, after, ARGV[1], ARGV[3], ARGV[4], ARGV[5])
+if ARGV[2] ~= '' and removed == 1 and not waiting then
   redis.pcall(ARGV[3], ARGV[2], '')
 end
 return removed
