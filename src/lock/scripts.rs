@@ -177,13 +177,16 @@ pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
         &[
             FUNCTIONS,
             r"
-local queued = redis.call('EXISTS', KEYS[3]) == 1
+local mine = redis.call('GET', KEYS[1]) == ARGV[1]
+-- Only our lock going, or our place (a real release), can change who may take the lock here:
+-- a clean-up that finds no lock of ours leaves the queue alone.
+local queued = (mine or ARGV[2] ~= '') and redis.call('EXISTS', KEYS[3]) == 1
 -- The clock before any write: on Redis 3.2 to 4, a script may write after TIME only once it
 -- asked for effects replication, which now_ms does first.
 local now = queued and now_ms()
 local before = queued and eligible_lock(now)
 local released = 0
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+if mine then
   redis.call('DEL', KEYS[2])
   redis.call('DEL', KEYS[1])
   released = 1
