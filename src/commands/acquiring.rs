@@ -5,7 +5,7 @@ use std::sync::mpsc::{Receiver, Sender};
 
 use crate::config::LockSettings;
 use crate::exit::{self, Failure};
-use crate::lock::{AcquireError, AttemptFailure, Cancel, Holder, Lock, Redlock};
+use crate::lock::{AcquireError, AttemptFailure, Cancel, Holder, Lock, Redlock, Wakeup};
 use crate::metrics::{Observations, Outcome};
 use crate::plural::counted;
 use crate::supervise::{self, Event, signals};
@@ -107,6 +107,7 @@ pub fn acquire(
     });
     if let Ok(lock) = &result {
         wording::warn_degraded(&settings.key, lock.refusals());
+        seen.wakeup = lock.woken_by().map(Wakeup::label);
     }
     result.map_err(|error| match error {
         AcquireError::Cancelled => interrupted(&signals.inbox, &settings.key),

@@ -186,8 +186,16 @@ impl Redlock {
                                     .await;
                             }
                             Kind::Slot { limit } => {
-                                release_slot(&self.masters, key, &token, limit, timing, false)
-                                    .await;
+                                release_slot(
+                                    &self.masters,
+                                    key,
+                                    &token,
+                                    limit,
+                                    timing,
+                                    false,
+                                    None,
+                                )
+                                .await;
                             }
                         }
                         return Err(AcquireError::Cancelled);
@@ -302,6 +310,7 @@ impl Redlock {
                     timing,
                     validity_end: timing.validity_end(start),
                     refusals,
+                    woken_by: None,
                 });
             }
             Decision::Won => AttemptFailure::TooSlow { elapsed },
@@ -433,6 +442,7 @@ impl Redlock {
                 limit,
                 lock.timing,
                 true,
+                None,
             ));
         }
         let names = Names::of(lock.key());

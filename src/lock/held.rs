@@ -28,6 +28,7 @@
 use std::time::{Duration, Instant};
 
 use super::outcome::MasterFailure;
+use super::wakeup::Wakeup;
 
 /// How long a lock lives and how patient each request is.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -113,6 +114,9 @@ pub struct Lock {
     /// Masters that refused the acquisition for a configuration reason (a wrong password, a
     /// replica) although a majority granted it: the lock holds, with less fault tolerance.
     pub(super) refusals: Vec<MasterFailure>,
+    /// What started the turn in the fair queue that took it (`None`: taken without waiting in
+    /// line).
+    pub(super) woken_by: Option<Wakeup>,
 }
 
 impl Lock {
@@ -127,6 +131,7 @@ impl Lock {
             timing,
             validity_end: Instant::now(),
             refusals: Vec::new(),
+            woken_by: None,
         }
     }
 
@@ -163,6 +168,12 @@ impl Lock {
     /// lock (only those that answered before the decision).
     pub fn refusals(&self) -> &[MasterFailure] {
         &self.refusals
+    }
+
+    /// What started the turn in the fair queue that took it; `None` when it was taken without
+    /// waiting in line.
+    pub fn woken_by(&self) -> Option<Wakeup> {
+        self.woken_by
     }
 
     /// What is left of the validity now.

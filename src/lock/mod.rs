@@ -17,7 +17,8 @@
 //! - `fence`: fencing tokens, a number per lock that only goes up.
 //! - `verdict`: who holds a lock, judged from all masters' states.
 //! - `holder`: the record of who holds a lock.
-//! - `queue`: the fair queue waiters take turns in, and `queue_scripts`, its Lua.
+//! - `queue`: the fair queue waiters take turns in, `queue_turn` one turn in it, `wakeup` why
+//!   a turn starts, and `queue_scripts`, its Lua.
 //! - `cancel`: ending a wait from a signal handler; `undo`: removing what a failed or
 //!   interrupted attempt took, without being overtaken by it.
 //! - `scan`: every lock at once (for `list`): SCAN for redlock's own keys, then one read round.
@@ -51,6 +52,7 @@ mod pipe;
 mod probe;
 mod queue;
 mod queue_scripts;
+mod queue_turn;
 mod quorum;
 mod resp;
 mod round;
@@ -62,6 +64,7 @@ mod semaphore_scripts;
 mod semaphore_verdict;
 mod undo;
 mod verdict;
+mod wakeup;
 
 pub use cancel::Cancel;
 pub use cause::Cause;
@@ -88,3 +91,4 @@ pub use semaphore_verdict::{
     SemaphoreState, SemaphoreVerdict, SlotHolder, SlotsInspection, judge_slots,
 };
 pub use verdict::{InLine, Verdict, judge, line};
+pub use wakeup::Wakeup;

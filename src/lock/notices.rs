@@ -1,12 +1,12 @@
 //! Release notices: how a waiter learns at once that a lock was released.
 //!
 //! Waiting by polling alone makes a hand-off cost half a retry interval on average. Instead,
-//! the release script publishes on the channel of the first waiter in the key's queue (see
-//! `queue` and `keys::wake_channel`), and that waiter, subscribed to its own channel on N − q + 1
-//! masters (see `queue::listen_on` for why that is enough), tries
-//! again as soon as one notice arrives.
-//! Notices are best effort (Redis pub/sub delivers at most once, and a lock that expires by
-//! its TTL publishes nothing), so the jittered backoff stays as the fallback.
+//! every script that lets a waiter in on a master publishes on that waiter's own channel (see
+//! `queue`, "Hand-off", and `keys::wake_channel`), and the waiter, subscribed to it on q
+//! masters (see `queue::listen_on` for why that is enough), tries again as soon as one notice
+//! arrives. Notices are best effort (Redis pub/sub delivers at most once, and a lock that
+//! expires by its TTL publishes nothing), so a timer stays as the fallback (see `queue`, "No
+//! wake-up is lost", for exactly when it is needed).
 //!
 //! The design, and what it keeps:
 //! 1. **One connection path.** A subscription is a connection of its own per master (a

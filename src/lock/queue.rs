@@ -15,23 +15,57 @@
 //!    key's ticket counter on each master that refused. Its ticket is the highest number among
 //!    the answers, which must come from at least N − q + 1 masters (else it stays out of the
 //!    queue and retries like any refused attempt). It then subscribes to its own wake channel
-//!    (`keys::wake_channel`) on N − q + 1 masters (see [`listen_on`]), and only then places
-//!    itself, with WAIT, on every master: its token scored by that same ticket, a lease (the master's own time when the place lapses),
-//!    and a record of who it is. WAIT also raises each master's counter to the ticket.
+//!    (`keys::wake_channel`) on q masters (see [`listen_on`]), and only then places itself,
+//!    with WAIT, on every master: its token scored by that same ticket, a lease (the master's
+//!    own time when the place lapses), and a record of who it is. WAIT also raises each
+//!    master's counter to the ticket.
 //! 3. **Waiting.** WAIT is also the heartbeat and the attempt: on each master it drops places
 //!    whose lease lapsed, renews the caller's lease, and, when the caller is the first live
 //!    waiter there and the lock is free, takes the lock with `SET` (keeping the place until the
 //!    release). The lock is ours when a majority did so in time (validity and drift exactly as
-//!    for ACQUIRE).
-//!    The first waiter polls with the jittered backoff, at most once per [`HEARTBEAT`] while
-//!    the lock has a TTL; the others only renew their place, once per [`HEARTBEAT`].
-//! 4. **Hand-off.** RELEASE drops the releaser's place, and publishes on the
-//!    wake channel of the first live waiter only. That waiter tries at once. The others hear
-//!    nothing, so a hand-off costs the same with 4 waiters or 64. A lost notice costs the
-//!    first waiter up to one [`HEARTBEAT`].
+//!    for ACQUIRE). After a failed turn a waiter sleeps until a notice, or until its timer
+//!    (see `wakeup`): a waiter that is not first renews its place once per [`HEARTBEAT`]; the
+//!    first one waits for the holder's release at most a [`HEARTBEAT`] (or the lock's TTL),
+//!    and polls with the jittered backoff only where no notice will come (a lock held by a
+//!    client outside the queue, masters out of reach). Each turn records what started it.
+//! 4. **Hand-off.** Every script that changes who may take the lock on a master (RELEASE,
+//!    also where the releaser held only its place; the clean-up of a partial hold; LEAVE; the
+//!    slot scripts alike) publishes, on that master, to each waiter it newly lets in there,
+//!    never to the caller (`queue_scripts::FUNCTIONS`). A release thus wakes the first waiter
+//!    alone, once per master; the others hear nothing, so a hand-off costs the same with 4
+//!    waiters or 64.
 //! 5. **Leaving.** A waiter that is interrupted or gives up removes its place on every master
-//!    (LEAVE); if it was first and the lock is free, the next is woken. A waiter that dies or is
-//!    stopped stops renewing: its place lapses after [`lease`] by each master's clock.
+//!    (LEAVE); whoever that lets in is woken. A waiter that dies or is stopped stops renewing:
+//!    its place lapses after [`lease`] by each master's clock.
+//!
+//! # No wake-up is lost
+//! The race this rules out (issue 23): H took its turn on masters 1-3 while the previous
+//! holder's release was still on its way to 4 and 5, where H kept its place, first. H's release
+//! reached 1 and 2 first; the waiter W, woken there, overtook it on 3 (H's lock) and 4, 5 (H's
+//! place): 2 of 5, undone. Then H's release freed 3, 4 and 5, but only 3 deleted a lock, and
+//! only a deleted lock was announced: W, not listening on 3, slept a heartbeat. Now:
+//! - **Fault-free, a notice follows every failed turn** that can be followed by a success.
+//!   Let turn T of waiter W fail, and B be the masters that did not let W in when T ran there:
+//!   |B| ≥ N − q + 1, or T would have won. On each master of B, W is kept out by a lock or a
+//!   place ahead of it (for a slot: the slots taken and the places ahead); each goes away by
+//!   a script (a release, a clean-up, a LEAVE), which, as it lets W in, publishes to W, on
+//!   that master, after T ran there, hence after W took its notices before T. W listens on q masters, and
+//!   q + (N − q + 1) > N: one of them is in B. The join turn is covered too: W subscribes
+//!   before its place exists, and nothing publishes to a token without a place. So, fault-free
+//!   and with every client a redlock, every turn but the first is started by a notice; a turn
+//!   started by a notice may still fail (it overtook the release elsewhere), and then the
+//!   next notice comes from B.
+//! - **When a lost notice still costs a heartbeat.** Only when, after W's last turn T, on
+//!   every master of B among those W listens on, the change that lets W in is not announced to
+//!   W: (a) no script makes it: a holder's lock or slot expired by its TTL (the holder died,
+//!   was stopped or lost it), a place ahead lapsed (its waiter died or was stopped), a client
+//!   outside the queue deleted its lock (DEL, no notice); or (b) the notice does not reach W:
+//!   its subscription there ended (the master restarted, the connection was reset, the
+//!   master's `client-output-buffer-limit`; a subscription is not made again), PUBLISH is
+//!   denied there (ACL), or the master did not confirm the subscription within a node timeout
+//!   when W joined; or (c) T timed out on that master after the master had let W in (no later
+//!   change, no notice). Then W's timer starts its next turn: within one [`HEARTBEAT`], or the
+//!   holder's TTL if shorter (see `wakeup`), and the turn is counted as a `heartbeat`.
 //!
 //! # Why it is sound
 //! - **Safety is the lock's, unchanged.** Whoever holds the lock holds `SET NX` on a majority
@@ -98,14 +132,16 @@ use super::held::{Kind, Lock, Timing};
 use super::holder::Holder;
 use super::keys::Names;
 use super::lua::Lua;
-use super::node::NodeError;
 use super::notices::Notices;
 use super::outcome::{AttemptFailure, Conflict};
-use super::queue_scripts::{LEAVE, Turn, WAIT, turn, wait_vote};
-use super::quorum::{Decision, Loss, Vote};
+use super::queue_scripts::LEAVE;
+use super::queue_turn::Turns;
+use super::quorum::Vote;
 use super::resp::Reply;
 use super::round::{Masters, Until};
-use super::semaphore;
+use super::semaphore::{self, Seat, SlotKeys};
+use super::semaphore_scripts::LEAVE_SLOT;
+use super::wakeup::{Found, Wakeup, timer};
 
 /// How often a waiter that is not first renews its place.
 pub(super) const HEARTBEAT: Duration = Duration::from_secs(1);
@@ -160,8 +196,9 @@ pub(super) async fn wait_in_line(
     let channel = super::keys::wake_channel(waiter.key, &waiter.token);
     let deadline = Instant::now() + timing.node_timeout;
     let deadline = give_up_at.map_or(deadline, |at| at.min(deadline));
+    let listened = listen_on(masters, waiter.kind);
     let mut notices = tokio::select! {
-        notices = Notices::subscribe(listen_on(masters), &channel, deadline) => notices,
+        notices = Notices::subscribe(listened, &channel, deadline) => notices,
         () = cancel.cancelled() => return InLine::Cancelled,
     };
     log::debug!(
@@ -175,31 +212,37 @@ pub(super) async fn wait_in_line(
     // The start of the last round after which a majority had our place.
     let mut confirmed = waiter.since;
     let mut attempt = 0u32;
-    let mut woken = false;
-    let mut first_turn = true;
+    let mut cause = Wakeup::Joined;
     loop {
         if cancel.is_cancelled() {
             leave(masters, &waiter).await;
             return InLine::Cancelled;
         }
         let join = confirmed.elapsed() + HEARTBEAT + timing.node_timeout < lease(&timing);
+        log::info!(
+            event = "turn", key = waiter.key, cause = cause.label();
+            "turn in line for {:?}, started by {}", waiter.key, describe(cause)
+        );
         let start = Instant::now();
         let polled = tokio::select! {
-            polled = turns.take(masters, join) => Some(polled),
+            polled = turns.take(masters, join, cause) => Some(polled),
             () = cancel.cancelled() => None,
         };
         let Some(polled) = polled else {
             // The interrupted turn may have taken the lock somewhere.
-            undo(masters, &waiter).await;
+            undo(masters, &turns).await;
             leave(masters, &waiter).await;
             return InLine::Cancelled;
         };
         let failure = match polled.outcome {
-            Ok(lock) => return InLine::Took(lock),
+            Ok(mut lock) => {
+                lock.woken_by = Some(cause);
+                return InLine::Took(lock);
+            }
             Err(failure) => failure,
         };
         if polled.partial || polled.conflict.is_some() {
-            undo(masters, &waiter).await;
+            undo(masters, &turns).await;
         }
         if let Some(conflict) = polled.conflict {
             leave(masters, &waiter).await;
@@ -210,8 +253,7 @@ pub(super) async fn wait_in_line(
         // can spare means the place had lapsed on a majority: we were away (stopped, or the
         // host suspended, which the monotonic clock does not count) longer than `join`
         // believed. Join again at the back.
-        let lapsed = !first_turn && polled.remade > spare;
-        first_turn = false;
+        let lapsed = cause != Wakeup::Joined && polled.remade > spare;
         if lapsed {
             log::debug!("our place in the queue for {:?} had lapsed", waiter.key);
             leave(masters, &waiter).await;
@@ -230,31 +272,22 @@ pub(super) async fn wait_in_line(
             return InLine::GaveUp(failure);
         }
         on_retry(&failure);
-        let delay = if !polled.first {
-            // Not first: only keep the place (jittered, so heartbeats do not bunch up).
-            HEARTBEAT.mul_f64(0.75 + fastrand::f64() * 0.25)
-        } else if woken {
-            // Woken and beaten to it (by a client outside the queue): look again soon.
-            Duration::from_millis(fastrand::u64(1..=5))
-        } else {
-            let backoff = retry_delay(attempt);
+        let found = Found {
+            failure: &failure,
+            first: polled.first,
+            outsider: polled.outsider,
+        };
+        // Jittered, so that the heartbeats of many waiters do not bunch up.
+        let keep_alive = HEARTBEAT.mul_f64(0.75 + fastrand::f64() * 0.25);
+        let (delay, timer_cause) = timer(&found, keep_alive, HEARTBEAT, retry_delay(attempt));
+        if timer_cause == Wakeup::Backoff {
             attempt = attempt.saturating_add(1);
-            match failure {
-                // Held until its TTL runs out, unless released first (and then we hear).
-                AttemptFailure::Held {
-                    expires_in: Some(ttl),
-                    ..
-                } => backoff.max(ttl.min(HEARTBEAT)),
-                _ => backoff,
-            }
         }
-        .min(give_up_at.map_or(Duration::MAX, |at| at - now));
-        woken = false;
+        let delay = delay.min(give_up_at.map_or(Duration::MAX, |at| at - now));
         tokio::select! {
-            () = tokio::time::sleep(delay) => {}
+            () = tokio::time::sleep(delay) => cause = timer_cause,
             () = notices.next() => {
-                log::debug!("woken by a release notice of {:?}: our turn", waiter.key);
-                woken = true;
+                cause = Wakeup::Notice;
                 attempt = 0;
             }
             () = cancel.cancelled() => {
@@ -265,244 +298,69 @@ pub(super) async fn wait_in_line(
     }
 }
 
-/// The masters a waiter listens on for its wake-up: N − q + 1 of them, drawn at random. A
-/// release is announced by every master where it deleted the lock, at least the q of the
-/// holder's majority, and any q masters and these N − q + 1 share one: with every master up,
-/// one notice always reaches the waiter. With masters down or restarted (a subscription is
-/// not made again once broken) a notice can be missed, and the first waiter's poll, at most a
-/// [`HEARTBEAT`] later, covers it. Listening on all N would cost every master a connection and
-/// a subscription per waiter, a third of the CPU of a contended hand-off (BENCHMARKS.md).
-fn listen_on(masters: &Masters) -> Vec<&Endpoint> {
+/// What started a turn, for the log line.
+fn describe(cause: Wakeup) -> &'static str {
+    match cause {
+        Wakeup::Joined => "joining the queue",
+        Wakeup::Notice => "a release notice",
+        Wakeup::Heartbeat => "the heartbeat (no notice came)",
+        Wakeup::Backoff => "the backoff (no notice expected)",
+    }
+}
+
+/// The masters a waiter listens on for its wake-ups: as many as the quorum it waits for (the
+/// majority for the lock, a slot's quorum for a slot), drawn at random. Each change that lets
+/// it in is announced by the master where it happens; a failed turn was refused by at least
+/// N − q + 1 masters, and these q share one with them: fault-free, a notice always follows a
+/// failed turn (see the module header). Listening on all N would cost every master a
+/// connection and a subscription per waiter, a third of the CPU of a contended hand-off
+/// (BENCHMARKS.md); for an odd N and the lock, q = N − q + 1, as many as before.
+fn listen_on(masters: &Masters, kind: Kind) -> Vec<&Endpoint> {
+    let n = masters.nodes.len();
+    let quorum = match kind {
+        Kind::Lock => masters.quorum(),
+        Kind::Slot { limit } => semaphore::quorum(n, limit),
+    };
     let mut nodes: Vec<&Endpoint> = masters.nodes.iter().collect();
     fastrand::shuffle(&mut nodes);
-    nodes.truncate(masters.nodes.len() - masters.quorum() + 1);
+    nodes.truncate(quorum);
     nodes
 }
 
-/// What one turn found.
-pub(super) struct Polled {
-    pub outcome: Result<Lock, AttemptFailure>,
-    /// Some master gave us the lock although the turn failed: undo it.
-    pub partial: bool,
-    /// Masters that have our place (or gave us the lock).
-    pub placed: usize,
-    /// Of those, the masters where this very turn made the place (it had lapsed there).
-    pub remade: usize,
-    /// Masters that answered that they have no place for us.
-    pub placeless: usize,
-    /// Some master names us first (for a slot: in a position the free slots leave room for).
-    pub first: bool,
-    /// A master found the key in use otherwise (a slot's turn only).
-    pub conflict: Option<Conflict>,
-}
-
-/// The arguments of a waiter's WAIT, built once.
-pub(super) struct Turns<'a> {
-    pub waiter: &'a Waiter<'a>,
-    pub ttl_ms: Vec<u8>,
-    pub record: String,
-    pub ticket: String,
-    pub waiting_record: String,
-    pub lease_ms: String,
-    pub keep_ms: String,
-}
-
-impl<'a> Turns<'a> {
-    fn new(waiter: &'a Waiter<'a>) -> Turns<'a> {
-        let record = waiter
-            .holder
-            .map(|h| h.record(&waiter.token))
-            .unwrap_or_default();
-        // The same record, dated from when the wait began.
-        let waiting_record = waiter
-            .holder
-            .map(|h| {
-                Holder {
-                    since_ms: super::holder::unix_millis(std::time::SystemTime::now()),
-                    ..h.clone()
-                }
-                .record(&waiter.token)
-            })
-            .unwrap_or_default();
-        Turns {
-            waiter,
-            ttl_ms: waiter.timing.ttl_ms(),
-            record,
-            ticket: waiter.ticket.to_string(),
-            waiting_record,
-            lease_ms: lease(&waiter.timing).as_millis().to_string(),
-            keep_ms: keep(&waiter.timing).as_millis().to_string(),
-        }
-    }
-
-    /// One turn on every master.
-    async fn take(&self, masters: &Masters, join: bool) -> Polled {
-        let waiter = self.waiter;
-        if let Kind::Slot { limit } = waiter.kind {
-            return self.take_slot(masters, join, limit).await;
-        }
-        let names = waiter.names;
-        let keys = names.lock_keys(waiter.key);
-        let args: [&[u8]; 8] = [
-            waiter.token.as_bytes(),
-            &self.ttl_ms,
-            self.record.as_bytes(),
-            self.ticket.as_bytes(),
-            self.waiting_record.as_bytes(),
-            self.lease_ms.as_bytes(),
-            self.keep_ms.as_bytes(),
-            if join { b"1" } else { b"" },
-        ];
-        self.turn(masters, masters.quorum(), 1, (&WAIT, &keys, &args), turn)
-            .await
-    }
-
-    /// One turn (`request`: the script, keys and arguments of WAIT or a slot's WAIT_SLOT, each
-    /// answer read by `decode`), decided by `quorum`; a waiter whose position is below `room`
-    /// somewhere may take it at its next turn (1 for the lock; L for a slot).
-    pub(super) async fn turn(
-        &self,
-        masters: &Masters,
-        quorum: usize,
-        room: usize,
-        (script, keys, args): (&Lua, &[&str], &[&[u8]]),
-        decode: fn(&Result<Reply, NodeError>) -> Option<Turn>,
-    ) -> Polled {
-        let waiter = self.waiter;
-        let start = Instant::now();
-        let round = masters
-            .round_with(
-                quorum,
-                start + waiter.timing.node_timeout,
-                // Not `Decided`: a turn that fails must hear every master, or undo what one it
-                // did not hear from may have given it (no partial holds). A lost turn is not
-                // urgent; a won one still returns at quorum.
-                Until::WonOrAllAnswered,
-                wait_vote,
-                |node| node.eval(script, keys, args),
-            )
-            .await;
-        let elapsed = start.elapsed();
-        masters.trace("turn", waiter.key, &round, elapsed);
-        let mut polled = Polled {
-            outcome: Err(AttemptFailure::TooSlow { elapsed }),
-            // Anything but a refusal from every master may have left the key with us.
-            partial: round.tally.no() < masters.nodes.len(),
-            placed: 0,
-            placeless: 0,
-            remade: 0,
-            first: false,
-            conflict: None,
-        };
-        let mut held = Held::default();
-        for answer in round.answers.iter().flatten() {
-            match decode(answer) {
-                Some(Turn::Taken) => polled.placed += 1,
-                Some(Turn::NoPlace) => polled.placeless += 1,
-                Some(Turn::Conflict(conflict)) => polled.conflict = Some(conflict),
-                Some(Turn::Waiting(place)) => {
-                    polled.placed += 1;
-                    polled.remade += usize::from(!place.placed_before);
-                    polled.first |= place.position < room;
-                    held.place = held.place.max(place.position + 1);
-                    held.waiters = held.waiters.max(place.waiters);
-                    held.free &= place.refusal.free;
-                    held.holder = held.holder.take().or(place.refusal.holder);
-                    if let Some(ttl) = place.refusal.expires_in {
-                        held.expires_in = Some(held.expires_in.map_or(ttl, |t| t.max(ttl)));
-                    }
-                }
-                None => {}
-            }
-        }
-        polled.outcome = match round.tally.decision() {
-            Decision::Won if elapsed + waiter.timing.drift() < waiter.timing.ttl => {
-                log::info!(
-                    event = "acquired", key = waiter.key, outcome = "turn",
-                    elapsed_ms = elapsed.as_micros() as f64 / 1000.0,
-                    confirmed = round.tally.yes(), masters = masters.nodes.len();
-                    "acquired {:?} in turn in {elapsed:.1?}", waiter.key
-                );
-                polled.partial = false;
-                let mut refusals = round.failures(masters);
-                refusals.retain(|f| f.cause().is_configuration());
-                Ok(Lock {
-                    kind: waiter.kind,
-                    key: waiter.key.to_string(),
-                    token: waiter.token.clone(),
-                    timing: waiter.timing,
-                    validity_end: waiter.timing.validity_end(start),
-                    refusals,
-                })
-            }
-            Decision::Won => Err(AttemptFailure::TooSlow { elapsed }),
-            Decision::Lost(Loss::Refused) => Err(match waiter.kind {
-                Kind::Lock => AttemptFailure::Held {
-                    holder: held.holder.map(Box::new),
-                    expires_in: held.expires_in,
-                    free: held.free,
-                    waiters: held.waiters,
-                    place: (held.place > 0).then_some(held.place),
-                },
-                Kind::Slot { limit } => AttemptFailure::Full {
-                    limit,
-                    holders: Vec::new(),
-                    frees_in: held.expires_in,
-                    waiters: held.waiters,
-                    place: (held.place > 0).then_some(held.place),
-                },
-            }),
-            Decision::Lost(Loss::Unreachable) | Decision::Undecided => {
-                Err(AttemptFailure::Unreachable {
-                    needed: quorum,
-                    failures: round.failures(masters),
-                })
-            }
-        };
-        polled
-    }
-}
-
-/// What the masters that refused a turn said, merged.
-struct Held {
-    holder: Option<Holder>,
-    expires_in: Option<Duration>,
-    free: bool,
-    waiters: usize,
-    place: usize,
-}
-
-impl Default for Held {
-    fn default() -> Held {
-        Held {
-            holder: None,
-            expires_in: None,
-            free: true,
-            waiters: 0,
-            place: 0,
-        }
-    }
-}
-
-/// Removes whatever a failed or interrupted turn took, waking nobody.
-async fn undo(masters: &Masters, waiter: &Waiter<'_>) {
+/// Removes whatever a failed or interrupted turn took. A slot's undo puts the waiter's place
+/// back where the slot had taken it, so nobody behind passes it there (see RELEASE_SLOT); the
+/// undo wakes nobody, the waiter itself being the one its going lets in.
+async fn undo(masters: &Masters, turns: &Turns<'_>) {
+    let waiter = turns.waiter;
     let (key, token, timing) = (waiter.key, &waiter.token, waiter.timing);
     match waiter.kind {
         Kind::Lock => {
             release_token(masters, key, waiter.names, token, timing, false).await;
         }
         Kind::Slot { limit } => {
-            semaphore::release_slot(masters, key, token, limit, timing, false).await;
+            let seat = Seat {
+                ticket: &turns.ticket,
+                lease_ms: &turns.lease_ms,
+                record: &turns.waiting_record,
+                keep_ms: &turns.keep_ms,
+            };
+            semaphore::release_slot(masters, key, token, limit, timing, false, Some(&seat)).await;
         }
     }
 }
 
-/// Removes the waiter's place on every master (waking the next waiter where it was first and
-/// the lock is free). Bounded by one node timeout.
+/// Removes the waiter's place on every master (waking the waiters its going lets in there).
+/// Bounded by one node timeout.
 async fn leave(masters: &Masters, waiter: &Waiter<'_>) {
     let names = waiter.names;
-    let keys = names.lock_keys(waiter.key);
-    let keys = &keys;
+    let lock_keys = names.lock_keys(waiter.key);
+    let slot_keys = SlotKeys::of(waiter.key);
+    let slot_keys = slot_keys.all();
+    let (script, keys, limit): (&Lua, &[&str], String) = match waiter.kind {
+        Kind::Lock => (&LEAVE, &lock_keys, String::new()),
+        Kind::Slot { limit } => (&LEAVE_SLOT, &slot_keys, limit.to_string()),
+    };
+    let limit = &limit;
     let start = Instant::now();
     let round = masters
         .round(
@@ -512,14 +370,16 @@ async fn leave(masters: &Masters, waiter: &Waiter<'_>) {
                 Ok(Reply::Int(_)) => Vote::Yes,
                 _ => Vote::Error,
             },
-            move |node| async move {
-                let args: [&[u8]; 4] = [
+            |node| {
+                let args: [&[u8]; 5] = [
                     waiter.token.as_bytes(),
                     node.publish_command().as_bytes(),
                     names.wake_prefix.as_bytes(),
                     names.wake_suffix.as_bytes(),
+                    limit.as_bytes(),
                 ];
-                node.eval(&LEAVE, keys, &args).await
+                let arity = if limit.is_empty() { 4 } else { 5 };
+                async move { node.eval(script, keys, &args[..arity]).await }
             },
         )
         .await;

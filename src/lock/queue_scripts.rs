@@ -46,6 +46,13 @@ use super::resp::Reply;
 use super::scripts::{Refusal, SEMAPHORE_CHECK, semaphore_in_use, ttl};
 
 /// The functions the queue-aware scripts share; each script is these, then its body.
+///
+/// Wake-ups follow one rule (see `queue`, "Hand-off"): a script that may change who can take
+/// the lock on this master computes the eligible waiters before and after its writes
+/// (`eligible_lock`: the first live waiter, when the lock is free or already its own, and then
+/// the first live waiter itself; a slot script has its own) and publishes to each newly eligible one except the caller
+/// (`wake_newly`). So every change that lets a waiter in is announced by the master where it
+/// happens, and nothing else is.
 pub(super) const FUNCTIONS: &str = r"
 local function now_ms()
   if redis.replicate_commands then redis.replicate_commands() end
@@ -84,12 +91,27 @@ local function keep(ms)
     redis.call('PEXPIRE', KEYS[i], ms)
   end
 end
-local function wake_first(now, publish, prefix, suffix)
+local function eligible_lock(now)
   local first = first_live(now)
-  if first then
-    redis.pcall(publish, prefix .. first .. suffix, '')
+  if not first then
+    return {}, false
   end
-  return first
+  local current = redis.call('GET', KEYS[1])
+  if current and current ~= first then
+    return {}, first
+  end
+  return {first}, first
+end
+local function wake_newly(before, after, caller, publish, prefix, suffix)
+  for _, token in ipairs(after) do
+    local known = token == caller
+    for _, old in ipairs(before) do
+      known = known or old == token
+    end
+    if not known then
+      redis.pcall(publish, prefix .. token .. suffix, '')
+    end
+  end
 end
 ";
 
@@ -145,8 +167,9 @@ return {placed and 1 or 2, redis.call('ZRANK', KEYS[3], ARGV[1]), redis.call('ZC
     )
 });
 
-/// A waiter leaves the queue (interrupted, or out of patience). When it was first and the lock
-/// is free, the next live waiter is woken, so that nobody waits for a place that is gone.
+/// A waiter of the lock leaves the queue (interrupted, or out of patience). A waiter that its
+/// going lets take the lock here (it was first and the lock is free) is woken, so that nobody
+/// waits for a place that is gone. (A slot waiter leaves with LEAVE_SLOT.)
 /// ARGV: token, publish command, wake channel prefix, wake channel suffix.
 /// Returns 1 when a place was removed, 0 when this master had none.
 pub static LEAVE: LazyLock<Lua> = LazyLock::new(|| {
@@ -155,14 +178,12 @@ pub static LEAVE: LazyLock<Lua> = LazyLock::new(|| {
             FUNCTIONS,
             r"
 local now = now_ms()
-local first = first_live(now)
+local before = eligible_lock(now)
 if redis.call('ZSCORE', KEYS[3], ARGV[1]) == false then
   return 0
 end
 drop(ARGV[1])
-if first == ARGV[1] and redis.call('EXISTS', KEYS[1]) == 0 then
-  wake_first(now, ARGV[2], ARGV[3], ARGV[4])
-end
+wake_newly(before, eligible_lock(now), ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 return 1
 ",
         ],

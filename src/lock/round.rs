@@ -38,6 +38,10 @@ pub(super) enum Until {
     /// Once won, or every master answered (or the deadline passed): a waiter's turn that fails
     /// must know whether a master it did not hear from gave it the lock (see `queue`).
     WonOrAllAnswered,
+    /// Once won, or refused by this many masters, or every master answered (or the deadline
+    /// passed): a slot newcomer that will wait needs the tickets of more refusals than decide
+    /// its loss (see `semaphore`).
+    WonOrRefusedBy(usize),
 }
 
 impl Until {
@@ -47,6 +51,9 @@ impl Until {
             Until::Decided => tally.decision() != Decision::Undecided,
             Until::Conclusive => tally.decision() == Decision::Won || tally.refused_by_majority(),
             Until::WonOrAllAnswered => tally.decision() == Decision::Won,
+            Until::WonOrRefusedBy(refusals) => {
+                tally.decision() == Decision::Won || tally.no() >= refusals
+            }
             // Decided and written out: checked where the writes can be seen.
             Until::DecidedAndSent | Until::AllAnswered => false,
         }

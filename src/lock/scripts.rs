@@ -159,14 +159,17 @@ pub(super) fn binary_vote(answer: &Result<Reply, NodeError>) -> Vote {
 }
 
 /// Releases the lock if it is still ours: compare-and-delete, holder record included. A real
-/// release (not the clean-up of a failed attempt, which would only wake contenders for nothing)
-/// also gives up the releaser's place in the queue (a waiter keeps it while it holds the lock,
-/// see WAIT) and announces the release: to the first live waiter alone, on its own
-/// channel, or, when nobody is queued, on the key's release channel (for waiters that are not
-/// queued: an earlier redlock). Announcing is best effort (`pcall`): an ACL that denies PUBLISH
-/// must not turn a done release into an error.
-/// KEYS: see `queue_scripts`. ARGV: token, release channel (empty: a clean-up, announce
-/// nothing), the command to announce with (PUBLISH, or SPUBLISH on a cluster: every channel is
+/// release (not the clean-up of a failed attempt or turn) also gives up the releaser's place in
+/// the queue (a waiter keeps it while it holds the lock, see WAIT). Either way, a waiter that
+/// this very change lets take the lock on this master is woken, on its own channel (see
+/// `queue_scripts::wake_newly`): also where the releaser held only its place (its turn took
+/// the lock elsewhere), and also for a clean-up (a newcomer's partial hold kept the first
+/// waiter out); the caller's own undo wakes nobody. A real release with nobody queued
+/// announces on the key's release channel (for waiters that are not queued: an earlier
+/// redlock). Announcing is best effort (`pcall`): an ACL that denies PUBLISH must not turn a
+/// done release into an error.
+/// KEYS: see `queue_scripts`. ARGV: token, release channel (empty: a clean-up, which keeps the
+/// place), the command to announce with (PUBLISH, or SPUBLISH on a cluster: every channel is
 /// in the lock's slot), wake channel prefix, wake channel suffix.
 /// Returns 1 when deleted, 0 when the key is missing or holds another token.
 pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
@@ -174,27 +177,31 @@ pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
         &[
             FUNCTIONS,
             r"
-local queued = ARGV[2] ~= '' and redis.call('EXISTS', KEYS[3]) == 1
+local mine = redis.call('GET', KEYS[1]) == ARGV[1]
+-- Only our lock going, or our place (a real release), can change who may take the lock here:
+-- a clean-up that finds no lock of ours leaves the queue alone.
+local queued = (mine or ARGV[2] ~= '') and redis.call('EXISTS', KEYS[3]) == 1
 -- The clock before any write: on Redis 3.2 to 4, a script may write after TIME only once it
 -- asked for effects replication, which now_ms does first.
 local now = queued and now_ms()
+local before = queued and eligible_lock(now)
 local released = 0
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+if mine then
   redis.call('DEL', KEYS[2])
   redis.call('DEL', KEYS[1])
   released = 1
 end
-if ARGV[2] ~= '' then
-  local first = false
-  if queued then
+local waiting = false
+if queued then
+  if ARGV[2] ~= '' then
     drop(ARGV[1])
-    if released == 1 then
-      first = wake_first(now, ARGV[3], ARGV[4], ARGV[5])
-    end
   end
-  if released == 1 and not first then
-    redis.pcall(ARGV[3], ARGV[2], '')
-  end
+  local after
+  after, waiting = eligible_lock(now)
+  wake_newly(before, after, ARGV[1], ARGV[3], ARGV[4], ARGV[5])
+end
+if ARGV[2] ~= '' and released == 1 and not waiting then
+  redis.pcall(ARGV[3], ARGV[2], '')
 end
 return released
 ",

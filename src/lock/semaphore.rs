@@ -86,7 +86,8 @@ use super::held::{Kind, Lock, Timing};
 use super::holder::Holder;
 use super::keys::{self, Names};
 use super::outcome::{AcquireError, AttemptFailure, Conflict, ExtendError, Released};
-use super::queue::{self, Polled, Turns};
+use super::queue;
+use super::queue_turn::{Polled, Turns};
 use super::quorum::{Decision, Loss, majority};
 use super::round::{Masters, Until};
 use super::scripts::binary_vote;
@@ -95,12 +96,19 @@ use super::semaphore_scripts::{
     slot_vote,
 };
 use super::undo;
+use super::wakeup::Wakeup;
 
 /// The number of masters a holder of one of `limit` slots needs among `nodes`:
 /// floor(L·N/(L+1)) + 1 (see the module header); the majority for L = 1.
 pub fn quorum(nodes: usize, limit: u32) -> usize {
     let limit = limit.max(1) as usize;
     limit * nodes / (limit + 1) + 1
+}
+
+/// How many masters must draw a ticket for a newcomer to join the queue: N − majority + 1, as
+/// for the lock (the queue's own quorum is the majority, whatever the slots need; see `queue`).
+fn tickets_needed(nodes: usize) -> usize {
+    nodes - majority(nodes) + 1
 }
 
 /// A fresh token for a slot of a semaphore of `limit`.
@@ -221,7 +229,14 @@ impl Redlock {
             .round_with(
                 quorum,
                 start + timing.node_timeout,
-                Until::Decided,
+                // A caller that will wait needs tickets from N - majority + 1 refusals (the
+                // queue's quorum is the majority), more than the N - q + 1 that decide the
+                // slot: the answers that carry them must not be dropped at the decision.
+                if will_wait {
+                    Until::WonOrRefusedBy(tickets_needed(self.masters.nodes.len()))
+                } else {
+                    Until::Decided
+                },
                 slot_vote,
                 |node| node.eval(&ACQUIRE_SLOT, &keys, &args),
             )
@@ -238,7 +253,7 @@ impl Redlock {
             // Even when a quorum said yes: holders that disagree are an error to report,
             // not a race to win.
             (Some(conflict), _) => {
-                release_slot(&self.masters, key, token, limit, timing, false).await;
+                release_slot(&self.masters, key, token, limit, timing, false, None).await;
                 return Err(Refused::Conflict(conflict));
             }
             (None, Decision::Won) if elapsed + timing.drift() < timing.ttl => {
@@ -260,13 +275,12 @@ impl Redlock {
                     timing,
                     validity_end: timing.validity_end(start),
                     refusals,
+                    woken_by: None,
                 });
             }
             (None, Decision::Won) => (AttemptFailure::TooSlow { elapsed }, None),
             (None, Decision::Lost(Loss::Refused)) => {
-                // The queue's own quorum is the majority, whatever the slots need (see `queue`).
-                let n = self.masters.nodes.len();
-                full(limit, refusals, n - majority(n) + 1)
+                full(limit, refusals, tickets_needed(self.masters.nodes.len()))
             }
             (None, Decision::Lost(Loss::Unreachable) | Decision::Undecided) => {
                 let failure = AttemptFailure::Unreachable {
@@ -279,7 +293,7 @@ impl Redlock {
         // Unless every master refused, some may have given us a slot (also those that did not
         // answer in time, or whose answer the round did not wait for): give those back.
         if round.tally.no() < self.masters.nodes.len() {
-            release_slot(&self.masters, key, token, limit, timing, false).await;
+            release_slot(&self.masters, key, token, limit, timing, false, None).await;
         }
         Err(Refused::Failed(failure, ticket.filter(|_| will_wait)))
     }
@@ -313,10 +327,20 @@ impl Redlock {
     }
 }
 
+/// A waiter's place in the queue, as the undo of its own failed turn puts it back (see
+/// RELEASE_SLOT): its ticket, lease and record, and the queue keys' TTL.
+pub(super) struct Seat<'a> {
+    pub ticket: &'a str,
+    pub lease_ms: &'a str,
+    pub record: &'a str,
+    pub keep_ms: &'a str,
+}
+
 /// Removes our slot on every master. `announce`: a real release, which also gives up what is
-/// left of our place in the queue and wakes the waiters the free slots leave room for (see
-/// RELEASE_SLOT); without it, the clean-up of a failed attempt or turn, sent again when the
-/// attempt may overtake it (see `undo`). Bounded by one node timeout, as the lock's release.
+/// left of our place in the queue; without it, the clean-up of a failed attempt or turn (sent
+/// again when the attempt may overtake it, see `undo`), which with `seat` (a waiter's own turn)
+/// puts the waiter's place back where the slot took it. Either way the waiters the change lets
+/// in are woken (see RELEASE_SLOT). Bounded by one node timeout, as the lock's release.
 pub(super) async fn release_slot(
     masters: &Masters,
     key: &str,
@@ -324,6 +348,7 @@ pub(super) async fn release_slot(
     limit: u32,
     timing: Timing,
     announce: bool,
+    seat: Option<&Seat<'_>>,
 ) -> Released {
     let names = SlotKeys::of(key);
     let channel = if announce {
@@ -333,6 +358,10 @@ pub(super) async fn release_slot(
     };
     let limit_text = limit.to_string();
     let (keys, names, channel, limit_text) = (&names.all(), &names.names, &channel, &limit_text);
+    let seat_args: [&[u8]; 4] = match seat {
+        Some(seat) => [seat.ticket, seat.lease_ms, seat.record, seat.keep_ms].map(str::as_bytes),
+        None => [b""; 4],
+    };
     let start = Instant::now();
     let round = undo::guarded(masters, &timing, !announce, || {
         masters.round_with(
@@ -341,13 +370,18 @@ pub(super) async fn release_slot(
             Until::DecidedAndSent,
             binary_vote,
             move |node| async move {
-                let args: [&[u8]; 6] = [
+                let [ticket, lease_ms, record, keep_ms] = seat_args;
+                let args: [&[u8]; 10] = [
                     token.as_bytes(),
                     channel.as_bytes(),
                     node.publish_command().as_bytes(),
                     names.wake_prefix.as_bytes(),
                     names.wake_suffix.as_bytes(),
                     limit_text.as_bytes(),
+                    ticket,
+                    lease_ms,
+                    record,
+                    keep_ms,
                 ];
                 node.eval(&RELEASE_SLOT, keys, &args).await
             },
@@ -366,7 +400,13 @@ pub(super) async fn release_slot(
 
 impl Turns<'_> {
     /// A waiter's turn for a slot (see WAIT_SLOT), decided by the slot quorum.
-    pub(super) async fn take_slot(&self, masters: &Masters, join: bool, limit: u32) -> Polled {
+    pub(super) async fn take_slot(
+        &self,
+        masters: &Masters,
+        join: bool,
+        limit: u32,
+        cause: Wakeup,
+    ) -> Polled {
         let waiter = self.waiter;
         let names = SlotKeys::of(waiter.key);
         let limit_text = limit.to_string();
@@ -384,7 +424,7 @@ impl Turns<'_> {
         let quorum = quorum(masters.nodes.len(), limit);
         let request = (&*WAIT_SLOT, &names.all()[..], &args[..]);
         let mut polled = self
-            .turn(masters, quorum, limit as usize, request, slot_turn)
+            .turn(masters, (quorum, limit as usize), request, slot_turn, cause)
             .await;
         if let Err(AttemptFailure::Full { holders, .. }) = &mut polled.outcome {
             // Who holds the slots is not in a turn's answer: say nothing rather than guess.

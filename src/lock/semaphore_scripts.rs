@@ -18,7 +18,8 @@
 //! Waiters for a slot use the lock's fair queue (`queue`, with its keys and shared functions
 //! from `queue_scripts`): a newcomer takes a free slot only if the live waiters leave one for
 //! it, a waiter takes one when its position leaves room (slots taken + position < L), and a
-//! release wakes the waiters the free slots leave room for. The queue only adds refusals:
+//! change that lets waiters in (a release, a clean-up, a waiter leaving) wakes those it lets in
+//! (`eligible_slots`, `queue_scripts::wake_newly`). The queue only adds refusals:
 //! every slot is still taken by the same count below L, so it changes nothing in the argument
 //! in `semaphore`.
 //!
@@ -64,6 +65,15 @@ local function take(token, ttl, l, record)
     redis.call('HSET', KEYS[9], token, record)
   end
   keep_slots(l)
+end
+local function eligible_slots(l)
+  prune()
+  local first = first_live(now)
+  local room = tonumber(l) - redis.call('ZCARD', KEYS[7])
+  if room <= 0 or not first then
+    return {}, first
+  end
+  return redis.call('ZRANGE', KEYS[3], 0, room - 1), first
 end
 local function full(extra)
   local taken = redis.call('ZRANGE', KEYS[7], 0, -1, 'WITHSCORES')
@@ -208,10 +218,15 @@ return 1
 
 /// Removes a slot if it is still ours, with its record; the last slot takes the limit and the
 /// records with it. A real release (`announce`: ARGV[2] not empty) also gives up what is left
-/// of the caller's place in the queue, and wakes the waiters the free slots now leave room for
-/// (on their own channels), or, with nobody queued, announces on the release channel; the
-/// clean-up of a failed turn (ARGV[2] empty) keeps the place. Notices are best effort (pcall).
-/// ARGV: token, release channel or empty, publish command, wake channel prefix and suffix, L.
+/// of the caller's place in the queue, or, with nobody queued, announces on the release
+/// channel. A clean-up (ARGV[2] empty) keeps the place; a waiter undoing its own failed turn
+/// (ARGV[7] not empty) also gets back the place its slot took here (WAIT_SLOT drops the place
+/// of a slot it takes), with its ticket, so that nobody behind it passes it on this master.
+/// Either way, the waiters this very change lets take a slot here are woken, on their own
+/// channels (`wake_newly`, with `eligible_slots`: the first L - slots live waiters); the
+/// caller is not. Notices are best effort (pcall).
+/// ARGV: token, release channel or empty, publish command, wake channel prefix and suffix, L,
+/// then for a waiter's undo: ticket, lease ms, waiter record, keep ms (else empty).
 /// Returns 1 when removed, 0 when the slot was not (or no longer) there.
 pub static RELEASE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
@@ -219,36 +234,55 @@ pub static RELEASE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
             FUNCTIONS,
             PRELUDE,
             r"
-prune()
+local before = eligible_slots(ARGV[6])
 local removed = redis.call('ZREM', KEYS[7], ARGV[1])
 if removed == 1 then
   redis.call('HDEL', KEYS[9], ARGV[1])
 end
-local count = redis.call('ZCARD', KEYS[7])
-if count == 0 then
+if redis.call('ZCARD', KEYS[7]) == 0 then
   redis.call('DEL', KEYS[8], KEYS[9])
 end
-if ARGV[2] == '' then
-  return removed
-end
-drop(ARGV[1])
-if removed == 0 then
-  return 0
-end
-if first_live(now) then
-  local room = tonumber(ARGV[6]) - count
-  if room > 0 then
-    for _, waiter in ipairs(redis.call('ZRANGE', KEYS[3], 0, room - 1)) do
-      redis.pcall(ARGV[3], ARGV[4] .. waiter .. ARGV[5], '')
-    end
+if ARGV[2] ~= '' then
+  drop(ARGV[1])
+elseif removed == 1 and ARGV[7] ~= '' then
+  redis.call('ZADD', KEYS[3], ARGV[7], ARGV[1])
+  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[8]), ARGV[1])
+  if ARGV[9] ~= '' then
+    redis.call('HSET', KEYS[5], ARGV[1], ARGV[9])
   end
-else
+  keep(tonumber(ARGV[10]))
+end
+local after, waiting = eligible_slots(ARGV[6])
+wake_newly(before, after, ARGV[1], ARGV[3], ARGV[4], ARGV[5])
+if ARGV[2] ~= '' and removed == 1 and not waiting then
   redis.pcall(ARGV[3], ARGV[2], '')
 end
-return 1
+return removed
 ",
         ],
         BIT << 3,
+    )
+});
+
+/// A slot waiter leaves the queue (LEAVE, with the room the free slots leave): the waiters its
+/// going lets take a slot here are woken. ARGV: token, publish command, wake channel prefix and
+/// suffix, L. Returns 1 when a place was removed, 0 when this master had none.
+pub static LEAVE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            PRELUDE,
+            r"
+local before = eligible_slots(ARGV[5])
+if redis.call('ZSCORE', KEYS[3], ARGV[1]) == false then
+  return 0
+end
+drop(ARGV[1])
+wake_newly(before, eligible_slots(ARGV[5]), ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+return 1
+",
+        ],
+        BIT << 5,
     )
 });
 

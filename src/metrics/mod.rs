@@ -4,7 +4,10 @@
 //! Per lock key (label `key`): `redlock_wait_seconds` (histogram, seconds spent taking the lock,
 //! whatever the outcome), `redlock_held_seconds` (histogram, seconds from taking the lock to
 //! releasing or losing it), `redlock_outcomes_total{outcome}` (counter: acquired, conflict,
-//! unavailable, lost, max_duration) and `redlock_last_success_timestamp_seconds` (gauge).
+//! unavailable, lost, max_duration), `redlock_wakeups_total{cause}` (counter: locks taken after
+//! waiting in the fair queue, by what started the turn that took them: joined, notice,
+//! heartbeat, backoff; a heartbeat is a lost wake-up) and
+//! `redlock_last_success_timestamp_seconds` (gauge).
 //!
 //! Many processes write one file; no count may be lost and the collector must never read half
 //! a file. How:
@@ -69,6 +72,9 @@ pub struct Observations {
     pub wait: Option<Duration>,
     pub held: Option<Duration>,
     pub outcomes: Vec<Outcome>,
+    /// What started the turn in the fair queue that took the lock (one of
+    /// `text::WAKEUP_CAUSES`), when it was taken after waiting in line.
+    pub wakeup: Option<&'static str>,
     /// When the command succeeded under the lock, if it did.
     pub success_at: Option<SystemTime>,
 }
@@ -80,6 +86,7 @@ impl Observations {
             wait: None,
             held: None,
             outcomes: Vec::new(),
+            wakeup: None,
             success_at: None,
         }
     }
@@ -88,6 +95,7 @@ impl Observations {
         self.wait.is_none()
             && self.held.is_none()
             && self.outcomes.is_empty()
+            && self.wakeup.is_none()
             && self.success_at.is_none()
     }
 
@@ -105,6 +113,9 @@ impl Observations {
                 .outcomes
                 .entry(outcome.label().to_string())
                 .or_insert(0) += 1;
+        }
+        if let Some(cause) = self.wakeup {
+            *entry.wakeups.entry(cause.to_string()).or_insert(0) += 1;
         }
         if let Some(at) = self.success_at {
             let seconds = at.duration_since(UNIX_EPOCH).map_or(0.0, |d| {
@@ -155,6 +166,7 @@ mod tests {
         seen.wait = Some(Duration::from_millis(20));
         seen.held = Some(Duration::from_secs(3));
         seen.outcomes = vec![Outcome::Acquired, Outcome::Lost];
+        seen.wakeup = Some("notice");
         seen.success_at = Some(UNIX_EPOCH + Duration::from_millis(1_700_000_000_500));
         seen.add_to(&mut metrics);
         seen.success_at = Some(UNIX_EPOCH + Duration::from_secs(1_600_000_000));
@@ -165,6 +177,8 @@ mod tests {
         assert_eq!(job.outcomes["acquired"], 2);
         assert_eq!(job.outcomes["lost"], 2);
         assert_eq!(job.outcomes["conflict"], 0);
+        assert_eq!(job.wakeups["notice"], 2);
+        assert_eq!(job.wakeups["heartbeat"], 0);
         // The latest success stays.
         assert_eq!(job.last_success, Some(1_700_000_000.5));
     }

@@ -12,6 +12,7 @@ use std::fmt::Write;
 pub const WAIT: &str = "redlock_wait_seconds";
 pub const HELD: &str = "redlock_held_seconds";
 pub const OUTCOMES: &str = "redlock_outcomes_total";
+pub const WAKEUPS: &str = "redlock_wakeups_total";
 pub const LAST_SUCCESS: &str = "redlock_last_success_timestamp_seconds";
 
 /// The outcomes counted, each written (from 0) for every key, so that a first increase shows
@@ -23,6 +24,10 @@ pub const OUTCOME_NAMES: [&str; 5] = [
     "lost",
     "max_duration",
 ];
+
+/// What started the turn in the fair queue that took the lock, each written (from 0) for every
+/// key: a `heartbeat` is a lost wake-up (see the lock's `wakeup`).
+pub const WAKEUP_CAUSES: [&str; 4] = ["joined", "notice", "heartbeat", "backoff"];
 
 /// Upper bounds of the wait histogram's buckets, in seconds: from a free lock's few
 /// milliseconds to an hour in a queue.
@@ -50,6 +55,8 @@ pub struct KeyMetrics {
     pub wait: Histogram,
     pub held: Histogram,
     pub outcomes: BTreeMap<String, u64>,
+    /// Locks taken in the fair queue, by what started the turn that took them.
+    pub wakeups: BTreeMap<String, u64>,
     /// Unix time in seconds.
     pub last_success: Option<f64>,
 }
@@ -60,6 +67,7 @@ impl Default for KeyMetrics {
             wait: Histogram::new(&WAIT_BUCKETS),
             held: Histogram::new(&HELD_BUCKETS),
             outcomes: OUTCOME_NAMES.iter().map(|o| (o.to_string(), 0)).collect(),
+            wakeups: WAKEUP_CAUSES.iter().map(|c| (c.to_string(), 0)).collect(),
             last_success: None,
         }
     }
@@ -116,6 +124,12 @@ impl Metrics {
                 "counter",
             ),
             (
+                WAKEUPS,
+                "Locks taken after waiting in the fair queue, by what started the turn that took \
+                 them (joined, notice, heartbeat: a lost wake-up, backoff).",
+                "counter",
+            ),
+            (
                 LAST_SUCCESS,
                 "When a command last succeeded under the lock (run: the command exited 0; \
                  release: the lock was still held), Unix time.",
@@ -129,15 +143,8 @@ impl Metrics {
                 match family {
                     WAIT => histogram(&mut out, family, &key, &metrics.wait),
                     HELD => histogram(&mut out, family, &key, &metrics.held),
-                    OUTCOMES => {
-                        for (outcome, count) in &metrics.outcomes {
-                            let _ = writeln!(
-                                out,
-                                "{family}{{key=\"{key}\",outcome=\"{}\"}} {count}",
-                                label_value(outcome)
-                            );
-                        }
-                    }
+                    OUTCOMES => counters(&mut out, family, &key, "outcome", &metrics.outcomes),
+                    WAKEUPS => counters(&mut out, family, &key, "cause", &metrics.wakeups),
                     _ => {
                         if let Some(at) = metrics.last_success {
                             let _ = writeln!(out, "{family}{{key=\"{key}\"}} {}", number(at));
@@ -175,6 +182,7 @@ impl Metrics {
                     wait: Histogram::new(&[]),
                     held: Histogram::new(&[]),
                     outcomes: BTreeMap::new(),
+                    wakeups: BTreeMap::new(),
                     last_success: None,
                 }
             });
@@ -185,6 +193,9 @@ impl Metrics {
                     entry
                         .outcomes
                         .insert(label("outcome")?.to_string(), whole()?);
+                }
+                (WAKEUPS, "") => {
+                    entry.wakeups.insert(label("cause")?.to_string(), whole()?);
                 }
                 (LAST_SUCCESS, "") => entry.last_success = Some(sample.value),
                 (WAIT | HELD, part) => {
@@ -220,6 +231,9 @@ impl Metrics {
             for outcome in OUTCOME_NAMES {
                 metrics.outcomes.entry(outcome.to_string()).or_insert(0);
             }
+            for cause in WAKEUP_CAUSES {
+                metrics.wakeups.entry(cause.to_string()).or_insert(0);
+            }
             if metrics.wait.buckets.is_empty() && metrics.wait.count == 0 {
                 metrics.wait = Histogram::new(&WAIT_BUCKETS);
             }
@@ -228,6 +242,23 @@ impl Metrics {
             }
         }
         Ok(metrics)
+    }
+}
+
+/// One counter per label value: `family{key="K",label="value"} count`.
+fn counters(
+    out: &mut String,
+    family: &str,
+    key: &str,
+    label: &str,
+    counts: &BTreeMap<String, u64>,
+) {
+    for (value, count) in counts {
+        let _ = writeln!(
+            out,
+            "{family}{{key=\"{key}\",{label}=\"{}\"}} {count}",
+            label_value(value)
+        );
     }
 }
 
@@ -342,7 +373,7 @@ fn sample(line: &str) -> Option<Sample<'_>> {
 
 /// `redlock_wait_seconds_bucket` → (`redlock_wait_seconds`, `_bucket`).
 fn split_family(name: &str) -> Option<(&'static str, &str)> {
-    [OUTCOMES, LAST_SUCCESS, WAIT, HELD]
+    [OUTCOMES, WAKEUPS, LAST_SUCCESS, WAIT, HELD]
         .into_iter()
         .find_map(|family| Some((family, name.strip_prefix(family)?)))
         .filter(|(family, part)| {
@@ -362,6 +393,7 @@ mod tests {
             entry.wait.observe(7.5);
             entry.held.observe(42.25);
             *entry.outcomes.get_mut("acquired").unwrap() += 2;
+            *entry.wakeups.get_mut("notice").unwrap() += 3;
             entry.last_success = Some(1_763_700_000.125);
         }
         metrics
@@ -408,6 +440,14 @@ mod tests {
         for outcome in OUTCOME_NAMES {
             assert!(
                 text.contains(&format!("{{key=\"k\",outcome=\"{outcome}\"}} 0\n")),
+                "{text}"
+            );
+        }
+        for cause in WAKEUP_CAUSES {
+            assert!(
+                text.contains(&format!(
+                    "redlock_wakeups_total{{key=\"k\",cause=\"{cause}\"}} 0\n"
+                )),
                 "{text}"
             );
         }
