@@ -12,7 +12,7 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -44,11 +44,35 @@ fn artifacts() -> &'static Artifacts {
 }
 
 fn build() -> Result<Artifacts, String> {
-    let output = Command::new(repo().join("scripts/package"))
+    // Run as from a shell: without the variables cargo sets for a test, which crates' build
+    // scripts watch (ring's CARGO_PKG_NAME, ...): the release build would otherwise be
+    // redone whenever scripts/package is run by hand in between. Its progress (the release
+    // build, installing cargo-deb when missing) goes straight to the log: it takes minutes.
+    let mut package = Command::new(repo().join("scripts/package"));
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_for_tests = [
+            "CARGO_PKG_",
+            "CARGO_MANIFEST_",
+            "CARGO_BIN_",
+            "CARGO_CRATE_",
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+            || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "OUT_DIR"].contains(&&*name);
+        if set_for_tests {
+            package.env_remove(&*name);
+        }
+    }
+    let output = package
+        .stderr(Stdio::inherit())
         .output()
         .map_err(|e| format!("scripts/package: {e}"))?;
     if !output.status.success() {
-        return Err(format!("scripts/package failed:\n{}", describe(&output)));
+        return Err(format!(
+            "scripts/package failed ({}): see its output above",
+            output.status
+        ));
     }
     // It prints the paths of the package, the archive and SHA256SUMS, in that order.
     let stdout = String::from_utf8_lossy(&output.stdout);
