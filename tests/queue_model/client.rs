@@ -2,10 +2,9 @@
 //! time, deciding as the real rounds decide (src/lock/round.rs, `Until`).
 
 use crate::master::{Answer, Request};
-use crate::protocol::{FailedTurn, Protocol, Sleep};
+use crate::protocol::{Kind, Rules, Sleep, TICKETS};
 
 pub const MASTERS: usize = 3;
-pub const QUORUM: usize = 2;
 /// The most requests one connection carries at once in the model (an ACQUIRE or WAIT still
 /// running, its undo, the next round's request, a LEAVE: four).
 const WIRE: usize = 4;
@@ -19,6 +18,8 @@ pub enum Phase {
     Acquiring,
     /// Refused with a ticket: it subscribes to its wake channel next, then places itself.
     Joining,
+    /// Refused without enough tickets to join the queue: it backs off and arrives again.
+    Outside,
     /// Its WAIT round runs (`Until::WonOrAllAnswered`).
     Turn,
     /// Between turns: until the sleep ends or a notice is read.
@@ -40,6 +41,12 @@ pub struct Sent {
     /// The round that sent it still waits for its answer (a decided round stops listening).
     pub awaited: bool,
 }
+
+/// A newcomer's clean-up of a partial hold: it has no place to put back.
+pub const UNDO: Request = Request::Release {
+    announce: false,
+    reseat: None,
+};
 
 /// One connection's requests on the wire, oldest first: a master runs them in that order.
 #[derive(Clone, Copy, Debug, Default, Hash, PartialEq, Eq, PartialOrd, Ord)]
@@ -147,12 +154,13 @@ impl Client {
     }
 
     /// A master's answer to the current round arrives.
-    pub fn answer(&mut self, master: usize, answer: Answer, protocol: Protocol) {
+    pub fn answer(&mut self, master: usize, answer: Answer, rules: Rules) {
         self.answers[master] = Some(answer);
         let answers = self.answers;
         let answers = answers.iter().flatten();
         let taken = answers.clone().filter(|a| **a == Answer::Taken).count();
         let answered = answers.clone().count();
+        let won = taken >= rules.kind.quorum();
         match self.phase {
             Phase::Acquiring => {
                 let tickets = answers.filter_map(|a| match a {
@@ -160,35 +168,42 @@ impl Client {
                     _ => None,
                 });
                 let refused = tickets.clone().count();
-                if taken >= QUORUM {
+                if won {
                     self.hold();
-                } else if refused >= QUORUM || answered == MASTERS {
-                    // Refused by a majority: each refusal drew a ticket, and N - q + 1 = 2 of
-                    // them are in (with 3 masters all answered, one side has a majority).
-                    assert!(refused > MASTERS - QUORUM, "a refusal without tickets");
-                    self.ticket = tickets.max().unwrap_or(0);
+                } else if rules.newcomer_decided(taken, refused, answered) {
                     self.stop_listening();
+                    // Anything but a refusal from every master may have left it a partial hold.
                     if refused < MASTERS {
-                        self.send(Request::Release { announce: false });
+                        self.send(UNDO);
                     }
-                    self.phase = Phase::Joining;
+                    // Each refusal drew a ticket: it joins with the highest of N - majority + 1.
+                    self.phase = if refused >= TICKETS {
+                        self.ticket = tickets.max().expect("tickets");
+                        Phase::Joining
+                    } else {
+                        Phase::Outside
+                    };
                 }
             }
             Phase::Turn => {
-                if taken >= QUORUM {
+                if won {
                     self.unsubscribe();
                     self.hold();
                 } else if answered == MASTERS {
-                    if taken > 0 {
-                        self.send(Request::Release { announce: false });
-                    }
                     let first = answers
                         .clone()
                         .any(|a| matches!(a, Answer::Waiting { first: true, .. }));
-                    let sleep = protocol.after_failed_turn(FailedTurn {
-                        first,
-                        woken: self.woken,
-                    });
+                    // A slot's turn also undoes when first (`take_slot`: a master it did not
+                    // hear from may have given it one; here it heard all, so that is a no-op).
+                    let slot = matches!(rules.kind, Kind::Slots { .. });
+                    if taken > 0 || (slot && first) {
+                        let reseat = rules.undo_reseats().then_some(self.ticket);
+                        self.send(Request::Release {
+                            announce: false,
+                            reseat,
+                        });
+                    }
+                    let sleep = rules.after_failed_turn(first, self.woken);
                     self.woken = false;
                     self.phase = Phase::Sleeping(sleep);
                 }

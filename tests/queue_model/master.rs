@@ -4,7 +4,7 @@
 //! src/lock/queue_scripts.rs: WAIT, LEAVE and the shared `first_live`, `drop`, `wake_first`),
 //! keeping only what decides who may hold, who is first, and who is told.
 
-use crate::protocol::Protocol;
+use crate::protocol::{Kind, Rules};
 
 /// A client's token; tokens are never reused, so a client has one for its whole life.
 pub type Token = u8;
@@ -73,6 +73,8 @@ impl Queue {
 pub struct Master {
     /// `K`: the token that holds the lock here.
     pub lock: Option<Token>,
+    /// The slots key of a semaphore: the tokens (a bit each) that hold a slot here.
+    pub slots: u8,
     pub queue: Queue,
     /// `KEYS[6]`, the ticket counter.
     pub counter: u8,
@@ -86,8 +88,10 @@ pub enum Request {
     /// WAIT with `join` set (a live waiter's place never lapses in the model, so `join` is
     /// always true; see the header).
     Wait { ticket: u8 },
-    /// RELEASE; `announce` false is the clean-up of a failed attempt or turn (`undo`).
-    Release { announce: bool },
+    /// RELEASE (or RELEASE_SLOT); `announce` false is the clean-up of a failed attempt or turn
+    /// (`undo`), which for a slot waiter's turn in the fix puts back its place with its ticket
+    /// (`reseat`).
+    Release { announce: bool, reseat: Option<u8> },
     /// LEAVE.
     Leave,
 }
@@ -107,46 +111,53 @@ pub enum Answer {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Ran {
     pub answer: Option<Answer>,
-    /// The waiter whose wake channel it published on.
-    pub woke: Option<Token>,
+    /// The waiters (a bit each) on whose wake channels it published.
+    pub woke: u8,
     /// RELEASE deleted the caller's lock.
     pub released: bool,
 }
 
 impl Master {
     /// Runs `request` from `from`, atomically, as Redis runs a script.
-    pub fn run(&mut self, from: Token, request: Request, protocol: Protocol) -> Ran {
+    pub fn run(&mut self, from: Token, request: Request, rules: Rules) -> Ran {
+        if let Kind::Slots { limit } = rules.kind {
+            return self.run_slot(from, request, rules, limit as usize);
+        }
+        let fixed = rules.wakes_whoever_it_lets_in();
         match request {
             Request::Acquire => self.acquire(from),
             Request::Wait { ticket } => self.wait(from, ticket),
-            Request::Release { announce } if protocol.wakes_whoever_it_lets_in() => {
-                self.letting_in(from, |master| master.release_fixed(from, announce))
+            Request::Release { announce, .. } if fixed => {
+                self.letting_in(from, Master::eligible, |m| m.release_fixed(from, announce))
             }
-            Request::Leave if protocol.wakes_whoever_it_lets_in() => {
-                self.letting_in(from, |master| master.leave_fixed(from))
+            Request::Leave if fixed => {
+                self.letting_in(from, Master::eligible, |m| m.leave_fixed(from))
             }
-            Request::Release { announce } => self.release_today(from, announce),
+            Request::Release { announce, .. } => self.release_today(from, announce),
             Request::Leave => self.leave_today(from),
         }
     }
 
-    /// The fix's `eligible_lock`: the first live waiter, when the lock is free or its own.
-    fn eligible(&self) -> Option<Token> {
-        let first = self.first_live()?;
-        self.lock
-            .is_none_or(|holder| holder == first)
-            .then_some(first)
+    /// The fix's `eligible_lock` (a bit per token): the first live waiter, when the lock is
+    /// free or its own.
+    fn eligible(&self) -> u8 {
+        match self.first_live() {
+            Some(first) if self.lock.is_none_or(|holder| holder == first) => 1 << first,
+            _ => 0,
+        }
     }
 
-    /// The fix's rule around a script's writes (`wake_newly`): the waiter eligible after them
-    /// and not before is woken, unless it is the caller.
-    fn letting_in(&mut self, caller: Token, writes: impl FnOnce(&mut Master) -> Ran) -> Ran {
-        let before = self.eligible();
+    /// The fix's rule around a script's writes (`wake_newly`): the waiters `eligible` after
+    /// them and not before are woken, except the caller.
+    pub(crate) fn letting_in(
+        &mut self,
+        caller: Token,
+        eligible: impl Fn(&Master) -> u8,
+        writes: impl FnOnce(&mut Master) -> Ran,
+    ) -> Ran {
+        let before = eligible(self);
         let mut ran = writes(self);
-        let after = self.eligible();
-        if after != before && after != Some(caller) {
-            ran.woke = after;
-        }
+        ran.woke = eligible(self) & !before & !(1 << caller);
         ran
     }
 
@@ -165,8 +176,8 @@ impl Master {
         }
     }
 
-    /// The fix's LEAVE (writes only).
-    fn leave_fixed(&mut self, from: Token) -> Ran {
+    /// The fix's LEAVE and LEAVE_SLOT (writes only).
+    pub(crate) fn leave_fixed(&mut self, from: Token) -> Ran {
         self.drop_place(from);
         Ran::default()
     }
@@ -182,17 +193,26 @@ impl Master {
     }
 
     /// `first_live`: the first waiter whose lease runs (see `Place`).
-    fn first_live(&self) -> Option<Token> {
+    pub(crate) fn first_live(&self) -> Option<Token> {
         self.queue.first().map(|p| p.token)
     }
 
     /// `drop(token)`.
-    fn drop_place(&mut self, token: Token) {
+    pub(crate) fn drop_place(&mut self, token: Token) {
         self.queue.retain(|p| p.token != token);
     }
 
-    fn position(&self, token: Token) -> Option<usize> {
+    pub(crate) fn position(&self, token: Token) -> Option<usize> {
         self.queue.position(token)
+    }
+
+    /// The place-making part of WAIT and WAIT_SLOT (`join` is always set, see `Request`): the
+    /// caller's place, if it has none, and the counter raised to its ticket.
+    pub(crate) fn place(&mut self, token: Token, ticket: u8) {
+        if self.position(token).is_none() {
+            self.queue.insert(Place { ticket, token });
+            self.counter = self.counter.max(ticket);
+        }
     }
 
     fn acquire(&mut self, from: Token) -> Ran {
@@ -212,15 +232,8 @@ impl Master {
     }
 
     fn wait(&mut self, from: Token, ticket: u8) -> Ran {
-        let mut first = self.first_live();
-        if self.position(from).is_none() {
-            self.queue.insert(Place {
-                ticket,
-                token: from,
-            });
-            self.counter = self.counter.max(ticket);
-            first = self.queue.first().map(|p| p.token);
-        }
+        self.place(from, ticket);
+        let first = self.first_live();
         let current = self.lock;
         if first == Some(from) && (current.is_none() || current == Some(from)) {
             self.lock = Some(from);
@@ -255,8 +268,9 @@ impl Master {
         ran
     }
 
-    /// Today's LEAVE: it wakes the next waiter where the leaver was first and the lock free.
-    fn leave_today(&mut self, from: Token) -> Ran {
+    /// Today's LEAVE (also for a slot waiter): it wakes the next waiter where the leaver was
+    /// first and the lock free.
+    pub(crate) fn leave_today(&mut self, from: Token) -> Ran {
         let first = self.first_live();
         if self.position(from).is_none() {
             return Ran::default();
@@ -269,13 +283,13 @@ impl Master {
         ran
     }
 
-    /// `wake_first`: the first live waiter, which the script publishes to.
-    fn wake_first(&self) -> Option<Token> {
-        self.first_live()
+    /// `wake_first`: the first live waiter (a bit), which the script publishes to.
+    fn wake_first(&self) -> u8 {
+        self.first_live().map_or(0, |first| 1 << first)
     }
 }
 
-fn answered(answer: Answer) -> Ran {
+pub(crate) fn answered(answer: Answer) -> Ran {
     Ran {
         answer: Some(answer),
         ..Ran::default()

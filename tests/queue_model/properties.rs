@@ -2,21 +2,18 @@
 
 use stateright::Property;
 
-use crate::client::{Phase, QUORUM};
+use crate::client::Phase;
 use crate::master::Token;
-use crate::protocol::Sleep;
+use crate::protocol::{MAJORITY, Sleep};
 use crate::system::{QueueModel, State};
 
 /// The properties checked for `model`.
 pub fn of(model: &QueueModel) -> Vec<Property<QueueModel>> {
     let mut properties = vec![
-        Property::always("never two holders", |_, s: &State| {
-            s.clients
-                .iter()
-                .filter(|c| c.phase == Phase::Holding)
-                .count()
-                <= 1
-        }),
+        Property::always(
+            "never more holders than the limit",
+            |model: &QueueModel, s: &State| holders(s) <= model.kind.limit(),
+        ),
         Property::always("first come, first served", first_come_first_served),
         // The model is not vacuous: some run serves everyone.
         Property::sometimes("every client served", |_, s: &State| {
@@ -36,24 +33,31 @@ pub fn of(model: &QueueModel) -> Vec<Property<QueueModel>> {
 /// The clients (a bit each) with a live place on at least a majority of masters.
 pub fn placed_on_a_majority(state: &State) -> u8 {
     (0..state.clients.len() as Token)
-        .filter(|&t| state.masters.iter().filter(|m| m.has_place(t)).count() >= QUORUM)
+        .filter(|&t| state.masters.iter().filter(|m| m.has_place(t)).count() >= MAJORITY)
         .fold(0, |bits, t| bits | 1 << t)
 }
 
-/// Whoever holds the lock arrived before no live waiter that was placed on a majority by then
-/// and has not been served yet.
-fn first_come_first_served(_: &QueueModel, state: &State) -> bool {
-    state
-        .clients
-        .iter()
-        .filter(|c| c.phase == Phase::Holding)
-        .all(|holder| {
-            state.clients.iter().enumerate().all(|(i, earlier)| {
-                holder.behind & (1 << i) == 0
-                    || earlier.served
-                    || matches!(earlier.phase, Phase::Left | Phase::Crashed)
+fn holders(state: &State) -> usize {
+    let holders = state.clients.iter().filter(|c| c.phase == Phase::Holding);
+    holders.count()
+}
+
+/// While the lock (or every slot) is held, no holder arrived after a live waiter that was
+/// placed on a majority by then and has not been served yet: a later client never takes the
+/// lock, or the last free slot, from an earlier one.
+fn first_come_first_served(model: &QueueModel, state: &State) -> bool {
+    holders(state) < model.kind.limit()
+        || state
+            .clients
+            .iter()
+            .filter(|c| c.phase == Phase::Holding)
+            .all(|holder| {
+                state.clients.iter().enumerate().all(|(i, earlier)| {
+                    holder.behind & (1 << i) == 0
+                        || earlier.served
+                        || matches!(earlier.phase, Phase::Left | Phase::Crashed)
+                })
             })
-        })
 }
 
 /// Whether anything can happen without a timer: a request or notice on the wire, a notice
@@ -70,14 +74,14 @@ pub fn can_move_without_a_timer(state: &State) -> bool {
     })
 }
 
-/// No wake-up is lost: a state in which nothing can happen without a timer has no waiter left
-/// asleep. (With nothing on the wire and nobody holding, the lock is free on every master and
-/// every live waiter's place is on every master; a sleeping waiter there would wait for a
-/// timer.)
+/// No wake-up is lost: a state in which nothing can happen without a timer has no client left
+/// asleep. (With nothing on the wire and nobody holding, the lock and every slot are free on
+/// every master; a waiter asleep there, or a newcomer backing off outside the queue, would
+/// wait for a timer.)
 fn no_lost_wake_up(_: &QueueModel, state: &State) -> bool {
     can_move_without_a_timer(state)
-        || !state
-            .clients
-            .iter()
-            .any(|c| matches!(c.phase, Phase::Sleeping(sleep) if sleep.is_timer()))
+        || !state.clients.iter().any(|c| match c.phase {
+            Phase::Sleeping(sleep) => sleep.is_timer(),
+            phase => phase == Phase::Outside,
+        })
 }

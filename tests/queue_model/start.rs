@@ -2,18 +2,19 @@
 
 use crate::client::{Client, MASTERS, Phase};
 use crate::master::{Master, Place, Token};
-use crate::protocol::{Protocol, Sleep};
+use crate::protocol::{Kind, Rules, Sleep};
 use crate::system::State;
 
 #[derive(Clone, Copy, Debug)]
 pub enum Start {
     /// Nothing stored anywhere; `newcomers` clients, each wanting the lock once.
     Empty { newcomers: usize },
-    /// A hand-off about to happen: client 0 holds the lock on every master (taken by ACQUIRE);
-    /// then `waiters` clients placed on every master in that order, asleep (the first on its
-    /// backoff, the others on their heartbeat) and subscribed on any of the sets `listen_on`
-    /// may draw; then `joining` clients refused by every master, each with its ticket, about
-    /// to subscribe and place themselves; then `newcomers` that have not arrived yet.
+    /// A hand-off about to happen: client 0 holds the lock on every master (taken by
+    /// ACQUIRE; for slots, clients 0..L each hold a slot everywhere); then `waiters` clients
+    /// placed on every master in that order, asleep (the first on its backoff, the others on
+    /// their heartbeat) and subscribed on any of the sets `listen_on` may draw; then
+    /// `joining` clients refused by every master, each with its ticket, about to subscribe and
+    /// place themselves; then `newcomers` that have not arrived yet.
     /// Reachable from `Empty`: the holder arrives alone, then each other in turn, each round
     /// answered by every master before the next arrives.
     HandOff {
@@ -24,7 +25,7 @@ pub enum Start {
 }
 
 /// The states a run may start in (one per choice of subscriptions).
-pub fn states(start: Start, protocol: Protocol) -> Vec<State> {
+pub fn states(start: Start, rules: Rules) -> Vec<State> {
     let (waiters, joining, newcomers) = match start {
         Start::Empty { newcomers } => {
             return vec![State {
@@ -45,38 +46,42 @@ pub fn states(start: Start, protocol: Protocol) -> Vec<State> {
         served: true,
         ..Client::new()
     };
+    let holders = rules.kind.limit() as Token;
+    let holding = (1 << holders) - 1;
     let mut master = Master {
-        lock: Some(0),
+        lock: (rules.kind == Kind::Lock).then_some(0),
+        slots: if rules.kind == Kind::Lock { 0 } else { holding },
         counter: waiters + joining,
         ..Master::default()
     };
-    for token in 1..=waiters {
+    for ticket in 1..=waiters {
         master.queue.insert(Place {
-            ticket: token,
-            token,
+            ticket,
+            token: holders + ticket - 1,
         });
     }
     let mut states = vec![State {
         masters: [master; MASTERS],
-        clients: vec![holder],
+        clients: vec![holder; holders as usize],
         timers: 0,
     }];
-    for token in 1..=waiters + joining {
+    for ticket in 1..=waiters + joining {
+        let token = holders + ticket - 1;
         let waiter = Client {
-            ticket: token,
+            ticket,
             arrived: true,
             // Those placed before it arrived were placed everywhere.
-            behind: ((1 << token.min(waiters + 1)) - 1) & !1,
-            phase: if token > waiters {
+            behind: ((1 << token.min(holders + waiters)) - 1) & !holding,
+            phase: if ticket > waiters {
                 Phase::Joining
-            } else if token == 1 {
+            } else if ticket == 1 {
                 Phase::Sleeping(Sleep::Backoff)
             } else {
                 Phase::Sleeping(Sleep::Heartbeat)
             },
             ..Client::new()
         };
-        if token > waiters {
+        if ticket > waiters {
             for state in &mut states {
                 state.clients.push(waiter);
             }
@@ -84,7 +89,7 @@ pub fn states(start: Start, protocol: Protocol) -> Vec<State> {
         }
         let mut grown = Vec::new();
         for state in &states {
-            for &listening in protocol.listen_sets() {
+            for &listening in rules.listen_sets() {
                 let mut state = state.clone();
                 state.clients.push(Client {
                     listening,

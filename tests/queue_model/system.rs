@@ -5,7 +5,7 @@ use stateright::{Model, Property};
 
 use crate::client::{Client, MASTERS, Phase};
 use crate::master::{Master, Ran, Request, Token};
-use crate::protocol::Protocol;
+use crate::protocol::{Kind, Protocol, Rules, Sleep};
 use crate::start::{self, Start};
 use crate::{properties, symmetry};
 
@@ -13,6 +13,7 @@ use crate::{properties, symmetry};
 #[derive(Clone, Copy, Debug)]
 pub struct QueueModel {
     pub protocol: Protocol,
+    pub kind: Kind,
     pub start: Start,
     /// One client may crash (its place lapses, its lock expires).
     pub crash: bool,
@@ -54,8 +55,8 @@ pub enum Action {
     Crash(Token),
     /// A dead client's place lapses on `master` (its lease ran out).
     Lapse { client: Token, master: usize },
-    /// A dead client's lock expires on `master` (its TTL ran out).
-    Expire { master: usize },
+    /// A dead client's lock or slot expires on `master` (its TTL ran out).
+    Expire { client: Token, master: usize },
 }
 
 impl Model for QueueModel {
@@ -63,7 +64,7 @@ impl Model for QueueModel {
     type Action = Action;
 
     fn init_states(&self) -> Vec<State> {
-        start::states(self.start, self.protocol)
+        start::states(self.start, self.rules())
     }
 
     fn actions(&self, state: &State, actions: &mut Vec<Action>) {
@@ -77,7 +78,7 @@ impl Model for QueueModel {
             match client.phase {
                 Phase::Start => actions.push(Action::Arrive(token)),
                 Phase::Joining => {
-                    for &masters in self.protocol.listen_sets() {
+                    for &masters in self.rules().listen_sets() {
                         actions.push(Action::Listen {
                             client: token,
                             masters,
@@ -93,6 +94,9 @@ impl Model for QueueModel {
                     if !sleep.is_timer() || state.timers < self.timers {
                         actions.push(Action::Timer(token));
                     }
+                }
+                Phase::Outside if state.timers < self.timers => {
+                    actions.push(Action::Timer(token));
                 }
                 Phase::Holding => actions.push(Action::Release(token)),
                 _ => {}
@@ -120,14 +124,13 @@ impl Model for QueueModel {
                             master,
                         });
                     }
+                    if m.lock == Some(token) || m.slots & (1 << token) != 0 {
+                        actions.push(Action::Expire {
+                            client: token,
+                            master,
+                        });
+                    }
                 }
-            }
-        }
-        for (master, m) in state.masters.iter().enumerate() {
-            if m.lock
-                .is_some_and(|t| state.clients[t as usize].phase == Phase::Crashed)
-            {
-                actions.push(Action::Expire { master });
             }
         }
     }
@@ -148,6 +151,13 @@ impl Model for QueueModel {
 }
 
 impl QueueModel {
+    pub fn rules(&self) -> Rules {
+        Rules {
+            protocol: self.protocol,
+            kind: self.kind,
+        }
+    }
+
     /// Pushes the steps of one client that commute with every step of every other client and
     /// change nothing a property reads, if there are such; then exploring only them loses no
     /// state that breaks a property (partial-order reduction). Any path reordered to take each
@@ -168,9 +178,9 @@ impl QueueModel {
                 let Some(sent) = wire.oldest() else { continue };
                 let m = state.masters[master];
                 let mut after = m;
-                let ran = after.run(token, sent.request, self.protocol);
+                let ran = after.run(token, sent.request, self.rules());
                 let inert = !matches!(sent.request, Request::Acquire | Request::Wait { .. });
-                if inert && after == m && ran.woke.is_none() {
+                if inert && after == m && ran.woke == 0 {
                     actions.push(Action::Run {
                         client: token,
                         master,
@@ -181,7 +191,7 @@ impl QueueModel {
             match client.phase {
                 Phase::Start if !may_die => actions.push(Action::Arrive(token)),
                 Phase::Joining if !may_die => {
-                    for &masters in self.protocol.listen_sets() {
+                    for &masters in self.rules().listen_sets() {
                         actions.push(Action::Listen {
                             client: token,
                             masters,
@@ -217,15 +227,22 @@ impl QueueModel {
             }
             Action::Timer(c) => {
                 let client = &mut state.clients[c as usize];
-                if matches!(client.phase, Phase::Sleeping(sleep) if sleep.is_timer()) {
+                if client.phase != Phase::Sleeping(Sleep::Soon) {
                     state.timers += 1;
                 }
-                let ticket = client.ticket;
-                client.round(Request::Wait { ticket }, Phase::Turn);
+                if client.phase == Phase::Outside {
+                    client.round(Request::Acquire, Phase::Acquiring);
+                } else {
+                    let ticket = client.ticket;
+                    client.round(Request::Wait { ticket }, Phase::Turn);
+                }
             }
             Action::Release(c) => {
                 let client = &mut state.clients[c as usize];
-                client.send(Request::Release { announce: true });
+                client.send(Request::Release {
+                    announce: true,
+                    reseat: None,
+                });
                 client.phase = Phase::Done;
             }
             Action::Leave(c) => {
@@ -233,7 +250,10 @@ impl QueueModel {
                 if client.phase == Phase::Turn {
                     // The interrupted turn may have taken the lock somewhere: undo, then leave.
                     client.stop_listening();
-                    client.send(Request::Release { announce: false });
+                    client.send(Request::Release {
+                        announce: false,
+                        reseat: None,
+                    });
                 }
                 client.send(Request::Leave);
                 client.unsubscribe();
@@ -246,7 +266,13 @@ impl QueueModel {
                 client.phase = Phase::Crashed;
             }
             Action::Lapse { client, master } => state.masters[master].lapse(client),
-            Action::Expire { master } => state.masters[master].lock = None,
+            Action::Expire { client, master } => {
+                let master = &mut state.masters[master];
+                master.slots &= !(1 << client);
+                if master.lock == Some(client) {
+                    master.lock = None;
+                }
+            }
         }
         None
     }
@@ -260,17 +286,16 @@ impl QueueModel {
             client.arrived = true;
             client.behind = behind;
         }
-        let ran = state.masters[master].run(token, sent.request, self.protocol);
-        if let Some(woken) = ran.woke {
-            let waiter = &mut state.clients[woken as usize];
+        let ran = state.masters[master].run(token, sent.request, self.rules());
+        for (i, waiter) in state.clients.iter_mut().enumerate() {
             // Published on a channel it does not listen to here: nobody hears it.
-            if waiter.listening & (1 << master) != 0 {
+            if ran.woke & (1 << i) != 0 && waiter.listening & (1 << master) != 0 {
                 waiter.noticed = true;
             }
         }
         let client = &mut state.clients[token as usize];
         if let (true, Some(answer)) = (sent.awaited, ran.answer) {
-            client.answer(master, answer, self.protocol);
+            client.answer(master, answer, self.rules());
         }
         ran
     }

@@ -6,7 +6,7 @@ use stateright::Path;
 
 use crate::client::{Client, MASTERS, Phase};
 use crate::master::{Answer, Master, Ran, Request};
-use crate::protocol::Sleep;
+use crate::protocol::{Kind, Sleep};
 use crate::symmetry;
 use crate::system::{Action, QueueModel, State};
 
@@ -31,7 +31,12 @@ pub fn tell(model: &QueueModel, path: Path<State, Action>) -> String {
         let action = named(action, order);
         let mut next = state.clone();
         let ran = model.apply(&mut next, action);
-        let _ = writeln!(told, "{:3}. {}", n + 1, step(&state, action, ran, &next));
+        let _ = writeln!(
+            told,
+            "{:3}. {}",
+            n + 1,
+            step(model, &state, action, ran, &next)
+        );
         state = next;
     }
     told
@@ -54,20 +59,27 @@ fn named(action: Action, order: [usize; MASTERS]) -> Action {
             client,
             master: order[master],
         },
-        Action::Expire { master } => Action::Expire {
+        Action::Expire { client, master } => Action::Expire {
+            client,
             master: order[master],
         },
         other => other,
     }
 }
 
-fn step(state: &State, action: Action, ran: Option<Ran>, next: &State) -> String {
+fn step(
+    model: &QueueModel,
+    state: &State,
+    action: Action,
+    ran: Option<Ran>,
+    next: &State,
+) -> String {
     let after = |c: u8| phase(&next.clients[c as usize]);
     match action {
         Action::Arrive(c) => format!("c{c} arrives: ACQUIRE to every master"),
         Action::Listen { client, masters } => format!(
             "c{client} subscribes on {}, then WAIT (its join turn) to every master",
-            names(masters)
+            listed('m', masters)
         ),
         Action::Wake(c) => {
             format!("c{c} reads its notices (all of them, one flag): WAIT to every master")
@@ -85,23 +97,21 @@ fn step(state: &State, action: Action, ran: Option<Ran>, next: &State) -> String
         Action::Leave(c) => format!("c{c} gives up: LEAVE to every master"),
         Action::Crash(c) => format!("c{c} dies"),
         Action::Lapse { client, master } => format!("c{client}'s place lapses on m{master}"),
-        Action::Expire { master } => format!("the dead holder's lock expires on m{master}"),
+        Action::Expire { client, master } => {
+            format!("c{client}'s lock or slot expires on m{master}")
+        }
         Action::Run { client, master } => {
             let sent = state.clients[client as usize].sent[master].oldest();
             let request = sent.expect("a request").request;
             let ran = ran.expect("a script ran");
             let mut line = format!("m{master} runs c{client}'s {}: ", request_name(request));
-            line += &outcome(request, ran);
-            if let Some(woken) = ran.woke {
-                let heard = state.clients[woken as usize].listening & (1 << master) != 0;
-                line += &format!(
-                    "; publishes to c{woken}{}",
-                    if heard {
-                        ""
-                    } else {
-                        ", which does not listen there: lost"
-                    }
-                );
+            line += &outcome(model.kind, request, ran);
+            for (woken, waiter) in state.clients.iter().enumerate() {
+                if ran.woke & (1 << woken) != 0 {
+                    let heard = waiter.listening & (1 << master) != 0;
+                    let lost = ", which does not listen there: lost";
+                    line += &format!("; publishes to c{woken}{}", if heard { "" } else { lost });
+                }
             }
             let before = phase(&state.clients[client as usize]);
             if before != after(client) {
@@ -116,23 +126,30 @@ fn request_name(request: Request) -> &'static str {
     match request {
         Request::Acquire => "ACQUIRE",
         Request::Wait { .. } => "WAIT",
-        Request::Release { announce: true } => "RELEASE",
-        Request::Release { announce: false } => "undo (RELEASE, clean-up)",
+        Request::Release { announce: true, .. } => "RELEASE",
+        Request::Release { reseat: None, .. } => "undo (RELEASE, clean-up)",
+        Request::Release {
+            reseat: Some(_), ..
+        } => "undo (clean-up, place put back)",
         Request::Leave => "LEAVE",
     }
 }
 
-fn outcome(request: Request, ran: Ran) -> String {
+fn outcome(kind: Kind, request: Request, ran: Ran) -> String {
+    let (it, taken, untaken) = match kind {
+        Kind::Lock => ("the lock", "lock held", "lock free"),
+        Kind::Slots { .. } => ("a slot", "slots taken", "no slot taken"),
+    };
     match (request, ran.answer) {
-        (_, Some(Answer::Taken)) => "takes the lock".into(),
+        (_, Some(Answer::Taken)) => format!("takes {it}"),
         (_, Some(Answer::Refused { ticket })) => format!("refused, ticket {ticket}"),
         (_, Some(Answer::Waiting { first, held })) => format!(
             "refused ({}, {})",
             if first { "first in line" } else { "not first" },
-            if held { "lock held" } else { "lock free" }
+            if held { taken } else { untaken }
         ),
-        (Request::Release { .. }, None) if ran.released => "deletes its lock".into(),
-        (Request::Release { .. }, None) => "no lock of its own there".into(),
+        (Request::Release { .. }, None) if ran.released => format!("gives back {it}"),
+        (Request::Release { .. }, None) => format!("{it} is not its own there"),
         _ => "done".into(),
     }
 }
@@ -146,10 +163,11 @@ fn phase(client: &Client) -> String {
     }
 }
 
-fn names(masters: u8) -> String {
+/// The names of the clients or masters (`prefix` c or m) whose bits are set.
+fn listed(prefix: char, bits: u8) -> String {
     let names: Vec<String> = (0..8)
-        .filter(|m| masters & (1 << m) != 0)
-        .map(|m| format!("m{m}"))
+        .filter(|i| bits & (1 << i) != 0)
+        .map(|i| format!("{prefix}{i}"))
         .collect();
     names.join(" and ")
 }
@@ -176,9 +194,11 @@ fn describe(state: &State) -> String {
 }
 
 fn keys(master: &Master) -> String {
-    let lock = master
-        .lock
-        .map_or("lock free".to_string(), |t| format!("lock held by c{t}"));
+    let lock = match (master.lock, master.slots) {
+        (Some(t), _) => format!("lock held by c{t}"),
+        (None, 0) => "free".to_string(),
+        (None, slots) => format!("slots held by {}", listed('c', slots)),
+    };
     let queue: Vec<String> = master
         .queue
         .iter()
