@@ -1,0 +1,87 @@
+//! What the checker checks in every state it reaches.
+
+use stateright::Property;
+
+use crate::client::Phase;
+use crate::master::Token;
+use crate::protocol::{MAJORITY, Sleep};
+use crate::system::{QueueModel, State};
+
+/// The properties checked for `model`.
+pub fn of(model: &QueueModel) -> Vec<Property<QueueModel>> {
+    let mut properties = vec![
+        Property::always(
+            "never more holders than the limit",
+            |model: &QueueModel, s: &State| holders(s) <= model.kind.limit(),
+        ),
+        Property::always("first come, first served", first_come_first_served),
+        // The model is not vacuous: some run serves everyone.
+        Property::sometimes("every client served", |_, s: &State| {
+            s.clients
+                .iter()
+                .all(|c| matches!(c.phase, Phase::Done | Phase::Left | Phase::Crashed))
+        }),
+    ];
+    if !model.crash {
+        // A dead client's lock or place ahead costs a TTL or a lease by design (nothing
+        // announces an expiry): the promise is for runs where nobody dies.
+        properties.push(Property::always("no lost wake-up", no_lost_wake_up));
+    }
+    properties
+}
+
+/// The clients (a bit each) with a live place on at least a majority of masters.
+pub fn placed_on_a_majority(state: &State) -> u8 {
+    (0..state.clients.len() as Token)
+        .filter(|&t| state.masters.iter().filter(|m| m.has_place(t)).count() >= MAJORITY)
+        .fold(0, |bits, t| bits | 1 << t)
+}
+
+fn holders(state: &State) -> usize {
+    let holders = state.clients.iter().filter(|c| c.phase == Phase::Holding);
+    holders.count()
+}
+
+/// While the lock (or every slot) is held, no holder arrived after a live waiter that was
+/// placed on a majority by then and has not been served yet: a later client never takes the
+/// lock, or the last free slot, from an earlier one.
+fn first_come_first_served(model: &QueueModel, state: &State) -> bool {
+    holders(state) < model.kind.limit()
+        || state
+            .clients
+            .iter()
+            .filter(|c| c.phase == Phase::Holding)
+            .all(|holder| {
+                state.clients.iter().enumerate().all(|(i, earlier)| {
+                    holder.behind & (1 << i) == 0
+                        || earlier.served
+                        || matches!(earlier.phase, Phase::Left | Phase::Crashed)
+                })
+            })
+}
+
+/// Whether anything can happen without a timer: a request or notice on the wire, a notice
+/// unread, or a client with a step of its own to take (arrive, subscribe, release, a `Soon`
+/// retry).
+pub fn can_move_without_a_timer(state: &State) -> bool {
+    state.clients.iter().any(|c| {
+        c.sent.iter().any(|s| !s.is_empty())
+            || c.noticed
+            || matches!(
+                c.phase,
+                Phase::Start | Phase::Joining | Phase::Holding | Phase::Sleeping(Sleep::Soon)
+            )
+    })
+}
+
+/// No wake-up is lost: a state in which nothing can happen without a timer has no client left
+/// asleep. (With nothing on the wire and nobody holding, the lock and every slot are free on
+/// every master; a waiter asleep there, or a newcomer backing off outside the queue, would
+/// wait for a timer.)
+fn no_lost_wake_up(_: &QueueModel, state: &State) -> bool {
+    can_move_without_a_timer(state)
+        || !state.clients.iter().any(|c| match c.phase {
+            Phase::Sleeping(sleep) => sleep.is_timer(),
+            phase => phase == Phase::Outside,
+        })
+}

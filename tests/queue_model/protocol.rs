@@ -1,0 +1,135 @@
+//! The rules a run follows: which version of the protocol (today's, src/lock at the time of
+//! issue 23, or the fix), and what the clients wait for (the lock, or a slot of a semaphore).
+
+use crate::client::MASTERS;
+
+/// Which version of the protocol the model runs.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Protocol {
+    /// As on main when issue 23 was filed: RELEASE publishes only where it deleted the lock,
+    /// to the first live waiter (RELEASE_SLOT only where it removed a slot, to the first
+    /// waiters the free slots leave room for); LEAVE where the leaver was first and the lock
+    /// is free; an undo publishes nothing; a waiter listens on N - q + 1 masters (q the
+    /// majority); a slot's undo does not put back the place its turn gave up; a slot newcomer's
+    /// round ends at its first refusal; a woken waiter found first looks again after 1-5 ms.
+    Today,
+    /// The fix of /work/notes/23-fix.md (v1.1): every script that lets a waiter in on a master
+    /// (RELEASE, RELEASE_SLOT, their clean-ups, LEAVE) publishes to it there, "newly
+    /// eligible"; a waiter listens on q masters (its own quorum); a slot's undo puts its place
+    /// back; a slot newcomer's round waits for N - majority + 1 refusals; every failed turn
+    /// sleeps on a timer.
+    Fixed,
+}
+
+/// What the clients wait for.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    Lock,
+    /// A slot of a semaphore of `limit` (see src/lock/semaphore.rs).
+    Slots {
+        limit: u8,
+    },
+}
+
+impl Kind {
+    /// How many may hold at once.
+    pub fn limit(self) -> usize {
+        match self {
+            Kind::Lock => 1,
+            Kind::Slots { limit } => limit as usize,
+        }
+    }
+
+    /// How many masters a holder needs: the majority for the lock, floor(L·N/(L+1)) + 1 for
+    /// a slot (`semaphore::quorum`).
+    pub fn quorum(self) -> usize {
+        match self {
+            Kind::Lock => MAJORITY,
+            Kind::Slots { limit } => limit as usize * MASTERS / (limit as usize + 1) + 1,
+        }
+    }
+}
+
+/// The queue's own quorum (tickets, places), whatever the kind.
+pub const MAJORITY: usize = MASTERS / 2 + 1;
+
+/// How a waiter sleeps between turns (`wait_in_line`'s `delay`).
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Sleep {
+    /// A prompt retry (today: 1-5 ms after a woken turn that found us first): part of the
+    /// hand-off, not a timer the no-lost-wake-up property may rely on.
+    Soon,
+    /// The first waiter's backoff (10-250 ms, or up to a heartbeat while a lock or slot with
+    /// a TTL is in the way): a timer.
+    Backoff,
+    /// A waiter that is not first renews its place once per heartbeat (1 s): a timer.
+    Heartbeat,
+}
+
+impl Sleep {
+    /// Whether its end is a timer firing (rather than a step of the hand-off).
+    pub fn is_timer(self) -> bool {
+        self != Sleep::Soon
+    }
+}
+
+/// The protocol and the kind together: every rule a client or master follows.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Rules {
+    pub protocol: Protocol,
+    pub kind: Kind,
+}
+
+impl Rules {
+    /// The sets of masters (a bit per master) a waiter may subscribe on; `listen_on` draws one.
+    pub fn listen_sets(self) -> &'static [u8] {
+        let listened = match self.protocol {
+            Protocol::Today => MASTERS - MAJORITY + 1,
+            Protocol::Fixed => self.kind.quorum(),
+        };
+        match listened {
+            2 => &[0b011, 0b101, 0b110],
+            3 => &[0b111],
+            _ => unreachable!("3 masters"),
+        }
+    }
+
+    /// Whether every script that lets a waiter in on a master publishes to it there (the
+    /// fix's "notify newly eligible"), rather than today's rules.
+    pub fn wakes_whoever_it_lets_in(self) -> bool {
+        self.protocol == Protocol::Fixed
+    }
+
+    /// Whether a waiter's undo of a slot turn puts back the place the turn gave up.
+    pub fn undo_reseats(self) -> bool {
+        self.protocol == Protocol::Fixed && self.kind != Kind::Lock
+    }
+
+    /// Whether a newcomer's round, with `taken` and `refused` answers of `answered`, is over.
+    pub fn newcomer_decided(self, taken: usize, refused: usize, answered: usize) -> bool {
+        let quorum = self.kind.quorum();
+        let won = taken >= quorum;
+        match (self.kind, self.protocol) {
+            // Today's `attempt_slot`: `Until::Decided`, over once the quorum is out of reach.
+            (Kind::Slots { .. }, Protocol::Today) => won || refused > MASTERS - quorum,
+            // `Until::Conclusive` (the lock), `Until::WonOrRefusedBy` (the fixed slot): won,
+            // or refused by enough masters for a ticket, or all answered.
+            _ => won || refused >= TICKETS || answered == MASTERS,
+        }
+    }
+
+    /// The sleep after a failed turn that found the waiter `first` somewhere, after a sleep
+    /// that a notice ended (`woken`).
+    pub fn after_failed_turn(self, first: bool, woken: bool) -> Sleep {
+        match (self.protocol, first) {
+            (_, false) => Sleep::Heartbeat,
+            (Protocol::Today, true) if woken => Sleep::Soon,
+            // First: some master has another's lock or full slots (every holder in the model
+            // has a holder record): the backoff, or up to a heartbeat (`wakeup::timer`).
+            (_, true) => Sleep::Backoff,
+        }
+    }
+}
+
+/// A newcomer joins the queue with tickets from N - majority + 1 masters (see `queue`).
+pub const TICKETS: usize = MASTERS - MAJORITY + 1;
