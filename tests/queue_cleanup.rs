@@ -94,3 +94,46 @@ fn a_semaphore_newcomer_drops_at_most_the_cap_and_the_waiter_is_served() {
     assert_eq!(places(server, "s"), 0);
     assert!(cluster.keys_without_ttl().is_empty());
 }
+
+/// Expired slots of `--limit` written by a foreign client: each script prunes at most the cap
+/// of them (10,000 at once made every slot script fail, "too many results to unpack"), and the
+/// ones left over count for nothing: the semaphore is as free as its live slots say.
+#[test]
+fn expired_slots_are_pruned_a_cap_at_a_time_and_count_for_nothing() {
+    let cluster = Cluster::start(1);
+    let server = &cluster.servers[0];
+    let slots = "__redlock:{s}:slots:s";
+    let expired = 10_000;
+    let mut zadd = redis::cmd("ZADD");
+    zadd.arg(slots);
+    for i in 0..expired {
+        // Score 1: the master's time in ms long past.
+        zadd.arg(1).arg(format!("foreign-{i:06}"));
+    }
+    let _: usize = zadd.query(&mut server.connection()).expect("ZADD");
+    let _: i64 = redis::cmd("PEXPIRE")
+        .arg(slots)
+        .arg(60_000)
+        .query(&mut server.connection())
+        .expect("PEXPIRE");
+
+    for round in 1..=2 {
+        let output = cluster
+            .redlock()
+            .args([
+                "run", "--key", "s", "--limit", "2", "--ttl", "10s", "--", "true",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+        let left: usize = redis::cmd("ZCARD")
+            .arg(slots)
+            .query(&mut server.connection())
+            .expect("ZCARD");
+        // Each run's scripts (take, renew if any, release) prune at most the cap each.
+        assert!(
+            left < expired && left >= expired - 3 * round * CAP,
+            "round {round}: {left} left"
+        );
+    }
+}

@@ -2,9 +2,14 @@
 //! Why they keep at most L holders is in `semaphore`; what they keep on each master:
 //!
 //! - the slots key, a sorted set: member = a holder's token, score = the master's own time in
-//!   ms (from `TIME`, inside the script) at which that holder's slot there expires. Every
-//!   script first prunes the members whose time has come, so a slot lives exactly until its
-//!   score, by the master's clock, like a key with a TTL;
+//!   ms (from `TIME`, inside the script) at which that holder's slot there expires. A slot
+//!   lives exactly until its score, by the master's clock, like a key with a TTL: every count
+//!   of slots counts only the members whose score is still ahead (`live_slots`), and every
+//!   script first prunes at most 100 of those whose time has come. The cap bounds the work of
+//!   one call on a master that serves nobody else meanwhile (10,000 expired members, written
+//!   by another client, made every slot script fail: "too many results to unpack"); a member
+//!   left over counts for nothing, and the next calls prune it, so nothing is lost by leaving
+//!   it a while (the key's TTL, that of the longest slot, bounds it too);
 //! - the limit key: the L the holders agreed on, refused to a holder that brings another L;
 //! - the holders key, a hash: token -> holder record (who, for `status` and waiters).
 //!
@@ -39,18 +44,22 @@ use super::resp::Reply;
 use super::scripts::Refusal;
 
 /// What the slot scripts add to the queue's `FUNCTIONS`: the master's time `now` in ms,
-/// `prune` (drops the slots whose time has come, with their records) and `keep_slots` (gives
+/// `prune` (drops at most 100 slots whose time has come, with their records), `live_slots`
+/// (how many slots have not expired) and `keep_slots` (gives
 /// the three slot keys the TTL of the longest slot, and stores the limit). KEYS, for every
 /// script here: 1 K, 2 K's holder record, 3-6 K's queue (see `queue_scripts`), 7 the slots,
 /// 8 the limit, 9 the slots' holder records.
 const PRELUDE: &str = r"
 local now = now_ms()
 local function prune()
-  local gone = redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', now)
+  local gone = redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', now, 'LIMIT', 0, 100)
   if #gone > 0 then
-    redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now)
+    redis.call('ZREM', KEYS[7], unpack(gone))
     redis.call('HDEL', KEYS[9], unpack(gone))
   end
+end
+local function live_slots()
+  return redis.call('ZCOUNT', KEYS[7], '(' .. now, '+inf')
 end
 local function keep_slots(l)
   local last = redis.call('ZRANGE', KEYS[7], -1, -1, 'WITHSCORES')
@@ -69,14 +78,14 @@ end
 local function eligible_slots(l)
   prune()
   local first = first_live(now)
-  local room = tonumber(l) - redis.call('ZCARD', KEYS[7])
+  local room = tonumber(l) - live_slots()
   if room <= 0 or not first then
     return {}, first
   end
   return redis.call('ZRANGE', KEYS[3], 0, room - 1), first
 end
 local function full(extra)
-  local taken = redis.call('ZRANGE', KEYS[7], 0, -1, 'WITHSCORES')
+  local taken = redis.call('ZRANGEBYSCORE', KEYS[7], '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1000)
   local frees = -1
   if #taken > 0 then
     frees = tonumber(taken[2]) - now
@@ -114,7 +123,7 @@ prune()
 if redis.call('ZSCORE', KEYS[7], ARGV[1]) then
   return 1
 end
-local count = redis.call('ZCARD', KEYS[7])
+local count = live_slots()
 local limit = redis.call('GET', KEYS[8])
 if count > 0 and limit and limit ~= ARGV[3] then
   return {'limit', limit}
@@ -176,7 +185,7 @@ if redis.call('ZSCORE', KEYS[7], ARGV[1]) then
   drop(ARGV[1])
   return 1
 end
-local count = redis.call('ZCARD', KEYS[7])
+local count = live_slots()
 local limit = redis.call('GET', KEYS[8])
 if count > 0 and limit and limit ~= ARGV[3] then
   return {'limit', limit}
@@ -239,7 +248,7 @@ local removed = redis.call('ZREM', KEYS[7], ARGV[1])
 if removed == 1 then
   redis.call('HDEL', KEYS[9], ARGV[1])
 end
-if redis.call('ZCARD', KEYS[7]) == 0 then
+if live_slots() == 0 then
   redis.call('DEL', KEYS[8], KEYS[9])
 end
 if ARGV[2] ~= '' then
