@@ -330,3 +330,49 @@ fn a_slot_newcomer_behind_a_slow_master_is_queued_in_the_order_it_came() {
     assert_eq!(order, "first\nsecond\n");
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }
+
+/// A `--limit 2` newcomer on 3 masters needs a slot on all 3, so one refusal loses its round;
+/// the queue wants tickets from 2 masters. Refused by one master only (two slots of another
+/// client still there) and granted by the other two, it still joins the queue: every master
+/// that answers draws it a ticket, where it gives the slot too (found by the model checker,
+/// tests/queue_model). Before, it undid its slots with one ticket, stayed outside the queue
+/// and polled on its backoff.
+#[test]
+fn a_limit_newcomer_refused_by_one_master_only_is_queued() {
+    let cluster = Cluster::start(3);
+    let key = "one-refusal";
+    // Two slots on master 2 only, expiring 3 s from now by its own clock.
+    let mut third = cluster.servers[2].connection();
+    let (secs, micros): (String, String) = redis::cmd("TIME").query(&mut third).unwrap();
+    let now_ms: u64 = secs.parse::<u64>().unwrap() * 1000 + micros.parse::<u64>().unwrap() / 1000;
+    let _: usize = redis::cmd("ZADD")
+        .arg(keys::slots(key))
+        .arg(now_ms + 3000)
+        .arg("sem2-foreign-a")
+        .arg(now_ms + 3000)
+        .arg("sem2-foreign-b")
+        .query(&mut third)
+        .unwrap();
+    let _: i64 = redis::cmd("PEXPIRE")
+        .arg(keys::slots(key))
+        .arg(3000)
+        .query(&mut third)
+        .unwrap();
+    let mut newcomer = Running::start(cluster.redlock().args([
+        "run", "--key", key, "--limit", "2", "--ttl", "10s", "--wait", "30s",
+    ]));
+    // While master 2's slots hold it out, its place is in the queue on every master.
+    assert!(
+        eventually(Duration::from_secs(2), || (0..3).all(|i| queued(
+            &cluster, i, key
+        )
+        .len()
+            == 1)),
+        "the newcomer is not in the queue: {:?}",
+        (0..3).map(|i| queued(&cluster, i, key)).collect::<Vec<_>>()
+    );
+    newcomer.wait_ready();
+    newcomer.open_gate();
+    let output = newcomer.wait_output();
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+}

@@ -92,8 +92,8 @@ use super::quorum::{Decision, Loss, majority};
 use super::round::{Masters, Until};
 use super::scripts::binary_vote;
 use super::semaphore_scripts::{
-    ACQUIRE_SLOT, EXTEND_SLOT, RELEASE_SLOT, SlotRefusal, WAIT_SLOT, slot_refusal, slot_turn,
-    slot_vote,
+    ACQUIRE_SLOT, EXTEND_SLOT, RELEASE_SLOT, SlotRefusal, WAIT_SLOT, granted_ticket, slot_refusal,
+    slot_turn, slot_vote,
 };
 use super::undo;
 use super::wakeup::Wakeup;
@@ -107,6 +107,10 @@ pub fn quorum(nodes: usize, limit: u32) -> usize {
 
 /// How many masters must draw a ticket for a newcomer to join the queue: N − majority + 1, as
 /// for the lock (the queue's own quorum is the majority, whatever the slots need; see `queue`).
+/// A slot needs more masters than a majority, so a newcomer's round can be lost to fewer
+/// refusals than that: a newcomer that will wait therefore draws a ticket from every master
+/// that answers, where it is given the slot too (undone with the round), so that a lost round
+/// still joins the queue in arrival order (found by the model checker, tests/queue_model).
 fn tickets_needed(nodes: usize) -> usize {
     nodes - majority(nodes) + 1
 }
@@ -280,7 +284,19 @@ impl Redlock {
             }
             (None, Decision::Won) => (AttemptFailure::TooSlow { elapsed }, None),
             (None, Decision::Lost(Loss::Refused)) => {
-                full(limit, refusals, tickets_needed(self.masters.nodes.len()))
+                // Where a slot was given, a ticket was drawn too (see ACQUIRE_SLOT).
+                let granted: Vec<u64> = round
+                    .answers
+                    .iter()
+                    .flatten()
+                    .filter_map(|answer| answer.as_ref().ok().and_then(granted_ticket))
+                    .collect();
+                full(
+                    limit,
+                    refusals,
+                    granted,
+                    tickets_needed(self.masters.nodes.len()),
+                )
             }
             (None, Decision::Lost(Loss::Unreachable) | Decision::Undecided) => {
                 let failure = AttemptFailure::Unreachable {
@@ -456,12 +472,13 @@ fn conflict(limit: u32, refusals: &[SlotRefusal]) -> Option<Conflict> {
 fn full(
     limit: u32,
     refusals: Vec<SlotRefusal>,
+    granted: Vec<u64>,
     tickets_needed: usize,
 ) -> (AttemptFailure, Option<u64>) {
     let mut named: Vec<(String, Option<Holder>)> = Vec::new();
     let mut soonest: Option<Duration> = None;
     let mut waiting = 0;
-    let mut tickets = Vec::new();
+    let mut tickets = granted;
     for refusal in refusals {
         let SlotRefusal::Full {
             holders,
@@ -561,7 +578,7 @@ mod tests {
                 Some(8),
             ),
         ];
-        let (failure, ticket) = full(2, refusals.clone(), 2);
+        let (failure, ticket) = full(2, refusals.clone(), Vec::new(), 2);
         let AttemptFailure::Full {
             limit,
             holders,
@@ -577,7 +594,9 @@ mod tests {
         assert_eq!(holders.len(), 2);
         assert!(holders.iter().all(|(_, h)| h.is_some()));
         assert_eq!(ticket, Some(8));
-        // A ticket counts only when enough masters drew one.
-        assert_eq!(full(2, refusals, 3).1, None);
+        // A ticket counts only when enough masters drew one; those drawn where a slot was
+        // given count too.
+        assert_eq!(full(2, refusals.clone(), Vec::new(), 3).1, None);
+        assert_eq!(full(2, refusals, vec![9], 3).1, Some(9));
     }
 }

@@ -104,10 +104,11 @@ end
 const BIT: u32 = 1 << 20;
 
 /// Takes a slot as a newcomer. ARGV: token, TTL in ms, L, holder record (may be empty), ticket
-/// wanted ('1' when the caller will wait: a refusal then also draws a ticket), keep ms (the
-/// queue's). A newcomer takes a free slot only when the live waiters leave one for it (slots
-/// taken + waiters < L): it never passes the queue. Returns 1 when the slot was taken (or was
-/// already ours: the same request sent again); otherwise a refusal: `{'lock'}` when K is in use
+/// wanted ('1' when the caller will wait: every answer then draws a ticket, a slot taken
+/// too), keep ms (the queue's). A newcomer takes a free slot only when the live waiters leave
+/// one for it (slots taken + waiters < L): it never passes the queue. Returns 1 when the slot
+/// was taken (or was already ours: the same request sent again), `{'taken', ticket}` when it
+/// was taken with a ticket wanted; otherwise a refusal: `{'lock'}` when K is in use
 /// as a lock, `{'limit', L'}` when the live slots were taken with another limit, `{'full', ms
 /// until the first slot expires or -1, ticket or nil, waiters, token, record or nil, ...}`.
 pub static ACQUIRE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
@@ -134,6 +135,11 @@ if redis.call('EXISTS', KEYS[3]) == 1 and first_live(now) then
 end
 if count + waiting < tonumber(ARGV[3]) then
   take(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+  if ARGV[5] ~= '' then
+    local ticket = redis.call('INCR', KEYS[6])
+    keep(tonumber(ARGV[6]))
+    return {'taken', ticket}
+  end
   return 1
 end
 local ticket = false
@@ -320,8 +326,24 @@ return out
 pub(super) fn slot_vote(answer: &Result<Reply, NodeError>) -> Vote {
     match answer {
         Ok(Reply::Int(1)) => Vote::Yes,
+        Ok(reply) if granted_ticket(reply).is_some() => Vote::Yes,
         Ok(Reply::Int(0)) | Ok(Reply::Array(_)) => Vote::No,
         Ok(_) | Err(_) => Vote::Error,
+    }
+}
+
+/// The ticket an ACQUIRE_SLOT drew where it gave the slot (`{'taken', ticket}`): a newcomer
+/// that will wait draws one from every master, so that a round lost to fewer refusals than the
+/// queue's tickets need (a slot needs more masters than a majority) still joins the queue.
+pub(super) fn granted_ticket(reply: &Reply) -> Option<u64> {
+    let Reply::Array(fields) = reply else {
+        return None;
+    };
+    match fields.as_slice() {
+        [kind, Reply::Int(ticket)] if kind.bulk() == Some(b"taken".as_slice()) => {
+            u64::try_from(*ticket).ok()
+        }
+        _ => None,
     }
 }
 
@@ -488,6 +510,10 @@ mod tests {
     #[test]
     fn votes_and_refusals_decode() {
         assert_eq!(slot_vote(&Ok(Reply::Int(1))), Vote::Yes);
+        let taken = Reply::Array(vec![bulk("taken"), Reply::Int(7)]);
+        assert_eq!(slot_vote(&Ok(taken.clone())), Vote::Yes);
+        assert_eq!(granted_ticket(&taken), Some(7));
+        assert_eq!(slot_refusal(&taken), None);
         assert_eq!(slot_vote(&Ok(Reply::Array(vec![bulk("lock")]))), Vote::No);
         assert_eq!(slot_vote(&Ok(Reply::Int(0))), Vote::No);
         assert_eq!(slot_vote(&Ok(Reply::Int(2))), Vote::Error);

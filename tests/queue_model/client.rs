@@ -158,16 +158,23 @@ impl Client {
         self.answers[master] = Some(answer);
         let answers = self.answers;
         let answers = answers.iter().flatten();
-        let taken = answers.clone().filter(|a| **a == Answer::Taken).count();
+        let taken = answers
+            .clone()
+            .filter(|a| matches!(a, Answer::Taken | Answer::TakenWithTicket { .. }))
+            .count();
         let answered = answers.clone().count();
         let won = taken >= rules.kind.quorum();
         match self.phase {
             Phase::Acquiring => {
-                let tickets = answers.filter_map(|a| match a {
-                    Answer::Refused { ticket } => Some(*ticket),
+                let tickets = answers.clone().filter_map(|a| match a {
+                    Answer::Refused { ticket } | Answer::TakenWithTicket { ticket } => {
+                        Some(*ticket)
+                    }
                     _ => None,
                 });
-                let refused = tickets.clone().count();
+                let refused = answers
+                    .filter(|a| matches!(a, Answer::Refused { .. }))
+                    .count();
                 if won {
                     self.hold();
                 } else if rules.newcomer_decided(taken, refused, answered) {
@@ -176,8 +183,9 @@ impl Client {
                     if refused < MASTERS {
                         self.send(UNDO);
                     }
-                    // Each refusal drew a ticket: it joins with the highest of N - majority + 1.
-                    self.phase = if refused >= TICKETS {
+                    // Each refusal drew a ticket (in the fix, each slot given too): it joins
+                    // with the highest of N - majority + 1.
+                    self.phase = if tickets.clone().count() >= TICKETS {
                         self.ticket = tickets.max().expect("tickets");
                         Phase::Joining
                     } else {

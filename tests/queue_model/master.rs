@@ -101,6 +101,9 @@ pub enum Request {
 pub enum Answer {
     /// The lock is the caller's here (ACQUIRE's or WAIT's 1).
     Taken,
+    /// The fix's ACQUIRE_SLOT for a newcomer that will wait: the slot is the caller's here,
+    /// and a ticket was drawn too (`{'taken', ticket}`).
+    TakenWithTicket { ticket: u8 },
     /// ACQUIRE refused, and drew this ticket.
     Refused { ticket: u8 },
     /// WAIT kept the place: `first` at position 0; `held` when a lock (with its TTL) is here.

@@ -13,11 +13,12 @@ pub enum Protocol {
     /// majority); a slot's undo does not put back the place its turn gave up; a slot newcomer's
     /// round ends at its first refusal; a woken waiter found first looks again after 1-5 ms.
     Today,
-    /// The fix of /work/notes/23-fix.md (v1.1): every script that lets a waiter in on a master
-    /// (RELEASE, RELEASE_SLOT, their clean-ups, LEAVE) publishes to it there, "newly
-    /// eligible"; a waiter listens on q masters (its own quorum); a slot's undo puts its place
-    /// back; a slot newcomer's round waits for N - majority + 1 refusals; every failed turn
-    /// sleeps on a timer.
+    /// The fix of issue 23 (src/lock/queue.rs, "Hand-off"): every script that lets a waiter in
+    /// on a master (RELEASE, RELEASE_SLOT, their clean-ups, LEAVE) publishes to it there,
+    /// "newly eligible"; a waiter listens on q masters (its own quorum); a slot's undo puts its
+    /// place back; a slot newcomer's round waits for N - majority + 1 refusals, and every
+    /// master that answers draws a waiting newcomer a ticket, one that gives it a slot too;
+    /// every failed turn sleeps on a timer.
     Fixed,
 }
 

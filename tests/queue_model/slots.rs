@@ -17,7 +17,7 @@ impl Master {
         let fixed = rules.wakes_whoever_it_lets_in();
         let eligible = move |m: &Master| m.eligible_slots(limit);
         match request {
-            Request::Acquire => self.acquire_slot(from, limit),
+            Request::Acquire => self.acquire_slot(from, limit, fixed),
             Request::Wait { ticket } => self.wait_slot(from, ticket, limit),
             Request::Release { announce, reseat } if fixed => {
                 self.letting_in(from, eligible, |m| {
@@ -47,13 +47,20 @@ impl Master {
     }
 
     /// A newcomer takes a free slot only when the live waiters leave one for it.
-    fn acquire_slot(&mut self, from: Token, limit: usize) -> Ran {
+    fn acquire_slot(&mut self, from: Token, limit: usize, fixed: bool) -> Ran {
         if self.slots & (1 << from) != 0 {
             return answered(Answer::Taken);
         }
         let waiting = self.queue.iter().count();
         if self.slots_taken() + waiting < limit {
             self.take_slot(from);
+            if fixed {
+                // Every answer draws the waiting newcomer a ticket, a slot given too.
+                self.counter += 1;
+                return answered(Answer::TakenWithTicket {
+                    ticket: self.counter,
+                });
+            }
             return answered(Answer::Taken);
         }
         self.counter += 1;

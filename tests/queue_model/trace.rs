@@ -143,6 +143,7 @@ fn outcome(kind: Kind, request: Request, ran: Ran) -> String {
     match (request, ran.answer) {
         (_, Some(Answer::Taken)) => format!("takes {it}"),
         (_, Some(Answer::Refused { ticket })) => format!("refused, ticket {ticket}"),
+        (_, Some(Answer::TakenWithTicket { ticket })) => format!("takes {it}, ticket {ticket}"),
         (_, Some(Answer::Waiting { first, held })) => format!(
             "refused ({}, {})",
             if first { "first in line" } else { "not first" },
