@@ -3,9 +3,10 @@
 //! cost no memory however many arrive, and end when the wait ends; and a `redis://` URL that
 //! points at a TLS port is named as such.
 //!
-//! A notice is recognised in the waiter's `-vv` log ("woken by a release notice"). To make
-//! that deterministic, the tests publish on the waiter's wake channel themselves while the
-//! lock is still held: only a notice can wake the waiter then, and its attempt fails.
+//! A notice is recognised in the waiter's log: the turn it starts says so ("started by a
+//! release notice"). To make that deterministic, the tests publish on the waiter's wake channel
+//! themselves while the lock is still held: only a notice can wake the waiter then, and its
+//! attempt fails.
 
 mod common;
 
@@ -18,7 +19,7 @@ use common::{Cluster, Pki, Running, Server, describe, eventually, redlock, run_m
 use redlock_cli::lock::keys::wake_channel;
 
 const LISTENING: &str = "listening for release notices of";
-const WOKEN: &str = "woken by a release notice";
+const WOKEN: &str = "started by a release notice";
 
 /// A redis-rs connection to `url` (credentials and all), for the test's own commands.
 fn connect(url: &str) -> redis::Connection {
@@ -118,7 +119,7 @@ fn woken_then_runs(
 fn a_notice_wakes_the_waiter_and_its_subscriptions_end_with_the_wait() {
     let cluster = Cluster::start(3);
     let urls = cluster.urls();
-    // A waiter listens on N - q + 1 masters (2 of 3): with the one master the quorum may lose
+    // A waiter listens on a majority (2 of 3): with the one master the quorum may lose
     // down, one of them still announces the release.
     let (mut holder, mut waiter) = holder_and_waiter(&urls, &[], "handoff", "2 of 3 masters");
     let mut connections: Vec<redis::Connection> =

@@ -79,27 +79,31 @@ impl Floor {
     pub fn lock_once(&mut self) {
         self.next_token += 1;
         let token = format!("floor-token-{:020}", self.next_token);
-        let holder_key = keys::holder(&self.key);
-        let keys = [self.key.as_bytes(), holder_key.as_bytes()];
-        let acquire = encode(&[
-            b"EVALSHA",
+        // The keys redlock's own requests carry (the lock's and its queue's), and its arguments:
+        // no ticket asked for (the floor never waits), the queue keys' TTL, a PUBLISH notice.
+        let names = keys::Names::of(&self.key);
+        let keys = names.lock_keys(&self.key);
+        let numkeys = keys.len().to_string();
+        let request = |script: &[u8], args: &[&[u8]]| {
+            let mut parts: Vec<&[u8]> = vec![b"EVALSHA", script, numkeys.as_bytes()];
+            parts.extend(keys.iter().map(|k| k.as_bytes()));
+            parts.extend_from_slice(args);
+            encode(&parts)
+        };
+        let acquire = request(
             ACQUIRE.sha.as_bytes(),
-            b"2",
-            keys[0],
-            keys[1],
-            token.as_bytes(),
-            b"30000",
-            &self.holder,
-        ]);
-        let release = encode(&[
-            b"EVALSHA",
+            &[token.as_bytes(), b"30000", &self.holder, b"", b"20000"],
+        );
+        let release = request(
             RELEASE.sha.as_bytes(),
-            b"2",
-            keys[0],
-            keys[1],
-            token.as_bytes(),
-            self.channel.as_bytes(),
-        ]);
+            &[
+                token.as_bytes(),
+                self.channel.as_bytes(),
+                b"PUBLISH",
+                names.wake_prefix.as_bytes(),
+                names.wake_suffix.as_bytes(),
+            ],
+        );
         self.round(&acquire);
         self.round(&release);
     }
