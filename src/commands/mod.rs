@@ -4,6 +4,7 @@ mod acquire;
 mod acquiring;
 mod bounded;
 mod doctor;
+mod durations;
 mod extend;
 pub mod generate;
 mod list;

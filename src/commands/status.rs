@@ -15,7 +15,6 @@
 //! ```
 
 use std::fmt::Write;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -29,6 +28,7 @@ use crate::lock::{
 };
 use crate::plural::counted;
 
+use super::durations::{ms, round};
 use super::{open_client, output, status_slots, wording};
 
 pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
@@ -98,10 +98,6 @@ fn verdict_name(verdict: &Verdict) -> &'static str {
         Verdict::Split => "split",
         Verdict::Unknown => "unknown",
     }
-}
-
-pub(super) fn ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn to_json(key: &str, quorum: usize, verdict: &Verdict, masters: &[Inspection]) -> Value {
@@ -253,17 +249,6 @@ fn to_text(key: &str, verdict: &Verdict, masters: &[Inspection]) -> String {
         );
     }
     out
-}
-
-/// A TTL for display, in one style: whole seconds from a second up (`28s`, `2m 5s`),
-/// milliseconds below (`987ms`).
-pub(super) fn round(d: Duration) -> humantime::FormattedDuration {
-    let rounded = if d >= Duration::from_secs(1) {
-        Duration::from_secs(d.as_secs())
-    } else {
-        Duration::from_millis(ms(d))
-    };
-    humantime::format_duration(rounded)
 }
 
 /// How many characters of a token a line shows (an ellipsis counted): enough to tell tokens

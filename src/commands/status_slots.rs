@@ -21,7 +21,7 @@ use crate::exit::{self, Failure};
 use crate::lock::{Holder, MasterFailure, SemaphoreState, SemaphoreVerdict, Slot, SlotsInspection};
 use crate::plural::counted;
 
-use super::status::{ms, round};
+use super::durations::{ms, round};
 use super::wording;
 
 /// The report of a semaphore and its exit code: as for a lock, 0 when someone holds a slot,

@@ -17,71 +17,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::cluster::ClusterReport;
+use super::report::{Finding, Report, Severity, finding};
 use crate::lock::{MasterFailure, NodeError};
-
-/// What one master told us.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Report {
-    pub server: String,
-    /// Why it could not be asked, if it could not.
-    pub unreachable: Option<String>,
-    pub rtt: Duration,
-    /// `INFO` fields (server, replication, memory, persistence sections).
-    pub info: HashMap<String, String>,
-    /// `CONFIG GET appendfsync`; `None` when CONFIG is disabled (managed services often do).
-    pub appendfsync: Option<String>,
-    /// The master's clock minus ours, from TIME, in milliseconds.
-    pub clock_offset_ms: Option<i64>,
-    /// Why redlock's scripts could not take and release a scratch lock, if they could not.
-    pub scripts_refused: Option<NodeError>,
-    /// Why PUBLISH was refused, if it was.
-    pub publish_refused: Option<NodeError>,
-    /// Why SUBSCRIBE was refused, if it was.
-    pub subscribe_refused: Option<NodeError>,
-    /// A cluster's primary: pub/sub is sharded (SPUBLISH, SSUBSCRIBE).
-    pub sharded: bool,
-    /// A cluster master (`redis+cluster://`): its shards (see `cluster`).
-    pub cluster: Option<ClusterReport>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    Ok,
-    Warning,
-    Error,
-}
-
-impl Severity {
-    pub fn name(self) -> &'static str {
-        match self {
-            Severity::Ok => "ok",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
-
-/// One finding.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Finding {
-    pub severity: Severity,
-    /// Which check: reachable, role, version, eviction, persistence, duplicate, count, clock.
-    pub check: &'static str,
-    pub message: String,
-}
-
-pub(super) fn finding(
-    severity: Severity,
-    check: &'static str,
-    message: impl Into<String>,
-) -> Finding {
-    Finding {
-        severity,
-        check,
-        message: message.into(),
-    }
-}
 
 /// Clock skew between masters above this is worth a warning: Redlock tolerates offsets (it
 /// relies on clock *rates*), but large ones point to broken time keeping.

@@ -18,52 +18,13 @@
 //!   acknowledged, since replication is asynchronous. That is a warning once, for the whole
 //!   set of masters, when the cluster is the only master (nothing outvotes the loss).
 
-use std::collections::HashMap;
-
 use crate::lock::{ClusterFacts, Probe};
 
-use super::checks::{Finding, Report, Severity, check_master, finding, reachable};
+use super::checks::{check_master, reachable};
+use super::report::{ClusterReport, Finding, Report, Severity, ShardReport, finding};
 
 /// How many hash slots a cluster has.
 const SLOTS: usize = 16384;
-
-/// What a cluster told us.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ClusterReport {
-    /// `CLUSTER INFO` fields.
-    pub info: HashMap<String, String>,
-    /// Why the slot map could not be read, if it could not.
-    pub map_refused: Option<String>,
-    pub slots_served: usize,
-    pub shards: Vec<ShardReport>,
-}
-
-/// One shard: its primary's report, its slots and replicas.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ShardReport {
-    pub primary: String,
-    pub slots: Vec<(u16, u16)>,
-    pub replicas: Vec<String>,
-    pub report: Report,
-}
-
-impl ShardReport {
-    /// `127.0.0.1:7000 (slots 0-5460, 10000)`.
-    pub fn title(&self) -> String {
-        let slots: Vec<String> = self
-            .slots
-            .iter()
-            .map(|&(first, last)| {
-                if first == last {
-                    first.to_string()
-                } else {
-                    format!("{first}-{last}")
-                }
-            })
-            .collect();
-        format!("shard {} (slots {})", self.primary, slots.join(", "))
-    }
-}
 
 /// A cluster's probe as the checks read it; `report` turns each shard's primary into a report.
 pub fn report(facts: ClusterFacts, report: impl Fn(Probe) -> Report) -> ClusterReport {

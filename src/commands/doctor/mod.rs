@@ -5,6 +5,7 @@
 
 mod checks;
 mod cluster;
+mod report;
 
 use std::fmt::Write;
 
@@ -16,7 +17,7 @@ use crate::escape;
 use crate::exit::{self, Failure};
 use crate::lock::Probe;
 use crate::plural::counted;
-use checks::{Finding, Report, Severity};
+use report::{Finding, Report, Severity};
 
 use super::{open_client, output};
 
@@ -128,7 +129,7 @@ pub fn doctor(global: &GlobalArgs, args: DoctorArgs) -> Result<i32, Failure> {
 }
 
 /// A cluster master's shards (none for a server).
-fn shards(report: &Report) -> impl Iterator<Item = &cluster::ShardReport> {
+fn shards(report: &Report) -> impl Iterator<Item = &report::ShardReport> {
     report.cluster.iter().flat_map(|facts| &facts.shards)
 }
 

@@ -15,7 +15,7 @@ use crate::escape;
 use crate::lock::{Holder, InLine, MasterScan, MasterState, ScanEnd, Verdict};
 use crate::plural::{counted, noun_for};
 
-use super::super::status::ms;
+use super::super::durations::ms;
 use super::problems::{self, Findings};
 use super::view::LockView;
 
