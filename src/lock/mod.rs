@@ -18,7 +18,8 @@
 //! - `verdict`: who holds a lock, judged from all masters' states.
 //! - `holder`: the record of who holds a lock.
 //! - `queue`: the fair queue waiters take turns in, `queue_turn` one turn in it, `wakeup` why
-//!   a turn starts, and `queue_scripts`, its Lua.
+//!   a turn starts, and `queue_scripts`, its Lua (`queue_lua`: the Lua functions every
+//!   queue-aware script shares, the lock's and the slots' too).
 //! - `cancel`: ending a wait from a signal handler; `undo`: removing what a failed or
 //!   interrupted attempt took, without being overtaken by it.
 //! - `scan`: every lock at once (for `list`): SCAN for redlock's own keys, then one read round.
@@ -51,6 +52,7 @@ mod outcome;
 mod pipe;
 mod probe;
 mod queue;
+mod queue_lua;
 mod queue_scripts;
 mod queue_turn;
 mod quorum;
@@ -74,12 +76,12 @@ pub use held::{Kind, Lock, Timing};
 pub use holder::Holder;
 pub use master::{BadUrl, Identity, Master, redact_quoted, redact_url};
 pub use node::NodeError;
+pub use outcome::QueuedWaiter;
 pub use outcome::{
     AcquireError, AttemptFailure, Conflict, ExtendError, Inspection, MasterFailure, MasterState,
     Released,
 };
 pub use probe::{ClusterFacts, Probe, ServerFacts, ShardFacts};
-pub use queue_scripts::QueuedWaiter;
 pub use scan::{
     FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, MasterScan, QueueRead, Scan,
     ScanEnd, ScanOptions, StrayKey, StrayName, Ttl,

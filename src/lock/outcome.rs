@@ -7,7 +7,7 @@ use super::cause::{Cause, cause};
 use super::holder::Holder;
 use super::master::Master;
 use super::node::NodeError;
-use super::queue_scripts::QueuedWaiter;
+use super::resp::Reply;
 
 /// One master's failure, named for the user.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -140,4 +140,47 @@ pub struct Inspection {
     pub queue: Vec<QueuedWaiter>,
     /// How many wait there in all.
     pub waiting: usize,
+}
+
+/// One waiter as a master shows it to `status` (see INSPECT).
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueuedWaiter {
+    pub token: String,
+    pub ticket: u64,
+    /// How long its place lasts without a heartbeat (`None`: lapsed, awaiting removal).
+    pub lapses_in: Option<Duration>,
+    /// Who it is, with `since_ms` = when it started waiting.
+    pub holder: Option<Holder>,
+}
+
+/// Decodes INSPECT's queue part: {token, ticket, lease, record}* and the master's time.
+pub(super) fn queued_waiters(flat: Option<&Reply>, now_ms: Option<u64>) -> Vec<QueuedWaiter> {
+    let Some(Reply::Array(flat)) = flat else {
+        return Vec::new();
+    };
+    let text = |reply: &Reply| {
+        reply
+            .bulk()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+    };
+    flat.chunks(4)
+        .filter_map(|w| {
+            let token = text(w.first()?)?;
+            let ticket = text(w.get(1)?)?.parse::<f64>().ok()? as u64;
+            let lease = w.get(2).and_then(text).and_then(|l| l.parse::<f64>().ok());
+            let lapses_in = match (lease, now_ms) {
+                (Some(lease), Some(now)) if lease as u64 > now => {
+                    Some(Duration::from_millis(lease as u64 - now))
+                }
+                _ => None,
+            };
+            let holder = w.get(3).and_then(Reply::bulk).and_then(Holder::from_json);
+            Some(QueuedWaiter {
+                token,
+                ticket,
+                lapses_in,
+                holder,
+            })
+        })
+        .collect()
 }

@@ -35,85 +35,15 @@
 //! (`keep`) once nobody writes them.
 
 use std::sync::LazyLock;
-use std::time::Duration;
 
 use super::holder::Holder;
 use super::lua::Lua;
 use super::node::NodeError;
 use super::outcome::Conflict;
+use super::queue_lua::FUNCTIONS;
 use super::quorum::Vote;
 use super::resp::Reply;
 use super::scripts::{Refusal, SEMAPHORE_CHECK, semaphore_in_use, ttl};
-
-/// The functions the queue-aware scripts share; each script is these, then its body.
-///
-/// Wake-ups follow one rule (see `queue`, "Hand-off"): a script that may change who can take
-/// the lock on this master computes the eligible waiters before and after its writes
-/// (`eligible_lock`: the first live waiter, when the lock is free or already its own, and then
-/// the first live waiter itself; a slot script has its own) and publishes to each newly eligible one except the caller
-/// (`wake_newly`). So every change that lets a waiter in is announced by the master where it
-/// happens, and nothing else is.
-pub(super) const FUNCTIONS: &str = r"
-local function now_ms()
-  if redis.replicate_commands then redis.replicate_commands() end
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local function drop(token)
-  redis.call('ZREM', KEYS[3], token)
-  redis.call('ZREM', KEYS[4], token)
-  redis.call('HDEL', KEYS[5], token)
-end
-local function first_live(now)
-  local lapsed = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 100)
-  if #lapsed > 0 then
-    redis.call('ZREM', KEYS[3], unpack(lapsed))
-    redis.call('ZREM', KEYS[4], unpack(lapsed))
-    redis.call('HDEL', KEYS[5], unpack(lapsed))
-  end
-  -- At most 100 places without a live lease dropped per call (see the header).
-  for _ = 1, 100 do
-    local first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
-    if not first then
-      return false
-    end
-    local lease = redis.call('ZSCORE', KEYS[4], first)
-    if lease and tonumber(lease) > now then
-      return first
-    end
-    drop(first)
-  end
-  -- Out of budget: the oldest place left stands in for the first live waiter.
-  return redis.call('ZRANGE', KEYS[3], 0, 0)[1] or false
-end
-local function keep(ms)
-  for i = 3, 6 do
-    redis.call('PEXPIRE', KEYS[i], ms)
-  end
-end
-local function eligible_lock(now)
-  local first = first_live(now)
-  if not first then
-    return {}, false
-  end
-  local current = redis.call('GET', KEYS[1])
-  if current and current ~= first then
-    return {}, first
-  end
-  return {first}, first
-end
-local function wake_newly(before, after, caller, publish, prefix, suffix)
-  for _, token in ipairs(after) do
-    local known = token == caller
-    for _, old in ipairs(before) do
-      known = known or old == token
-    end
-    if not known then
-      redis.pcall(publish, prefix .. token .. suffix, '')
-    end
-  end
-end
-";
 
 /// A waiter's turn: keeps its place (the heartbeat), joins the queue when told to, and takes
 /// the lock when it is the first live waiter and the lock is free (or already its own: a
@@ -261,51 +191,11 @@ pub(super) fn turn(answer: &Result<Reply, NodeError>) -> Option<Turn> {
     }
 }
 
-/// One waiter as a master shows it to `status` (see INSPECT).
-#[derive(Clone, Debug, PartialEq)]
-pub struct QueuedWaiter {
-    pub token: String,
-    pub ticket: u64,
-    /// How long its place lasts without a heartbeat (`None`: lapsed, awaiting removal).
-    pub lapses_in: Option<Duration>,
-    /// Who it is, with `since_ms` = when it started waiting.
-    pub holder: Option<Holder>,
-}
-
-/// Decodes INSPECT's queue part: {token, ticket, lease, record}* and the master's time.
-pub(super) fn queued_waiters(flat: Option<&Reply>, now_ms: Option<u64>) -> Vec<QueuedWaiter> {
-    let Some(Reply::Array(flat)) = flat else {
-        return Vec::new();
-    };
-    let text = |reply: &Reply| {
-        reply
-            .bulk()
-            .map(|b| String::from_utf8_lossy(b).into_owned())
-    };
-    flat.chunks(4)
-        .filter_map(|w| {
-            let token = text(w.first()?)?;
-            let ticket = text(w.get(1)?)?.parse::<f64>().ok()? as u64;
-            let lease = w.get(2).and_then(text).and_then(|l| l.parse::<f64>().ok());
-            let lapses_in = match (lease, now_ms) {
-                (Some(lease), Some(now)) if lease as u64 > now => {
-                    Some(Duration::from_millis(lease as u64 - now))
-                }
-                _ => None,
-            };
-            let holder = w.get(3).and_then(Reply::bulk).and_then(Holder::from_json);
-            Some(QueuedWaiter {
-                token,
-                ticket,
-                lapses_in,
-                holder,
-            })
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use super::super::outcome::queued_waiters;
     use super::*;
 
     fn bulk(text: &str) -> Reply {

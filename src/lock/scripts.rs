@@ -23,7 +23,8 @@ use super::holder::Holder;
 pub use super::lua::Lua;
 use super::node::NodeError;
 use super::outcome::MasterState;
-use super::queue_scripts::{FUNCTIONS, QueuedWaiter, queued_waiters};
+use super::outcome::{QueuedWaiter, queued_waiters};
+use super::queue_lua::FUNCTIONS;
 use super::quorum::Vote;
 use super::resp::Reply;
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::super::endpoint::Endpoint;
 use super::super::keys;
 use super::super::node::NodeError;
-use super::super::queue_scripts::{QueuedWaiter, queued_waiters};
+use super::super::outcome::{QueuedWaiter, queued_waiters};
 use super::super::resp::Reply;
 use super::READ;
 
