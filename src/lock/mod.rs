@@ -20,6 +20,8 @@
 //! - `queue`: the fair queue waiters take turns in, `queue_turn` one turn in it, `wakeup` why
 //!   a turn starts, and `queue_scripts`, its Lua (`queue_lua`: the Lua functions every
 //!   queue-aware script shares, the lock's and the slots' too).
+//! - `slot_refusals`: what a round's refusals of a slot mean (a conflict, or full, with the
+//!   ticket to queue with).
 //! - `cancel`: ending a wait from a signal handler; `undo`: removing what a failed or
 //!   interrupted attempt took, without being overtaken by it.
 //! - `scan`: every lock at once (for `list`): SCAN for redlock's own keys, then one read round.
@@ -64,6 +66,7 @@ pub mod scripts;
 mod semaphore;
 mod semaphore_scripts;
 mod semaphore_verdict;
+mod slot_refusals;
 mod undo;
 mod verdict;
 mod wakeup;

@@ -1,0 +1,126 @@
+use super::*;
+
+fn bulk(text: &str) -> Reply {
+    Reply::Bulk(text.as_bytes().to_vec())
+}
+
+#[test]
+fn votes_and_refusals_decode() {
+    assert_eq!(slot_vote(&Ok(Reply::Int(1))), Vote::Yes);
+    let taken = Reply::Array(vec![bulk("taken"), Reply::Int(7)]);
+    assert_eq!(slot_vote(&Ok(taken.clone())), Vote::Yes);
+    assert_eq!(granted_ticket(&taken), Some(7));
+    assert_eq!(slot_refusal(&taken), None);
+    assert_eq!(slot_vote(&Ok(Reply::Array(vec![bulk("lock")]))), Vote::No);
+    assert_eq!(slot_vote(&Ok(Reply::Int(0))), Vote::No);
+    assert_eq!(slot_vote(&Ok(Reply::Int(2))), Vote::Error);
+    assert_eq!(slot_vote(&Err(NodeError::Timeout)), Vote::Error);
+    let refusal = |fields| slot_refusal(&Reply::Array(fields));
+    assert_eq!(refusal(vec![bulk("lock")]), Some(SlotRefusal::IsLock));
+    assert_eq!(
+        refusal(vec![bulk("limit"), bulk("3")]),
+        Some(SlotRefusal::Limit("3".into()))
+    );
+    assert_eq!(refusal(vec![bulk("what")]), None);
+    assert_eq!(slot_refusal(&Reply::Int(1)), None);
+}
+
+#[test]
+fn a_full_refusal_names_the_holders_whose_record_matches_their_token() {
+    let holder = Holder::this_process(&["backup".into()]);
+    let reply = Reply::Array(vec![
+        bulk("full"),
+        Reply::Int(1_500),
+        Reply::Int(7),
+        Reply::Int(3),
+        bulk("t1"),
+        bulk(&holder.record("t1")),
+        bulk("t2"),
+        Reply::Nil,
+        bulk("t3"),
+        bulk(&holder.record("someone else")),
+    ]);
+    let Some(SlotRefusal::Full {
+        holders,
+        frees_in,
+        extra,
+        waiters,
+    }) = slot_refusal(&reply)
+    else {
+        panic!("not a full refusal");
+    };
+    assert_eq!(frees_in, Some(Duration::from_millis(1_500)));
+    assert_eq!((extra, waiters), (Some(7), 3));
+    let named: Vec<(&str, bool)> = holders
+        .iter()
+        .map(|(t, h)| (t.as_str(), h.is_some()))
+        .collect();
+    assert_eq!(named, [("t1", true), ("t2", false), ("t3", false)]);
+    // Free slots left to waiters ahead: no slot taken, no ticket.
+    let ahead = Reply::Array(vec![
+        bulk("full"),
+        Reply::Int(-1),
+        Reply::Nil,
+        Reply::Int(2),
+    ]);
+    let Some(SlotRefusal::Full {
+        frees_in, extra, ..
+    }) = slot_refusal(&ahead)
+    else {
+        panic!("not a full refusal");
+    };
+    assert_eq!((frees_in, extra), (None, None));
+}
+
+#[test]
+fn turns_decode_as_the_queue_reads_them() {
+    assert!(matches!(slot_turn(&Ok(Reply::Int(1))), Some(Turn::Taken)));
+    assert!(matches!(slot_turn(&Ok(Reply::Int(0))), Some(Turn::NoPlace)));
+    let waiting = Reply::Array(vec![
+        bulk("full"),
+        Reply::Int(900),
+        Reply::Int(2),
+        Reply::Int(5),
+    ]);
+    let Some(Turn::Waiting(place)) = slot_turn(&Ok(waiting)) else {
+        panic!("a place");
+    };
+    assert_eq!((place.position, place.waiters), (2, 5));
+    assert_eq!(place.refusal.expires_in, Some(Duration::from_millis(900)));
+    assert!(slot_turn(&Ok(Reply::Array(vec![bulk("lock")]))).is_none());
+    assert!(slot_turn(&Err(NodeError::Timeout)).is_none());
+}
+
+#[test]
+fn an_inspection_lists_live_slots() {
+    let holder = Holder::this_process(&["job".into()]);
+    let reply = Reply::Array(vec![
+        bulk("2"),
+        Reply::Int(0),
+        Reply::Int(4),
+        bulk("a"),
+        Reply::Int(900),
+        bulk(&holder.record("a")),
+        bulk("b"),
+        Reply::Int(20),
+        Reply::Nil,
+    ]);
+    let slots = inspected_slots(reply).expect("decoded");
+    assert_eq!(slots.limit.as_deref(), Some("2"));
+    assert!(!slots.is_lock);
+    assert_eq!(slots.waiting, 4);
+    assert_eq!(slots.slots.len(), 2);
+    assert_eq!(slots.slots[0].expires_in, Duration::from_millis(900));
+    assert!(slots.slots[0].holder.is_some() && slots.slots[1].holder.is_none());
+    let empty = Reply::Array(vec![Reply::Nil, Reply::Int(1), Reply::Int(0)]);
+    assert_eq!(
+        inspected_slots(empty),
+        Ok(Slots {
+            limit: None,
+            is_lock: true,
+            waiting: 0,
+            slots: vec![]
+        })
+    );
+    assert!(inspected_slots(Reply::Int(3)).is_err());
+}
