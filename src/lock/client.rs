@@ -12,7 +12,7 @@ use crate::plural::counted;
 use super::cancel::Cancel;
 use super::endpoint::Endpoint;
 use super::fence::{self, FenceError};
-use super::held::{Kind, Lock, Timing};
+use super::held::{Kind, Lock, Timing, new_token, slot_token};
 use super::holder::Holder;
 use super::keys::{self, Names};
 use super::master::Master;
@@ -26,7 +26,7 @@ use super::scripts::{
     self, ACQUIRE, EXTEND, INSPECT, Lua, RELEASE, acquire_vote, binary_vote, inspected,
 };
 use super::semaphore;
-use super::semaphore::{Refused, release_slot, slot_token};
+use super::semaphore::{Refused, release_slot};
 use super::undo;
 
 /// A Redlock client over a fixed set of masters.
@@ -560,11 +560,6 @@ pub(super) async fn release_token(
             failures: round.failures(masters),
         },
     }
-}
-
-/// A fresh random token: a UUIDv4 (122 random bits from the OS generator), as 32 hex digits.
-pub(super) fn new_token() -> String {
-    uuid::Uuid::new_v4().simple().to_string()
 }
 
 /// Backoff between attempts: exponential from 10 ms to 250 ms, each delay drawn uniformly from

@@ -86,9 +86,9 @@ pub enum Kind {
 
 impl Kind {
     /// What a token (printed by `acquire`) holds: a slot's token says so, with its limit (see
-    /// `semaphore::slot_token`).
+    /// [`slot_token`]).
     pub fn of_token(token: &str) -> Kind {
-        match super::semaphore::limit_of_token(token) {
+        match limit_of_token(token) {
             Some(limit) => Kind::Slot { limit },
             None => Kind::Lock,
         }
@@ -180,6 +180,24 @@ impl Lock {
     pub fn validity(&self) -> Duration {
         self.validity_end.saturating_duration_since(Instant::now())
     }
+}
+
+/// Tokens say what they hold. A lock's is a fresh random token: a UUIDv4 (122 random bits
+/// from the OS generator), as 32 hex digits.
+pub(super) fn new_token() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// A fresh token for a slot of a semaphore of `limit`.
+pub(super) fn slot_token(limit: u32) -> String {
+    format!("sem{limit}-{}", new_token())
+}
+
+/// The limit a slot's token was taken with; `None` for a lock's token.
+pub(super) fn limit_of_token(token: &str) -> Option<u32> {
+    let (limit, random) = token.strip_prefix("sem")?.split_once('-')?;
+    let limit: u32 = limit.parse().ok().filter(|l| *l > 0)?;
+    (!random.is_empty()).then_some(limit)
 }
 
 #[cfg(test)]

@@ -74,14 +74,14 @@
 //! **The price** is fault tolerance: N − q masters may be down (see README, "At most L at
 //! once: `--limit`"). With q = N none may.
 //!
-//! A slot's token says what it is: `sem<L>-<32 hex digits>` ([`slot_token`]), so that
+//! A slot's token says what it is: `sem<L>-<32 hex digits>` (`held::slot_token`), so that
 //! `release`, `extend` and the `--renew-while` renewer, given only the key and the token,
 //! treat it as a slot of that limit.
 
 use std::time::{Duration, Instant};
 
 use super::cancel::Cancel;
-use super::client::{Redlock, new_token};
+use super::client::Redlock;
 use super::held::{Kind, Lock, Timing};
 use super::holder::Holder;
 use super::keys::{self, Names};
@@ -114,18 +114,6 @@ pub fn quorum(nodes: usize, limit: u32) -> usize {
 /// still joins the queue in arrival order (found by the model checker, tests/queue_model).
 fn tickets_needed(nodes: usize) -> usize {
     nodes - majority(nodes) + 1
-}
-
-/// A fresh token for a slot of a semaphore of `limit`.
-pub(super) fn slot_token(limit: u32) -> String {
-    format!("sem{limit}-{}", new_token())
-}
-
-/// The limit a slot's token was taken with; `None` for a lock's token.
-pub(super) fn limit_of_token(token: &str) -> Option<u32> {
-    let (limit, random) = token.strip_prefix("sem")?.split_once('-')?;
-    let limit: u32 = limit.parse().ok().filter(|l| *l > 0)?;
-    (!random.is_empty()).then_some(limit)
 }
 
 /// Every key a slot script touches (see `semaphore_scripts`): K, its holder record and queue
