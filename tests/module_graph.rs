@@ -279,47 +279,21 @@ fn circles(graph: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<Vec<Module>> {
     state.found
 }
 
-/// The circles the crate still has, each as its modules in order. The restructuring of
-/// `lock/` by layer (issue 24) removes them; until then this list may only shrink: a new
-/// circle, or a module joining one of these, fails the test, and so does a circle that is gone
-/// but still listed (take it off).
-const KNOWN_CIRCLES: &[&[&str]] = &[&[
-    "lock::client",
-    "lock::queue",
-    "lock::queue_turn",
-    "lock::semaphore",
-]];
-
 #[test]
-fn no_import_circle_in_the_crate_but_the_known_ones() {
+fn no_import_circle_in_the_crate() {
     let graph = graph();
     assert!(graph.len() > 50, "too few modules read: {}", graph.len());
-    let found: Vec<Vec<String>> = circles(&graph)
+    let found: Vec<String> = circles(&graph)
         .iter()
-        .map(|c| c.iter().map(|m| m.join("::")).collect())
+        .map(|c| {
+            let names: Vec<String> = c.iter().map(|m| m.join("::")).collect();
+            format!("  {}", names.join(" <-> "))
+        })
         .collect();
-    let known: Vec<Vec<String>> = KNOWN_CIRCLES
-        .iter()
-        .map(|c| c.iter().map(|m| m.to_string()).collect())
-        .collect();
-    let shown = |circles: &[&Vec<String>]| -> String {
-        circles
-            .iter()
-            .map(|c| format!("  {}", c.join(" <-> ")))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    let new: Vec<&Vec<String>> = found.iter().filter(|c| !known.contains(c)).collect();
     assert!(
-        new.is_empty(),
+        found.is_empty(),
         "import circles (each module names another of its circle through crate:: or super::):\n{}",
-        shown(&new)
-    );
-    let gone: Vec<&Vec<String>> = known.iter().filter(|c| !found.contains(c)).collect();
-    assert!(
-        gone.is_empty(),
-        "these circles are gone: take them off KNOWN_CIRCLES\n{}",
-        shown(&gone)
+        found.join("\n")
     );
 }
 

@@ -37,11 +37,13 @@
 //! No type of redis-rs appears in this module's public items: redis-rs only parses server
 //! URLs, inside `master`.
 
+mod attempt;
 mod cancel;
 mod cause;
 mod client;
 mod cluster;
 mod endpoint;
+mod exclusive;
 mod fence;
 mod held;
 mod holder;
@@ -67,8 +69,10 @@ mod semaphore;
 mod semaphore_scripts;
 mod semaphore_verdict;
 mod slot_refusals;
+mod slots;
 mod undo;
 mod verdict;
+mod waiter;
 mod wakeup;
 
 pub use cancel::Cancel;
@@ -90,10 +94,10 @@ pub use scan::{
     ScanEnd, ScanOptions, StrayKey, StrayName, Ttl,
 };
 pub use scripts::INSPECTED_WAITERS;
-pub use semaphore::quorum as slot_quorum;
 pub use semaphore_scripts::{Slot, Slots};
 pub use semaphore_verdict::{
     SemaphoreState, SemaphoreVerdict, SlotHolder, SlotsInspection, judge_slots,
 };
+pub use slots::quorum as slot_quorum;
 pub use verdict::{InLine, Verdict, judge, line};
 pub use wakeup::Wakeup;

@@ -125,12 +125,11 @@
 
 use std::time::{Duration, Instant};
 
+use super::attempt::retry_delay;
 use super::cancel::Cancel;
-use super::client::{release_token, retry_delay};
 use super::endpoint::Endpoint;
-use super::held::{Kind, Lock, Timing};
-use super::holder::Holder;
-use super::keys::Names;
+use super::exclusive::release_token;
+use super::held::{Kind, Lock};
 use super::lua::Lua;
 use super::notices::Notices;
 use super::outcome::{AttemptFailure, Conflict};
@@ -139,37 +138,10 @@ use super::queue_turn::Turns;
 use super::quorum::Vote;
 use super::resp::Reply;
 use super::round::{Masters, Until};
-use super::semaphore::{self, Seat, SlotKeys};
 use super::semaphore_scripts::LEAVE_SLOT;
+use super::slots::{self, Seat, SlotKeys};
+pub(super) use super::waiter::{HEARTBEAT, Waiter, lease};
 use super::wakeup::{Found, Wakeup, timer};
-
-/// How often a waiter that is not first renews its place.
-pub(super) const HEARTBEAT: Duration = Duration::from_secs(1);
-
-/// How long a place lasts without a heartbeat: three heartbeats, plus room for two slow
-/// requests.
-pub(super) fn lease(timing: &Timing) -> Duration {
-    3 * HEARTBEAT + 2 * timing.node_timeout
-}
-
-/// How long the queue's keys live after the last write: longer than any place in them.
-pub(super) fn keep(timing: &Timing) -> Duration {
-    2 * lease(timing)
-}
-
-/// A newcomer that was refused and drew a ticket.
-pub(super) struct Waiter<'a> {
-    pub key: &'a str,
-    pub names: &'a Names,
-    pub token: String,
-    pub ticket: u64,
-    /// When the ticket round started: the place is counted from then.
-    pub since: Instant,
-    pub timing: Timing,
-    pub holder: Option<&'a Holder>,
-    /// What it waits for: the lock, or a slot of a semaphore (see `semaphore`).
-    pub kind: Kind,
-}
 
 /// How a wait in line ended.
 pub(super) enum InLine {
@@ -319,7 +291,7 @@ fn listen_on(masters: &Masters, kind: Kind) -> Vec<&Endpoint> {
     let n = masters.nodes.len();
     let quorum = match kind {
         Kind::Lock => masters.quorum(),
-        Kind::Slot { limit } => semaphore::quorum(n, limit),
+        Kind::Slot { limit } => slots::quorum(n, limit),
     };
     let mut nodes: Vec<&Endpoint> = masters.nodes.iter().collect();
     fastrand::shuffle(&mut nodes);
@@ -344,7 +316,7 @@ async fn undo(masters: &Masters, turns: &Turns<'_>) {
                 record: &turns.waiting_record,
                 keep_ms: &turns.keep_ms,
             };
-            semaphore::release_slot(masters, key, token, limit, timing, false, Some(&seat)).await;
+            slots::release_slot(masters, key, token, limit, timing, false, Some(&seat)).await;
         }
     }
 }

@@ -8,12 +8,12 @@ use super::holder::Holder;
 use super::lua::Lua;
 use super::node::NodeError;
 use super::outcome::{AttemptFailure, Conflict};
-use super::queue::{Waiter, keep, lease};
 use super::queue_scripts::{Turn, WAIT, turn, wait_vote};
 use super::quorum::Decision;
 use super::quorum::Loss;
 use super::resp::Reply;
 use super::round::{Masters, Until};
+use super::waiter::{Waiter, keep, lease};
 use super::wakeup::Wakeup;
 
 /// What one turn found.

@@ -9,8 +9,8 @@ use super::master::Master;
 use super::node::NodeError;
 use super::quorum::Vote;
 use super::round::Until;
-use super::semaphore::{SlotKeys, quorum};
 use super::semaphore_scripts::{INSPECT_SLOTS, Slots, inspected_slots};
+use super::slots::{SlotKeys, quorum};
 
 /// What one master has of a semaphore.
 #[derive(Clone, Debug)]

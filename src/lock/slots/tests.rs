@@ -1,3 +1,5 @@
+use std::time::Duration;
+
 use super::super::held::{limit_of_token, new_token, slot_token};
 use super::super::slot_refusals::full;
 use super::*;
