@@ -1,0 +1,74 @@
+//! The Lua functions every queue-aware script shares (the lock's in `scripts`, the queue's own
+//! in `queue_scripts`, the slots' in `semaphore_scripts`): the master's clock, a place dropped,
+//! the first live waiter, who may take the lock, and the wake-ups. Text only, below all three,
+//! so that none of them needs another for its pieces.
+
+/// The functions the queue-aware scripts share; each script is these, then its body.
+///
+/// Wake-ups follow one rule (see `queue`, "Hand-off"): a script that may change who can take
+/// the lock on this master computes the eligible waiters before and after its writes
+/// (`eligible_lock`: the first live waiter, when the lock is free or already its own, and then
+/// the first live waiter itself; a slot script has its own) and publishes to each newly eligible one except the caller
+/// (`wake_newly`). So every change that lets a waiter in is announced by the master where it
+/// happens, and nothing else is.
+pub(in crate::lock) const FUNCTIONS: &str = r"
+local function now_ms()
+  if redis.replicate_commands then redis.replicate_commands() end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function drop(token)
+  redis.call('ZREM', KEYS[3], token)
+  redis.call('ZREM', KEYS[4], token)
+  redis.call('HDEL', KEYS[5], token)
+end
+local function first_live(now)
+  local lapsed = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 100)
+  if #lapsed > 0 then
+    redis.call('ZREM', KEYS[3], unpack(lapsed))
+    redis.call('ZREM', KEYS[4], unpack(lapsed))
+    redis.call('HDEL', KEYS[5], unpack(lapsed))
+  end
+  -- At most 100 places without a live lease dropped per call (see the header).
+  for _ = 1, 100 do
+    local first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+    if not first then
+      return false
+    end
+    local lease = redis.call('ZSCORE', KEYS[4], first)
+    if lease and tonumber(lease) > now then
+      return first
+    end
+    drop(first)
+  end
+  -- Out of budget: the oldest place left stands in for the first live waiter.
+  return redis.call('ZRANGE', KEYS[3], 0, 0)[1] or false
+end
+local function keep(ms)
+  for i = 3, 6 do
+    redis.call('PEXPIRE', KEYS[i], ms)
+  end
+end
+local function eligible_lock(now)
+  local first = first_live(now)
+  if not first then
+    return {}, false
+  end
+  local current = redis.call('GET', KEYS[1])
+  if current and current ~= first then
+    return {}, first
+  end
+  return {first}, first
+end
+local function wake_newly(before, after, caller, publish, prefix, suffix)
+  for _, token in ipairs(after) do
+    local known = token == caller
+    for _, old in ipairs(before) do
+      known = known or old == token
+    end
+    if not known then
+      redis.pcall(publish, prefix .. token .. suffix, '')
+    end
+  end
+end
+";
