@@ -324,3 +324,115 @@ fn systemd_units_run_redlock_where_the_package_installs_it() {
     }
     assert!(exec_starts >= 3, "ExecStart= lines found: {exec_starts}");
 }
+
+/// The words of the `redlock` invocation that starts `line` (continuation lines joined), as a
+/// shell splits them, up to the first operator (`;`, `|`, `&`, `>`, `<`, the `)` that closes a
+/// `$(`) or comment. Quotes are removed; `$(...)` and variables are kept as written, except
+/// `$$`, the shell's process id.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => words.extend(word.take()),
+            ';' | '|' | '&' | '>' | '<' | ')' => break,
+            '#' if word.is_none() => break,
+            '\'' | '"' => {
+                let text = word.get_or_insert_with(String::new);
+                for q in chars.by_ref() {
+                    if q == c {
+                        break;
+                    }
+                    text.push(q);
+                }
+            }
+            '$' if chars.peek() == Some(&'(') => {
+                let text = word.get_or_insert_with(String::new);
+                text.push('$');
+                let mut depth = 0;
+                for q in chars.by_ref() {
+                    text.push(q);
+                    depth += match q {
+                        '(' => 1,
+                        ')' => -1,
+                        _ => 0,
+                    };
+                    if depth == 0 {
+                        break;
+                    }
+                }
+            }
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    words
+        .into_iter()
+        .map(|w| if w == "$$" { "4242".to_string() } else { w })
+        .collect()
+}
+
+/// Every `redlock` command line the manual shows (README.md and docs/: shell, cron, CI, unit
+/// files and transcripts alike), as a user would paste it.
+fn invocations() -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for page in manual::pages() {
+        for (_, lines) in manual::code_blocks(&page.text) {
+            let joined = lines.join("\n").replace("\\\n", " ");
+            for line in joined.lines() {
+                // The command's name where a command starts (a line, `$(`, `ExecStart=`, the
+                // program's path), not a file of that name (`cp redlock /usr/local/bin/`).
+                let start = line.match_indices("redlock ").find(|&(at, _)| {
+                    let before = &line[..at];
+                    let after = line[at..].split_whitespace().nth(1).unwrap_or("#");
+                    let starts = before.is_empty()
+                        || before.ends_with(['(', ' ', '='])
+                        || before.ends_with("bin/");
+                    // Not the text of a message in `${VAR:?...}` either.
+                    let in_expansion = before.matches("${").count() > before.matches('}').count();
+                    starts && !after.starts_with(['/', '#']) && !in_expansion
+                });
+                if let Some((at, _)) = start {
+                    found.push((page.path.display().to_string(), line[at..].to_string()));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Every command line the manual shows is one redlock accepts: each option exists, belongs to
+/// that subcommand and takes the value shown. (What the exit-code table's examples do when
+/// run, tests/exit_codes.rs checks.)
+#[test]
+fn every_command_line_in_the_manual_is_accepted_as_written() {
+    use clap::{CommandFactory, error::ErrorKind};
+    let invocations = invocations();
+    assert!(
+        invocations.len() > 40,
+        "only {} command lines found: is the parser right?",
+        invocations.len()
+    );
+    let mut refused = Vec::new();
+    for (page, line) in &invocations {
+        let mut words = shell_words(line);
+        // `redlock release  # uses REDLOCK_KEY and REDLOCK_TOKEN`: what the line says the
+        // environment gives, as the environment would.
+        for (variable, option) in [("REDLOCK_KEY", "--key"), ("REDLOCK_TOKEN", "--token")] {
+            if line.contains(variable) && !words.iter().any(|word| word == option) {
+                words.extend([option.to_string(), format!("from-{variable}")]);
+            }
+        }
+        let mut definition = cli::Cli::command();
+        let parsed = definition
+            .try_get_matches_from_mut(&words)
+            .and_then(|matches| cli::check_placement(&mut definition, &matches));
+        match parsed {
+            Ok(()) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {}
+            Err(e) => refused.push(format!("{page}: {line}\n  {words:?}\n  {e}")),
+        }
+    }
+    assert!(refused.is_empty(), "{}", refused.join("\n"));
+}
