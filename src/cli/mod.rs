@@ -147,7 +147,7 @@ pub enum Command {
         masters: MasterArgs,
         #[command(flatten)]
         output: OutputArgs,
-        // `if redlock status -q ...` is how the README tests for "held".
+        // `if redlock status -q ...` is how docs/status.md tests for "held".
         #[command(flatten)]
         quiet: QuietArg,
     },
