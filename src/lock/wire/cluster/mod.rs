@@ -33,7 +33,7 @@
 //! SSUBSCRIBE there. A slot that moves ends its subscriptions (the server sends SUNSUBSCRIBE,
 //! which ends the pipe): waiters fall back to polling, as for any lost notice.
 //!
-//! What it does not change (README, "Redis Cluster"): a cluster counts as one master. Its
+//! What it does not change (docs/redis-cluster.md): a cluster counts as one master. Its
 //! replication is asynchronous, so a failover can promote a replica that never saw a lock its
 //! old primary acknowledged: the lock is then gone from this master, as it would be from a
 //! single server restarted empty. Redlock's quorum over several masters is what covers that.
