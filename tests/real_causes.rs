@@ -59,6 +59,26 @@ fn status_of_a_key_of_another_type_says_so_not_unreachable() {
     );
 }
 
+/// The same, as JSON: a master that answered with an error was reached.
+#[test]
+fn a_master_that_answered_with_an_error_is_reachable_in_json() {
+    let cluster = Cluster::start(3);
+    everywhere(&cluster, &["RPUSH", "jobs", "a"]);
+    let output = exits_with(
+        &cluster,
+        &["status", "--key", "jobs", "--json"],
+        UNAVAILABLE,
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    for master in json["masters"].as_array().unwrap() {
+        assert_eq!(master["reachable"], true, "{json:#}");
+        assert!(
+            master["error"].as_str().unwrap().contains("WRONGTYPE"),
+            "{json:#}"
+        );
+    }
+}
+
 #[test]
 fn a_fencing_counter_of_another_type_is_named_not_the_lock_key() {
     let cluster = Cluster::start(3);

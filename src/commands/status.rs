@@ -126,7 +126,7 @@ fn to_json(key: &str, quorum: usize, verdict: &Verdict, masters: &[Inspection]) 
                 "error": null, "fence": fence,
             }),
             MasterState::Unreachable(error) => json!({
-                "server": master.to_string(), "reachable": false, "held": null,
+                "server": master.to_string(), "reachable": error.answered(), "held": null,
                 "token": null, "ttl_ms": null, "holder": null, "error": error.to_string(),
                 "fence": fence,
             }),

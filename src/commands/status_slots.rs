@@ -107,7 +107,7 @@ fn to_json(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -
                 "error": null,
             }),
             Err(error) => json!({
-                "server": m.master.to_string(), "reachable": false, "limit": null,
+                "server": m.master.to_string(), "reachable": error.answered(), "limit": null,
                 "lock": null, "slots": null, "error": error.to_string(),
             }),
         })

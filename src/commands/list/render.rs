@@ -179,6 +179,9 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
                                 .unwrap_or_default();
                             format!("token {}{by}", escape::cut(token, TOKEN_SHOWN))
                         }
+                        MasterState::Unreachable(error) if error.answered() => {
+                            format!("failed ({error})")
+                        }
                         MasterState::Unreachable(error) => format!("unreachable ({error})"),
                     };
                     format!("{} {what}", master_tag(i))
@@ -263,7 +266,7 @@ fn lock_json(masters: &[MasterScan], lock: &LockView) -> Value {
                 "reachable": true, "held": true, "token": token,
                 "ttl_ms": ttl.map(ms), "error": null}),
             MasterState::Unreachable(error) => json!({"server": server(i),
-                "reachable": false, "held": null, "token": null, "ttl_ms": null,
+                "reachable": error.answered(), "held": null, "token": null, "ttl_ms": null,
                 "error": error.to_string()}),
         })
         .collect();

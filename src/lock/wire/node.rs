@@ -64,6 +64,14 @@ pub enum NodeError {
 }
 
 /// The text is shown escaped (see `crate::escape`): it may carry what a server sent.
+impl NodeError {
+    /// Whether the master itself answered (with an error, or with bytes that are no reply):
+    /// reachable, unlike a timeout, a broken connection or one never made.
+    pub fn answered(&self) -> bool {
+        matches!(self, NodeError::Server(_) | NodeError::BadReply(_))
+    }
+}
+
 impl std::fmt::Display for NodeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (what, why) = match self {
