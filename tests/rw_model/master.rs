@@ -311,12 +311,14 @@ impl Master {
     }
 
     /// READ_ACQUIRE: refused where K is held alone (a writer, ours or foreign); a newcomer
-    /// reader takes a share without queueing only where nobody waits at all.
+    /// reader takes a share without queueing only where nobody waits at all (or, with
+    /// `readers_pass_readers`, where no writer waits).
     fn read_acquire(&mut self, from: Token, rules: Rules) -> Ran {
         if self.readers & (1 << from) != 0 {
             return answered(Answer::Taken);
         }
-        let waiting = self.queue.iter().next().is_some();
+        let passes = |p: &&Place| rules.readers_pass_readers && p.reader;
+        let waiting = self.queue.iter().any(|p| !passes(&p));
         let queue_counts = !rules.has(Flaw::NewcomerReaderIgnoresTheQueue);
         if self.held_alone() || (waiting && queue_counts) {
             return self.refuse();

@@ -44,6 +44,11 @@ pub enum Flaw {
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Rules {
     pub flaw: Option<Flaw>,
+    /// The alternative newcomer rule (25-findings.md): a newcomer reader takes a share where
+    /// no live WRITER waits (where it would be eligible at the back of the line), rather than
+    /// only where nobody waits at all, which queues it behind readers that hold (a reader
+    /// keeps its place until its release).
+    pub readers_pass_readers: bool,
 }
 
 impl Rules {
