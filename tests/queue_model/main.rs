@@ -149,7 +149,8 @@ fn hand_off(waiters: usize, joining: usize, newcomers: usize) -> Start {
 /// Checks that today's protocol loses a wake-up in `model`, tells how, and returns the state
 /// it ends in.
 fn loses_a_wake_up(model: QueueModel) -> system::State {
-    // One thread: the same shortest counterexample every run.
+    // One thread: the same counterexample every run (the last one the checker visits: see
+    // `check::shortest`).
     let checker = check::explore(model, 1);
     let path = checker.assert_any_discovery("no lost wake-up");
     let last = path.last_state().clone();
