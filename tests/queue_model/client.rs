@@ -3,11 +3,9 @@
 
 use crate::master::{Answer, Request};
 use crate::protocol::{Kind, Rules, Sleep, TICKETS};
+use crate::wire::{Wire, stop_awaiting, write_all};
 
 pub const MASTERS: usize = 3;
-/// The most requests one connection carries at once in the model (an ACQUIRE or WAIT still
-/// running, its undo, the next round's request, a LEAVE: four).
-const WIRE: usize = 4;
 
 /// Where a client is.
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
@@ -34,49 +32,11 @@ pub enum Phase {
     Crashed,
 }
 
-/// A request on the wire, in its connection's order.
-#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Sent {
-    pub request: Request,
-    /// The round that sent it still waits for its answer (a decided round stops listening).
-    pub awaited: bool,
-}
-
 /// A newcomer's clean-up of a partial hold: it has no place to put back.
 pub const UNDO: Request = Request::Release {
     announce: false,
     reseat: None,
 };
-
-/// One connection's requests on the wire, oldest first: a master runs them in that order.
-#[derive(Clone, Copy, Debug, Default, Hash, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Wire([Option<Sent>; WIRE]);
-
-impl Wire {
-    fn push(&mut self, sent: Sent) {
-        let free = self.0.iter_mut().find(|slot| slot.is_none());
-        *free.expect("more requests on one connection than the model allows") = Some(sent);
-    }
-
-    /// Takes the oldest request.
-    pub fn pop(&mut self) -> Option<Sent> {
-        let oldest = self.0[0].take();
-        self.0.rotate_left(1);
-        oldest
-    }
-
-    pub fn oldest(&self) -> Option<Sent> {
-        self.0[0]
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0[0].is_none()
-    }
-
-    fn iter_mut(&mut self) -> impl Iterator<Item = &mut Sent> {
-        self.0.iter_mut().flatten()
-    }
-}
 
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Client {
@@ -120,31 +80,19 @@ impl Client {
     /// Starts a round: `request` on every master's connection, answers awaited.
     pub fn round(&mut self, request: Request, phase: Phase) {
         self.answers = [None; MASTERS];
-        for sent in &mut self.sent {
-            sent.push(Sent {
-                request,
-                awaited: true,
-            });
-        }
+        write_all(&mut self.sent, request, true);
         self.phase = phase;
     }
 
     /// Writes `request` to every master without waiting for answers (a release, an undo or
     /// LEAVE: `Until::DecidedAndSent`; what it decides changes nothing the model tracks).
     pub fn send(&mut self, request: Request) {
-        for sent in &mut self.sent {
-            sent.push(Sent {
-                request,
-                awaited: false,
-            });
-        }
+        write_all(&mut self.sent, request, false);
     }
 
     /// The round is decided (or abandoned): later answers are not listened to.
     pub fn stop_listening(&mut self) {
-        for sent in self.sent.iter_mut().flat_map(Wire::iter_mut) {
-            sent.awaited = false;
-        }
+        stop_awaiting(&mut self.sent);
     }
 
     /// Drops its subscriptions (`Notices` dropped at the end of `wait_in_line`, or death).

@@ -100,6 +100,7 @@
 //! it took: `cargo test --test queue_model -- --nocapture`. Larger bounds:
 //! `fixed_protocol_holds_within_larger_bounds` (ignored; minutes).
 
+mod check;
 mod client;
 mod master;
 mod properties;
@@ -109,48 +110,18 @@ mod start;
 mod symmetry;
 mod system;
 mod trace;
+mod wire;
 
-use std::time::Instant;
-
-use stateright::{Checker, Expectation, Model};
+use stateright::Checker;
 
 use protocol::{Kind, Protocol};
 use start::Start;
 use system::QueueModel;
 
-/// Explores every state of `model` (breadth first: a counterexample is a shortest one), and
-/// says how many and how long.
-fn explore(model: QueueModel, threads: usize) -> impl Checker<QueueModel> {
-    let start = Instant::now();
-    let checker = model.checker().threads(threads).spawn_bfs().join();
-    println!(
-        "{model:?}: {} states ({} distinct), {} steps deep, checked in {:.1?}",
-        checker.state_count(),
-        checker.unique_state_count(),
-        checker.max_depth(),
-        start.elapsed()
-    );
-    checker
-}
-
 /// Checks that every property of the fixed protocol holds in `model` (and that some run
 /// serves everyone), telling the path to any counterexample.
 fn holds(model: QueueModel) {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let checker = explore(model, threads);
-    assert!(checker.is_done());
-    for property in checker.model().properties() {
-        let found = checker.discovery(property.name);
-        match (property.expectation, found) {
-            (Expectation::Sometimes, None) => panic!("no run where {:?}", property.name),
-            (Expectation::Sometimes, Some(_)) | (_, None) => {}
-            (_, Some(path)) => panic!(
-                "{:?} fails:\n{}",
-                property.name,
-                trace::tell(checker.model(), path)
-            ),
-        }
-    }
+    check::holds(model, trace::tell);
 }
 
 fn fixed(start: Start) -> QueueModel {
@@ -178,8 +149,9 @@ fn hand_off(waiters: usize, joining: usize, newcomers: usize) -> Start {
 /// Checks that today's protocol loses a wake-up in `model`, tells how, and returns the state
 /// it ends in.
 fn loses_a_wake_up(model: QueueModel) -> system::State {
-    // One thread: the same shortest counterexample every run.
-    let checker = explore(model, 1);
+    // One thread: the same counterexample every run (the last one the checker visits: see
+    // `check::shortest`).
+    let checker = check::explore(model, 1);
     let path = checker.assert_any_discovery("no lost wake-up");
     let last = path.last_state().clone();
     println!("{}", trace::tell(&model, path));

@@ -1,4 +1,6 @@
-//! Symmetry reduction over the masters' names.
+//! Symmetry reduction over the masters' names. Shared with tests/rw_model, which includes this
+//! file by its path: it reads only the shape both models' states have (masters; clients with
+//! answers, requests on the wire and subscriptions, per master).
 
 use crate::client::MASTERS;
 use crate::system::State;
