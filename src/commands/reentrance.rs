@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::config::env;
 use crate::exit::Failure;
-use crate::lock::{Kind, Redlock, Verdict, judge_slots};
+use crate::lock::{Kind, Redlock, Verdict, judge_readers, judge_slots};
 
 /// The prefix `acquire` puts on the token of a nested (re-entrant) acquisition: `release`
 /// leaves such a lock to the outer holder.
@@ -19,7 +19,7 @@ pub const NESTED_PREFIX: &str = "nested:";
 pub fn inherited_lock(
     client: &Redlock,
     key: &str,
-    limit: Option<u32>,
+    wanted: Kind,
     node_timeout: Duration,
 ) -> Result<Option<String>, Failure> {
     let inherited_key = env::text(env::KEY_ENV)?;
@@ -31,11 +31,18 @@ pub fn inherited_lock(
     if inherited_key != key || token.is_empty() {
         return Ok(None);
     }
-    // Re-used only as what it is: a slot of the same limit for `--limit`, the lock without.
-    if Kind::of_token(token).limit() != limit {
+    // Re-used only as what it is: a slot of the same limit for `--limit`, a reader's share for
+    // `--shared`, the lock without either.
+    if Kind::of_token(token) != wanted {
         return Ok(None);
     }
-    if limit.is_some() {
+    if wanted.is_reader() {
+        let held = judge_readers(&client.inspect_readers(key, node_timeout))
+            .iter()
+            .any(|(reader, ..)| reader == token);
+        return Ok(reused(key, token, held));
+    }
+    if wanted.limit().is_some() {
         let states: Vec<_> = client
             .inspect_slots(key, node_timeout)
             .into_iter()

@@ -12,7 +12,7 @@ use crate::plural::counted;
 use super::cancel::Cancel;
 use super::endpoint::Endpoint;
 use super::fence::{self, FenceError};
-use super::held::{Kind, Lock, Timing, new_token, slot_token};
+use super::held::{Kind, Lock, Timing};
 use super::holder::Holder;
 use super::keys::{self, Names};
 use super::master::Master;
@@ -27,6 +27,7 @@ use super::scripts::{
 };
 use super::semaphore;
 use super::semaphore::{Refused, release_slot};
+use super::shared_scripts::{READ_ACQUIRE, READ_RELEASE};
 use super::undo;
 
 /// A Redlock client over a fixed set of masters.
@@ -151,14 +152,11 @@ impl Redlock {
                 if cancel.is_cancelled() {
                     return Err(AcquireError::Cancelled);
                 }
-                let token = match kind {
-                    Kind::Lock => new_token(),
-                    Kind::Slot { limit } => slot_token(limit),
-                };
+                let token = kind.new_token();
                 let since = Instant::now();
                 let attempted = async {
                     match kind {
-                        Kind::Lock => {
+                        Kind::Lock | Kind::Reader => {
                             self.attempt(key, &names, &token, timing, holder, will_wait)
                                 .await
                         }
@@ -181,7 +179,7 @@ impl Redlock {
                     None => {
                         // Requests of the interrupted attempt may have reached some masters.
                         match kind {
-                            Kind::Lock => {
+                            Kind::Lock | Kind::Reader => {
                                 release_token(&self.masters, key, &names, &token, timing, false)
                                     .await;
                             }
@@ -243,10 +241,11 @@ impl Redlock {
         })
     }
 
-    /// One attempt as a newcomer: SET NX PX on all masters unless others are queued, decide at
-    /// quorum, and on failure remove whatever partial hold it left so that contenders do not
-    /// split the vote until the TTL runs out. A refused caller that `will_wait` also gets its
-    /// ticket for the queue, when enough masters drew one (see `queue`).
+    /// One attempt as a newcomer: SET NX PX on all masters unless others are queued (a
+    /// reader's token: a share, see `shared`), decide at quorum, and on failure remove whatever
+    /// partial hold it left so that contenders do not split the vote until the TTL runs out. A
+    /// refused caller that `will_wait` also gets its ticket for the queue, when enough masters
+    /// drew one (see `queue`).
     async fn attempt(
         &self,
         key: &str,
@@ -258,7 +257,12 @@ impl Redlock {
     ) -> Result<Lock, Refused> {
         let record = holder.map(|h| h.record(token)).unwrap_or_default();
         let start = Instant::now();
-        let keys = names.lock_keys(key);
+        let kind = Kind::of_token(token);
+        let (lock_keys, reader_keys) = (names.lock_keys(key), names.reader_keys(key));
+        let (script, keys): (&Lua, &[&str]) = match kind {
+            Kind::Reader => (&READ_ACQUIRE, &reader_keys),
+            _ => (&ACQUIRE, &lock_keys),
+        };
         let ttl_ms = timing.ttl_ms();
         let keep_ms = queue::keep(&timing).as_millis().to_string();
         let args: [&[u8]; 5] = [
@@ -280,7 +284,7 @@ impl Redlock {
                     Until::Decided
                 },
                 acquire_vote,
-                |node| node.eval(&ACQUIRE, &keys, &args),
+                |node| node.eval(script, keys, &args),
             )
             .await;
         let elapsed = start.elapsed();
@@ -295,16 +299,17 @@ impl Redlock {
                 } else {
                     ""
                 };
+                let what = if kind.is_reader() { "a share of " } else { "" };
                 log::info!(
                     event = "acquired", key = key, outcome = "won",
                     elapsed_ms = elapsed.as_micros() as f64 / 1000.0, confirmed = yes, masters = n;
-                    "acquired {key:?} in {elapsed:.1?}: {yes} of {} confirmed{so_far}",
+                    "acquired {what}{key:?} in {elapsed:.1?}: {yes} of {} confirmed{so_far}",
                     counted(n, "master")
                 );
                 let mut refusals = round.failures(&self.masters);
                 refusals.retain(|f| f.cause().is_configuration());
                 return Ok(Lock {
-                    kind: Kind::Lock,
+                    kind,
                     key: key.to_string(),
                     token: token.to_string(),
                     timing,
@@ -343,8 +348,10 @@ impl Redlock {
     /// Extends `lock` to its full TTL again, measured from the start of this round. Counts only
     /// if a majority confirmed before the current validity ran out. Never deletes anything.
     pub fn extend(&self, lock: &mut Lock) -> Result<(), ExtendError> {
-        if let Kind::Slot { limit } = lock.kind {
-            return self.extend_slot(lock, limit);
+        match lock.kind {
+            Kind::Slot { limit } => return self.extend_slot(lock, limit),
+            Kind::Reader => return self.extend_share(lock),
+            Kind::Lock => {}
         }
         let keys = [lock.key(), &keys::holder(lock.key())];
         let ttl_ms = lock.timing.ttl_ms();
@@ -396,8 +403,10 @@ impl Redlock {
     /// every master). True when a majority confirmed.
     pub fn expire_in(&self, lock: &Lock, remaining: Duration) -> bool {
         let remaining = remaining.max(Duration::from_millis(1));
-        if let Kind::Slot { limit } = lock.kind {
-            return self.expire_slot_in(lock, limit, remaining);
+        match lock.kind {
+            Kind::Slot { limit } => return self.expire_slot_in(lock, limit, remaining),
+            Kind::Reader => return self.expire_share_in(lock, remaining),
+            Kind::Lock => {}
         }
         let keys = [lock.key(), &keys::holder(lock.key())];
         let ms = remaining.as_millis().to_string().into_bytes();
@@ -514,10 +523,10 @@ impl Redlock {
     }
 }
 
-/// Deletes our key on every master. `announce`: a real release (not the clean-up of a failed
-/// attempt), which also gives up what is left of our place in the queue and tells the next
-/// waiter (see RELEASE). The clean-up is sent again when the attempt may overtake it (see
-/// `undo`).
+/// Deletes our key on every master (a reader's token: removes our share, see READ_RELEASE).
+/// `announce`: a real release (not the clean-up of a failed attempt), which also gives up what
+/// is left of our place in the queue and tells the next waiter (see RELEASE). The clean-up is
+/// sent again when the attempt may overtake it (see `undo`).
 pub(super) async fn release_token(
     masters: &Masters,
     key: &str,
@@ -527,13 +536,17 @@ pub(super) async fn release_token(
     announce: bool,
 ) -> Released {
     let start = Instant::now();
-    let keys = names.lock_keys(key);
+    let (lock_keys, reader_keys) = (names.lock_keys(key), names.reader_keys(key));
+    let (script, keys): (&Lua, &[&str]) = match Kind::of_token(token) {
+        Kind::Reader => (&READ_RELEASE, &reader_keys),
+        _ => (&RELEASE, &lock_keys),
+    };
     let channel = if announce {
         keys::released_channel(key)
     } else {
         String::new()
     };
-    let (keys, token, channel) = (&keys, token.as_bytes(), channel.as_bytes());
+    let (token, channel) = (token.as_bytes(), channel.as_bytes());
     let round = undo::guarded(masters, &timing, !announce, || {
         masters.round(
             Instant::now() + timing.node_timeout,
@@ -547,7 +560,7 @@ pub(super) async fn release_token(
                     names.wake_prefix.as_bytes(),
                     names.wake_suffix.as_bytes(),
                 ];
-                node.eval(&RELEASE, keys, &args).await
+                node.eval(script, keys, &args).await
             },
         )
     })
@@ -586,6 +599,7 @@ fn held_by(round: &Round, tickets_needed: usize) -> (AttemptFailure, Option<u64>
     let mut holder = None;
     let mut expires_in: Option<Duration> = None;
     let mut free = true;
+    let mut shared = false;
     let mut waiters = 0;
     let mut tickets = 0;
     let mut ticket = 0;
@@ -603,6 +617,7 @@ fn held_by(round: &Round, tickets_needed: usize) -> (AttemptFailure, Option<u64>
             expires_in = Some(expires_in.map_or(ttl, |t| t.max(ttl)));
         }
         free &= refusal.free;
+        shared |= refusal.shared;
         waiters = waiters.max(refusal.waiters);
         if let Some(drawn) = refusal.ticket {
             tickets += 1;
@@ -613,6 +628,7 @@ fn held_by(round: &Round, tickets_needed: usize) -> (AttemptFailure, Option<u64>
         holder: holder.map(Box::new),
         expires_in,
         free,
+        shared,
         waiters,
         place: None,
     };

@@ -6,6 +6,8 @@
 //!   that bounds its validity.
 //! - `semaphore`: at most L holders at once (`--limit`): why it is sound, and its operations
 //!   (its scripts in `semaphore_scripts`, who holds it in `semaphore_verdict`).
+//! - `shared`: many readers or one writer (`--shared`): why it is sound, and its operations
+//!   (its scripts in `shared_scripts`).
 //! - `outcome`: what the operations report, and `cause`: why a master failed, in terms a user
 //!   can act on; `probe`: what masters say about themselves.
 //! - [`keys`]: the key layout: the names of redlock's own keys, none of which a lock key can be.
@@ -66,6 +68,8 @@ pub mod scripts;
 mod semaphore;
 mod semaphore_scripts;
 mod semaphore_verdict;
+mod shared;
+mod shared_scripts;
 mod slot_refusals;
 mod undo;
 mod verdict;
@@ -95,5 +99,7 @@ pub use semaphore_scripts::{Slot, Slots};
 pub use semaphore_verdict::{
     SemaphoreState, SemaphoreVerdict, SlotHolder, SlotsInspection, judge_slots,
 };
+pub use shared::{ReadersInspection, SHARED_MARKER, judge_readers};
+pub use shared_scripts::{Share, Shares};
 pub use verdict::{InLine, Verdict, judge, line};
 pub use wakeup::Wakeup;

@@ -43,6 +43,8 @@ pub enum AttemptFailure {
         /// No master that refused has the lock taken: only the fair queue stands in the way
         /// (others were waiting first).
         free: bool,
+        /// Readers hold it (`--shared`), on some master that refused.
+        shared: bool,
         /// How many wait in the fair queue (the most any master counts), we ourselves
         /// included once we have a place (`place`).
         waiters: usize,
@@ -78,6 +80,8 @@ pub enum AttemptFailure {
 pub enum Conflict {
     /// A semaphore slot was asked for, but the key is in use as a lock.
     IsLock,
+    /// A semaphore slot was asked for, but readers hold the key as a shared lock (`--shared`).
+    IsShared,
     /// The lock was asked for, but the key is in use as a semaphore (of this limit, if known).
     IsSemaphore { limit: Option<String> },
     /// A slot of a semaphore of `ours` was asked for, but its holders agreed on `theirs`.

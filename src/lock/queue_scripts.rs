@@ -40,7 +40,7 @@ use super::holder::Holder;
 use super::lua::Lua;
 use super::node::NodeError;
 use super::outcome::Conflict;
-use super::queue_lua::FUNCTIONS;
+use super::queue_lua::{FUNCTIONS, SHARED_MARKER};
 use super::quorum::Vote;
 use super::resp::Reply;
 use super::scripts::{Refusal, SEMAPHORE_CHECK, semaphore_in_use, ttl};
@@ -182,6 +182,7 @@ pub(super) fn turn(answer: &Result<Reply, NodeError>) -> Option<Turn> {
                     holder,
                     expires_in: fields.get(4).and_then(ttl),
                     free: token.is_none(),
+                    shared: token == Some(SHARED_MARKER.as_bytes()),
                     waiters: int(2).unwrap_or(0),
                     ticket: None,
                 },

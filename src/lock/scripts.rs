@@ -24,7 +24,7 @@ pub use super::lua::Lua;
 use super::node::NodeError;
 use super::outcome::MasterState;
 use super::outcome::{QueuedWaiter, queued_waiters};
-use super::queue_lua::FUNCTIONS;
+use super::queue_lua::{FUNCTIONS, SHARED_MARKER};
 use super::quorum::Vote;
 use super::resp::Reply;
 
@@ -105,6 +105,8 @@ pub(super) struct Refusal {
     pub expires_in: Option<Duration>,
     /// The lock is free there: the refusal is the queue's (others wait ahead).
     pub free: bool,
+    /// Readers hold it there (`--shared`: K holds the marker).
+    pub shared: bool,
     /// How many wait in the queue there.
     pub waiters: usize,
     /// The ticket drawn there, when one was asked for.
@@ -129,6 +131,7 @@ pub(super) fn refusal(reply: &Reply) -> Option<Refusal> {
         holder,
         expires_in: fields.get(1).and_then(ttl),
         free: token.is_none(),
+        shared: token == Some(SHARED_MARKER.as_bytes()),
         waiters: int(3).unwrap_or(0) as usize,
         ticket: int(4),
     })

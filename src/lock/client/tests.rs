@@ -1,6 +1,7 @@
 //! Unit tests of `client`.
 
 use super::*;
+use crate::lock::held::new_token;
 
 #[test]
 fn retry_delays_grow_and_stay_bounded() {

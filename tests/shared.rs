@@ -1,0 +1,561 @@
+//! The shared lock (`--shared`, readers-writer) against real masters: readers share; a writer
+//! excludes readers and writers under a mix (an overlap detector); a writer behind readers is
+//! not overtaken by readers that came after it; a minority of masters paused or killed; a
+//! killed reader's share expiring alone; other clients' `SET NX` excluded both ways; mixing
+//! kinds and `--fence` refused; the token workflow and status. Every test checks that no key
+//! is left without a TTL.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{Cluster, Running, WAIT_FOR_GATE, describe, eventually};
+use redlock_cli::lock::keys;
+
+const MARKER: &str = "__redlock:shared";
+
+/// `redlock run --shared` (a reader) or plain (a writer) on `key`, started and ready.
+fn hold(cluster: &Cluster, key: &str, shared: bool, ttl: &str) -> Running {
+    let mut running = Running::start(&mut start(cluster, key, shared, ttl, None));
+    running.wait_ready();
+    running
+}
+
+fn start(
+    cluster: &Cluster,
+    key: &str,
+    shared: bool,
+    ttl: &str,
+    wait: Option<&str>,
+) -> std::process::Command {
+    let mut cmd = cluster.redlock();
+    cmd.args(["run", "--key", key, "--ttl", ttl]);
+    if shared {
+        cmd.arg("--shared");
+    }
+    if let Some(wait) = wait {
+        cmd.args(["--wait", wait]);
+    }
+    cmd
+}
+
+/// The live readers of `key` on every running master that is not paused.
+fn readers_everywhere(cluster: &Cluster, key: &str) -> Vec<Vec<String>> {
+    let readers = keys::readers(key);
+    cluster
+        .servers
+        .iter()
+        .filter(|s| s.is_running() && !s.is_paused())
+        .map(|s| {
+            redis::cmd("ZRANGE")
+                .arg(&readers)
+                .arg(0)
+                .arg(-1)
+                .query(&mut s.connection())
+                .expect("ZRANGE")
+        })
+        .collect()
+}
+
+/// Nothing is left without a TTL, and every key of `key` (K, readers, holders) is gone once
+/// its holders released.
+fn assert_clean(cluster: &Cluster, key: &str) {
+    assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
+    assert!(
+        cluster.key_gone_everywhere(key),
+        "{:?}",
+        cluster.values(key)
+    );
+    assert!(
+        eventually(Duration::from_secs(5), || readers_everywhere(cluster, key)
+            .iter()
+            .all(Vec::is_empty)),
+        "{:?}",
+        readers_everywhere(cluster, key)
+    );
+    assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
+}
+
+/// Every key on every master has a TTL (PTTL > 0), `key`'s marker included.
+fn assert_every_key_expires(cluster: &Cluster) {
+    for (i, server) in cluster.servers.iter().enumerate() {
+        if !server.is_running() || server.is_paused() {
+            continue;
+        }
+        for name in server.keys() {
+            let pttl = server.pttl(&name);
+            // -2: gone since it was listed.
+            assert!(pttl > 0 || pttl == -2, "master {i}: {name} has PTTL {pttl}");
+        }
+    }
+}
+
+#[test]
+fn readers_share_the_key_and_each_share_has_a_ttl() {
+    let cluster = Cluster::start(3);
+    let mut readers: Vec<Running> = (0..4)
+        .map(|_| hold(&cluster, "rw-share", true, "10s"))
+        .collect();
+    // All four are inside at once: each wrote its ready file and waits at the gate.
+    let tokens: Vec<String> = readers.iter().map(Running::token).collect();
+    for token in &tokens {
+        assert!(token.starts_with("shr-"), "{token}");
+    }
+    for (values, readers) in cluster
+        .values("rw-share")
+        .iter()
+        .zip(readers_everywhere(&cluster, "rw-share"))
+    {
+        assert_eq!(values.as_deref(), Some(MARKER));
+        assert_eq!(readers.len(), 4, "{readers:?}");
+    }
+    assert_every_key_expires(&cluster);
+    for reader in &mut readers {
+        reader.open_gate();
+        let output = reader.wait_output();
+        assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+        assert_every_key_expires(&cluster);
+    }
+    assert_clean(&cluster, "rw-share");
+}
+
+/// 8 contenders, `sections` each: `writers` of them plain `run`, the others `run --shared`.
+/// A section logs `begin R|W pid`, then a reader waits (up to a second) for another reader to
+/// be inside, so that readers overlap whenever the lock allows it; a writer just sleeps.
+/// Returns the log.
+fn mixed_herd(cluster: &Cluster, key: &str, writers: usize, sections: usize) -> String {
+    const CONTENDERS: usize = 8;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let active = dir.path().join("active");
+    std::fs::create_dir(&active).unwrap();
+    let section = |mode: &str| {
+        let wait = if mode == "R" {
+            "i=0; while [ $(ls {active} | wc -l) -lt 2 ] && [ $i -lt 50 ]; do sleep 0.02; i=$((i + 1)); done; "
+        } else {
+            ""
+        };
+        "echo \"begin MODE $$\" >> {log}; touch {active}/$$; WAIT\
+         sleep 0.02; rm -f {active}/$$; echo \"end MODE $$\" >> {log}"
+            .replace("WAIT", wait)
+            .replace("MODE", mode)
+            .replace("{active}", &active.display().to_string())
+            .replace("{log}", &log.display().to_string())
+    };
+    std::thread::scope(|scope| {
+        for n in 0..CONTENDERS {
+            let shared = n >= writers;
+            let section = section(if shared { "R" } else { "W" });
+            scope.spawn(move || {
+                for _ in 0..sections {
+                    let output = start(cluster, key, shared, "5s", Some("120s"))
+                        .args(["--node-timeout", "100ms"])
+                        .args(["--", "sh", "-c", &section])
+                        .output()
+                        .unwrap();
+                    assert!(output.status.success(), "{}", describe(&output));
+                }
+            });
+        }
+    });
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(log.lines().count(), 2 * CONTENDERS * sections, "{log}");
+    log
+}
+
+/// Checks the log: no writer's section overlaps any other section, and readers overlapped.
+/// A section's begin is logged after the lock was taken and its end before it is released, so
+/// the log can only under-count overlaps.
+fn assert_writers_alone_readers_together(log: &str) {
+    let (mut readers, mut writers, mut most_readers) = (0usize, 0usize, 0usize);
+    for line in log.lines() {
+        match line.split(' ').take(2).collect::<Vec<_>>()[..] {
+            ["begin", "R"] => {
+                assert_eq!(
+                    writers, 0,
+                    "a reader entered while a writer was inside:\n{log}"
+                );
+                readers += 1;
+                most_readers = most_readers.max(readers);
+            }
+            ["begin", "W"] => {
+                assert_eq!(
+                    (readers, writers),
+                    (0, 0),
+                    "a writer entered while others were inside:\n{log}"
+                );
+                writers += 1;
+            }
+            ["end", "R"] => readers -= 1,
+            ["end", "W"] => writers -= 1,
+            _ => panic!("odd line {line:?}"),
+        }
+    }
+    assert!(most_readers >= 2, "readers never shared:\n{log}");
+}
+
+#[test]
+fn a_writer_excludes_readers_and_writers_in_a_mixed_herd() {
+    let cluster = Cluster::start(5);
+    let log = mixed_herd(&cluster, "rw-herd", 2, 3);
+    assert_writers_alone_readers_together(&log);
+    assert_clean(&cluster, "rw-herd");
+}
+
+/// N = 5 tolerates 2 masters down for readers and writers alike: one paused (takes
+/// connections, answers nothing) and one killed for the whole run.
+#[test]
+fn a_minority_paused_and_killed_changes_nothing() {
+    let mut cluster = Cluster::start(5);
+    cluster.server(1).kill();
+    cluster.server(3).pause();
+    let log = mixed_herd(&cluster, "rw-minority", 2, 2);
+    assert_writers_alone_readers_together(&log);
+    assert_every_key_expires(&cluster);
+    cluster.server(3).resume();
+    assert!(
+        eventually(Duration::from_secs(10), || readers_everywhere(
+            &cluster,
+            "rw-minority"
+        )
+        .iter()
+        .all(Vec::is_empty)),
+        "{:?}",
+        readers_everywhere(&cluster, "rw-minority")
+    );
+    assert_clean(&cluster, "rw-minority");
+}
+
+/// Two readers hold; a writer queues behind them; readers that come after the writer queued
+/// wait behind it although the key is held by readers (else a stream of readers would starve
+/// it): the writer enters once the two readers are gone, before any of the later readers.
+#[test]
+fn readers_that_come_after_a_waiting_writer_enter_after_it() {
+    let cluster = Cluster::start(3);
+    let dir = tempfile::tempdir().unwrap();
+    let order = dir.path().join("order");
+    let log = |who: &str| format!("echo {who} >> {}", order.display());
+    let mut first = hold(&cluster, "rw-fair", true, "10s");
+    let mut second = hold(&cluster, "rw-fair", true, "10s");
+    let mut writer = Running::start_script(
+        &mut start(&cluster, "rw-fair", false, "10s", Some("60s")),
+        &log("writer"),
+        WAIT_FOR_GATE,
+    );
+    // The writer is in line on every master.
+    let queue = keys::queue("rw-fair");
+    assert!(
+        eventually(Duration::from_secs(10), || cluster
+            .servers
+            .iter()
+            .all(|s| zcard(s, &queue) == 1)),
+        "the writer never queued: {}",
+        writer.stderr_so_far()
+    );
+    let mut later: Vec<Running> = (0..3)
+        .map(|n| {
+            Running::start_script(
+                &mut start(&cluster, "rw-fair", true, "10s", Some("60s")),
+                &log(&format!("reader {n}")),
+                "",
+            )
+        })
+        .collect();
+    // All three later readers are in line too, behind the writer, and none entered.
+    assert!(
+        eventually(Duration::from_secs(10), || cluster
+            .servers
+            .iter()
+            .all(|s| zcard(s, &queue) == 4)),
+        "the later readers never queued"
+    );
+    assert!(
+        !order.exists(),
+        "{}",
+        std::fs::read_to_string(&order).unwrap()
+    );
+    first.open_gate();
+    second.open_gate();
+    for reader in [&mut first, &mut second] {
+        let output = reader.wait_output();
+        assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    }
+    writer.wait_ready();
+    assert_eq!(std::fs::read_to_string(&order).unwrap(), "writer\n");
+    writer.open_gate();
+    let output = writer.wait_output();
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    for reader in &mut later {
+        let output = reader.wait_output();
+        assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    }
+    let order = std::fs::read_to_string(&order).unwrap();
+    assert_eq!(order.lines().next(), Some("writer"), "{order}");
+    assert_eq!(order.lines().count(), 4, "{order}");
+    assert_clean(&cluster, "rw-fair");
+}
+
+fn zcard(server: &common::Server, key: &str) -> usize {
+    redis::cmd("ZCARD")
+        .arg(key)
+        .query(&mut server.connection())
+        .expect("ZCARD")
+}
+
+/// A reader killed with SIGKILL stops renewing: its share expires by itself while the other
+/// reader keeps renewing its own (and so keeps K alive), and then a writer that waited gets
+/// the key once the live reader is gone.
+#[test]
+fn a_killed_readers_share_expires_while_another_reader_renews() {
+    let cluster = Cluster::start(3);
+    let mut dead = hold(&cluster, "rw-kill", true, "2s");
+    let mut alive = hold(&cluster, "rw-kill", true, "2s");
+    let (dead_token, alive_token) = (dead.token(), alive.token());
+    dead.child.kill().unwrap();
+    dead.child.wait().unwrap();
+    assert!(
+        eventually(Duration::from_secs(10), || readers_everywhere(
+            &cluster, "rw-kill"
+        )
+        .iter()
+        .all(|readers| !readers.contains(&dead_token))),
+        "{:?}",
+        readers_everywhere(&cluster, "rw-kill")
+    );
+    // The live reader still holds everywhere, past the dead one's TTL.
+    for readers in readers_everywhere(&cluster, "rw-kill") {
+        assert_eq!(readers, vec![alive_token.clone()]);
+    }
+    assert_eq!(cluster.values("rw-kill"), vec![Some(MARKER.to_string()); 3]);
+    assert_every_key_expires(&cluster);
+    assert!(alive.is_running(), "{}", alive.stderr_so_far());
+    alive.open_gate();
+    let output = alive.wait_output();
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let writer = cluster
+        .redlock()
+        .args(["run", "--key", "rw-kill", "--ttl", "5s", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(writer.status.success(), "{}", describe(&writer));
+    assert_clean(&cluster, "rw-kill");
+}
+
+/// Other Redlock clients only `SET K x NX`: while readers hold K, that fails on every master
+/// they hold it on (a majority at least); while such a client holds K, readers are refused.
+#[test]
+fn a_foreign_set_nx_is_refused_while_readers_hold_and_refuses_readers() {
+    let cluster = Cluster::start(3);
+    let mut reader = hold(&cluster, "rw-foreign", true, "10s");
+    let set_nx = |server: &common::Server| -> bool {
+        let reply: Option<String> = redis::cmd("SET")
+            .arg("rw-foreign")
+            .arg("foreign-token")
+            .arg("NX")
+            .arg("PX")
+            .arg(5000)
+            .query(&mut server.connection())
+            .expect("SET NX");
+        reply.is_some()
+    };
+    let taken = cluster.servers.iter().filter(|s| set_nx(s)).count();
+    assert_eq!(taken, 0, "a foreign SET NX succeeded while a reader held");
+    reader.open_gate();
+    let output = reader.wait_output();
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert!(cluster.key_gone_everywhere("rw-foreign"));
+
+    // Now the foreign client holds it on every master: a reader is refused, and waits.
+    assert_eq!(cluster.servers.iter().filter(|s| set_nx(s)).count(), 3);
+    let dir = tempfile::tempdir().unwrap();
+    let ran = dir.path().join("ran");
+    let refused = start(&cluster, "rw-foreign", true, "10s", None)
+        .args(["--", "touch"])
+        .arg(&ran)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(75), "{}", describe(&refused));
+    assert!(!Path::new(&ran).exists(), "the reader ran");
+    // The foreign lock is untouched, and the refused reader left no share.
+    assert_eq!(
+        cluster.values("rw-foreign"),
+        vec![Some("foreign-token".to_string()); 3]
+    );
+    assert!(
+        readers_everywhere(&cluster, "rw-foreign")
+            .iter()
+            .all(Vec::is_empty)
+    );
+    assert_every_key_expires(&cluster);
+}
+
+/// A writer refused by readers says so; a reader refused by a writer says who holds it.
+#[test]
+fn refusals_say_who_holds_the_key() {
+    let cluster = Cluster::start(3);
+    let mut reader = hold(&cluster, "rw-who", true, "10s");
+    let refused = cluster
+        .redlock()
+        .args(["run", "--key", "rw-who", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(75), "{}", describe(&refused));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("is held by readers (--shared)"), "{stderr}");
+    reader.open_gate();
+    reader.wait_output();
+    let mut writer = hold(&cluster, "rw-who", false, "10s");
+    let refused = start(&cluster, "rw-who", true, "10s", None)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(75), "{}", describe(&refused));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("lock \"rw-who\" is held by"), "{stderr}");
+    assert!(!stderr.contains("readers"), "{stderr}");
+    writer.open_gate();
+    writer.wait_output();
+    assert_clean(&cluster, "rw-who");
+}
+
+/// One line on stderr, exit 64.
+fn assert_usage(output: &std::process::Output, needle: &str) {
+    assert_eq!(output.status.code(), Some(64), "{}", describe(output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(needle), "{stderr}");
+}
+
+#[test]
+fn mixing_kinds_and_fence_with_shared_are_refused() {
+    // 5 masters: a slot of 2 needs 4 of them, and no warning that it needs all.
+    let cluster = Cluster::start(5);
+    let both = cluster
+        .redlock()
+        .args(["acquire", "--key", "rw-mix", "--shared", "--limit", "2"])
+        .output()
+        .unwrap();
+    assert_usage(&both, "--shared");
+    let fence = cluster
+        .redlock()
+        .args([
+            "run", "--key", "rw-mix", "--shared", "--fence", "--", "true",
+        ])
+        .output()
+        .unwrap();
+    assert_usage(&fence, "a fencing token needs the lock alone");
+
+    // A key held by readers, asked for as a semaphore.
+    let reader = cluster
+        .redlock()
+        .args(["acquire", "--key", "rw-mix", "--shared", "--ttl", "30s"])
+        .output()
+        .unwrap();
+    assert!(reader.status.success(), "{}", describe(&reader));
+    let token = String::from_utf8(reader.stdout).unwrap().trim().to_string();
+    let slot = cluster
+        .redlock()
+        .args(["acquire", "--key", "rw-mix", "--limit", "2", "--wait", "5s"])
+        .output()
+        .unwrap();
+    assert_usage(&slot, "is in use as a shared lock (--shared)");
+    assert_every_key_expires(&cluster);
+    let released = cluster
+        .redlock()
+        .args(["release", "--key", "rw-mix", "--token", &token])
+        .output()
+        .unwrap();
+    assert!(released.status.success(), "{}", describe(&released));
+    assert_clean(&cluster, "rw-mix");
+
+    // A key held as a semaphore, asked for by a reader: refused, also to a waiting one.
+    let slot = cluster
+        .redlock()
+        .args(["acquire", "--key", "rw-mix", "--limit", "2", "--ttl", "30s"])
+        .output()
+        .unwrap();
+    assert!(slot.status.success(), "{}", describe(&slot));
+    for wait in ["0s", "5s"] {
+        let reader = cluster
+            .redlock()
+            .args(["run", "--key", "rw-mix", "--shared", "--wait", wait])
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert_usage(&reader, "is in use as a semaphore (--limit 2)");
+    }
+    assert!(
+        readers_everywhere(&cluster, "rw-mix")
+            .iter()
+            .all(Vec::is_empty)
+    );
+    assert_every_key_expires(&cluster);
+}
+
+/// `acquire --shared` prints a reader's token; `extend` and `release` take it; `status`
+/// shows the readers, in text and JSON.
+#[test]
+fn the_token_workflow_and_status_of_readers() {
+    let cluster = Cluster::start(3);
+    let acquire = || {
+        let output = cluster
+            .redlock()
+            .args(["acquire", "--key", "rw-flow", "--shared", "--ttl", "3s"])
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", describe(&output));
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(json["shared"], true, "{json}");
+        json["token"].as_str().unwrap().to_string()
+    };
+    let (one, two) = (acquire(), acquire());
+    assert!(one.starts_with("shr-") && two.starts_with("shr-"));
+
+    let status = cluster
+        .redlock()
+        .args(["status", "--key", "rw-flow"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success(), "{}", describe(&status));
+    assert!(text.contains("held by 2 readers"), "{text}");
+    let status = cluster
+        .redlock()
+        .args(["status", "--key", "rw-flow", "--json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(json["readers"].as_array().map(Vec::len), Some(2), "{json}");
+
+    // Extended well past its TTL: still held.
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_secs(1));
+        let extended = cluster
+            .redlock()
+            .args(["extend", "--key", "rw-flow", "--token", &one, "--ttl", "3s"])
+            .output()
+            .unwrap();
+        assert!(extended.status.success(), "{}", describe(&extended));
+        assert_every_key_expires(&cluster);
+    }
+    for readers in readers_everywhere(&cluster, "rw-flow") {
+        assert_eq!(readers, vec![one.clone()], "the other share expired");
+    }
+    let released = cluster
+        .redlock()
+        .args(["release", "--key", "rw-flow", "--token", &one])
+        .output()
+        .unwrap();
+    assert!(released.status.success(), "{}", describe(&released));
+    assert_clean(&cluster, "rw-flow");
+    // Released: extending it again fails, and re-creates nothing.
+    let gone = cluster
+        .redlock()
+        .args(["extend", "--key", "rw-flow", "--token", &one, "--ttl", "3s"])
+        .output()
+        .unwrap();
+    assert!(!gone.status.success(), "{}", describe(&gone));
+    assert_clean(&cluster, "rw-flow");
+}
