@@ -50,7 +50,7 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     let parent = unsafe { libc::getppid() };
     let holder_pid = settings.renew_while.unwrap_or(parent);
     let holder = Holder::of_process(holder_pid.unsigned_abs());
-    let mut seen = Observations::new(key);
+    let mut seen = Observations::of(key, settings.lock.shared);
     let taken = acquiring::acquire(
         &client,
         &settings.lock,

@@ -39,7 +39,7 @@ pub fn inherited_lock(
     if wanted.is_reader() {
         let held = judge_readers(&client.inspect_readers(key, node_timeout))
             .iter()
-            .any(|(reader, ..)| reader == token);
+            .any(|reader| reader.token == token);
         return Ok(reused(key, token, held));
     }
     if wanted.limit().is_some() {

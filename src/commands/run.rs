@@ -44,7 +44,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     }
 
     let holder = Holder::this_process(&words);
-    let mut seen = Observations::new(key);
+    let mut seen = Observations::of(key, settings.lock.shared);
     // A signal during the write cuts it short and changes nothing else: the command's status
     // (or the failure) is what redlock exits with, at once.
     let record = |seen: &Observations| {

@@ -99,7 +99,7 @@ pub use semaphore_scripts::{Slot, Slots};
 pub use semaphore_verdict::{
     SemaphoreState, SemaphoreVerdict, SlotHolder, SlotsInspection, judge_slots,
 };
-pub use shared::{ReadersInspection, SHARED_MARKER, judge_readers};
+pub use shared::{Reader, ReadersInspection, SHARED_MARKER, judge_readers};
 pub use shared_scripts::{Share, Shares};
 pub use verdict::{InLine, Verdict, judge, line};
 pub use wakeup::Wakeup;
