@@ -559,3 +559,91 @@ fn the_token_workflow_and_status_of_readers() {
     assert!(!gone.status.success(), "{}", describe(&gone));
     assert_clean(&cluster, "rw-flow");
 }
+
+fn list_json(cluster: &Cluster, args: &[&str]) -> serde_json::Value {
+    let output = cluster
+        .redlock()
+        .args(["list", "--json"])
+        .args(args)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("list --json is not JSON ({e}): {}", describe(&output)))
+}
+
+fn problems(cluster: &Cluster, json: &serde_json::Value) -> Vec<(String, usize, String)> {
+    let urls = cluster.urls();
+    json["problems"]
+        .as_array()
+        .expect("problems")
+        .iter()
+        .map(|p| {
+            (
+                p["kind"].as_str().unwrap().to_string(),
+                urls.iter()
+                    .position(|url| p["server"] == url.as_str())
+                    .expect("a server of the cluster"),
+                p["redis_key"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// `list` finds a lock held by readers only through the readers' keys (readers write no
+/// holder record of the lock's), shows how many, and `list --problems` knows the readers'
+/// keys: one without a TTL, and live readers where something deleted the lock key.
+#[test]
+fn list_shows_readers_and_its_problems_know_their_keys() {
+    let cluster = Cluster::start(3);
+    let mut readers: Vec<Running> = (0..2)
+        .map(|_| hold(&cluster, "rw-list", true, "30s"))
+        .collect();
+    let json = list_json(&cluster, &[]);
+    let lock = json["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["key"] == "rw-list")
+        .unwrap_or_else(|| panic!("no lock in {json:#}"));
+    assert_eq!(lock["verdict"], "held", "{lock:#}");
+    assert_eq!(
+        (&lock["shared"], &lock["readers"]),
+        (&true.into(), &2.into())
+    );
+    let text = cluster.redlock().arg("list").output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("lock \"rw-list\" is held by 2 readers (--shared)"),
+        "{text}"
+    );
+    let json = list_json(&cluster, &["--problems"]);
+    assert_eq!(problems(&cluster, &json), vec![], "{json:#}");
+
+    // Something else makes the readers key permanent on master 0, and deletes K on master 1.
+    let readers_key = keys::readers("rw-list");
+    let _: i64 = redis::cmd("PERSIST")
+        .arg(&readers_key)
+        .query(&mut cluster.servers[0].connection())
+        .unwrap();
+    cluster.servers[1].del("rw-list");
+    let json = list_json(&cluster, &["--problems"]);
+    assert_eq!(
+        problems(&cluster, &json),
+        vec![
+            ("no_ttl".to_string(), 0, readers_key.clone()),
+            ("stale_readers".to_string(), 1, readers_key.clone()),
+        ],
+        "{json:#}"
+    );
+    let _: i64 = redis::cmd("PEXPIRE")
+        .arg(&readers_key)
+        .arg(30_000)
+        .query(&mut cluster.servers[0].connection())
+        .unwrap();
+    for reader in &mut readers {
+        reader.open_gate();
+        let output = reader.wait_output();
+        assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    }
+    assert_clean(&cluster, "rw-list");
+}

@@ -90,8 +90,8 @@ pub use outcome::{
 };
 pub use probe::{ClusterFacts, Probe, ServerFacts, ShardFacts};
 pub use scan::{
-    FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, MasterScan, QueueRead, Scan,
-    ScanEnd, ScanOptions, StrayKey, StrayName, Ttl,
+    FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, MasterScan, QueueRead, ReadersRead,
+    Scan, ScanEnd, ScanOptions, StrayKey, StrayName, Ttl,
 };
 pub use scripts::INSPECTED_WAITERS;
 pub use semaphore::quorum as slot_quorum;

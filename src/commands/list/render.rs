@@ -143,10 +143,13 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
         Verdict::Held {
             holder, expires_in, ..
         } => {
-            let who = holder.as_ref().map_or_else(
-                || "another client (no holder record)".to_string(),
-                Holder::describe,
-            );
+            let who = match (lock.readers, holder) {
+                (Some(readers), _) => {
+                    format!("{} (--shared)", counted(readers as usize, "reader"))
+                }
+                (None, Some(holder)) => holder.describe(),
+                (None, None) => "another client (no holder record)".to_string(),
+            };
             let expiry = expires_in
                 .map(|t| format!(", expires in {}", problems::rounded(t)))
                 .unwrap_or_default();
@@ -269,6 +272,8 @@ fn lock_json(masters: &[MasterScan], lock: &LockView) -> Value {
         .collect();
     json!({
         "key": lock.key,
+        "shared": lock.readers.is_some(),
+        "readers": lock.readers,
         "verdict": verdict,
         "token": token,
         "holder": holder.map(Holder::to_json),

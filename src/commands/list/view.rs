@@ -2,7 +2,9 @@
 //! master has exactly as `status` judges them (`lock::judge`, `lock::line`), and the masters
 //! that hold it. Pure functions of a lock as read.
 
-use crate::lock::{FoundLock, InLine, MasterScan, MasterState, Verdict, judge, line};
+use crate::lock::{
+    FoundLock, InLine, MasterScan, MasterState, SHARED_MARKER, Verdict, judge, line,
+};
 
 /// One lock, as listed.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,6 +19,8 @@ pub struct LockView {
     pub waiting: usize,
     /// The live waiters, in the order they are served.
     pub queue: Vec<InLine>,
+    /// Held by readers (`--shared`): the most live readers a master that holds it counts.
+    pub readers: Option<u64>,
 }
 
 /// The lock as listed, if it is worth listing: held, split or unknown, or with waiters.
@@ -24,7 +28,7 @@ pub fn view(lock: &FoundLock, scanned: &[MasterScan]) -> Option<LockView> {
     let masters = lock.inspections(scanned);
     let states: Vec<MasterState> = masters.iter().map(|m| m.state.clone()).collect();
     let verdict = judge(&states);
-    let holding = states
+    let holding: Vec<usize> = states
         .iter()
         .enumerate()
         .filter(|(_, state)| match (state, &verdict) {
@@ -34,7 +38,17 @@ pub fn view(lock: &FoundLock, scanned: &[MasterScan]) -> Option<LockView> {
         })
         .map(|(i, _)| i)
         .collect();
+    let shared = matches!(&verdict, Verdict::Held { token, .. } if token == SHARED_MARKER);
+    let readers = shared.then(|| {
+        holding
+            .iter()
+            .filter_map(|i| lock.reads[*i].as_ref().ok())
+            .map(|read| read.readers.live)
+            .max()
+            .unwrap_or(0)
+    });
     let view = LockView {
+        readers,
         key: lock.key.clone(),
         verdict,
         holding,
@@ -65,6 +79,7 @@ pub(super) mod tests {
             holder_ttl: Ttl::Missing,
             fence: None,
             queue: QueueRead::default(),
+            readers: Default::default(),
         }
     }
 
