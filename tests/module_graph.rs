@@ -13,7 +13,8 @@
 //!   declares and re-exports its children (the arrow back, from a child to its parent, is
 //!   kept);
 //! - `main.rs` is its own crate (it names the library as `redlock_cli::`), and unit-test files
-//!   (`tests.rs`) are left out: they belong to the module they test.
+//!   (`tests.rs`) and inline `mod tests` blocks are left out: they belong to the module they
+//!   test.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -157,6 +158,27 @@ fn named_paths(code: &str) -> Vec<String> {
     paths
 }
 
+/// The text before its inline unit tests (`#[cfg(test)] mod tests { ... }`, last in a file by
+/// this crate's convention): like `tests.rs` files, they belong to the module they test.
+fn without_inline_tests(text: &str) -> &str {
+    text.find("#[cfg(test)]\nmod tests {")
+        .map_or(text, |at| &text[..at])
+}
+
+/// The text without `pub(in path)` restrictions: they say who may see an item, not what it
+/// names.
+fn without_visibility(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(at) = rest.find("pub(in ") {
+        out.push_str(&rest[..at + 3]);
+        rest = &rest[at..];
+        rest = rest.find(')').map_or("", |close| &rest[close + 1..]);
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The deepest known module `path` walks through, seen from `from` (a file's module; `parent`
 /// is what `super` means there).
 fn target(path: &str, parent: &Module, modules: &BTreeSet<Module>) -> Option<Module> {
@@ -207,7 +229,8 @@ fn graph() -> BTreeMap<Module, BTreeSet<Module>> {
         // `super` in `a/b.rs` is `a`; in `a/b/mod.rs` it is `a` too (the file is `a::b`).
         let mut parent = module.clone();
         parent.pop();
-        let code = without_comments(&std::fs::read_to_string(file).unwrap());
+        let text = std::fs::read_to_string(file).unwrap();
+        let code = without_visibility(&without_comments(without_inline_tests(&text)));
         let arrows: BTreeSet<Module> = named_paths(&code)
             .iter()
             .filter_map(|p| target(p, &parent, &known))
@@ -279,47 +302,67 @@ fn circles(graph: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<Vec<Module>> {
     state.found
 }
 
-/// The circles the crate still has, each as its modules in order. The restructuring of
-/// `lock/` by layer (issue 24) removes them; until then this list may only shrink: a new
-/// circle, or a module joining one of these, fails the test, and so does a circle that is gone
-/// but still listed (take it off).
-const KNOWN_CIRCLES: &[&[&str]] = &[&[
-    "lock::client",
-    "lock::queue",
-    "lock::queue_turn",
-    "lock::semaphore",
-]];
-
 #[test]
-fn no_import_circle_in_the_crate_but_the_known_ones() {
+fn no_import_circle_in_the_crate() {
     let graph = graph();
     assert!(graph.len() > 50, "too few modules read: {}", graph.len());
-    let found: Vec<Vec<String>> = circles(&graph)
+    let found: Vec<String> = circles(&graph)
         .iter()
-        .map(|c| c.iter().map(|m| m.join("::")).collect())
+        .map(|c| {
+            let names: Vec<String> = c.iter().map(|m| m.join("::")).collect();
+            format!("  {}", names.join(" <-> "))
+        })
         .collect();
-    let known: Vec<Vec<String>> = KNOWN_CIRCLES
-        .iter()
-        .map(|c| c.iter().map(|m| m.to_string()).collect())
-        .collect();
-    let shown = |circles: &[&Vec<String>]| -> String {
-        circles
-            .iter()
-            .map(|c| format!("  {}", c.join(" <-> ")))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    let new: Vec<&Vec<String>> = found.iter().filter(|c| !known.contains(c)).collect();
     assert!(
-        new.is_empty(),
+        found.is_empty(),
         "import circles (each module names another of its circle through crate:: or super::):\n{}",
-        shown(&new)
+        found.join("\n")
     );
-    let gone: Vec<&Vec<String>> = known.iter().filter(|c| !found.contains(c)).collect();
+}
+
+/// The layers of `lock/`, lowest first (see `src/lock/mod.rs`): each may name only the layers
+/// before it, and none names `lock` itself, the public surface built on top of them all.
+const LOCK_LAYERS: [&str; 5] = ["wire", "scripts", "quorum", "read", "kinds"];
+
+/// The layer of a module under `lock/`, as its rank in [`LOCK_LAYERS`]; `None` for `lock`
+/// itself and for modules outside it.
+fn lock_layer(module: &Module) -> Option<Result<usize, String>> {
+    if module.first().map(String::as_str) != Some("lock") || module.len() < 2 {
+        return None;
+    }
+    Some(
+        LOCK_LAYERS
+            .iter()
+            .position(|l| *l == module[1])
+            .ok_or_else(|| module.join("::")),
+    )
+}
+
+#[test]
+fn the_layers_of_lock_name_only_the_layers_below_them() {
+    let graph = graph();
+    let mut wrong = Vec::new();
+    for (from, tos) in &graph {
+        let Some(from_layer) = lock_layer(from) else {
+            continue;
+        };
+        let from_layer = from_layer.unwrap_or_else(|m| panic!("{m} is in no layer of lock/"));
+        for to in tos {
+            let up = match lock_layer(to) {
+                // `lock` itself: the API, above every layer.
+                None => to.as_slice() == ["lock"],
+                Some(to_layer) => to_layer.is_ok_and(|l| l > from_layer),
+            };
+            if up {
+                wrong.push(format!("  {} -> {}", from.join("::"), to.join("::")));
+            }
+        }
+    }
     assert!(
-        gone.is_empty(),
-        "these circles are gone: take them off KNOWN_CIRCLES\n{}",
-        shown(&gone)
+        wrong.is_empty(),
+        "a layer of lock/ names one above it (order: {}):\n{}",
+        LOCK_LAYERS.join(" < "),
+        wrong.join("\n")
     );
 }
 

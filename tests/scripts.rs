@@ -6,7 +6,7 @@ mod common;
 use common::Cluster;
 use redis::Value;
 use redlock_cli::lock::keys;
-use redlock_cli::lock::scripts::ACQUIRE;
+use redlock_cli::lock::scripts::lock::ACQUIRE;
 
 fn acquire(connection: &mut redis::Connection, token: &str) -> Value {
     let names = keys::Names::of("lock");

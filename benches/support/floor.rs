@@ -16,7 +16,7 @@ use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 
 use redlock_cli::lock::keys;
-use redlock_cli::lock::scripts::{ACQUIRE, RELEASE};
+use redlock_cli::lock::scripts::lock::{ACQUIRE, RELEASE};
 
 /// One master: its socket, how many requests it still owes an answer, and unparsed bytes.
 struct Conn {

@@ -1,105 +1,58 @@
 //! The Redlock algorithm, and nothing else: no processes, no command line.
 //!
-//! What a caller uses:
-//! - `client`: [`Redlock`], the operations (acquire, extend, release, inspect, fence).
-//! - `held`: a held [`Lock`] (the lock, or a semaphore slot: its [`Kind`]) and the [`Timing`]
-//!   that bounds its validity.
-//! - `semaphore`: at most L holders at once (`--limit`): why it is sound, and its operations
-//!   (its scripts in `semaphore_scripts`, who holds it in `semaphore_verdict`).
-//! - `shared`: many readers or one writer (`--shared`): why it is sound, and its operations
-//!   (its scripts in `shared_scripts`).
-//! - `outcome`: what the operations report, and `cause`: why a master failed, in terms a user
-//!   can act on; `probe`: what masters say about themselves.
-//! - [`keys`]: the key layout: the names of redlock's own keys, none of which a lock key can be.
-//! - [`scripts`]: the Lua each master runs, each with the decoding of its reply.
+//! Five layers, each a folder that names only the layers before it (`tests/module_graph.rs`
+//! checks this, and that no import circle exists anywhere in the crate):
 //!
-//! How it works inside:
-//! - `round`: one request to every master at once, a decision at quorum.
-//! - `quorum`: that decision as a pure function of per-master answers.
-//! - `fence`: fencing tokens, a number per lock that only goes up.
-//! - `verdict`: who holds a lock, judged from all masters' states.
-//! - `holder`: the record of who holds a lock.
-//! - `queue`: the fair queue waiters take turns in, `queue_turn` one turn in it, `wakeup` why
-//!   a turn starts, and `queue_scripts`, its Lua (`queue_lua`: the Lua functions every
-//!   queue-aware script shares, the lock's and the slots' too).
-//! - `slot_refusals`: what a round's refusals of a slot mean (a conflict, or full, with the
-//!   ticket to queue with).
-//! - `cancel`: ending a wait from a signal handler; `undo`: removing what a failed or
-//!   interrupted attempt took, without being overtaken by it.
-//! - `scan`: every lock at once (for `list`): SCAN for redlock's own keys, then one read round.
-//! - the transport, private to this module, one path for every request: `endpoint` (one
-//!   master as the rounds see it: a server, or a whole Redis Cluster routed by `cluster`),
-//!   `node` (every connection to a server: connecting, logging in, running scripts,
-//!   subscribing; `lua` is a script as it runs them), `pipe` (a connection's ordered requests
-//!   and answers, proof of what was sent, coalesced pushes), `resp` (the Redis protocol, both
-//!   ways, and the reply value), `notices` (release notices), `master` (server URLs,
-//!   redaction, identity; what of it the configuration needs is re-exported below; `scheme`
-//!   reads the TLS and cluster schemes).
+//! 1. `wire`: one request to one master and its answer (RESP, pipes, connections, URLs and
+//!    TLS, Redis Cluster routing, release notices, why a master failed). Private: no caller
+//!    outside `lock` sends anything itself.
+//! 2. `scripts`: the Lua each master runs with the typed decoding of its reply, the key layout
+//!    and the holder record. Public as [`scripts`] and [`keys`]: the protocol other clients read.
+//! 3. `quorum`: one request to every master at once, and the decision (the tally, the round,
+//!    the outcomes, who holds a lock or a semaphore).
+//! 4. `read`: what masters hold and say, taking nothing (`doctor`'s probe, `list`'s scan).
+//! 5. `kinds`: the lock, the fair queue, the semaphore and fencing; [`Redlock`] and its one
+//!    wait loop that each kind plugs into.
+//!
+//! This file is the API: what the commands use is re-exported below, and nothing else of the
+//! layers is visible outside `lock`. Where each safety argument lives: docs/architecture.md.
 //!
 //! No type of redis-rs appears in this module's public items: redis-rs only parses server
-//! URLs, inside `master`.
+//! URLs, inside `wire::master`.
 
-mod cancel;
-mod cause;
-mod client;
-mod cluster;
-mod endpoint;
-mod fence;
-mod held;
-mod holder;
-pub mod keys;
-mod lua;
-mod master;
-mod node;
-mod notices;
-mod outcome;
-mod pipe;
-mod probe;
-mod queue;
-mod queue_lua;
-mod queue_scripts;
-mod queue_turn;
+mod kinds;
 mod quorum;
-mod resp;
-mod round;
-mod scan;
-mod scheme;
+mod read;
 pub mod scripts;
-mod semaphore;
-mod semaphore_scripts;
-mod semaphore_verdict;
-mod shared;
-mod shared_scripts;
-mod slot_refusals;
-mod undo;
-mod verdict;
-mod wakeup;
+mod wire;
 
-pub use cancel::Cancel;
-pub use cause::Cause;
-pub use client::Redlock;
-pub use fence::FenceError;
-pub use held::{Kind, Lock, Timing};
-pub use holder::Holder;
-pub use master::{BadUrl, Identity, Master, redact_quoted, redact_url};
-pub use node::NodeError;
-pub use outcome::QueuedWaiter;
-pub use outcome::{
+pub use kinds::cancel::Cancel;
+pub use kinds::client::Redlock;
+pub use kinds::fence::FenceError;
+pub use kinds::held::{Kind, Lock, Timing};
+pub use kinds::wakeup::Wakeup;
+pub use quorum::outcome::QueuedWaiter;
+pub use quorum::outcome::{
     AcquireError, AttemptFailure, Conflict, ExtendError, Inspection, MasterFailure, MasterState,
     Released,
 };
-pub use probe::{ClusterFacts, Probe, ServerFacts, ShardFacts};
-pub use scan::{
+pub use quorum::reader_verdict::{Reader, ReadersInspection, judge_readers};
+pub use quorum::slot_verdict::{
+    SemaphoreState, SemaphoreVerdict, SlotHolder, SlotsInspection, judge_slots,
+};
+pub use quorum::tally::slot_quorum;
+pub use quorum::verdict::{InLine, Verdict, judge, line};
+pub use read::probe::{ClusterFacts, Probe, ServerFacts, ShardFacts};
+pub use read::scan::{
     FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, MasterScan, QueueRead, ReadersRead,
     Scan, ScanEnd, ScanOptions, StrayKey, StrayName, Ttl,
 };
-pub use scripts::INSPECTED_WAITERS;
-pub use semaphore::quorum as slot_quorum;
-pub use semaphore_scripts::{Slot, Slots};
-pub use semaphore_verdict::{
-    SemaphoreState, SemaphoreVerdict, SlotHolder, SlotsInspection, judge_slots,
-};
-pub use shared::{Reader, ReadersInspection, SHARED_MARKER, judge_readers};
-pub use shared_scripts::{Share, Shares};
-pub use verdict::{InLine, Verdict, judge, line};
-pub use wakeup::Wakeup;
+pub use scripts::holder::Holder;
+pub use scripts::keys;
+pub use scripts::lock::INSPECTED_WAITERS;
+pub use scripts::queue_lua::SHARED_MARKER;
+pub use scripts::shared::{Share, Shares};
+pub use scripts::slots::{Slot, Slots};
+pub use wire::cause::Cause;
+pub use wire::master::{BadUrl, Identity, Master, redact_quoted, redact_url};
+pub use wire::node::NodeError;

@@ -1,0 +1,271 @@
+//! A lock held on a majority of masters, and the timing that bounds its validity.
+//!
+//! The validity is the one number the safety promise rests on: a lock taken (or extended) by a
+//! round that started at `start` is ours until `start + TTL − drift`, never longer, whatever the
+//! masters' clocks say. Everything that acts under the lock reads it from here.
+//!
+//! Why it holds: each master of the majority set the key (SET NX PX, or extended it) after the
+//! round started and keeps it a full TTL by its own clock, so until `start + TTL − drift` by
+//! ours a majority still has our token, and any other client's SET NX fails on at least one
+//! master of any majority it could reach.
+//!
+//! # Assumes
+//! - **Masters keep keys for a full TTL.** A master that restarts empty (no `appendonly yes`
+//!   with `appendfsync always`, and back sooner than the longest TTL), that evicts the key
+//!   (`allkeys-*`; `volatile-*` without headroom), or a replica promoted over it, forgets our
+//!   token: another client can then make a majority with it while we count on ours.
+//!   `doctor` guards it with its *persistence* (warning), *eviction* (error for `allkeys-*`,
+//!   warning for `volatile-*`) and *role* (a replica: error) checks.
+//! - **Master clocks do not jump.** A master expires keys by its own clock: one stepped forward
+//!   (set by hand, an NTP step) expires the key early. `doctor`'s *clock* check warns when the
+//!   masters' clocks differ by more than 500 ms (a jump that happened shows there; one to come
+//!   cannot be seen).
+//! - **Clock rates drift less than the drift factor.** The validity is measured on this host's
+//!   monotonic clock, the TTL on each master's: over one TTL their rates may differ by at most
+//!   `drift_factor` (1% by default, plus 2 ms for the granularity of PX). No `doctor` check can
+//!   measure a rate; NTP that slews rather than steps keeps it far below 1%.
+
+use std::time::{Duration, Instant};
+
+use super::wakeup::Wakeup;
+use crate::lock::quorum::outcome::MasterFailure;
+
+/// How long a lock lives and how patient each request is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timing {
+    /// The lock's time to live on each master.
+    pub ttl: Duration,
+    /// How long one master gets to answer one request, connecting included.
+    pub node_timeout: Duration,
+    /// The share of the TTL set aside for clock drift between this host and the masters.
+    pub drift_factor: f64,
+}
+
+impl Timing {
+    pub const DEFAULT_DRIFT_FACTOR: f64 = 0.01;
+
+    /// The per-node timeout used when none is given: TTL/20, between 10 ms and 1 s. Small next
+    /// to the TTL, so a dead master costs little validity; large enough for a slow network.
+    pub fn default_node_timeout(ttl: Duration) -> Duration {
+        (ttl / 20).clamp(Duration::from_millis(10), Duration::from_secs(1))
+    }
+
+    pub fn new(ttl: Duration) -> Timing {
+        Timing {
+            ttl,
+            node_timeout: Self::default_node_timeout(ttl),
+            drift_factor: Self::DEFAULT_DRIFT_FACTOR,
+        }
+    }
+
+    /// Clock drift allowance: TTL × factor + 2 ms (the 2 ms cover the granularity of PX).
+    pub fn drift(&self) -> Duration {
+        self.ttl.mul_f64(self.drift_factor) + Duration::from_millis(2)
+    }
+
+    /// When a lock taken (or extended) by a round that started at `start` stops being valid.
+    pub(in crate::lock) fn validity_end(&self, start: Instant) -> Instant {
+        start + self.ttl.saturating_sub(self.drift())
+    }
+
+    pub(in crate::lock) fn ttl_ms(&self) -> Vec<u8> {
+        self.ttl.as_millis().to_string().into_bytes()
+    }
+}
+
+/// What a [`Lock`] holds: the lock itself, one slot of a semaphore (`--limit`, see
+/// `semaphore`), or a reader's share of a shared lock (`--shared`, see `shared`). Renewal,
+/// release and validity work the same for all three; the operations of
+/// [`crate::lock::Redlock`] dispatch on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The key K holds our token on a majority.
+    Lock,
+    /// One of at most `limit` slots of K, held on a quorum of `semaphore::quorum` masters.
+    Slot { limit: u32 },
+    /// A reader's share of K (`--shared`), held on a majority alongside other readers.
+    Reader,
+}
+
+impl Kind {
+    /// What a token (printed by `acquire`) holds: a slot's token says so, with its limit (see
+    /// [`slot_token`]), and so does a reader's ([`reader_token`]).
+    pub fn of_token(token: &str) -> Kind {
+        if is_reader_token(token) {
+            return Kind::Reader;
+        }
+        match limit_of_token(token) {
+            Some(limit) => Kind::Slot { limit },
+            None => Kind::Lock,
+        }
+    }
+
+    /// The `--limit` it was taken with; `None` for the lock and a reader.
+    pub fn limit(self) -> Option<u32> {
+        match self {
+            Kind::Lock | Kind::Reader => None,
+            Kind::Slot { limit } => Some(limit),
+        }
+    }
+
+    /// Taken with `--shared`.
+    pub fn is_reader(self) -> bool {
+        self == Kind::Reader
+    }
+
+    /// A fresh token for this kind.
+    pub(super) fn new_token(self) -> String {
+        match self {
+            Kind::Lock => new_token(),
+            Kind::Slot { limit } => slot_token(limit),
+            Kind::Reader => reader_token(),
+        }
+    }
+}
+
+/// A lock held on a majority of masters, or a semaphore slot held on its quorum.
+#[derive(Clone, Debug)]
+pub struct Lock {
+    pub(in crate::lock) kind: Kind,
+    pub(in crate::lock) key: String,
+    pub(in crate::lock) token: String,
+    pub(in crate::lock) timing: Timing,
+    pub(in crate::lock) validity_end: Instant,
+    /// Masters that refused the acquisition for a configuration reason (a wrong password, a
+    /// replica) although a majority granted it: the lock holds, with less fault tolerance.
+    pub(in crate::lock) refusals: Vec<MasterFailure>,
+    /// What started the turn in the fair queue that took it (`None`: taken without waiting in
+    /// line).
+    pub(in crate::lock) woken_by: Option<Wakeup>,
+}
+
+impl Lock {
+    /// Rebuilds a lock from its key and token (e.g. printed by `acquire`), to extend or release
+    /// it. Its validity is unknown, so it counts as already expired until extended. What it
+    /// holds comes from the token ([`Kind::of_token`]).
+    pub fn from_token(key: &str, token: &str, timing: Timing) -> Lock {
+        Lock {
+            kind: Kind::of_token(token),
+            key: key.to_string(),
+            token: token.to_string(),
+            timing,
+            validity_end: Instant::now(),
+            refusals: Vec::new(),
+            woken_by: None,
+        }
+    }
+
+    /// Rebuilds a lock whose validity end is known (handed over from the process that took it).
+    pub fn with_validity(key: &str, token: &str, timing: Timing, validity_end: Instant) -> Lock {
+        Lock {
+            validity_end,
+            ..Lock::from_token(key, token, timing)
+        }
+    }
+
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    pub fn timing(&self) -> &Timing {
+        &self.timing
+    }
+
+    /// The instant after which this client may no longer assume it holds the lock.
+    pub fn validity_end(&self) -> Instant {
+        self.validity_end
+    }
+
+    /// Masters that refused to take part for a configuration reason, though a majority took the
+    /// lock (only those that answered before the decision).
+    pub fn refusals(&self) -> &[MasterFailure] {
+        &self.refusals
+    }
+
+    /// What started the turn in the fair queue that took it; `None` when it was taken without
+    /// waiting in line.
+    pub fn woken_by(&self) -> Option<Wakeup> {
+        self.woken_by
+    }
+
+    /// What is left of the validity now.
+    pub fn validity(&self) -> Duration {
+        self.validity_end.saturating_duration_since(Instant::now())
+    }
+}
+
+/// Tokens say what they hold. A lock's is a fresh random token: a UUIDv4 (122 random bits
+/// from the OS generator), as 32 hex digits.
+pub(in crate::lock) fn new_token() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// A fresh token for a slot of a semaphore of `limit`.
+pub(in crate::lock) fn slot_token(limit: u32) -> String {
+    format!("sem{limit}-{}", new_token())
+}
+
+/// A fresh token for a reader's share (`--shared`): `shr-<32 hex digits>`. The queue's Lua
+/// tells readers from writers by this prefix (`queue_lua::READER_PREFIX`).
+pub(super) fn reader_token() -> String {
+    format!(
+        "{}{}",
+        crate::lock::scripts::queue_lua::READER_PREFIX,
+        new_token()
+    )
+}
+
+/// Whether `token` is a reader's.
+fn is_reader_token(token: &str) -> bool {
+    token
+        .strip_prefix(crate::lock::scripts::queue_lua::READER_PREFIX)
+        .is_some_and(|random| !random.is_empty())
+}
+
+/// The limit a slot's token was taken with; `None` for a lock's token.
+pub(in crate::lock) fn limit_of_token(token: &str) -> Option<u32> {
+    let (limit, random) = token.strip_prefix("sem")?.split_once('-')?;
+    let limit: u32 = limit.parse().ok().filter(|l| *l > 0)?;
+    (!random.is_empty()).then_some(limit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_node_timeout_is_a_small_share_of_the_ttl() {
+        let t = Timing::default_node_timeout;
+        assert_eq!(t(Duration::from_secs(30)), Duration::from_secs(1));
+        assert_eq!(t(Duration::from_secs(10)), Duration::from_millis(500));
+        assert_eq!(t(Duration::from_secs(1)), Duration::from_millis(50));
+        assert_eq!(t(Duration::from_millis(100)), Duration::from_millis(10));
+    }
+
+    #[test]
+    fn tokens_say_what_they_hold() {
+        let reader = reader_token();
+        assert!(reader.starts_with("shr-") && reader.len() == 36, "{reader}");
+        assert_eq!(Kind::of_token(&reader), Kind::Reader);
+        assert_eq!(Kind::of_token(&new_token()), Kind::Lock);
+        assert_eq!(Kind::of_token(&slot_token(3)), Kind::Slot { limit: 3 });
+        assert_eq!(Kind::of_token("shr-"), Kind::Lock);
+        for kind in [Kind::Lock, Kind::Reader, Kind::Slot { limit: 2 }] {
+            assert_eq!(Kind::of_token(&kind.new_token()), kind);
+        }
+    }
+
+    #[test]
+    fn drift_is_one_percent_plus_two_ms_by_default() {
+        let timing = Timing::new(Duration::from_secs(10));
+        assert_eq!(timing.drift(), Duration::from_millis(102));
+    }
+}

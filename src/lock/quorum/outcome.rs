@@ -1,0 +1,120 @@
+//! What the operations report: why an attempt failed, what an extension or a release found,
+//! and what each master has of a lock. Every failure names its master, password redacted.
+
+use std::time::Duration;
+
+use crate::lock::scripts::holder::Holder;
+pub use crate::lock::scripts::replies::{Conflict, MasterState, QueuedWaiter};
+use crate::lock::wire::cause::{Cause, cause};
+use crate::lock::wire::master::Master;
+use crate::lock::wire::node::NodeError;
+
+/// One master's failure, named for the user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MasterFailure {
+    /// The master, password redacted.
+    pub master: String,
+    pub error: NodeError,
+}
+
+impl MasterFailure {
+    /// Why it failed, in terms a user can act on.
+    pub fn cause(&self) -> Cause {
+        cause(&self.error)
+    }
+}
+
+impl std::fmt::Display for MasterFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.master, self.error)
+    }
+}
+
+/// Why one attempt to take the lock failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AttemptFailure {
+    /// Enough masters answered, and too many of them hold the key for someone else.
+    Held {
+        /// Who holds it, if the holder left a record (other Redlock clients do not). Boxed:
+        /// failures travel by value, and most have no holder to name.
+        holder: Option<Box<Holder>>,
+        /// The longest time to live seen on a master that refused.
+        expires_in: Option<Duration>,
+        /// No master that refused has the lock taken: only the fair queue stands in the way
+        /// (others were waiting first).
+        free: bool,
+        /// Readers hold it (`--shared`), on some master that refused.
+        shared: bool,
+        /// How many wait in the fair queue (the most any master counts), we ourselves
+        /// included once we have a place (`place`).
+        waiters: usize,
+        /// Our place in the queue, 1 for the first, once queued.
+        place: Option<usize>,
+    },
+    /// Too few masters answered for a majority.
+    Unreachable {
+        needed: usize,
+        failures: Vec<MasterFailure>,
+    },
+    /// A majority said yes, but so slowly that no validity was left.
+    TooSlow { elapsed: Duration },
+    /// A semaphore (`--limit`): too many masters had all `limit` slots taken.
+    Full {
+        limit: u32,
+        /// The holders named by the masters that refused (each once), with their record
+        /// where they left one.
+        holders: Vec<(String, Option<Holder>)>,
+        /// The soonest a slot expires on a master that refused, unless renewed.
+        frees_in: Option<Duration>,
+        /// How many wait in the fair queue (the most any master counts), we ourselves
+        /// included once we have a place (`place`).
+        waiters: usize,
+        /// Our place in the queue, 1 for the first, once queued.
+        place: Option<usize>,
+    },
+}
+
+/// Why `acquire` gave up.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AcquireError {
+    /// The last attempt failed and the wait budget is spent.
+    Failed(AttemptFailure),
+    /// The wait was cancelled (a signal).
+    Cancelled,
+    /// The key is in use otherwise (see [`Conflict`]); whatever this attempt took was released.
+    Conflict(Conflict),
+}
+
+/// What an extension round found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExtendError {
+    /// A majority no longer has our token: the lock is gone for good.
+    Gone,
+    /// No majority confirmed in time; the lock may still be ours. Worth retrying while the
+    /// validity lasts.
+    Unconfirmed { failures: Vec<MasterFailure> },
+}
+
+/// What a release round found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Released {
+    /// A majority deleted our key.
+    Yes,
+    /// A majority did not have our token: the lock had expired or was someone else's.
+    NotHeld,
+    /// Too few masters answered to tell.
+    Unknown { failures: Vec<MasterFailure> },
+}
+
+/// What one master has of a lock.
+#[derive(Clone, Debug)]
+pub struct Inspection {
+    pub master: Master,
+    pub state: MasterState,
+    /// The fencing counter: `None` where no `--fence` grant was ever made.
+    pub fence: Option<u64>,
+    /// The first waiters of the fair queue there, in order.
+    pub queue: Vec<QueuedWaiter>,
+    /// How many wait there in all.
+    pub waiting: usize,
+}

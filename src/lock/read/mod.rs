@@ -1,0 +1,12 @@
+//! The read side: what masters hold and what they say about themselves, without taking
+//! anything. Above the quorum (it reads in rounds), below the kinds (the client offers it).
+//!
+//! Holds: `probe` (what one master, or each shard of a cluster, says about itself, for
+//! `doctor`: INFO, clock, scripts, pub/sub) and `scan` (every lock at once, for `list`: SCAN
+//! for redlock's own keys, then read rounds in batches).
+//!
+//! Promises: nothing here writes a lock key; `probe` writes only scratch keys of its own, each
+//! with a TTL; memory in `scan` is bounded by one batch of reads.
+
+pub(super) mod probe;
+pub(super) mod scan;

@@ -1,0 +1,282 @@
+//! What each master says about itself, for `doctor`: the facts Redlock's safety depends on,
+//! asked and decoded here so that no caller speaks the protocol.
+//!
+//! Every master is asked at once; each one, in turn and each request bounded by the same timeout:
+//! `INFO` (role, version, eviction policy, persistence, run id; connecting happens here), `TIME`
+//! (its clock against ours, on the open connection so that the round trip is a pure one), and
+//! `CONFIG GET appendfsync` (which managed services often refuse: then it is simply unknown).
+//!
+//! Then it tries what a lock needs, rather than guessing it from the configuration (renamed
+//! commands, ACL rules and a full memory all show the same way: as a refusal): it takes and
+//! releases a scratch lock under the reserved prefix with redlock's own scripts (a 1 s TTL, so
+//! nothing is left behind even if the release never arrives), and publishes on a scratch
+//! channel that nobody listens to, and subscribes to it on a connection of its own.
+//!
+//! A cluster's primaries are each probed the same way (see `cluster::probe`), with scratch
+//! names in a slot of their own and sharded pub/sub ([`Scratch`]).
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::lock::scripts::keys::{self, RESERVED_PREFIX};
+use crate::lock::scripts::lock::{ACQUIRE, RELEASE};
+use crate::lock::scripts::queue::{LEAVE, WAIT};
+use crate::lock::wire::lua::Lua;
+use crate::lock::wire::master::Master;
+use crate::lock::wire::node::{Node, NodeError};
+use crate::lock::wire::resp::Reply;
+
+mod cluster;
+
+use crate::lock::wire::endpoint::{Endpoint, Kind};
+pub use cluster::{ClusterFacts, ShardFacts};
+
+/// What `endpoint` says about itself; on a cluster, each shard's primary too.
+pub(in crate::lock) async fn probe_endpoint(endpoint: &Endpoint, timeout: Duration) -> Probe {
+    match &endpoint.kind {
+        Kind::Server(node) => probe(node, timeout, &Scratch::server()).await,
+        Kind::Cluster(cluster) => cluster::probe(cluster, timeout).await,
+    }
+}
+
+/// What one master said.
+#[derive(Clone, Debug)]
+pub struct Probe {
+    pub master: Master,
+    /// The round trip of its `TIME` request (the connection already open).
+    pub rtt: Duration,
+    /// Its answers, or why it could not be asked. For a cluster: the node the URL names.
+    pub facts: Result<ServerFacts, NodeError>,
+    /// For a cluster (`redis+cluster://`): its slot map, and each shard's primary probed.
+    pub cluster: Option<ClusterFacts>,
+}
+
+/// Where a probe takes its scratch lock and publishes: names in the probed node's slots
+/// (any name, on a server), and plain or sharded pub/sub.
+pub(in crate::lock) struct Scratch {
+    /// The hash tag of the scratch names.
+    pub tag: String,
+    pub sharded: bool,
+}
+
+impl Scratch {
+    pub(in crate::lock) fn server() -> Scratch {
+        Scratch {
+            tag: "doctor".into(),
+            sharded: false,
+        }
+    }
+}
+
+/// A master's answers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServerFacts {
+    /// `INFO` fields of the server, replication, memory and persistence sections.
+    pub info: HashMap<String, String>,
+    /// `CONFIG GET appendfsync`; `None` when CONFIG is refused.
+    pub appendfsync: Option<String>,
+    /// The master's clock minus ours, in milliseconds (from `TIME`, taking the midpoint of the
+    /// round trip as the moment it answered).
+    pub clock_offset_ms: Option<i64>,
+    /// Why redlock's scripts could not take and release a scratch lock there, if they could not.
+    pub scripts_refused: Option<NodeError>,
+    /// Why a PUBLISH (release notices) was refused there, if it was.
+    pub publish_refused: Option<NodeError>,
+    /// Why a SUBSCRIBE (waiting for release notices) was refused there, if it was.
+    pub subscribe_refused: Option<NodeError>,
+}
+
+/// Asks one server, within `timeout` per request.
+pub(in crate::lock) async fn probe(node: &Node, timeout: Duration, scratch: &Scratch) -> Probe {
+    let ask = |args: &'static [&'static [u8]]| async move {
+        let start = Instant::now();
+        let answer = tokio::time::timeout(timeout, node.command(args))
+            .await
+            .unwrap_or_else(|_| Err(node.timed_out()));
+        (answer, start.elapsed())
+    };
+    let info: &[&[u8]] = &[
+        b"INFO",
+        b"server",
+        b"replication",
+        b"memory",
+        b"persistence",
+        b"cluster",
+    ];
+    let (info, info_rtt) = ask(info).await;
+    let info = match info {
+        Ok(info) => info,
+        Err(error) => {
+            return Probe {
+                master: node.master.clone(),
+                rtt: info_rtt,
+                facts: Err(error),
+                cluster: None,
+            };
+        }
+    };
+    let sent = SystemTime::now();
+    let (time, rtt) = ask(&[b"TIME"]).await;
+    let (fsync, _) = ask(&[b"CONFIG", b"GET", b"appendfsync"]).await;
+    let scripts_refused = try_scripts(node, timeout, scratch).await.err();
+    let channel = format!("{RESERVED_PREFIX}{{{}}}:scratch", scratch.tag);
+    let verb: &[u8] = if scratch.sharded {
+        b"SPUBLISH"
+    } else {
+        b"PUBLISH"
+    };
+    let publish: [&[u8]; 3] = [verb, channel.as_bytes(), b""];
+    let published = tokio::time::timeout(timeout, node.command(&publish))
+        .await
+        .unwrap_or_else(|_| Err(node.timed_out()));
+    // On a connection of its own, closed again at once (a subscribed connection can do
+    // nothing else).
+    let subscribed = tokio::time::timeout(timeout, node.subscribe(&channel, scratch.sharded))
+        .await
+        .unwrap_or_else(|_| Err(node.timed_out()));
+    let facts = Ok(ServerFacts {
+        info: parse_info(&info.text().unwrap_or_default()),
+        appendfsync: fsync.ok().and_then(|v| config_value(&v)),
+        clock_offset_ms: time.ok().and_then(|v| clock_offset_ms(&v, sent, rtt)),
+        scripts_refused,
+        publish_refused: published.err(),
+        subscribe_refused: subscribed.err(),
+    });
+    Probe {
+        master: node.master.clone(),
+        rtt,
+        facts,
+        cluster: None,
+    }
+}
+
+/// Takes and releases a scratch lock with redlock's own scripts, with a second token waiting in
+/// its queue meanwhile, so that every command a script may run (the queue's sorted sets and
+/// hash, TIME, INCR) is tried under this user's permissions.
+async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Result<(), NodeError> {
+    let key = format!(
+        "{RESERVED_PREFIX}{{{}}}:scratch:{}",
+        scratch.tag,
+        uuid::Uuid::new_v4().simple()
+    );
+    let names = keys::Names::of(&key);
+    let keys = names.lock_keys(key.as_str());
+    // Everything with a TTL of 1 to 2 s: nothing is left behind even if a step fails.
+    let (holder, waiter): (&[u8], &[u8]) = (b"doctor-holder", b"doctor-waiter");
+    let publish: &'static [u8] = if scratch.sharded {
+        b"SPUBLISH"
+    } else {
+        b"PUBLISH"
+    };
+    let run = |script: &'static Lua, args: Vec<&'static [u8]>| {
+        let keys = &keys;
+        async move {
+            match tokio::time::timeout(timeout, node.eval(script, keys, &args, false)).await {
+                Ok(answer) => answer,
+                Err(_) => Err(node.timed_out()),
+            }
+        }
+    };
+    expect(
+        run(&ACQUIRE, vec![holder, b"1000", b"", b"", b"2000"]).await,
+        true,
+    )?;
+    // Refused, drawing a ticket; then placed in the queue; then leaving it.
+    expect(
+        run(&ACQUIRE, vec![waiter, b"1000", b"", b"1", b"2000"]).await,
+        false,
+    )?;
+    let wait = vec![waiter, b"1000", b"", b"1", b"", b"1000", b"2000", b"1"];
+    expect(run(&WAIT, wait).await, false)?;
+    expect(run(&LEAVE, vec![waiter, publish, b"", b""]).await, true)?;
+    let release = vec![holder, b"", publish, b"", b""];
+    expect(run(&RELEASE, release).await, true)?;
+    // The ticket counter would outlive the test by its TTL: remove it now.
+    let del: [&[u8]; 2] = [b"DEL", names.tickets.as_bytes()];
+    match tokio::time::timeout(timeout, node.command(&del)).await {
+        Ok(answer) => answer.map(drop),
+        Err(_) => Err(node.timed_out()),
+    }
+}
+
+/// Checks a script's answer: 1 when `one`, else a refusal (an array).
+fn expect(answer: Result<Reply, NodeError>, one: bool) -> Result<(), NodeError> {
+    match answer? {
+        Reply::Int(1) if one => Ok(()),
+        Reply::Array(_) if !one => Ok(()),
+        other => Err(NodeError::BadReply(format!("unexpected reply {other}"))),
+    }
+}
+
+/// Parses the text of `INFO` into its `field:value` pairs.
+pub fn parse_info(text: &str) -> HashMap<String, String> {
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| line.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+/// The value of a `CONFIG GET` reply: `[name, value]`; `None` when the parameter is unknown
+/// (an empty array).
+fn config_value(value: &Reply) -> Option<String> {
+    match value {
+        Reply::Array(items) if items.len() == 2 => items[1].text(),
+        _ => None,
+    }
+}
+
+/// The master's clock minus ours, from a TIME reply `[seconds, microseconds]`.
+fn clock_offset_ms(value: &Reply, sent: SystemTime, rtt: Duration) -> Option<i64> {
+    let Reply::Array(items) = value else {
+        return None;
+    };
+    let number = |v: &Reply| v.text()?.parse::<i64>().ok();
+    let server_us = number(items.first()?)? * 1_000_000 + number(items.get(1)?)?;
+    let local = (sent + rtt / 2).duration_since(UNIX_EPOCH).ok()?;
+    let local_us = i64::try_from(local.as_micros()).ok()?;
+    Some((server_us - local_us) / 1000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_text_becomes_fields() {
+        let info = parse_info("# Server\r\nredis_version:7.2.4\r\nrole:master\r\n\r\n");
+        assert_eq!(info.get("redis_version").map(String::as_str), Some("7.2.4"));
+        assert_eq!(info.get("role").map(String::as_str), Some("master"));
+    }
+
+    #[test]
+    fn config_get_replies() {
+        let pair = Reply::Array(vec![
+            Reply::Bulk(b"appendfsync".to_vec()),
+            Reply::Bulk(b"always".to_vec()),
+        ]);
+        assert_eq!(config_value(&pair).as_deref(), Some("always"));
+        assert_eq!(config_value(&Reply::Array(vec![])), None);
+        assert_eq!(config_value(&Reply::Nil), None);
+    }
+
+    #[test]
+    fn clock_offset_from_time() {
+        let sent = UNIX_EPOCH + Duration::from_secs(1_000);
+        let reply = Reply::Array(vec![
+            Reply::Bulk(b"1002".to_vec()),
+            Reply::Bulk(b"500000".to_vec()),
+        ]);
+        // Answered at the midpoint of a 1 s round trip: 1000.5 s here, 1002.5 s there.
+        let offset = clock_offset_ms(&reply, sent, Duration::from_secs(1));
+        assert_eq!(offset, Some(2_000));
+        // Anything else has no offset.
+        for odd in [
+            Reply::Array(vec![Reply::Bulk(b"x".to_vec()), Reply::Int(0)]),
+            Reply::Array(vec![Reply::Int(1)]),
+            Reply::Int(1002),
+        ] {
+            assert_eq!(clock_offset_ms(&odd, sent, Duration::ZERO), None, "{odd:?}");
+        }
+    }
+}

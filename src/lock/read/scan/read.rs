@@ -1,0 +1,398 @@
+//! Reading one lock's keys on one master, in one script: the lock key, its holder record, its
+//! fencing counter (without touching it, see `scan`), its queue, and the master's clock.
+
+use std::time::Duration;
+
+use super::READ;
+use crate::lock::scripts::keys;
+use crate::lock::scripts::replies::{QueuedWaiter, queued_waiters};
+use crate::lock::wire::endpoint::Endpoint;
+use crate::lock::wire::node::NodeError;
+use crate::lock::wire::resp::Reply;
+
+/// KEYS: lock, holder, fence, queue, lease, waiters, tickets, readers, reader holders (see
+/// `shared`). ARGV: how many waiters to read.
+///
+/// Returns {TIME seconds, TIME microseconds, token or false, PTTL lock, holder record or false,
+/// PTTL holder, {PTTL fence, OBJECT IDLETIME fence or -1} or false, ZCARD queue, PTTL queue,
+/// PTTL lease, PTTL waiters, PTTL tickets, {token, ticket, lease or false, record or false}*
+/// (the first waiters by ticket, as INSPECT gives them to `status`), {token, lease, ...} (lapsed leases: at or before the master's
+/// time in ms, as the queue's own scripts count them), {live readers, PTTL readers, PTTL reader
+/// holders}}. A key of an unexpected type reads as missing (pcall) rather than failing the
+/// whole read. `false`, never `nil`, in the tables: a nil would end the reply there.
+pub(super) const SCRIPT: &str = r"
+local function try(...)
+  local ok, value = pcall(redis.call, ...)
+  if ok then return value end
+  return false
+end
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local fence = false
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  fence = {redis.call('PTTL', KEYS[3]), try('OBJECT', 'IDLETIME', KEYS[3]) or -1}
+end
+local limit = tonumber(ARGV[1])
+local waiters = {}
+local queued = try('ZRANGE', KEYS[4], 0, limit - 1, 'WITHSCORES') or {}
+for i = 1, #queued, 2 do
+  waiters[#waiters + 1] = queued[i]
+  waiters[#waiters + 1] = queued[i + 1]
+  waiters[#waiters + 1] = try('ZSCORE', KEYS[5], queued[i])
+  waiters[#waiters + 1] = try('HGET', KEYS[6], queued[i])
+end
+local lapsed = try('ZRANGEBYSCORE', KEYS[5], '-inf', string.format('%d', now_ms), 'WITHSCORES',
+                   'LIMIT', 0, limit) or {}
+return {now[1], now[2], try('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), try('GET', KEYS[2]),
+        redis.call('PTTL', KEYS[2]), fence, try('ZCARD', KEYS[4]) or 0,
+        redis.call('PTTL', KEYS[4]), redis.call('PTTL', KEYS[5]), redis.call('PTTL', KEYS[6]),
+        redis.call('PTTL', KEYS[7]), waiters, lapsed,
+        {try('ZCOUNT', KEYS[8], string.format('(%d', now_ms), '+inf') or 0,
+         redis.call('PTTL', KEYS[8]), redis.call('PTTL', KEYS[9])}}
+";
+
+/// A key's time to live, as PTTL tells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ttl {
+    /// No such key (-2).
+    Missing,
+    /// The key never expires (-1).
+    Forever,
+    Left(Duration),
+}
+
+impl Ttl {
+    pub fn from_pttl(ms: i64) -> Ttl {
+        match ms {
+            -1 => Ttl::Forever,
+            ms if ms >= 0 => Ttl::Left(Duration::from_millis(ms as u64)),
+            _ => Ttl::Missing,
+        }
+    }
+
+    pub fn exists(self) -> bool {
+        self != Ttl::Missing
+    }
+
+    /// The time left, for a key that expires.
+    pub fn left(self) -> Option<Duration> {
+        match self {
+            Ttl::Left(left) => Some(left),
+            _ => None,
+        }
+    }
+}
+
+/// One lock's keys on one master.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LockRead {
+    /// The master's clock (`TIME`), in milliseconds since the Unix epoch.
+    pub now_ms: u64,
+    /// The token in the lock key, if the key is there.
+    pub token: Option<String>,
+    pub ttl: Ttl,
+    /// The holder record as stored (JSON naming its token), whichever token it names.
+    pub holder_record: Option<String>,
+    pub holder_ttl: Ttl,
+    /// The fencing counter, if there is one.
+    pub fence: Option<FenceRead>,
+    pub queue: QueueRead,
+    /// The readers of a shared lock (`--shared`).
+    pub readers: ReadersRead,
+}
+
+/// A shared lock's readers on one master (see `shared`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadersRead {
+    /// Live shares, by the master's clock.
+    pub live: u64,
+    /// The readers key and their records' key, where they exist.
+    pub ttl: Option<Ttl>,
+    pub holders_ttl: Option<Ttl>,
+}
+
+/// A fencing counter, read without touching it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FenceRead {
+    pub ttl: Ttl,
+    /// How long since anything read or wrote it (`OBJECT IDLETIME`); `None` where the master
+    /// does not track it (an LFU eviction policy).
+    pub idle: Option<Duration>,
+}
+
+/// A lock's queue on one master (see `queue` for the layout).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueueRead {
+    /// Waiters in the queue.
+    pub len: u64,
+    pub ttl: Option<Ttl>,
+    pub lease_ttl: Option<Ttl>,
+    pub waiters_ttl: Option<Ttl>,
+    pub tickets_ttl: Option<Ttl>,
+    /// The first waiters by ticket (decoded as for `status`).
+    pub waiters: Vec<QueuedWaiter>,
+    /// Waiters whose lease lapsed (at or before the master's time): (id, lease end in ms).
+    pub lapsed: Vec<(String, u64)>,
+}
+
+/// Runs the read script for lock `key` on `node`.
+pub(super) async fn read_lock(
+    node: &Endpoint,
+    key: &str,
+    names: &keys::Names,
+    max_waiters: usize,
+) -> Result<LockRead, NodeError> {
+    let fence = keys::fence(key);
+    let names = [
+        key,
+        &names.holder,
+        &fence,
+        &names.queue,
+        &names.lease,
+        &names.waiters,
+        &names.tickets,
+        &names.readers,
+        &names.reader_holders,
+    ];
+    let limit = max_waiters.max(1).to_string();
+    let reply = node.eval(&READ, &names, &[limit.as_bytes()]).await?;
+    decode(&reply).ok_or_else(|| NodeError::BadReply(format!("unexpected reply {reply}")))
+}
+
+fn decode(reply: &Reply) -> Option<LockRead> {
+    let Reply::Array(fields) = reply else {
+        return None;
+    };
+    let [
+        seconds,
+        micros,
+        token,
+        ttl,
+        holder,
+        holder_ttl,
+        fence,
+        queue_len,
+        queue_ttl,
+        lease_ttl,
+        waiters_ttl,
+        tickets_ttl,
+        waiters @ Reply::Array(_),
+        Reply::Array(lapsed),
+        rest @ ..,
+    ] = fields.as_slice()
+    else {
+        return None;
+    };
+    let now_ms = number(seconds)? * 1000 + number(micros)? / 1000;
+    let fence = match fence {
+        Reply::Array(parts) => match parts.as_slice() {
+            [Reply::Int(ttl), Reply::Int(idle)] => Some(FenceRead {
+                ttl: Ttl::from_pttl(*ttl),
+                idle: u64::try_from(*idle).ok().map(Duration::from_secs),
+            }),
+            _ => return None,
+        },
+        _ => None,
+    };
+    let len = match queue_len {
+        Reply::Int(n) => u64::try_from(*n).ok()?,
+        _ => return None,
+    };
+    let present = |reply: &Reply| Some(pttl(reply)?).filter(|t| t.exists());
+    let queue = QueueRead {
+        len,
+        ttl: present(queue_ttl),
+        lease_ttl: present(lease_ttl),
+        waiters_ttl: present(waiters_ttl),
+        tickets_ttl: present(tickets_ttl),
+        waiters: queued_waiters(Some(waiters), Some(now_ms)),
+        lapsed: lapsed
+            .chunks(2)
+            .map(|pair| match pair {
+                [id, lease] => Some((id.text()?, score(lease)?)),
+                _ => None,
+            })
+            .collect::<Option<_>>()?,
+    };
+    let readers = match rest {
+        [] => ReadersRead::default(),
+        [Reply::Array(readers)] => match readers.as_slice() {
+            [Reply::Int(live), ttl, holders_ttl] => ReadersRead {
+                live: u64::try_from(*live).ok()?,
+                ttl: present(ttl),
+                holders_ttl: present(holders_ttl),
+            },
+            _ => return None,
+        },
+        _ => return None,
+    };
+    Some(LockRead {
+        now_ms,
+        token: token.text(),
+        ttl: pttl(ttl)?,
+        holder_record: holder.text(),
+        holder_ttl: pttl(holder_ttl)?,
+        fence,
+        queue,
+        readers,
+    })
+}
+
+fn pttl(reply: &Reply) -> Option<Ttl> {
+    match reply {
+        Reply::Int(ms) => Some(Ttl::from_pttl(*ms)),
+        _ => None,
+    }
+}
+
+/// A decimal in a bulk string (TIME's fields).
+fn number(reply: &Reply) -> Option<u64> {
+    reply.text()?.trim().parse().ok()
+}
+
+/// A sorted-set score (a double, as text) as a whole number.
+fn score(reply: &Reply) -> Option<u64> {
+    let value: f64 = reply.text()?.trim().parse().ok()?;
+    (value.is_finite() && value >= 0.0).then_some(value as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bulk(text: &str) -> Reply {
+        Reply::Bulk(text.as_bytes().to_vec())
+    }
+
+    fn empty_lock() -> Vec<Reply> {
+        vec![
+            bulk("1700000000"),
+            bulk("250999"),
+            Reply::Nil,
+            Reply::Int(-2),
+            Reply::Nil,
+            Reply::Int(-2),
+            Reply::Nil,
+            Reply::Int(0),
+            Reply::Int(-2),
+            Reply::Int(-2),
+            Reply::Int(-2),
+            Reply::Int(-2),
+            Reply::Array(vec![]),
+            Reply::Array(vec![]),
+        ]
+    }
+
+    #[test]
+    fn decodes_the_readers_of_a_shared_lock() {
+        let mut fields = empty_lock();
+        fields[2] = bulk("__redlock:shared");
+        fields.push(Reply::Array(vec![
+            Reply::Int(3),
+            Reply::Int(2500),
+            Reply::Int(-1),
+        ]));
+        let read = decode(&Reply::Array(fields)).unwrap();
+        assert_eq!(
+            read.readers,
+            ReadersRead {
+                live: 3,
+                ttl: Some(Ttl::Left(Duration::from_millis(2500))),
+                holders_ttl: Some(Ttl::Forever),
+            }
+        );
+        assert_eq!(
+            read.state(),
+            crate::lock::MasterState::Held {
+                token: "__redlock:shared".into(),
+                ttl: None,
+                holder: None,
+            }
+        );
+    }
+
+    #[test]
+    fn decodes_a_free_lock() {
+        let read = decode(&Reply::Array(empty_lock())).unwrap();
+        assert_eq!(read.now_ms, 1_700_000_000_250);
+        assert_eq!(read.token, None);
+        assert_eq!(read.ttl, Ttl::Missing);
+        assert_eq!(read.fence, None);
+        assert_eq!(read.queue, QueueRead::default());
+    }
+
+    #[test]
+    fn decodes_a_held_lock_with_a_queue_and_a_counter() {
+        let mut fields = empty_lock();
+        fields[2] = bulk("tok");
+        fields[3] = Reply::Int(5000);
+        fields[4] = bulk("{\"token\":\"tok\"}");
+        fields[5] = Reply::Int(5000);
+        fields[6] = Reply::Array(vec![Reply::Int(-1), Reply::Int(86_400)]);
+        fields[7] = Reply::Int(2);
+        fields[8] = Reply::Int(9000);
+        fields[9] = Reply::Int(-1);
+        let record = r#"{"host":"h","pid":7,"user":"u","command":"c","since_ms":1}"#;
+        fields[12] = Reply::Array(vec![
+            bulk("w1"),
+            bulk("7"),
+            bulk("1700000009000"),
+            bulk(record),
+            bulk("w2"),
+            bulk("8"),
+            Reply::Nil,
+            Reply::Nil,
+        ]);
+        fields[13] = Reply::Array(vec![bulk("w0"), bulk("1699999999000")]);
+        let read = decode(&Reply::Array(fields)).unwrap();
+        assert_eq!(read.token.as_deref(), Some("tok"));
+        assert_eq!(read.ttl, Ttl::Left(Duration::from_secs(5)));
+        assert_eq!(
+            read.fence,
+            Some(FenceRead {
+                ttl: Ttl::Forever,
+                idle: Some(Duration::from_secs(86_400))
+            })
+        );
+        assert_eq!(read.queue.len, 2);
+        assert_eq!(read.queue.ttl, Some(Ttl::Left(Duration::from_secs(9))));
+        assert_eq!(read.queue.lease_ttl, Some(Ttl::Forever));
+        assert_eq!(read.queue.waiters_ttl, None);
+        let first = &read.queue.waiters[0];
+        assert_eq!((first.token.as_str(), first.ticket), ("w1", 7));
+        // By the master's clock, 250 ms past the second.
+        assert_eq!(first.lapses_in, Some(Duration::from_millis(8_750)));
+        assert_eq!(first.holder.as_ref().map(|h| h.pid), Some(7));
+        assert_eq!(read.queue.waiters[1].lapses_in, None);
+        assert_eq!(read.queue.waiters[1].holder, None);
+        assert_eq!(read.queue.lapsed, [("w0".to_string(), 1_699_999_999_000)]);
+    }
+
+    #[test]
+    fn an_idle_time_the_master_does_not_track_is_unknown() {
+        let mut fields = empty_lock();
+        fields[6] = Reply::Array(vec![Reply::Int(-1), Reply::Int(-1)]);
+        let read = decode(&Reply::Array(fields)).unwrap();
+        assert_eq!(read.fence.unwrap().idle, None);
+    }
+
+    #[test]
+    fn anything_else_is_refused() {
+        assert_eq!(decode(&Reply::Int(1)), None);
+        let mut short = empty_lock();
+        short.pop();
+        assert_eq!(decode(&Reply::Array(short)), None);
+        let mut odd = empty_lock();
+        odd[0] = bulk("soon");
+        assert_eq!(decode(&Reply::Array(odd)), None);
+    }
+
+    #[test]
+    fn pttl_values() {
+        assert_eq!(Ttl::from_pttl(-2), Ttl::Missing);
+        assert_eq!(Ttl::from_pttl(-1), Ttl::Forever);
+        assert_eq!(Ttl::from_pttl(0), Ttl::Left(Duration::ZERO));
+        assert_eq!(Ttl::Forever.left(), None);
+        assert!(!Ttl::Missing.exists());
+    }
+}

@@ -1,0 +1,472 @@
+//! The key layout: which Redis keys (and pub/sub channels) redlock uses for a lock named K.
+//!
+//! Two promises, both about names:
+//!
+//! 1. **No name a user can choose aliases one of redlock's own keys.** Everything redlock stores
+//!    besides the lock key itself lives under [`RESERVED_PREFIX`], and a lock key that starts
+//!    with it is refused ([`check_lock_key`], exit 64). The prefixes of the layout of earlier builds
+//!    (`redlock:holder:`, `redlock:fence:`) are refused too: during a rolling upgrade older
+//!    redlocks still write there, and fencing counters written there have no TTL. Without this,
+//!    a lock named `redlock:holder:X` was overwritten by the holder record of lock `X`, and two
+//!    processes ran at once.
+//!
+//!    Within the prefix, the name is `__redlock:{T}:<kind>:K`, where `T` contains no `}` and
+//!    `<kind>` is one fixed word: reading a name back, `T` ends at the first `}`, the kind at
+//!    the next `:`, and the rest is K. So each (kind, K) has exactly one name, and two locks
+//!    never share an auxiliary key.
+//!
+//! 2. **Every key of lock K lives in K's Redis Cluster hash slot**, for any K, so that each
+//!    script touches one slot and a whole cluster can serve as one master. A cluster hashes the
+//!    *hash tag* of a key (the part between the first `{` and the next `}`, if not empty) or
+//!    else the whole key. `T` is chosen to hash like K:
+//!    - K has a hash tag: `T` is that tag (`{user1}.deploy` → `T` = `user1`);
+//!    - K has none and contains no `}`: `T` is K itself;
+//!    - K has none but contains a `}` (e.g. `a}b`, `{}x`): K cannot be wrapped in braces, so
+//!      `T` is the smallest decimal number whose slot is K's slot.
+//!
+//! The lock key K itself holds only a random token, so other Redlock clients contending with
+//! `SET K <token> NX PX <ttl>` interoperate.
+
+pub use crate::lock::wire::cluster::hash_slot::key_slot;
+use crate::lock::wire::cluster::hash_slot::{hash_tag, slot, tag_for_slot};
+
+/// Everything redlock writes besides the lock key starts with this.
+pub const RESERVED_PREFIX: &str = "__redlock:";
+
+/// Where earlier builds of redlock kept its holder records and fencing counters; still refused as lock
+/// keys (see the module header).
+pub const LEGACY_PREFIXES: [&str; 2] = ["redlock:holder:", "redlock:fence:"];
+
+/// Why a name cannot be a lock key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyError {
+    Empty,
+    /// The name starts with a prefix redlock keeps for its own keys.
+    Reserved(&'static str),
+}
+
+impl std::fmt::Display for KeyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyError::Empty => f.write_str("the lock key must not be empty"),
+            KeyError::Reserved(prefix) => write!(
+                f,
+                "lock keys starting with {prefix:?} are reserved for redlock's own records"
+            ),
+        }
+    }
+}
+
+/// Whether `key` may name a lock.
+pub fn check_lock_key(key: &str) -> Result<(), KeyError> {
+    if key.is_empty() {
+        return Err(KeyError::Empty);
+    }
+    if key.starts_with(RESERVED_PREFIX) {
+        return Err(KeyError::Reserved(RESERVED_PREFIX));
+    }
+    match LEGACY_PREFIXES.iter().find(|p| key.starts_with(*p)) {
+        Some(prefix) => Err(KeyError::Reserved(prefix)),
+        None => Ok(()),
+    }
+}
+
+/// The holder record of lock `key`: who holds it (JSON), with the lock's TTL.
+pub fn holder(key: &str) -> String {
+    auxiliary("holder", key)
+}
+
+/// The fencing counter of lock `key`: no TTL, it must outlive every lock.
+pub fn fence(key: &str) -> String {
+    auxiliary("fence", key)
+}
+
+/// Where earlier builds of redlock kept the fencing counter of `key`. Read (never written) when
+/// granting a token, so that numbers keep growing across the upgrade.
+pub fn legacy_fence(key: &str) -> String {
+    format!("redlock:fence:{key}")
+}
+
+/// The pub/sub channel a release of `key` is announced on. Channels are not keys, but sharded
+/// pub/sub routes them by the same slots, so they follow the same layout.
+pub fn released_channel(key: &str) -> String {
+    auxiliary("released", key)
+}
+
+/// The slots of semaphore `key` (`--limit`): a sorted set, member = holder token, score = the
+/// master's own time in ms at which that holder's slot expires. Its TTL covers its longest slot.
+pub fn slots(key: &str) -> String {
+    auxiliary("slots", key)
+}
+
+/// The limit L that the holders of semaphore `key` agreed on, with the TTL of its slots.
+pub fn limit(key: &str) -> String {
+    auxiliary("limit", key)
+}
+
+/// The holder records of semaphore `key`: a hash, field = holder token, value = the record
+/// (JSON, as `holder`), with the TTL of its slots.
+pub fn slot_holders(key: &str) -> String {
+    auxiliary("holders", key)
+}
+
+/// The readers of shared lock `key` (`--shared`, see `shared`): a sorted set, member = reader
+/// token, score = the master's own time in ms at which that reader's share expires. Its TTL
+/// covers its longest share.
+pub fn readers(key: &str) -> String {
+    auxiliary("readers", key)
+}
+
+/// The holder records of the readers of `key`: a hash, field = reader token, value = the record
+/// (JSON, as `holder`), with the TTL of the readers key.
+pub fn reader_holders(key: &str) -> String {
+    auxiliary("readerholders", key)
+}
+
+fn auxiliary(kind: &str, key: &str) -> String {
+    tagged(&slot_tag(key), kind, key)
+}
+
+/// `__redlock:{tag}:kind:key`.
+fn tagged(tag: &str, kind: &str, key: &str) -> String {
+    let mut name =
+        String::with_capacity(RESERVED_PREFIX.len() + tag.len() + kind.len() + key.len() + 4);
+    name.push_str(RESERVED_PREFIX);
+    name.push('{');
+    name.push_str(tag);
+    name.push_str("}:");
+    name.push_str(kind);
+    name.push(':');
+    name.push_str(key);
+    name
+}
+
+/// A string without `}` that a cluster hashes to the same slot as `key` (see the module header).
+fn slot_tag(key: &str) -> std::borrow::Cow<'_, str> {
+    if let Some(tag) = hash_tag(key) {
+        return tag.into();
+    }
+    if !key.contains('}') {
+        return key.into();
+    }
+    tag_for_slot(slot(key.as_bytes())).into()
+}
+
+/// The fair queue of lock `key` (see `queue`): a sorted set of waiters' tokens, scored by
+/// ticket. Like every queue key below it has a TTL, refreshed by the waiters' heartbeats.
+pub fn queue(key: &str) -> String {
+    auxiliary("queue", key)
+}
+
+/// When each queued waiter's place lapses: a sorted set of tokens, scored by the master's own
+/// time in milliseconds.
+pub fn lease(key: &str) -> String {
+    auxiliary("lease", key)
+}
+
+/// Who each queued waiter is: a hash from token to a holder record (JSON, `since_ms` = when it
+/// started waiting).
+pub fn waiters(key: &str) -> String {
+    auxiliary("waiters", key)
+}
+
+/// The ticket counter of the fair queue: raised by every waiter that joins.
+pub fn tickets(key: &str) -> String {
+    auxiliary("tickets", key)
+}
+
+/// The channel on which the waiter holding `token` is told that its turn has come:
+/// `__redlock:{T}:wake:<token>:K`. Tokens have a fixed length, so the name still reads back
+/// unambiguously.
+pub fn wake_channel(key: &str, token: &str) -> String {
+    format!("{}{token}:{key}", wake_prefix(&slot_tag(key)))
+}
+
+/// `__redlock:{T}:wake:`, where a wake channel's token goes next.
+fn wake_prefix(tag: &str) -> String {
+    let mut prefix = tagged(tag, "wake", "");
+    prefix.pop();
+    prefix.push(':');
+    prefix
+}
+
+/// Every name a lock's scripts touch, computed once per operation: the cheap way to pass eight
+/// keys around (the slot tag of a key with a `}` but no hash tag costs a search).
+pub struct Names {
+    pub holder: String,
+    pub queue: String,
+    pub lease: String,
+    pub waiters: String,
+    pub tickets: String,
+    /// A semaphore's keys of the same name: the lock refuses a key in use as a semaphore.
+    pub slots: String,
+    pub limit: String,
+    /// A shared lock's readers and their records (`--shared`).
+    pub readers: String,
+    pub reader_holders: String,
+    pub wake_prefix: String,
+    pub wake_suffix: String,
+}
+
+impl Names {
+    pub fn of(key: &str) -> Names {
+        let tag = slot_tag(key);
+        let name = |kind: &str| tagged(&tag, kind, key);
+        Names {
+            holder: name("holder"),
+            queue: name("queue"),
+            lease: name("lease"),
+            waiters: name("waiters"),
+            tickets: name("tickets"),
+            slots: name("slots"),
+            limit: name("limit"),
+            readers: name("readers"),
+            reader_holders: name("readerholders"),
+            wake_prefix: wake_prefix(&tag),
+            wake_suffix: format!(":{key}"),
+        }
+    }
+
+    /// The KEYS of the lock's queue-aware scripts, in their order (see `queue_scripts`).
+    pub fn lock_keys<'a>(&'a self, key: &'a str) -> [&'a str; 8] {
+        [
+            key,
+            &self.holder,
+            &self.queue,
+            &self.lease,
+            &self.waiters,
+            &self.tickets,
+            &self.slots,
+            &self.limit,
+        ]
+    }
+
+    /// The KEYS of a reader's scripts: the lock's, then the readers and their records (see
+    /// `scripts::shared`).
+    pub fn reader_keys<'a>(&'a self, key: &'a str) -> [&'a str; 10] {
+        let [k, holder, queue, lease, waiters, tickets, slots, limit] = self.lock_keys(key);
+        [
+            k,
+            holder,
+            queue,
+            lease,
+            waiters,
+            tickets,
+            slots,
+            limit,
+            &self.readers,
+            &self.reader_holders,
+        ]
+    }
+}
+
+/// Reads one of redlock's key names back: `(kind, lock key)` for `__redlock:{T}:<kind>:K`,
+/// where `T` is the tag the layout gives K (so `parse(&holder(k)) == Some(("holder", k))` for
+/// every K). `None` for any other name: not under the prefix, no tag, a kind that is not one
+/// lower-case word, or a tag that is not K's (written by something else). The kind is not
+/// checked against a list: a later build may add kinds, and they read back the same way.
+pub fn parse(name: &str) -> Option<(&str, &str)> {
+    let rest = name.strip_prefix(RESERVED_PREFIX)?.strip_prefix('{')?;
+    // T contains no `}`: it ends at the first one.
+    let (tag, rest) = rest.split_once('}')?;
+    let (kind, key) = rest.strip_prefix(':')?.split_once(':')?;
+    if kind.is_empty() || !kind.bytes().all(|b| b.is_ascii_lowercase()) || key.is_empty() {
+        return None;
+    }
+    (slot_tag(key) == tag).then_some((kind, key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys of every layout case: a hash tag, none, an unclosed brace, a `}` without a hash
+    /// tag (the decimal tag), an empty tag, and the separator inside the key.
+    const LAYOUT_CASES: [&str; 11] = [
+        "deploy-prod",
+        "{user1}.deploy",
+        "a{b",
+        "a}b",
+        "{}x",
+        "}",
+        "{",
+        "x{}y{z}",
+        "ünïcödé",
+        "foo{{bar}}zap",
+        "a:b:c",
+    ];
+
+    #[test]
+    fn auxiliary_keys_share_the_lock_keys_slot() {
+        for key in LAYOUT_CASES {
+            let names = Names::of(key);
+            let token = "0123456789abcdef0123456789abcdef";
+            let wake = wake_channel(key, token);
+            assert_eq!(
+                wake,
+                format!("{}{token}{}", names.wake_prefix, names.wake_suffix)
+            );
+            for aux in [
+                holder(key),
+                fence(key),
+                released_channel(key),
+                queue(key),
+                lease(key),
+                waiters(key),
+                tickets(key),
+                wake,
+                names.holder,
+                names.queue,
+                names.lease,
+                names.waiters,
+                names.tickets,
+                names.readers,
+                names.reader_holders,
+                slots(key),
+                limit(key),
+                slot_holders(key),
+                readers(key),
+                reader_holders(key),
+            ] {
+                assert_eq!(key_slot(&aux), key_slot(key), "{key:?} -> {aux:?}");
+                assert!(aux.starts_with(RESERVED_PREFIX), "{aux}");
+                assert!(aux.ends_with(key), "{aux}");
+            }
+        }
+        assert_eq!(
+            holder("deploy-prod"),
+            "__redlock:{deploy-prod}:holder:deploy-prod"
+        );
+        assert_eq!(fence("{u1}.job"), "__redlock:{u1}:fence:{u1}.job");
+        assert_eq!(slots("backup"), "__redlock:{backup}:slots:backup");
+        assert_eq!(
+            limit("a}b"),
+            format!("__redlock:{{{}}}:limit:a}}b", slot_tag("a}b"))
+        );
+        assert_eq!(slot_holders("{u1}.job"), "__redlock:{u1}:holders:{u1}.job");
+    }
+
+    #[test]
+    fn every_slot_has_a_small_decimal_tag() {
+        let mut seen = vec![false; 16384];
+        let mut left = seen.len();
+        let mut n = 0u32;
+        while left > 0 {
+            let s = usize::from(slot(n.to_string().as_bytes()));
+            if !seen[s] {
+                seen[s] = true;
+                left -= 1;
+            }
+            n += 1;
+        }
+        // The search in `slot_tag` is bounded by this: a few hundred thousand CRCs at worst.
+        assert!(n < 1_000_000, "{n}");
+    }
+
+    #[test]
+    fn distinct_locks_never_share_an_auxiliary_key() {
+        let keys = [
+            "a",
+            "{a}",
+            "{a}b",
+            "a}",
+            "}a",
+            "b{a}",
+            "x:holder:a",
+            "holder:a",
+        ];
+        let mut names: Vec<String> = keys
+            .iter()
+            .flat_map(|k| {
+                [
+                    holder(k),
+                    fence(k),
+                    slots(k),
+                    limit(k),
+                    slot_holders(k),
+                    readers(k),
+                    reader_holders(k),
+                ]
+            })
+            .collect();
+        names.sort();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(names.len(), before);
+    }
+
+    #[test]
+    fn reserved_prefixes_are_refused_as_lock_keys() {
+        assert_eq!(check_lock_key(""), Err(KeyError::Empty));
+        assert!(check_lock_key("deploy").is_ok());
+        assert!(check_lock_key("redlock:deploy").is_ok());
+        for key in [
+            holder("x"),
+            fence("x"),
+            slots("x"),
+            limit("x"),
+            slot_holders("x"),
+            readers("x"),
+            reader_holders("x"),
+            "redlock:holder:x".into(),
+            "redlock:fence:x".into(),
+        ] {
+            assert!(check_lock_key(&key).is_err(), "{key}");
+        }
+    }
+    #[test]
+    fn parse_inverts_the_layout() {
+        let extra = ["x:holder:a", "}:fence:{", "__redlock:{a}:holder:a"];
+        for key in LAYOUT_CASES.into_iter().chain(extra) {
+            for (kind, name) in [
+                ("holder", holder(key)),
+                ("fence", fence(key)),
+                ("queue", queue(key)),
+                ("lease", lease(key)),
+                ("waiters", waiters(key)),
+                ("tickets", tickets(key)),
+            ] {
+                assert_eq!(parse(&name), Some((kind, key)), "{name:?}");
+            }
+        }
+        // The decimal-tag case: K contains `}` but has no hash tag.
+        let name = holder("a}b");
+        let tag = name
+            .strip_prefix("__redlock:{")
+            .and_then(|r| r.split_once('}'))
+            .map(|(t, _)| t)
+            .unwrap();
+        assert!(tag.bytes().all(|b| b.is_ascii_digit()), "{name}");
+        assert_eq!(parse(&name), Some(("holder", "a}b")));
+        // A key with `}` right after the tag's brace reads back whole.
+        assert_eq!(parse(&fence("}")), Some(("fence", "}")));
+    }
+
+    #[test]
+    fn parse_refuses_names_the_layout_never_writes() {
+        for name in [
+            "deploy",
+            "redlock:holder:x",
+            "__redlock:",
+            "__redlock:x",
+            "__redlock:{x}",
+            "__redlock:{x}:holder",
+            "__redlock:{x}:holder:",
+            "__redlock:{x}holder:x",
+            "__redlock:{x}::x",
+            "__redlock:{x}:Holder:x",
+            "__redlock:{x}:hol-der:x",
+            // The wrong tag for the key: not a name redlock writes.
+            "__redlock:{y}:holder:x",
+            "__redlock:{1}:holder:a}b",
+            "__redlock:{a}:holder:{b}c",
+            // The doctor's scratch key: a tag but no kind and key after it.
+            "__redlock:{doctor}:scratch",
+        ] {
+            assert_eq!(parse(name), None, "{name:?}");
+        }
+        // The doctor's scratch lock names a reserved key; it still reads back.
+        let scratch = "__redlock:{doctor}:scratch:0f";
+        assert_eq!(parse(&holder(scratch)), Some(("holder", scratch)));
+    }
+}

@@ -1,0 +1,449 @@
+//! The Lua scripts each master runs, and the keys they touch.
+//!
+//! The keys they touch are named in [`super::keys`] (documented in README.md, "Key layout"):
+//! - `K` holds the lock token, a random string, with the lock's TTL. Any Redlock client that
+//!   contends with `SET K <token> NX PX <ttl>` on the same masters interoperates with us.
+//! - the holder record holds a small JSON record of who holds the lock (host, pid, user,
+//!   command, since, and the token it holds it with). It is written, extended and deleted in
+//!   the same script as `K`, so it never outlives a lock of ours. It can outlive it when
+//!   something else deletes or replaces `K`: that is why it names the token, and is believed
+//!   only while `K` still holds that token.
+//! - the fencing counter (`--fence`): a number, without TTL.
+//!
+//! All keys of one script are in the lock's cluster hash slot (see `keys`).
+//!
+//! Every script checks the token before touching anything, so a client can only ever extend or
+//! delete its own lock, and nothing here re-creates a key that expired: a failed extension never
+//! resurrects or deletes a lock.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use super::holder::Holder;
+use super::queue_lua::{FUNCTIONS, SHARED_MARKER};
+use super::replies::MasterState;
+use super::replies::Vote;
+use super::replies::{QueuedWaiter, queued_waiters};
+pub use crate::lock::wire::lua::Lua;
+use crate::lock::wire::node::NodeError;
+use crate::lock::wire::resp::Reply;
+
+/// Takes the lock, unless others are queued for it (see `queue`): `SET K token NX PX ttl`, then
+/// the holder record with the same TTL. Nobody waiting costs one `EXISTS` more than a bare
+/// `SET NX`: no clock, no ticket.
+/// KEYS: see `queue_scripts`. ARGV: token, ttl in ms, holder record (may be empty), ticket
+/// wanted ('1' when the caller will wait: a refusal then also draws a ticket), keep ms.
+/// Returns 1 when the lock was taken, or was already taken with this very token (the same
+/// request sent again after a connection failed; tokens are never reused); otherwise {holder
+/// record or nil, PTTL of the lock, the token in the lock or nil, waiters, ticket or nil}, so
+/// that a refusal also says who is in the way, at no extra round trip.
+pub static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            SEMAPHORE_CHECK,
+            r"
+local waiting = redis.call('EXISTS', KEYS[3]) == 1 and first_live(now_ms()) ~= false
+if not waiting and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if ARGV[3] ~= '' then
+    redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
+  end
+  return 1
+end
+local current = redis.call('GET', KEYS[1])
+if current == ARGV[1] then
+  return 1
+end
+local ticket = false
+if ARGV[4] ~= '' then
+  ticket = redis.call('INCR', KEYS[6])
+  keep(tonumber(ARGV[5]))
+end
+return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current,
+        redis.call('ZCARD', KEYS[3]), ticket}
+",
+        ],
+        1,
+    )
+});
+
+/// The start of the lock's ACQUIRE and WAIT: a key in use as a semaphore (its slots key exists
+/// exactly while a slot may be live) is refused with `{'semaphore', its limit or nil}`.
+pub(in crate::lock) const SEMAPHORE_CHECK: &str = r"
+if redis.call('EXISTS', KEYS[7]) == 1 then
+  return {'semaphore', redis.call('GET', KEYS[8])}
+end
+";
+
+/// The limit of the semaphore a refusal says the key is in use as (`Some(None)`: limit not
+/// known); `None` for any other answer.
+pub(in crate::lock) fn semaphore_in_use(reply: &Reply) -> Option<Option<String>> {
+    let Reply::Array(fields) = reply else {
+        return None;
+    };
+    if fields.first().and_then(Reply::bulk) != Some(b"semaphore".as_slice()) {
+        return None;
+    }
+    Some(fields.get(1).and_then(Reply::text))
+}
+
+/// How an ACQUIRE answer counts: taken, refused (held by another), or an error.
+pub(in crate::lock) fn acquire_vote(answer: &Result<Reply, NodeError>) -> Vote {
+    match answer {
+        Ok(Reply::Int(1)) => Vote::Yes,
+        Ok(Reply::Array(_)) | Ok(Reply::Int(0)) => Vote::No,
+        Ok(_) | Err(_) => Vote::Error,
+    }
+}
+
+/// What one master's refusal to ACQUIRE (or a waiter's turn) says about the lock.
+#[derive(Debug)]
+pub(in crate::lock) struct Refusal {
+    /// The holder, when its record belongs to the token in the lock.
+    pub holder: Option<Holder>,
+    /// The lock's remaining TTL there (`None`: no TTL, or free).
+    pub expires_in: Option<Duration>,
+    /// The lock is free there: the refusal is the queue's (others wait ahead).
+    pub free: bool,
+    /// Readers hold it there (`--shared`: K holds the marker).
+    pub shared: bool,
+    /// How many wait in the queue there.
+    pub waiters: usize,
+    /// The ticket drawn there, when one was asked for.
+    pub ticket: Option<u64>,
+}
+
+/// Decodes a refusal (`{record, PTTL, token, waiters, ticket}`); `None` for any other answer.
+pub(in crate::lock) fn refusal(reply: &Reply) -> Option<Refusal> {
+    let Reply::Array(fields) = reply else {
+        return None;
+    };
+    let token = fields.get(2).and_then(Reply::bulk);
+    let holder = match (fields.first().and_then(Reply::bulk), token) {
+        (Some(record), Some(token)) => Holder::from_record(record, token),
+        _ => None,
+    };
+    let int = |i: usize| match fields.get(i) {
+        Some(Reply::Int(n)) => u64::try_from(*n).ok(),
+        _ => None,
+    };
+    Some(Refusal {
+        holder,
+        expires_in: fields.get(1).and_then(ttl),
+        free: token.is_none(),
+        shared: token == Some(SHARED_MARKER.as_bytes()),
+        waiters: int(3).unwrap_or(0) as usize,
+        ticket: int(4),
+    })
+}
+
+/// Extends the lock if it is still ours: compare-and-pexpire, never re-creating a missing key.
+/// KEYS: lock, holder. ARGV: token, ttl in ms.
+/// Returns 1 when extended, 0 when the key is missing or holds another token.
+pub static EXTEND: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(
+        r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+",
+        2,
+    )
+});
+
+/// How a 1-or-0 answer (EXTEND, RELEASE, FENCE_PROPOSE) counts: done, refused, or an error.
+pub(in crate::lock) fn binary_vote(answer: &Result<Reply, NodeError>) -> Vote {
+    match answer {
+        Ok(Reply::Int(1)) => Vote::Yes,
+        Ok(Reply::Int(0)) => Vote::No,
+        Ok(_) | Err(_) => Vote::Error,
+    }
+}
+
+/// Releases the lock if it is still ours: compare-and-delete, holder record included. A real
+/// release (not the clean-up of a failed attempt or turn) also gives up the releaser's place in
+/// the queue (a waiter keeps it while it holds the lock, see WAIT). Either way, a waiter that
+/// this very change lets take the lock on this master is woken, on its own channel (see
+/// `queue_scripts::wake_newly`): also where the releaser held only its place (its turn took
+/// the lock elsewhere), and also for a clean-up (a newcomer's partial hold kept the first
+/// waiter out); the caller's own undo wakes nobody. A real release with nobody queued
+/// announces on the key's release channel (for waiters that are not queued: an earlier
+/// redlock). Announcing is best effort (`pcall`): an ACL that denies PUBLISH must not turn a
+/// done release into an error.
+/// KEYS: see `queue_scripts`. ARGV: token, release channel (empty: a clean-up, which keeps the
+/// place), the command to announce with (PUBLISH, or SPUBLISH on a cluster: every channel is
+/// in the lock's slot), wake channel prefix, wake channel suffix.
+/// Returns 1 when deleted, 0 when the key is missing or holds another token.
+pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            r"
+local mine = redis.call('GET', KEYS[1]) == ARGV[1]
+-- Only our lock going, or our place (a real release), can change who may take the lock here:
+-- a clean-up that finds no lock of ours leaves the queue alone.
+local queued = (mine or ARGV[2] ~= '') and redis.call('EXISTS', KEYS[3]) == 1
+-- The clock before any write: on Redis 3.2 to 4, a script may write after TIME only once it
+-- asked for effects replication, which now_ms does first.
+local now = queued and now_ms()
+local before = queued and eligible_lock(now)
+local released = 0
+if mine then
+  redis.call('DEL', KEYS[2])
+  redis.call('DEL', KEYS[1])
+  released = 1
+end
+local waiting = false
+if queued then
+  if ARGV[2] ~= '' then
+    drop(ARGV[1])
+  end
+  local after
+  after, waiting = eligible_lock(now)
+  wake_newly(before, after, ARGV[1], ARGV[3], ARGV[4], ARGV[5])
+end
+if ARGV[2] ~= '' and released == 1 and not waiting then
+  redis.pcall(ARGV[3], ARGV[2], '')
+end
+return released
+",
+        ],
+        4,
+    )
+});
+
+/// How many places of the queue INSPECT reads (its `ZRANGE ... 0 99`).
+pub const INSPECTED_WAITERS: usize = 100;
+
+/// Reads the lock's state on one master in one round trip, queue included, changing nothing.
+/// KEYS: lock, holder, fencing counter, queue, leases, waiters' records.
+/// Returns {token or nil, PTTL of the lock, holder record or nil, counter or nil, the master's
+/// time in ms, {token, ticket, lease, record or nil}* for the first [`INSPECTED_WAITERS`]
+/// places, how many places in all}.
+pub static INSPECT: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(
+        r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local queued = redis.call('ZRANGE', KEYS[4], 0, 99, 'WITHSCORES')
+local waiters = {}
+for i = 1, #queued, 2 do
+  waiters[#waiters + 1] = queued[i]
+  waiters[#waiters + 1] = queued[i + 1]
+  waiters[#waiters + 1] = redis.call('ZSCORE', KEYS[5], queued[i])
+  waiters[#waiters + 1] = redis.call('HGET', KEYS[6], queued[i])
+end
+return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]),
+        redis.call('GET', KEYS[3]), tostring(now), waiters, redis.call('ZCARD', KEYS[4])}
+",
+        8,
+    )
+});
+
+/// What one master's INSPECT answer says.
+pub(in crate::lock) struct Inspected {
+    pub state: MasterState,
+    /// The fencing counter, where a grant was ever made.
+    pub fence: Option<u64>,
+    /// The first waiters of the queue, in order (their places may have lapsed: see `lapses_in`).
+    pub queue: Vec<QueuedWaiter>,
+    /// How many are queued in all.
+    pub waiting: usize,
+}
+
+/// Decodes one master's INSPECT answer (or its absence).
+pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> Inspected {
+    let unreachable = |error| Inspected {
+        state: MasterState::Unreachable(error),
+        fence: None,
+        queue: Vec::new(),
+        waiting: 0,
+    };
+    let fields = match answer {
+        None => return unreachable(NodeError::Timeout),
+        Some(Err(e)) => return unreachable(e),
+        Some(Ok(Reply::Array(fields))) => fields,
+        Some(Ok(other)) => {
+            return unreachable(NodeError::BadReply(format!("unexpected reply {other}")));
+        }
+    };
+    let fence = match fields.get(3) {
+        None | Some(Reply::Nil) => None,
+        Some(value) => counter(value),
+    };
+    let now_ms = fields
+        .get(4)
+        .and_then(Reply::bulk)
+        .and_then(|b| std::str::from_utf8(b).ok()?.parse().ok());
+    let queue = queued_waiters(fields.get(5), now_ms);
+    let waiting = match fields.get(6) {
+        Some(Reply::Int(n)) => usize::try_from(*n).unwrap_or(0),
+        _ => queue.len(),
+    };
+    let state = match fields.first().and_then(Reply::bulk) {
+        None => MasterState::Free,
+        Some(token) => MasterState::Held {
+            token: String::from_utf8_lossy(token).into_owned(),
+            ttl: fields.get(1).and_then(ttl),
+            holder: fields
+                .get(2)
+                .and_then(Reply::bulk)
+                .and_then(|record| Holder::from_record(record, token)),
+        },
+    };
+    Inspected {
+        state,
+        fence,
+        queue,
+        waiting,
+    }
+}
+
+/// Fencing: sets the counter to the proposed number only if that is greater than what the
+/// master has (a missing counter counts as 0). KEYS: counter. ARGV: proposed number.
+/// Returns 1 when set, 0 when the master already had that number or more. Lua numbers are
+/// doubles: exact up to 2^53, far beyond any count of grants.
+pub static FENCE_PROPOSE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(
+        r"
+local current = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+if tonumber(ARGV[1]) > current then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return 1
+end
+return 0
+",
+        16,
+    )
+});
+
+/// A fencing counter as stored: missing is 0; `None` for anything that is not a number.
+pub(in crate::lock) fn counter(value: &Reply) -> Option<u64> {
+    match value {
+        Reply::Nil => Some(0),
+        Reply::Bulk(bytes) => std::str::from_utf8(bytes).ok()?.trim().parse().ok(),
+        Reply::Int(n) => u64::try_from(*n).ok(),
+        _ => None,
+    }
+}
+
+/// A PTTL answer: `None` for a key without TTL (-1) or missing (-2).
+pub(in crate::lock) fn ttl(value: &Reply) -> Option<Duration> {
+    match value {
+        Reply::Int(ms) if *ms >= 0 => Some(Duration::from_millis(*ms as u64)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bulk(text: &str) -> Reply {
+        Reply::Bulk(text.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn votes_map_script_answers() {
+        assert_eq!(acquire_vote(&Ok(Reply::Int(1))), Vote::Yes);
+        assert_eq!(acquire_vote(&Ok(Reply::Array(vec![]))), Vote::No);
+        assert_eq!(acquire_vote(&Ok(Reply::Int(0))), Vote::No);
+        assert_eq!(acquire_vote(&Ok(Reply::Int(2))), Vote::Error);
+        assert_eq!(acquire_vote(&Ok(Reply::Nil)), Vote::Error);
+        assert_eq!(acquire_vote(&Err(NodeError::Timeout)), Vote::Error);
+        assert_eq!(binary_vote(&Ok(Reply::Int(1))), Vote::Yes);
+        assert_eq!(binary_vote(&Ok(Reply::Int(0))), Vote::No);
+        assert_eq!(binary_vote(&Ok(Reply::Simple("OK".into()))), Vote::Error);
+        assert_eq!(binary_vote(&Ok(bulk("1"))), Vote::Error);
+    }
+
+    #[test]
+    fn counters_parse_and_missing_is_zero() {
+        assert_eq!(counter(&Reply::Nil), Some(0));
+        assert_eq!(counter(&bulk("42")), Some(42));
+        assert_eq!(counter(&bulk(" 42\n")), Some(42));
+        assert_eq!(counter(&Reply::Int(7)), Some(7));
+        assert_eq!(counter(&Reply::Int(-1)), None);
+        assert_eq!(counter(&bulk("x")), None);
+        assert_eq!(counter(&Reply::Array(vec![])), None);
+    }
+
+    #[test]
+    fn a_refusal_names_the_holder_and_the_ttl() {
+        let holder = Holder::this_process(&["job".into()]);
+        let reply = Reply::Array(vec![
+            bulk(&holder.record("t1")),
+            Reply::Int(2_500),
+            bulk("t1"),
+        ]);
+        let found = refusal(&reply).expect("a refusal");
+        assert!(found.holder.is_some());
+        assert_eq!(found.expires_in, Some(Duration::from_millis(2_500)));
+        // Held by a client without a record, with no TTL: nobody named, no expiry.
+        let bare = Reply::Array(vec![Reply::Nil, Reply::Int(-1), bulk("other")]);
+        let found = refusal(&bare).expect("a refusal");
+        assert!(found.holder.is_none() && found.expires_in.is_none());
+        assert!(!found.free && found.ticket.is_none() && found.waiters == 0);
+        // Free, but others queued: the queue's refusal, with a ticket drawn.
+        let queued = Reply::Array(vec![
+            Reply::Nil,
+            Reply::Int(-2),
+            Reply::Nil,
+            Reply::Int(3),
+            Reply::Int(41),
+        ]);
+        let found = refusal(&queued).expect("a refusal");
+        assert!(found.free);
+        assert_eq!((found.waiters, found.ticket), (3, Some(41)));
+        // Short or odd arrays are still refusals, naming nothing.
+        assert!(refusal(&Reply::Array(vec![])).is_some());
+        assert!(refusal(&Reply::Int(1)).is_none());
+    }
+
+    #[test]
+    fn an_inspection_shows_a_record_only_for_the_token_in_the_key() {
+        let holder = Holder::this_process(&["job".into()]);
+        let reply = |record: &str| {
+            Reply::Array(vec![bulk("t2"), Reply::Int(5_000), bulk(record), bulk("7")])
+        };
+        let Inspected { state, fence, .. } = inspected(Some(Ok(reply(&holder.record("t1")))));
+        assert_eq!(fence, Some(7));
+        assert!(
+            matches!(state, MasterState::Held { holder: None, .. }),
+            "{state:?}"
+        );
+        let state = inspected(Some(Ok(reply(&holder.record("t2"))))).state;
+        assert!(
+            matches!(
+                state,
+                MasterState::Held {
+                    holder: Some(_),
+                    ..
+                }
+            ),
+            "{state:?}"
+        );
+    }
+
+    #[test]
+    fn an_inspection_of_a_free_lock_or_of_no_answer() {
+        let free = Reply::Array(vec![Reply::Nil, Reply::Int(-2), Reply::Nil, Reply::Nil]);
+        let free = inspected(Some(Ok(free)));
+        assert_eq!(
+            (free.state, free.fence, free.waiting),
+            (MasterState::Free, None, 0)
+        );
+        assert_eq!(
+            inspected(None).state,
+            MasterState::Unreachable(NodeError::Timeout)
+        );
+        let Inspected { state, fence, .. } = inspected(Some(Ok(Reply::Int(1))));
+        assert_eq!(fence, None);
+        assert_eq!(
+            state,
+            MasterState::Unreachable(NodeError::BadReply("unexpected reply (integer) 1".into()))
+        );
+    }
+}

@@ -1,0 +1,120 @@
+//! The Lua functions every queue-aware script shares (the lock's in `scripts`, the queue's own
+//! in `queue_scripts`, the slots' in `semaphore_scripts`): the master's clock, a place dropped,
+//! the first live waiter, who may take the lock, and the wake-ups. Text only, below all three,
+//! so that none of them needs another for its pieces.
+
+/// The functions the queue-aware scripts share; each script is these, then its body.
+///
+/// Wake-ups follow one rule (see `queue`, "Hand-off"): a script that may change who can take
+/// the lock on this master computes the eligible waiters before and after its writes
+/// (`eligible_lock`: the first live waiter, when the lock is free or already its own, and then
+/// the first live waiter itself; when that waiter is a reader (`shared`), every live reader
+/// before the first live writer, when the lock is free or held by readers; a slot script has
+/// its own) and publishes to each newly eligible one except the caller
+/// (`wake_newly`). So every change that lets a waiter in is announced by the master where it
+/// happens, and nothing else is.
+/// The value K holds while readers hold it (`shared`): never a token, so that other clients'
+/// `SET K x NX` fails and their `GET K == token` release finds it is not theirs.
+pub const SHARED_MARKER: &str = "__redlock:shared";
+
+/// The prefix of a reader's token (`held::reader_token`); the queue's Lua tells a waiting
+/// reader from a waiting writer by it.
+pub(in crate::lock) const READER_PREFIX: &str = "shr-";
+
+pub(in crate::lock) const FUNCTIONS: &str = r"
+local function now_ms()
+  if redis.replicate_commands then redis.replicate_commands() end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function drop(token)
+  redis.call('ZREM', KEYS[3], token)
+  redis.call('ZREM', KEYS[4], token)
+  redis.call('HDEL', KEYS[5], token)
+end
+local function first_live(now)
+  local lapsed = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 100)
+  if #lapsed > 0 then
+    redis.call('ZREM', KEYS[3], unpack(lapsed))
+    redis.call('ZREM', KEYS[4], unpack(lapsed))
+    redis.call('HDEL', KEYS[5], unpack(lapsed))
+  end
+  -- At most 100 places without a live lease dropped per call (see the header).
+  for _ = 1, 100 do
+    local first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
+    if not first then
+      return false
+    end
+    local lease = redis.call('ZSCORE', KEYS[4], first)
+    if lease and tonumber(lease) > now then
+      return first
+    end
+    drop(first)
+  end
+  -- Out of budget: the oldest place left stands in for the first live waiter.
+  return redis.call('ZRANGE', KEYS[3], 0, 0)[1] or false
+end
+local function keep(ms)
+  for i = 3, 6 do
+    redis.call('PEXPIRE', KEYS[i], ms)
+  end
+end
+local SHARED = '__redlock:shared'
+local function is_reader(token)
+  return string.sub(token, 1, 4) == 'shr-'
+end
+local function eligible_lock(now)
+  local first = first_live(now)
+  if not first then
+    return {}, false
+  end
+  local current = redis.call('GET', KEYS[1])
+  if not is_reader(first) then
+    if current and current ~= first then
+      return {}, first
+    end
+    return {first}, first
+  end
+  if current and current ~= SHARED then
+    return {}, first
+  end
+  -- Readers at the head enter together: every live reader before the first live writer,
+  -- among the first 100 places (see `shared`).
+  local group = {}
+  for _, token in ipairs(redis.call('ZRANGE', KEYS[3], 0, 99)) do
+    local lease = redis.call('ZSCORE', KEYS[4], token)
+    if lease and tonumber(lease) > now then
+      if not is_reader(token) then
+        break
+      end
+      group[#group + 1] = token
+    end
+  end
+  return group, first
+end
+local function wake_newly(before, after, caller, publish, prefix, suffix)
+  for _, token in ipairs(after) do
+    local known = token == caller
+    for _, old in ipairs(before) do
+      known = known or old == token
+    end
+    if not known then
+      redis.pcall(publish, prefix .. token .. suffix, '')
+    end
+  end
+end
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lua_knows_the_marker_and_the_readers_prefix() {
+        assert!(FUNCTIONS.contains(&format!("local SHARED = '{SHARED_MARKER}'")));
+        assert!(FUNCTIONS.contains(&format!(
+            "string.sub(token, 1, {}) == '{READER_PREFIX}'",
+            READER_PREFIX.len()
+        )));
+    }
+}

@@ -1,0 +1,508 @@
+//! The Lua scripts of a semaphore's slots (`--limit`), each with the decoding of its reply.
+//! Why they keep at most L holders is in `semaphore`; what they keep on each master:
+//!
+//! - the slots key, a sorted set: member = a holder's token, score = the master's own time in
+//!   ms (from `TIME`, inside the script) at which that holder's slot there expires. A slot
+//!   lives exactly until its score, by the master's clock, like a key with a TTL: every count
+//!   of slots counts only the members whose score is still ahead (`live_slots`), and every
+//!   script first prunes at most 100 of those whose time has come. The cap bounds the work of
+//!   one call on a master that serves nobody else meanwhile (10,000 expired members, written
+//!   by another client, made every slot script fail: "too many results to unpack"); a member
+//!   left over counts for nothing, and the next calls prune it, so nothing is lost by leaving
+//!   it a while (the key's TTL, that of the longest slot, bounds it too);
+//! - the limit key: the L the holders agreed on, refused to a holder that brings another L;
+//! - the holders key, a hash: token -> holder record (who, for `status` and waiters).
+//!
+//! The three keys always get the TTL of the longest slot (plus 1 ms), so none outlives the
+//! last slot and none is ever left without a TTL. All are in the slot of the semaphore's name
+//! K (see `keys`), and so is K itself, which the scripts read to refuse a key in use as a lock.
+//!
+//! Like the lock's scripts, each checks the token before touching a slot: a client can only
+//! extend or remove its own slot, and an extension never re-creates a slot that expired.
+//!
+//! Waiters for a slot use the lock's fair queue (`queue`, with its keys and shared functions
+//! from `queue_scripts`): a newcomer takes a free slot only if the live waiters leave one for
+//! it, a waiter takes one when its position leaves room (slots taken + position < L), and a
+//! change that lets waiters in (a release, a clean-up, a waiter leaving) wakes those it lets in
+//! (`eligible_slots`, `queue_scripts::wake_newly`). The queue only adds refusals:
+//! every slot is still taken by the same count below L, so it changes nothing in the argument
+//! in `semaphore`.
+//!
+//! The scripts use `TIME` before writing, which Redis allows with effects replication (the
+//! default since 5.0, the only mode since 7.0); the queue's `now_ms` asks for it on the
+//! releases before.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use super::holder::Holder;
+use super::lock::Refusal;
+use super::queue::{Place, Turn};
+use super::queue_lua::FUNCTIONS;
+use super::replies::Vote;
+use crate::lock::wire::lua::Lua;
+use crate::lock::wire::node::NodeError;
+use crate::lock::wire::resp::Reply;
+
+/// What the slot scripts add to the queue's `FUNCTIONS`: the master's time `now` in ms,
+/// `prune` (drops at most 100 slots whose time has come, with their records), `live_slots`
+/// (how many slots have not expired) and `keep_slots` (gives
+/// the three slot keys the TTL of the longest slot, and stores the limit). KEYS, for every
+/// script here: 1 K, 2 K's holder record, 3-6 K's queue (see `queue_scripts`), 7 the slots,
+/// 8 the limit, 9 the slots' holder records.
+const PRELUDE: &str = r"
+local now = now_ms()
+local function prune()
+  local gone = redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', now, 'LIMIT', 0, 100)
+  if #gone > 0 then
+    redis.call('ZREM', KEYS[7], unpack(gone))
+    redis.call('HDEL', KEYS[9], unpack(gone))
+  end
+end
+local function live_slots()
+  return redis.call('ZCOUNT', KEYS[7], '(' .. now, '+inf')
+end
+local function keep_slots(l)
+  local last = redis.call('ZRANGE', KEYS[7], -1, -1, 'WITHSCORES')
+  local ms = tonumber(last[2]) - now + 1
+  redis.call('PEXPIRE', KEYS[7], ms)
+  redis.call('SET', KEYS[8], l, 'PX', ms)
+  redis.call('PEXPIRE', KEYS[9], ms)
+end
+local function take(token, ttl, l, record)
+  redis.call('ZADD', KEYS[7], now + tonumber(ttl), token)
+  if record ~= '' then
+    redis.call('HSET', KEYS[9], token, record)
+  end
+  keep_slots(l)
+end
+local function eligible_slots(l)
+  prune()
+  local first = first_live(now)
+  local room = tonumber(l) - live_slots()
+  if room <= 0 or not first then
+    return {}, first
+  end
+  return redis.call('ZRANGE', KEYS[3], 0, room - 1), first
+end
+local function full(extra)
+  local taken = redis.call('ZRANGEBYSCORE', KEYS[7], '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1000)
+  local frees = -1
+  if #taken > 0 then
+    frees = tonumber(taken[2]) - now
+  end
+  local out = {'full', frees, extra, redis.call('ZCARD', KEYS[3])}
+  for i = 1, #taken, 2 do
+    out[#out + 1] = taken[i]
+    out[#out + 1] = redis.call('HGET', KEYS[9], taken[i])
+  end
+  return out
+end
+";
+
+/// Script bits far from the lock's and the queue's (see `Lua::bit`), so that new scripts of
+/// theirs can take the next low bits.
+const BIT: u32 = 1 << 20;
+
+/// Takes a slot as a newcomer. ARGV: token, TTL in ms, L, holder record (may be empty), ticket
+/// wanted ('1' when the caller will wait: every answer then draws a ticket, a slot taken
+/// too), keep ms (the queue's). A newcomer takes a free slot only when the live waiters leave
+/// one for it (slots taken + waiters < L): it never passes the queue. Returns 1 when the slot
+/// was taken (or was already ours: the same request sent again), `{'taken', ticket}` when it
+/// was taken with a ticket wanted; otherwise a refusal: `{'lock', 1 if readers hold it else
+/// 0}` when K is in use as a lock, `{'limit', L'}` when the live slots were taken with another limit, `{'full', ms
+/// until the first slot expires or -1, ticket or nil, waiters, token, record or nil, ...}`.
+pub static ACQUIRE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            PRELUDE,
+            r"
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return {'lock', redis.call('GET', KEYS[1]) == SHARED and 1 or 0}
+end
+prune()
+if redis.call('ZSCORE', KEYS[7], ARGV[1]) then
+  return 1
+end
+local count = live_slots()
+local limit = redis.call('GET', KEYS[8])
+if count > 0 and limit and limit ~= ARGV[3] then
+  return {'limit', limit}
+end
+local waiting = 0
+if redis.call('EXISTS', KEYS[3]) == 1 and first_live(now) then
+  waiting = redis.call('ZCARD', KEYS[3])
+end
+if count + waiting < tonumber(ARGV[3]) then
+  take(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+  if ARGV[5] ~= '' then
+    local ticket = redis.call('INCR', KEYS[6])
+    keep(tonumber(ARGV[6]))
+    return {'taken', ticket}
+  end
+  return 1
+end
+local ticket = false
+if ARGV[5] ~= '' then
+  ticket = redis.call('INCR', KEYS[6])
+  keep(tonumber(ARGV[6]))
+end
+return full(ticket)
+",
+        ],
+        BIT,
+    )
+});
+
+/// A waiter's turn for a slot, as the queue's WAIT for the lock: keeps its place (the
+/// heartbeat), joins when told to, and takes a slot when it is among the first live waiters
+/// that the free slots leave room for (slots taken + its position < L), or renews one an
+/// earlier turn left it. ARGV: token, TTL ms, L, holder record, ticket, waiter record, lease
+/// ms, keep ms, join ('1' or empty). Returns 1 when taken (the place is given up), 0 when this
+/// master has no place for the waiter and it was not told to join, `{'lock'}` or `{'limit',
+/// L'}` as ACQUIRE_SLOT, else `{'full', ms until the first slot expires or -1, 0-based
+/// position, waiters, token, record or nil, ...}`.
+pub static WAIT_SLOT: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            PRELUDE,
+            r"
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return {'lock', redis.call('GET', KEYS[1]) == SHARED and 1 or 0}
+end
+first_live(now)
+if not redis.call('ZSCORE', KEYS[3], ARGV[1]) then
+  if ARGV[9] == '' then
+    return 0
+  end
+  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
+  redis.call('HSET', KEYS[5], ARGV[1], ARGV[6])
+  if (tonumber(redis.call('GET', KEYS[6])) or 0) < tonumber(ARGV[5]) then
+    redis.call('SET', KEYS[6], ARGV[5])
+  end
+end
+redis.call('ZADD', KEYS[4], now + tonumber(ARGV[7]), ARGV[1])
+keep(tonumber(ARGV[8]))
+prune()
+if redis.call('ZSCORE', KEYS[7], ARGV[1]) then
+  redis.call('ZADD', KEYS[7], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+  keep_slots(ARGV[3])
+  drop(ARGV[1])
+  return 1
+end
+local count = live_slots()
+local limit = redis.call('GET', KEYS[8])
+if count > 0 and limit and limit ~= ARGV[3] then
+  return {'limit', limit}
+end
+local position = redis.call('ZRANK', KEYS[3], ARGV[1])
+if count + position < tonumber(ARGV[3]) then
+  take(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+  drop(ARGV[1])
+  return 1
+end
+return full(position)
+",
+        ],
+        BIT << 1,
+    )
+});
+
+/// Extends a slot if it is still ours: sets its expiry to now + ms, never re-creating a slot
+/// that expired or was removed. ARGV: token, ms, L. Returns 1 when extended, 0 when the slot is
+/// not (or no longer) there.
+pub static EXTEND_SLOT: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            PRELUDE,
+            r"
+prune()
+if not redis.call('ZSCORE', KEYS[7], ARGV[1]) then
+  return 0
+end
+redis.call('ZADD', KEYS[7], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+keep_slots(ARGV[3])
+return 1
+",
+        ],
+        BIT << 2,
+    )
+});
+
+/// Removes a slot if it is still ours, with its record; the last slot takes the limit and the
+/// records with it. A real release (`announce`: ARGV[2] not empty) also gives up what is left
+/// of the caller's place in the queue, or, with nobody queued, announces on the release
+/// channel. A clean-up (ARGV[2] empty) keeps the place; a waiter undoing its own failed turn
+/// (ARGV[7] not empty) also gets back the place its slot took here (WAIT_SLOT drops the place
+/// of a slot it takes), with its ticket, so that nobody behind it passes it on this master.
+/// Either way, the waiters this very change lets take a slot here are woken, on their own
+/// channels (`wake_newly`, with `eligible_slots`: the first L - slots live waiters); the
+/// caller is not. Notices are best effort (pcall).
+/// ARGV: token, release channel or empty, publish command, wake channel prefix and suffix, L,
+/// then for a waiter's undo: ticket, lease ms, waiter record, keep ms (else empty).
+/// Returns 1 when removed, 0 when the slot was not (or no longer) there.
+pub static RELEASE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            PRELUDE,
+            r"
+local before = eligible_slots(ARGV[6])
+local removed = redis.call('ZREM', KEYS[7], ARGV[1])
+if removed == 1 then
+  redis.call('HDEL', KEYS[9], ARGV[1])
+end
+if live_slots() == 0 then
+  redis.call('DEL', KEYS[8], KEYS[9])
+end
+if ARGV[2] ~= '' then
+  drop(ARGV[1])
+elseif removed == 1 and ARGV[7] ~= '' then
+  redis.call('ZADD', KEYS[3], ARGV[7], ARGV[1])
+  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[8]), ARGV[1])
+  if ARGV[9] ~= '' then
+    redis.call('HSET', KEYS[5], ARGV[1], ARGV[9])
+  end
+  keep(tonumber(ARGV[10]))
+end
+local after, waiting = eligible_slots(ARGV[6])
+wake_newly(before, after, ARGV[1], ARGV[3], ARGV[4], ARGV[5])
+if ARGV[2] ~= '' and removed == 1 and not waiting then
+  redis.pcall(ARGV[3], ARGV[2], '')
+end
+return removed
+",
+        ],
+        BIT << 3,
+    )
+});
+
+/// A slot waiter leaves the queue (LEAVE, with the room the free slots leave): the waiters its
+/// going lets take a slot here are woken. ARGV: token, publish command, wake channel prefix and
+/// suffix, L. Returns 1 when a place was removed, 0 when this master had none.
+pub static LEAVE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            PRELUDE,
+            r"
+local before = eligible_slots(ARGV[5])
+if redis.call('ZSCORE', KEYS[3], ARGV[1]) == false then
+  return 0
+end
+drop(ARGV[1])
+wake_newly(before, eligible_slots(ARGV[5]), ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+return 1
+",
+        ],
+        BIT << 5,
+    )
+});
+
+/// Reads a semaphore on one master, writing nothing. Returns {limit or nil, 1 if K exists (in
+/// use as a lock), places in the queue, then for each live slot: token, ms left, record or
+/// nil}.
+pub static INSPECT_SLOTS: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(
+        r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = {redis.call('GET', KEYS[8]), redis.call('EXISTS', KEYS[1]), redis.call('ZCARD', KEYS[3])}
+local live = redis.call('ZRANGEBYSCORE', KEYS[7], string.format('(%d', now), '+inf', 'WITHSCORES')
+for i = 1, #live, 2 do
+  out[#out + 1] = live[i]
+  out[#out + 1] = tonumber(live[i + 1]) - now
+  out[#out + 1] = redis.call('HGET', KEYS[9], live[i])
+end
+return out
+",
+        BIT << 4,
+    )
+});
+
+/// How an ACQUIRE_SLOT or WAIT_SLOT answer counts: taken, refused (or no place), or an error.
+pub(in crate::lock) fn slot_vote(answer: &Result<Reply, NodeError>) -> Vote {
+    match answer {
+        Ok(Reply::Int(1)) => Vote::Yes,
+        Ok(reply) if granted_ticket(reply).is_some() => Vote::Yes,
+        Ok(Reply::Int(0)) | Ok(Reply::Array(_)) => Vote::No,
+        Ok(_) | Err(_) => Vote::Error,
+    }
+}
+
+/// The ticket an ACQUIRE_SLOT drew where it gave the slot (`{'taken', ticket}`): a newcomer
+/// that will wait draws one from every master, so that a round lost to fewer refusals than the
+/// queue's tickets need (a slot needs more masters than a majority) still joins the queue.
+pub(in crate::lock) fn granted_ticket(reply: &Reply) -> Option<u64> {
+    let Reply::Array(fields) = reply else {
+        return None;
+    };
+    match fields.as_slice() {
+        [kind, Reply::Int(ticket)] if kind.bulk() == Some(b"taken".as_slice()) => {
+            u64::try_from(*ticket).ok()
+        }
+        _ => None,
+    }
+}
+
+/// Why one master refused a slot.
+#[derive(Clone, Debug, PartialEq)]
+pub(in crate::lock) enum SlotRefusal {
+    /// No slot for us: L are taken, or the free ones are left to waiters ahead.
+    Full {
+        /// The holders (their records, where they left one).
+        holders: Vec<(String, Option<Holder>)>,
+        /// When the first slot expires unless renewed (`None`: none is taken).
+        frees_in: Option<Duration>,
+        /// ACQUIRE_SLOT: the ticket drawn, when one was asked for; WAIT_SLOT: our position.
+        extra: Option<u64>,
+        /// How many wait in the queue there.
+        waiters: usize,
+    },
+    /// The key is in use as a lock.
+    IsLock,
+    /// The key is in use as a shared lock: readers hold it (`--shared`).
+    IsShared,
+    /// The live slots were taken with this limit (as stored: text).
+    Limit(String),
+}
+
+/// Decodes a refusal of ACQUIRE_SLOT or WAIT_SLOT; `None` for any other answer.
+pub(in crate::lock) fn slot_refusal(reply: &Reply) -> Option<SlotRefusal> {
+    let Reply::Array(fields) = reply else {
+        return None;
+    };
+    let kind = fields.first().and_then(Reply::bulk)?;
+    let int = |i: usize| match fields.get(i) {
+        Some(Reply::Int(n)) => u64::try_from(*n).ok(),
+        _ => None,
+    };
+    match kind {
+        b"lock" if matches!(fields.get(1), Some(Reply::Int(1))) => Some(SlotRefusal::IsShared),
+        b"lock" => Some(SlotRefusal::IsLock),
+        b"limit" => Some(SlotRefusal::Limit(
+            fields
+                .get(1)
+                .and_then(Reply::text)
+                .unwrap_or_else(|| "?".into()),
+        )),
+        b"full" => {
+            let holders = fields
+                .get(4..)
+                .unwrap_or_default()
+                .chunks(2)
+                .filter_map(|pair| {
+                    let token = pair.first()?.bulk()?;
+                    let record = pair.get(1).and_then(Reply::bulk);
+                    let holder = record.and_then(|r| Holder::from_record(r, token));
+                    Some((String::from_utf8_lossy(token).into_owned(), holder))
+                })
+                .collect();
+            Some(SlotRefusal::Full {
+                holders,
+                frees_in: fields.get(1).and_then(millis),
+                extra: int(2),
+                waiters: int(3).unwrap_or(0) as usize,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Decodes a WAIT_SLOT answer as the queue reads a turn; `None` for an error, a conflict
+/// (see `slot_refusal`) or anything else.
+pub(in crate::lock) fn slot_turn(answer: &Result<Reply, NodeError>) -> Option<Turn> {
+    match answer {
+        Ok(Reply::Int(1)) => Some(Turn::Taken),
+        Ok(Reply::Int(0)) => Some(Turn::NoPlace),
+        Ok(reply) => match slot_refusal(reply)? {
+            SlotRefusal::Full {
+                holders,
+                frees_in,
+                extra: Some(position),
+                waiters,
+            } => Some(Turn::Waiting(Place {
+                placed_before: true,
+                position: position as usize,
+                waiters,
+                refusal: Refusal {
+                    holder: holders.into_iter().find_map(|(_, holder)| holder),
+                    expires_in: frees_in,
+                    free: false,
+                    shared: false,
+                    waiters,
+                    ticket: None,
+                },
+            })),
+            _ => None,
+        },
+        Err(_) => None,
+    }
+}
+
+/// One live slot on one master.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Slot {
+    pub token: String,
+    /// How long until it expires there, unless renewed.
+    pub expires_in: Duration,
+    pub holder: Option<Holder>,
+}
+
+/// What one master has of a semaphore.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Slots {
+    /// The limit the holders agreed on, as stored (`None`: no live slot took one).
+    pub limit: Option<String>,
+    /// The name is in use as a lock on this master.
+    pub is_lock: bool,
+    /// Places in the key's fair queue (lapsed ones not yet dropped included).
+    pub waiting: usize,
+    pub slots: Vec<Slot>,
+}
+
+/// Decodes one master's INSPECT_SLOTS answer.
+pub(in crate::lock) fn inspected_slots(reply: Reply) -> Result<Slots, NodeError> {
+    let Reply::Array(fields) = reply else {
+        return Err(NodeError::BadReply(format!("unexpected reply {reply}")));
+    };
+    let slots = fields
+        .get(3..)
+        .unwrap_or_default()
+        .chunks(3)
+        .filter_map(|triple| {
+            let token = triple.first()?.bulk()?;
+            Some(Slot {
+                token: String::from_utf8_lossy(token).into_owned(),
+                expires_in: triple.get(1).and_then(millis).unwrap_or_default(),
+                holder: triple
+                    .get(2)
+                    .and_then(Reply::bulk)
+                    .and_then(|record| Holder::from_record(record, token)),
+            })
+        })
+        .collect();
+    Ok(Slots {
+        limit: fields.first().and_then(Reply::text),
+        is_lock: matches!(fields.get(1), Some(Reply::Int(1))),
+        waiting: match fields.get(2) {
+            Some(Reply::Int(n)) => usize::try_from(*n).unwrap_or(0),
+            _ => 0,
+        },
+        slots,
+    })
+}
+
+/// A number of milliseconds (an integer reply), `None` when negative or not a number.
+fn millis(value: &Reply) -> Option<Duration> {
+    match value {
+        Reply::Int(ms) if *ms >= 0 => Some(Duration::from_millis(*ms as u64)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

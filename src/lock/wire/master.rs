@@ -1,0 +1,511 @@
+//! One Redis master: where it is, how to log in, and how to name it without leaking a password.
+//!
+//! The invariant: no message shows a server URL as written. A URL that parses is shown rebuilt
+//! from its parts with the password as `***` (`Display`); one that does not is shown through
+//! [`redact_url`], which hides anything shaped like a secret without needing to parse it, and
+//! the parser's own words are dropped if they show any piece that was hidden.
+//!
+//! URLs are parsed by redis-rs (its `IntoConnectionInfo`), the one thing redlock still takes
+//! from it: the accepted forms, percent-decoding, `?db=`/`?user=`/`?pass=` for sockets and
+//! the error cases are its, and hand-written they would only drift from what users of other
+//! Redis tools expect. What it parsed is copied at once into [`Address`] and [`Login`], so no
+//! redis-rs type goes further than [`Master::parse`].
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::path::PathBuf;
+
+use redis::{ConnectionAddr, IntoConnectionInfo};
+
+use super::scheme::Scheme;
+
+/// A master given as a URL: `redis://[user:pass@]host:port[/db]`, `rediss://...` (TLS),
+/// `redis+unix:///path/to/socket`, or `redis+cluster://` / `rediss+cluster://` (a cluster).
+#[derive(Clone)]
+pub struct Master {
+    address: Address,
+    login: Login,
+    /// The URL as shown to users: the password replaced by `***`.
+    display: String,
+    /// The URL as given, password included: only ever handed to another redlock process
+    /// through its environment, never printed.
+    url: String,
+    /// Credentials that came from elsewhere (a password file, the config file), if any.
+    injected: Option<(Option<String>, String)>,
+    /// `redis+cluster://`: a whole Redis Cluster, reached through this address.
+    cluster: bool,
+}
+
+/// Where a master listens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(in crate::lock) enum Address {
+    /// `redis://` (`tls: false`) or `rediss://` (`tls: true`).
+    Tcp { host: String, port: u16, tls: bool },
+    /// `redis+unix://`.
+    Unix(PathBuf),
+}
+
+/// How to log in once connected: `AUTH [username] password` when there is a password, then
+/// `SELECT db` when it is not 0.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub(in crate::lock) struct Login {
+    pub(in crate::lock) username: Option<String>,
+    pub(in crate::lock) password: Option<String>,
+    pub(in crate::lock) db: i64,
+}
+
+/// Why a server URL was rejected.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid server URL {url}: {reason}")]
+pub struct BadUrl {
+    /// The URL with any password redacted.
+    pub url: String,
+    pub reason: String,
+}
+
+/// The port written in `url` (`scheme://[userinfo@]host:port[/db]`) when it is a number that is
+/// no TCP port, which the URL parser reports only as "did not parse".
+fn port_out_of_range(url: &str) -> Option<&str> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split('/').next()?;
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let port = host_port.rsplit_once(':')?.1;
+    let number: u64 = port.parse().ok()?;
+    (number == 0 || number > 65535).then_some(port)
+}
+
+impl Master {
+    /// Parses a server URL. The error never contains the password.
+    pub fn parse(url: &str) -> Result<Master, BadUrl> {
+        let url = url.trim();
+        let bad = |reason: String| BadUrl {
+            url: redact_url(url),
+            reason,
+        };
+        // The URL parser would drop a newline or a tab and percent-encode a space: the
+        // server or password used would not be the one written.
+        if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(bad(
+                "it contains a space or a control character (a line break?): remove it, or \
+                 percent-encode it in a password (%20 for a space)"
+                    .into(),
+            ));
+        }
+        if !url.contains("://") {
+            return Err(bad(
+                "expected redis://host:port, rediss://host:port or redis+unix:///path".into(),
+            ));
+        }
+        // TLS and cluster schemes are ours to read (see `scheme`); redis-rs parses the rest.
+        let (plain, scheme) = Scheme::split(url).map_err(|why| bad(why.into()))?;
+        let tls = scheme.tls;
+        let info = plain.as_str().into_connection_info().map_err(|e| {
+            // redis-rs says "Redis URL did not parse - InvalidClientConfig": keep the first
+            // half (a fixed description), unless it shows a piece of the URL that is hidden
+            // from the user, and say what a good URL looks like.
+            let why = e.to_string();
+            let why = why.split(" - ").next().unwrap_or_default();
+            let port_range;
+            let why = if let Some(port) = port_out_of_range(plain.as_str()) {
+                port_range = format!("port {port} is out of range (1 to 65535)");
+                port_range.as_str()
+            } else if shows_any(why, &redaction(url).1) {
+                "it does not parse"
+            } else {
+                why
+            };
+            bad(format!(
+                "{why}; expected redis://[user:pass@]host:port[/db], rediss://... or \
+                 redis+unix:///path"
+            ))
+        })?;
+        let settings = info.redis_settings();
+        let login = Login {
+            username: settings.username().map(str::to_string),
+            password: settings.password().map(str::to_string),
+            db: settings.db(),
+        };
+        if login.db < 0 {
+            return Err(bad("the database number must be 0 or more".into()));
+        }
+        scheme.check(login.db).map_err(|why| bad(why.into()))?;
+        let address = match info.addr() {
+            ConnectionAddr::Tcp(_, 0) => {
+                return Err(bad("port 0 is out of range (1 to 65535)".into()));
+            }
+            ConnectionAddr::Tcp(host, port) => Address::Tcp {
+                host: host.clone(),
+                port: *port,
+                tls,
+            },
+            ConnectionAddr::Unix(path) => Address::Unix(path.clone()),
+            other => {
+                return Err(bad(format!(
+                    "unsupported address {other}: use redis://, rediss:// or redis+unix://"
+                )));
+            }
+        };
+        if let Address::Tcp { host, .. } = &address
+            && host.is_empty()
+        {
+            return Err(bad("the host is missing".into()));
+        }
+        let display = display_of(&address, &login, scheme.cluster);
+        Ok(Master {
+            address,
+            login,
+            display,
+            url: url.to_string(),
+            injected: None,
+            cluster: scheme.cluster,
+        })
+    }
+
+    /// Adds credentials from outside the URL (a password file, `$REDLOCK_PASSWORD`, the config
+    /// file) to a master whose URL carries no password; a URL's own password wins.
+    pub fn with_credentials(mut self, username: Option<&str>, password: &str) -> Master {
+        if self.has_password() {
+            return self;
+        }
+        self.login.password = Some(password.to_string());
+        if self.login.username.is_none() {
+            self.login.username = username.map(str::to_string);
+        }
+        self.display = display_of(&self.address, &self.login, self.cluster);
+        self.injected = Some((self.login.username.clone(), password.to_string()));
+        self
+    }
+
+    /// The credentials added with [`Master::with_credentials`], for handing to a child redlock
+    /// process through its environment; never for display.
+    pub fn injected_credentials(&self) -> Option<(Option<&str>, &str)> {
+        self.injected
+            .as_ref()
+            .map(|(user, password)| (user.as_deref(), password.as_str()))
+    }
+
+    pub fn is_tls(&self) -> bool {
+        matches!(self.address, Address::Tcp { tls: true, .. })
+    }
+
+    /// A Redis Cluster (`redis+cluster://`), counted as one master.
+    pub fn is_cluster(&self) -> bool {
+        self.cluster
+    }
+
+    /// The URL as given, secrets included. For passing to a child redlock process through
+    /// its environment; never for display.
+    pub fn url_with_secrets(&self) -> &str {
+        &self.url
+    }
+
+    pub(in crate::lock) fn address(&self) -> &Address {
+        &self.address
+    }
+
+    pub(in crate::lock) fn login(&self) -> &Login {
+        &self.login
+    }
+
+    /// What identifies the server process behind this address, for catching the same master
+    /// listed twice (which would fake a quorum). The database number and credentials do not
+    /// count: `redis://h:1/0` and `redis://h:1/1` are the same master.
+    pub fn identity(&self) -> Identity {
+        match &self.address {
+            Address::Tcp { host, port, .. } => Identity::Tcp(normalize_host(host), *port),
+            Address::Unix(path) => {
+                Identity::Unix(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()))
+            }
+        }
+    }
+
+    pub fn has_password(&self) -> bool {
+        self.login.password.is_some()
+    }
+}
+
+impl fmt::Display for Master {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.display)
+    }
+}
+
+impl fmt::Debug for Master {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Master({})", self.display)
+    }
+}
+
+/// The server behind an address, see [`Master::identity`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Identity {
+    Tcp(String, u16),
+    Unix(PathBuf),
+}
+
+/// One spelling per address, so that the same master written two ways is caught: host names
+/// lower-cased; IP addresses in their standard form, including the old forms the system's
+/// resolver also takes (`127.1`, `2130706433`, `0x7f000001`, `0177.0.0.1`) and IPv4 written as
+/// IPv6 (`::ffff:127.0.0.1`); `localhost` and both loopback addresses as one.
+fn normalize_host(host: &str) -> String {
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase();
+    let ip = host.parse::<IpAddr>().ok().or_else(|| old_ipv4_form(&host));
+    let ip = match ip {
+        Some(IpAddr::V6(v6)) => Some(v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4)),
+        other => other,
+    };
+    match ip {
+        Some(ip) if ip == Ipv4Addr::LOCALHOST || ip == Ipv6Addr::LOCALHOST => {
+            "loopback".to_string()
+        }
+        Some(ip) => ip.to_string(),
+        None if host == "localhost" => "loopback".to_string(),
+        None => host,
+    }
+}
+
+/// An IPv4 address in one of the forms `inet_aton` accepts beyond the dotted quad (and the
+/// resolver with it, when redlock connects): one to four numbers, each decimal, octal (`0`
+/// prefix) or hex (`0x`), the last one filling the bytes left. Only parses, never looks up.
+fn old_ipv4_form(host: &str) -> Option<IpAddr> {
+    let parts: Vec<u32> = host
+        .split('.')
+        .map(|part| {
+            let (digits, radix) = if let Some(hex) = part.strip_prefix("0x") {
+                (hex, 16)
+            } else if part.len() > 1 && part.starts_with('0') {
+                (&part[1..], 8)
+            } else {
+                (part, 10)
+            };
+            if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+                return None;
+            }
+            u32::from_str_radix(digits, radix).ok()
+        })
+        .collect::<Option<_>>()?;
+    let (last, leading) = parts.split_last()?;
+    if leading.len() > 3 || leading.iter().any(|&byte| byte > 0xff) {
+        return None;
+    }
+    let last_bits = 32 - 8 * leading.len() as u32;
+    if last_bits < 32 && *last >= 1 << last_bits {
+        return None;
+    }
+    let high = leading
+        .iter()
+        .enumerate()
+        .fold(0u32, |acc, (i, &byte)| acc | byte << (24 - 8 * i as u32));
+    Some(IpAddr::V4(Ipv4Addr::from(high | last)))
+}
+
+fn display_of(address: &Address, login: &Login, cluster: bool) -> String {
+    let credentials = match (login.username.as_deref(), login.password.as_deref()) {
+        (Some(user), Some(_)) => format!("{user}:***@"),
+        (None, Some(_)) => ":***@".to_string(),
+        (Some(user), None) => format!("{user}@"),
+        (None, None) => String::new(),
+    };
+    let db = match login.db {
+        0 => String::new(),
+        db => format!("/{db}"),
+    };
+    match address {
+        Address::Tcp { host, port, tls } => {
+            let scheme = Scheme { tls: *tls, cluster }.name();
+            format!("{scheme}://{credentials}{host}:{port}{db}")
+        }
+        Address::Unix(path) => {
+            let db = if db.is_empty() {
+                db
+            } else {
+                format!("?db={}", login.db)
+            };
+            format!("redis+unix://{credentials}{}{db}", path.display())
+        }
+    }
+}
+
+/// How a server URL is shown in every message, whether it parses or not: whatever may be a
+/// secret replaced by `***`, control characters escaped (so that the message stays one line).
+///
+/// The rule is structural, so that it holds for URLs no parser accepts (those are exactly the
+/// ones an error message shows), and it hides too much rather than too little:
+/// - userinfo: everything between the scheme, in whatever shape it is written (`redis://`,
+///   `redis:/`, `redis//`, `redis:`, `//`, or none), and the last `@`;
+/// - with no `@`: a port that is not a number, any port after an empty host, and after a
+///   scheme written without slashes anything that is not a number (`redis://user:password`,
+///   `redis://:password`, `user:password`: the `@host` forgotten);
+/// - query parameters: every value but `db` and `protocol` (`?pass=` is how redis-rs takes
+///   a password for a unix socket; `?password=` and the like are hidden as well).
+///
+/// Valid URLs are shown rebuilt from their parsed parts instead (see `display_of`), which
+/// never include the password either.
+pub fn redact_url(url: &str) -> String {
+    escape_controls(&redaction(url).0)
+}
+
+/// Replaces every double-quoted piece of `text` by its [`redact_url`] form: for messages of
+/// other parsers (the config file's) that quote the value they reject, which may be a URL.
+pub fn redact_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pieces = text.split('"');
+    out.push_str(pieces.next().unwrap_or_default());
+    let mut quoted = true;
+    for piece in pieces {
+        out.push('"');
+        if quoted {
+            out.push_str(&redact_url(piece));
+        } else {
+            out.push_str(piece);
+        }
+        quoted = !quoted;
+    }
+    out
+}
+
+/// The URL with its secrets replaced by `***`, and the pieces it hid.
+fn redaction(url: &str) -> (String, Vec<&str>) {
+    let mut hidden = Vec::new();
+    let start = scheme_end(url);
+    let (scheme, rest) = url.split_at(start);
+    let mut out = scheme.to_string();
+    let (rest, had_userinfo) = match rest.rfind('@') {
+        Some(at) => {
+            if at > 0 {
+                hidden.push(&rest[..at]);
+                out.push_str("***");
+            }
+            out.push('@');
+            (&rest[at + 1..], true)
+        }
+        None => (rest, false),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    if had_userinfo {
+        out.push_str(authority);
+    } else {
+        let numeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let (host, port) = split_port(authority);
+        match port {
+            Some(port) if !numeric(port) || host.is_empty() => {
+                hidden.push(port);
+                out.push_str(host);
+                out.push_str(":***");
+            }
+            None if scheme.ends_with(':') && !authority.is_empty() && !numeric(authority) => {
+                hidden.push(authority);
+                out.push_str("***");
+            }
+            _ => out.push_str(authority),
+        }
+    }
+    let (before_fragment, fragment) = tail.split_at(tail.find('#').unwrap_or(tail.len()));
+    match before_fragment.split_once('?') {
+        Some((path, query)) => {
+            out.push_str(path);
+            out.push('?');
+            let params: Vec<String> = query
+                .split('&')
+                .map(|param| match param.split_once('=') {
+                    Some((name, _)) if name == "db" || name == "protocol" => param.to_string(),
+                    Some((name, value)) => {
+                        hidden.push(value);
+                        format!("{name}=***")
+                    }
+                    None if param.is_empty() => String::new(),
+                    None => {
+                        hidden.push(param);
+                        "***".to_string()
+                    }
+                })
+                .collect();
+            out.push_str(&params.join("&"));
+        }
+        None => out.push_str(before_fragment),
+    }
+    out.push_str(fragment);
+    (out, hidden)
+}
+
+/// Where the part after the scheme starts: after `word:` and any slashes, after `word//`, after
+/// leading slashes, or at 0.
+fn scheme_end(url: &str) -> usize {
+    let word = url
+        .char_indices()
+        .find(|&(i, c)| {
+            !(c.is_ascii_alphabetic() || (i > 0 && (c.is_ascii_digit() || "+.-".contains(c))))
+        })
+        .map_or(0, |(i, _)| i);
+    let mut end = match url[word..].chars().next() {
+        Some(':') if word > 0 => word + 1,
+        Some('/') if word > 0 => word,
+        _ => 0,
+    };
+    end += url[end..].bytes().take_while(|&b| b == b'/').count();
+    end
+}
+
+/// `host` and `port` of `host:port` or `[v6]:port`; no port when there is no colon after the
+/// host.
+fn split_port(authority: &str) -> (&str, Option<&str>) {
+    let host_end = match authority.strip_prefix('[') {
+        Some(inner) => inner.find(']').map_or(authority.len(), |i| i + 2),
+        None => authority.find(':').unwrap_or(authority.len()),
+    };
+    let (host, rest) = authority.split_at(host_end);
+    (host, rest.strip_prefix(':'))
+}
+
+/// `text` with control characters (a newline, an escape sequence) written as escapes.
+fn escape_controls(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Whether `message` (from a parser) shows any of the `hidden` pieces of a URL, as written or
+/// percent-decoded.
+fn shows_any(message: &str, hidden: &[&str]) -> bool {
+    hidden
+        .iter()
+        .filter(|piece| !piece.is_empty())
+        .any(|piece| message.contains(piece) || message.contains(&percent_decoded(piece)))
+}
+
+/// `%XX` escapes decoded, lossily (only for comparing).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests;
