@@ -77,6 +77,16 @@ fn assert_clean(cluster: &Cluster, key: &str) {
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }
 
+/// `status --key KEY --json`, parsed.
+fn status_json(mut redlock: std::process::Command, key: &str) -> serde_json::Value {
+    let status = redlock
+        .args(["status", "--key", key, "--json"])
+        .output()
+        .unwrap();
+    serde_json::from_slice(&status.stdout)
+        .unwrap_or_else(|e| panic!("status --json is not JSON ({e}): {}", describe(&status)))
+}
+
 /// Every key on every master has a TTL (PTTL > 0), `key`'s marker included.
 fn assert_every_key_expires(cluster: &Cluster) {
     for (i, server) in cluster.servers.iter().enumerate() {
@@ -521,12 +531,7 @@ fn the_token_workflow_and_status_of_readers() {
     let text = String::from_utf8_lossy(&status.stdout);
     assert!(status.status.success(), "{}", describe(&status));
     assert!(text.contains("held by 2 readers"), "{text}");
-    let status = cluster
-        .redlock()
-        .args(["status", "--key", "rw-flow", "--json"])
-        .output()
-        .unwrap();
-    let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    let json = status_json(cluster.redlock(), "rw-flow");
     assert_eq!(json["readers"].as_array().map(Vec::len), Some(2), "{json}");
 
     // Extended well past its TTL: still held.
@@ -646,4 +651,51 @@ fn list_shows_readers_and_its_problems_know_their_keys() {
         assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     }
     assert_clean(&cluster, "rw-list");
+}
+
+/// A Redis Cluster as the master: every key of a shared lock is in the lock key's slot, so the
+/// readers' scripts run on one node whatever the key (hash tags, `}` without one).
+#[test]
+fn readers_and_a_writer_on_a_cluster_master() {
+    let cluster = common::RedisCluster::start(3);
+    let mut locks: Vec<String> = (0..3).map(|i| cluster.key_on(i, "rw-")).collect();
+    locks.extend(["{tenant-7}.env", "a}b"].map(String::from));
+    for key in &locks {
+        let acquire = |shared: bool| {
+            let mut cmd = cluster.redlock();
+            cmd.args(["acquire", "--key", key, "--ttl", "30s"]);
+            if shared {
+                cmd.arg("--shared");
+            }
+            cmd.output().unwrap()
+        };
+        let (one, two) = (acquire(true), acquire(true));
+        assert!(one.status.success(), "{key}: {}", describe(&one));
+        assert!(two.status.success(), "{key}: {}", describe(&two));
+        assert_eq!(cluster.get(key).as_deref(), Some(MARKER), "{key}");
+        assert!(cluster.pttl(&keys::readers(key)) > 0, "{key}");
+        let json = status_json(cluster.redlock(), key);
+        assert_eq!(json["readers"].as_array().map(Vec::len), Some(2), "{json}");
+        let writer = acquire(false);
+        assert_eq!(
+            writer.status.code(),
+            Some(75),
+            "{key}: {}",
+            describe(&writer)
+        );
+        for token in [&one, &two] {
+            let token = String::from_utf8_lossy(&token.stdout).trim().to_string();
+            let released = cluster
+                .redlock()
+                .args(["release", "--key", key, "--token", &token])
+                .output()
+                .unwrap();
+            assert!(released.status.success(), "{key}: {}", describe(&released));
+        }
+        assert_eq!(cluster.get(key), None, "{key}");
+        let writer = acquire(false);
+        assert!(writer.status.success(), "{key}: {}", describe(&writer));
+        assert_eq!(acquire(true).status.code(), Some(75), "{key}");
+    }
+    assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }
