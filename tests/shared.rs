@@ -699,3 +699,63 @@ fn readers_and_a_writer_on_a_cluster_master() {
     }
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }
+
+/// A writer holds; four readers queue behind it. Its release wakes all four at once, each by a
+/// notice (not by its heartbeat), and they are inside together.
+#[test]
+fn a_writers_release_wakes_every_reader_at_the_head_of_the_line() {
+    let cluster = Cluster::start(3);
+    let mut writer = hold(&cluster, "rw-wake", false, "10s");
+    let dir = tempfile::tempdir().unwrap();
+    let inside = dir.path().join("inside");
+    std::fs::create_dir(&inside).unwrap();
+    // Each reader waits (up to 10 s) until all four are inside.
+    let section = format!(
+        "touch {inside}/$$; i=0; while [ $(ls {inside} | wc -l) -lt 4 ] && [ $i -lt 500 ]; \
+         do sleep 0.02; i=$((i + 1)); done; ls {inside} | wc -l > {inside}.$$",
+        inside = inside.display()
+    );
+    let readers: Vec<std::process::Child> = (0..4)
+        .map(|_| {
+            start(&cluster, "rw-wake", true, "10s", Some("60s"))
+                .args(["-v", "--", "sh", "-c", &section])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let queue = keys::queue("rw-wake");
+    assert!(
+        eventually(Duration::from_secs(20), || cluster
+            .servers
+            .iter()
+            .all(|s| zcard(s, &queue) == 4)),
+        "the readers never queued"
+    );
+    writer.open_gate();
+    let output = writer.wait_output();
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    for reader in readers {
+        let output = reader.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("in turn (started by notice)"),
+            "not woken by a notice:\n{stderr}"
+        );
+    }
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            let seen = std::fs::read_to_string(&path).unwrap();
+            assert_eq!(
+                seen.trim(),
+                "4",
+                "{}: not all four inside at once",
+                path.display()
+            );
+        }
+    }
+    assert_clean(&cluster, "rw-wake");
+}
