@@ -239,7 +239,8 @@ fn a_minority_paused_and_killed_changes_nothing() {
 
 /// Two readers hold; a writer queues behind them; readers that come after the writer queued
 /// wait behind it although the key is held by readers (else a stream of readers would starve
-/// it): the writer enters once the two readers are gone, before any of the later readers.
+/// it): the writer enters once the two readers are gone, woken by the last one's release,
+/// before any of the later readers.
 #[test]
 fn readers_that_come_after_a_waiting_writer_enter_after_it() {
     let cluster = Cluster::start(3);
@@ -249,7 +250,7 @@ fn readers_that_come_after_a_waiting_writer_enter_after_it() {
     let mut first = hold(&cluster, "rw-fair", true, "10s");
     let mut second = hold(&cluster, "rw-fair", true, "10s");
     let mut writer = Running::start_script(
-        &mut start(&cluster, "rw-fair", false, "10s", Some("60s")),
+        start(&cluster, "rw-fair", false, "10s", Some("60s")).arg("-v"),
         &log("writer"),
         WAIT_FOR_GATE,
     );
@@ -293,6 +294,12 @@ fn readers_that_come_after_a_waiting_writer_enter_after_it() {
     }
     writer.wait_ready();
     assert_eq!(std::fs::read_to_string(&order).unwrap(), "writer\n");
+    // Woken by the last reader's release (readers announce it), not by a timer.
+    let stderr = writer.stderr_so_far();
+    assert!(stderr.contains("in turn (started by notice)"), "{stderr}");
+    // While readers held, it waited for their notice rather than polling (readers are not
+    // clients outside the queue, whose releases announce nothing).
+    assert!(!stderr.contains("started by the backoff"), "{stderr}");
     writer.open_gate();
     let output = writer.wait_output();
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
@@ -400,7 +407,8 @@ fn a_foreign_set_nx_is_refused_while_readers_hold_and_refuses_readers() {
     assert_every_key_expires(&cluster);
 }
 
-/// A writer refused by readers says so; a reader refused by a writer says who holds it.
+/// A writer refused by readers says so; a reader refused by a writer says who holds it, and
+/// one that waits in line for it does not enter while it holds.
 #[test]
 fn refusals_say_who_holds_the_key() {
     let cluster = Cluster::start(3);
@@ -424,6 +432,15 @@ fn refusals_say_who_holds_the_key() {
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("lock \"rw-who\" is held by"), "{stderr}");
     assert!(!stderr.contains("readers"), "{stderr}");
+    // A reader that waits in line behind the writer does not enter either.
+    let token = writer.token();
+    let waited = start(&cluster, "rw-who", true, "10s", Some("2s"))
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(waited.status.code(), Some(75), "{}", describe(&waited));
+    assert_eq!(cluster.holding("rw-who", &token), 3);
+    assert_every_key_expires(&cluster);
     writer.open_gate();
     writer.wait_output();
     assert_clean(&cluster, "rw-who");
@@ -447,11 +464,18 @@ fn mixing_kinds_and_fence_with_shared_are_refused() {
         .output()
         .unwrap();
     assert_usage(&both, "--shared");
+    // Refused before anything is asked of the masters: even where a writer holds the key
+    // (else it would be refused as held, exit 75).
+    let writer = cluster
+        .redlock()
+        .args(["acquire", "--key", "rw-mix-fenced", "--ttl", "30s"])
+        .output()
+        .unwrap();
+    assert!(writer.status.success(), "{}", describe(&writer));
     let fence = cluster
         .redlock()
-        .args([
-            "run", "--key", "rw-mix", "--shared", "--fence", "--", "true",
-        ])
+        .args(["run", "--key", "rw-mix-fenced", "--shared", "--fence"])
+        .args(["--", "true"])
         .output()
         .unwrap();
     assert_usage(&fence, "a fencing token needs the lock alone");
