@@ -783,3 +783,35 @@ fn a_writers_release_wakes_every_reader_at_the_head_of_the_line() {
     }
     assert_clean(&cluster, "rw-wake");
 }
+
+/// A reader that came through the line keeps its place while it holds (as the lock's waiter
+/// does, until its release); a newcomer reader still enters at once beside it, without
+/// queueing, since no writer waits: readers behind readers pay nothing for the line.
+#[test]
+fn a_newcomer_reader_enters_beside_a_reader_that_came_through_the_line() {
+    let cluster = Cluster::start(3);
+    let mut writer = hold(&cluster, "rw-beside", false, "10s");
+    let mut queued = Running::start(&mut start(&cluster, "rw-beside", true, "10s", Some("60s")));
+    let queue = keys::queue("rw-beside");
+    assert!(
+        eventually(Duration::from_secs(10), || cluster
+            .servers
+            .iter()
+            .all(|s| zcard(s, &queue) == 1)),
+        "the reader never queued"
+    );
+    writer.open_gate();
+    writer.wait_output();
+    queued.wait_ready();
+    // Its place is still in the line, live.
+    assert!(cluster.servers.iter().all(|s| zcard(s, &queue) == 1));
+    let newcomer = start(&cluster, "rw-beside", true, "10s", None)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(newcomer.status.code(), Some(0), "{}", describe(&newcomer));
+    queued.open_gate();
+    let output = queued.wait_output();
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert_clean(&cluster, "rw-beside");
+}

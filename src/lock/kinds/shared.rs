@@ -49,8 +49,10 @@
 //! told by its token (`shr-`). Who may enter on a master (`queue_lua::eligible_lock`,
 //! READ_WAIT): a writer when it is the first live waiter and K is free; a reader when every
 //! live waiter ahead of it is a reader and K is free or held by readers. A newcomer reader
-//! enters without queueing only when nobody waits at all, so a reader that arrives behind a
-//! waiting writer waits for it: a stream of readers never starves a writer, which enters
+//! enters without queueing only where no writer waits (where it would be eligible at the back
+//! of the line; a line longer than the 100 places read counts as one with a writer), so a
+//! reader that arrives behind a waiting writer waits for it, and readers behind readers pay
+//! nothing for the line: a stream of readers never starves a writer, which enters
 //! once the readers ahead of it have released. When the head of the line becomes a group of
 //! readers (the writer ahead released), the one wake-up rule (`wake_newly`) wakes every one
 //! of them at once, in the same script, since all are newly eligible. The group is read from

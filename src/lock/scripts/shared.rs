@@ -36,8 +36,9 @@ use crate::lock::wire::resp::Reply;
 
 /// What the reader scripts add to the queue's `FUNCTIONS`: `prune_readers` (drops at most 100
 /// shares whose time has come), `live_readers`, `keep_readers` (K = the marker, and the three
-/// keys the TTL of the longest share), `share` (adds or renews ours), and `reader_eligible`
-/// (every live waiter ahead of this reader, among the first 100 places, is a reader).
+/// keys the TTL of the longest share), `share` (adds or renews ours), `writer_waits` (a live
+/// writer among the first 100 places, or a longer line), and `reader_eligible` (every live
+/// waiter ahead of this reader, among the first 100 places, is a reader).
 const PRELUDE: &str = r"
 local function prune_readers(now)
   local gone = redis.call('ZRANGEBYSCORE', KEYS[9], '-inf', now, 'LIMIT', 0, 100)
@@ -67,6 +68,22 @@ local function share(token, ttl, record, now)
   end
   keep_readers(now)
 end
+local function writer_waits(now)
+  if redis.call('EXISTS', KEYS[3]) == 0 or not first_live(now) then
+    return false
+  end
+  -- A line longer than the places read may hide a writer: count it as one.
+  if redis.call('ZCARD', KEYS[3]) > 100 then
+    return true
+  end
+  for _, place in ipairs(redis.call('ZRANGE', KEYS[3], 0, 99)) do
+    local lease = redis.call('ZSCORE', KEYS[4], place)
+    if lease and tonumber(lease) > now and not is_reader(place) then
+      return true
+    end
+  end
+  return false
+end
 local function reader_eligible(token, now)
   for _, place in ipairs(redis.call('ZRANGE', KEYS[3], 0, 99)) do
     if place == token then
@@ -84,8 +101,9 @@ end
 /// Script bits apart from the lock's, the queue's and the slots' (see `Lua::bit`).
 const BIT: u32 = 1 << 12;
 
-/// Takes a share as a newcomer: where K is free or held by readers and nobody waits in the
-/// queue (a reader behind a waiting writer queues). ARGV: token, TTL ms, holder record (may
+/// Takes a share as a newcomer: where K is free or held by readers and no writer waits in the
+/// queue (where it would be eligible at the back of the line; a reader behind a waiting
+/// writer queues). ARGV: token, TTL ms, holder record (may
 /// be empty), ticket wanted ('1' when the caller will wait), keep ms (the queue's).
 /// Returns 1 when taken (or already ours: the same request sent again); `{'semaphore', L}`
 /// for a key in use as a semaphore; else the lock's refusal: {holder record or nil, PTTL of
@@ -104,8 +122,7 @@ if not current or current == SHARED then
   if live_share(ARGV[1], now) then
     return 1
   end
-  local waiting = redis.call('EXISTS', KEYS[3]) == 1 and first_live(now) ~= false
-  if not waiting then
+  if not writer_waits(now) then
     share(ARGV[1], ARGV[2], ARGV[3], now)
     return 1
   end
