@@ -815,3 +815,40 @@ fn a_newcomer_reader_enters_beside_a_reader_that_came_through_the_line() {
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     assert_clean(&cluster, "rw-beside");
 }
+
+/// The newcomer rule reads the first 100 places of the line: a longer line may hide a writer
+/// beyond them, so a newcomer reader then queues rather than overtake it. (A line of 100
+/// readers, then a writer, written into the queue directly.)
+#[test]
+fn a_newcomer_reader_does_not_overtake_a_writer_beyond_the_places_it_reads() {
+    let cluster = Cluster::start(3);
+    let key = "rw-long-line";
+    for server in &cluster.servers {
+        let (seconds, _): (u64, u64) = redis::cmd("TIME").query(&mut server.connection()).unwrap();
+        let lease = (seconds + 60) * 1000;
+        let mut pipe = redis::pipe();
+        for n in 0..=100u32 {
+            let token = if n < 100 {
+                format!("shr-{n:032x}")
+            } else {
+                format!("{n:032x}")
+            };
+            pipe.cmd("ZADD").arg(keys::queue(key)).arg(n).arg(&token);
+            pipe.cmd("ZADD")
+                .arg(keys::lease(key))
+                .arg(lease)
+                .arg(&token);
+        }
+        for name in [keys::queue(key), keys::lease(key)] {
+            pipe.cmd("PEXPIRE").arg(name).arg(60_000);
+        }
+        let _: () = pipe.query(&mut server.connection()).unwrap();
+    }
+    let newcomer = start(&cluster, key, true, "10s", None)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(newcomer.status.code(), Some(75), "{}", describe(&newcomer));
+    assert!(readers_everywhere(&cluster, key).iter().all(Vec::is_empty));
+    assert_every_key_expires(&cluster);
+}
