@@ -36,7 +36,8 @@ use crate::lock::wire::resp::Reply;
 
 /// What the reader scripts add to the queue's `FUNCTIONS`: `prune_readers` (drops at most 100
 /// shares whose time has come), `live_readers`, `keep_readers` (K = the marker, and the three
-/// keys the TTL of the longest share), `share` (adds or renews ours), `writer_waits` (a live
+/// keys the TTL of the longest share), `share` (adds or renews ours), `eligible_writer` (the
+/// first live waiter, when it is a writer that may take K now), `writer_waits` (a live
 /// writer among the first 100 places, or a longer line), and `reader_eligible` (every live
 /// waiter ahead of this reader, among the first 100 places, is a reader).
 const PRELUDE: &str = r"
@@ -67,6 +68,17 @@ local function share(token, ttl, record, now)
     redis.call('HSET', KEYS[10], token, record)
   end
   keep_readers(now)
+end
+local function eligible_writer(now)
+  local first = first_live(now)
+  if not first or is_reader(first) then
+    return {}, first
+  end
+  local current = redis.call('GET', KEYS[1])
+  if current and current ~= first then
+    return {}, first
+  end
+  return {first}, first
 end
 local function writer_waits(now)
   if redis.call('EXISTS', KEYS[3]) == 0 or not first_live(now) then
@@ -209,7 +221,10 @@ return 1
 /// while it holds the marker), or else keeps the TTL of the longest one left. A real release
 /// (ARGV[2], the release channel, not empty) also gives up the caller's place in the queue;
 /// either way the waiters this change lets in here are woken (`wake_newly` with
-/// `eligible_lock`: the first writer once the last reader is gone, or a group of readers), and
+/// `eligible_writer`: a reader's going never lets a reader in, since neither K held by readers
+/// nor a reader's place keeps a reader out, so only the first waiter can be newly let in, a
+/// writer, once K is free; unlike `eligible_lock`, this reads no group of readers, so a
+/// reader's release costs the same however many readers wait), and
 /// with nobody queued the last reader's release is announced on the release channel.
 /// ARGV: token, release channel or empty, publish command, wake channel prefix and suffix.
 /// Returns 1 when a live share was removed, 0 otherwise.
@@ -222,7 +237,7 @@ pub static READ_RELEASE: LazyLock<Lua> = LazyLock::new(|| {
 local now = now_ms()
 local score = redis.call('ZSCORE', KEYS[9], ARGV[1])
 local queued = (score or ARGV[2] ~= '') and redis.call('EXISTS', KEYS[3]) == 1
-local before = queued and eligible_lock(now)
+local before = queued and eligible_writer(now)
 local released = 0
 if score then
   redis.call('ZREM', KEYS[9], ARGV[1])
@@ -247,7 +262,7 @@ if queued then
     drop(ARGV[1])
   end
   local after
-  after, waiting = eligible_lock(now)
+  after, waiting = eligible_writer(now)
   wake_newly(before, after, ARGV[1], ARGV[3], ARGV[4], ARGV[5])
 end
 if ARGV[2] ~= '' and released == 1 and not waiting and redis.call('EXISTS', KEYS[1]) == 0 then
