@@ -852,3 +852,68 @@ fn a_newcomer_reader_does_not_overtake_a_writer_beyond_the_places_it_reads() {
     assert!(readers_everywhere(&cluster, key).iter().all(Vec::is_empty));
     assert_every_key_expires(&cluster);
 }
+
+/// `acquire --shared --renew-while PID`: the detached renewer keeps a reader's share for
+/// several TTLs (it renews it as a reader, the kind read from the token), and releases it once
+/// PID exits; the other reader's share stays.
+#[test]
+fn renew_while_keeps_a_readers_share_and_releases_it_when_the_process_exits() {
+    let cluster = Cluster::start(3);
+    let mut other = hold(&cluster, "rw-renew", true, "30s");
+    let mut watched = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let output = cluster
+        .redlock()
+        .args(["acquire", "--key", "rw-renew", "--shared", "--ttl", "1s"])
+        .args(["--renew-while", &watched.id().to_string()])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let token = String::from_utf8(output.stdout).unwrap().trim().to_string();
+    let has = |token: &str| {
+        readers_everywhere(&cluster, "rw-renew")
+            .iter()
+            .filter(|readers| readers.iter().any(|r| r == token))
+            .count()
+    };
+    let start = std::time::Instant::now();
+    // Over three TTLs: without renewal its share would be gone after one.
+    while start.elapsed() < Duration::from_millis(3500) {
+        assert!(has(&token) >= 2, "lost after {:?}", start.elapsed());
+        assert_every_key_expires(&cluster);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    watched.kill().unwrap();
+    watched.wait().unwrap();
+    assert!(
+        eventually(Duration::from_secs(10), || has(&token) == 0),
+        "not released after the watched process exited"
+    );
+    assert_eq!(has(&other.token()), 3);
+    other.open_gate();
+    let output = other.wait_output();
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert_clean(&cluster, "rw-renew");
+}
+
+/// A reader whose share is lost on a majority (something deleted the readers' key on 2 of 3
+/// masters) finds out at its next renewal and its command is stopped: exit 70, before the
+/// validity ends.
+#[test]
+fn a_reader_whose_share_is_lost_is_stopped() {
+    let cluster = Cluster::start(3);
+    let mut reader = Running::start_script(
+        start(&cluster, "rw-lost", true, "3s", None).args(["--kill-after", "100ms"]),
+        "",
+        "sleep 30",
+    );
+    reader.wait_ready();
+    for server in &cluster.servers[..2] {
+        server.del(&keys::readers("rw-lost"));
+    }
+    let output = reader.wait_output();
+    assert_eq!(output.status.code(), Some(70), "{}", describe(&output));
+    assert_every_key_expires(&cluster);
+}
