@@ -440,15 +440,16 @@ fn independent_clusters_as_the_masters_with_one_of_them_down() {
     );
 }
 
-/// The ACL user of the README's "Redis Cluster" section, as written there: what locks, notices,
+/// The ACL user of the manual's "Redis Cluster" page, as written there: what locks, notices,
 /// fencing and following the cluster need, and `doctor`'s questions; nothing else.
-fn readme_acl_user() -> Vec<&'static str> {
-    let readme = include_str!("../README.md");
-    let line = readme
+fn manual_acl_user() -> Vec<String> {
+    let page = common::manual::page("docs/redis-cluster.md");
+    let line = page
+        .text
         .lines()
         .find(|line| line.starts_with("ACL SETUSER locker "))
-        .expect("README shows the ACL user for a cluster");
-    line.split_whitespace().collect()
+        .expect("docs/redis-cluster.md shows the ACL user for a cluster");
+    line.split_whitespace().map(str::to_string).collect()
 }
 
 #[test]
@@ -459,8 +460,10 @@ fn tls_and_an_acl_user_on_every_node() {
         tls: Some(&pki),
         ..Layout::default()
     });
+    let acl_user = manual_acl_user();
+    let acl_user: Vec<&str> = acl_user.iter().map(String::as_str).collect();
     for node in &cluster.nodes {
-        node.query(&readme_acl_user());
+        node.query(&acl_user);
     }
     // The user in the URL, the password from the environment: every node gets both.
     let url = cluster

@@ -14,7 +14,8 @@ use std::process::{Command, Output};
 use common::{Cluster, describe};
 use serde_json::Value;
 
-/// Masters that keep their keys across a restart: what the README asks for.
+/// Masters that keep their keys across a restart: what the manual asks for
+/// (docs/guarantees-and-limits.md).
 const DURABLE: &[&str] = &["--appendonly", "yes", "--appendfsync", "always"];
 
 /// `redlock doctor` against exactly `urls`, given as `-s` flags (no REDLOCK_SERVERS).

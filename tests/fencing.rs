@@ -249,9 +249,10 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// The README's demonstration. Holder A takes the lock with token 1 and is frozen (SIGSTOP on
-/// redlock, its guard and the command alike, as in a paused VM) just before it writes. Its lock expires; B takes it with token 2
-/// and writes. When A's command wakes up and writes with token 1, the resource refuses it.
+/// The demonstration of docs/fencing.md. Holder A takes the lock with token 1 and is frozen
+/// (SIGSTOP on redlock, its guard and the command alike, as in a paused VM) just before it
+/// writes. Its lock expires; B takes it with token 2 and writes. When A's command wakes up and
+/// writes with token 1, the resource refuses it.
 #[test]
 fn a_holder_paused_past_its_validity_has_its_late_write_rejected() {
     let cluster = Cluster::start(3);

@@ -204,6 +204,9 @@ fn the_package_puts_every_file_where_the_tools_look_for_it() {
     for example in files_in("examples/systemd") {
         expected.insert(format!("{doc}/examples/{example}"));
     }
+    for page in files_in("docs") {
+        expected.insert(format!("{doc}/docs/{page}"));
+    }
     let files = package_files(&artifacts.deb);
     let found: BTreeSet<String> = files.keys().cloned().collect();
     assert_eq!(found, expected, "the package's files");
@@ -433,7 +436,7 @@ fn the_archive_holds_the_binary_pages_completions_docs_and_licenses() {
     .iter()
     .map(|file| format!("{top}/{file}"))
     .collect();
-    for dir in ["man", "completions", "examples/systemd"] {
+    for dir in ["man", "completions", "examples/systemd", "docs"] {
         for file in files_in(dir) {
             expected.insert(format!("{top}/{dir}/{file}"));
         }

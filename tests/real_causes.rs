@@ -1,5 +1,5 @@
 //! Messages name the real cause: a key that holds something else is not "unreachable", a
-//! fencing counter of the wrong type is named (not the lock key), a warning's README section
+//! fencing counter of the wrong type is named (not the lock key), the manual page a warning names
 //! exists, and a waiter that gave up does not count itself among the waiters.
 
 mod common;
@@ -81,9 +81,10 @@ fn a_fencing_counter_of_another_type_is_named_not_the_lock_key() {
     assert!(cluster.key_gone_everywhere("fenced"));
 }
 
-/// Every "see README, \"...\"" a warning prints names a section README.md has.
+/// Every "see docs/PAGE.md" a warning prints names a page of the manual that exists, and the
+/// page speaks of what the warning is about.
 #[test]
-fn the_semaphore_warning_points_to_a_readme_section_that_exists() {
+fn the_semaphore_warning_points_to_a_page_of_the_manual_that_exists() {
     let cluster = Cluster::start(3);
     let output = cluster
         .redlock()
@@ -92,21 +93,16 @@ fn the_semaphore_warning_points_to_a_readme_section_that_exists() {
         .unwrap();
     assert!(output.status.success(), "{}", describe(&output));
     let message = stderr(&output);
-    let section = message
-        .split("see README, \"")
+    let page = message
+        .split("see ")
         .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .unwrap_or_else(|| panic!("no README section named: {message}"));
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
-    let headings: Vec<String> = readme
-        .lines()
-        .filter_map(|line| line.strip_prefix('#'))
-        .map(|heading| heading.trim_start_matches('#').trim().replace('`', ""))
-        .collect();
+        .and_then(|rest| rest.split([')', ' ', ',']).next())
+        .filter(|page| page.starts_with("docs/") && page.ends_with(".md"))
+        .unwrap_or_else(|| panic!("no page of docs/ named: {message}"));
+    let text = common::manual::page(page).text;
     assert!(
-        headings.iter().any(|heading| heading == section),
-        "README has no section {section:?}; its sections: {headings:?}"
+        text.contains("**How many masters a holder needs.**"),
+        "{page} does not say how many masters a slot needs"
     );
 }
 

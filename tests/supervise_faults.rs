@@ -49,14 +49,16 @@ fn the_guard_has_a_group_of_its_own_and_only_its_pipe() {
     let command = run.wait_ready();
     let redlock = run.child.id() as i32;
     let guard = procfs::guard_of(redlock, command);
-    let fields = stat_fields(guard).unwrap();
+    // The guard leaves redlock's group right after the fork (both sides call setpgid), and it
+    // closes what it inherited; on a busy machine neither may have run yet when the command
+    // is ready: wait for it to settle, then look.
+    let group = || stat_fields(guard).unwrap()[2].clone();
+    eventually(Duration::from_secs(5), || group() == guard.to_string());
     assert_eq!(
-        fields[2],
+        group(),
         guard.to_string(),
         "the guard does not lead its group"
     );
-    // The guard closes what it inherited right after the fork, but on a busy machine it may
-    // not have run yet when the command is ready: wait for it to settle, then look.
     let fds = || -> Vec<String> {
         std::fs::read_dir(format!("/proc/{guard}/fd"))
             .unwrap()

@@ -1,4 +1,5 @@
-//! The examples shown in `--help`, the man pages' EXAMPLES section, and the README: one table.
+//! The examples shown in `--help`, the man pages' EXAMPLES section, and README.md's "Commands"
+//! (tests/docs.rs checks): one table.
 
 /// The subcommands a user can name (`redlock help NAME`, `redlock man NAME`), in --help order.
 /// Written out because clap cannot list them while it builds the command they belong to;

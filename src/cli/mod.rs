@@ -4,7 +4,6 @@
 //! and README), `errors` (clap errors as one line).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::builder::PossibleValuesParser;
@@ -13,15 +12,19 @@ use clap::{Args, Parser, Subcommand, ValueHint};
 mod durations;
 mod errors;
 mod examples;
+mod global;
 mod ops;
 mod placement;
+mod renew_while;
 
 pub use durations::{LONGEST_DURATION, parse_duration, parse_wait};
 pub use errors::{one_line, subcommand_in};
 use examples::examples_help;
 pub use examples::{EXAMPLES, SUBCOMMANDS, examples};
-pub use ops::{ListArgs, MetricsArgs};
+pub use global::{LogFormat, MasterArgs, OutputArgs, QuietArg};
+pub use ops::{ConfigArgs, DoctorArgs, ListArgs, MetricsArgs};
 pub use placement::{GlobalArgs, check_placement};
+pub use renew_while::{RENEW_WHILE, RenewWhileArgs};
 
 /// What `redlock --version` prints after the name: the version, then the commit and the
 /// target, as users paste them into bug reports (build.rs finds them). `-V` prints the version
@@ -62,73 +65,6 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// Where the masters are and how to log in: for every subcommand that talks to them.
-#[derive(Debug, Default, Args)]
-#[command(next_help_heading = "Master options")]
-pub struct MasterArgs {
-    /// A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS),
-    /// redis+unix:///path, or redis+cluster://host:port (rediss+cluster://) for a whole Redis
-    /// Cluster. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or
-    /// space-separated), else redis://127.0.0.1:6379.
-    #[arg(long = "server", short = 's', value_name = "URL", value_hint = ValueHint::Url)]
-    pub servers: Vec<String>,
-
-    /// Read settings from this TOML file (default: $REDLOCK_CONFIG, else
-    /// ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present).
-    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
-    pub config: Option<PathBuf>,
-
-    /// Read the Redis password from the first line of this file (for masters whose URL has
-    /// none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file.
-    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
-    pub password_file: Option<PathBuf>,
-
-    /// Trust this CA (PEM) for rediss:// masters instead of the system's trust store.
-    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
-    pub tls_ca_cert: Option<PathBuf>,
-
-    // Whether --tls-key came too is checked once the options before and after the subcommand
-    // are merged (`Cli::into_parts`): clap's `requires` would look at one side only.
-    /// Present this client certificate (PEM) to rediss:// masters; needs --tls-key.
-    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
-    pub tls_cert: Option<PathBuf>,
-
-    /// The private key (PEM) of --tls-cert.
-    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
-    pub tls_key: Option<PathBuf>,
-}
-
-/// What redlock says on stderr: for every subcommand that talks to masters.
-#[derive(Debug, Default, Args)]
-#[command(next_help_heading = "Output options")]
-pub struct OutputArgs {
-    /// Say more on stderr: -v what redlock does, -vv what each master answered.
-    #[arg(short, long, action = clap::ArgAction::Count)]
-    pub verbose: u8,
-
-    /// How to write diagnostics on stderr: text (the default), or one JSON object per line.
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub log_format: Option<LogFormat>,
-}
-
-/// `-q`: for the subcommands that may find the lock held elsewhere.
-#[derive(Debug, Default, Args)]
-#[command(next_help_heading = "Output options")]
-pub struct QuietArg {
-    /// Quiet: `run` and `acquire` say nothing when the lock is held elsewhere; `status` prints
-    /// no report. The exit code still says it.
-    #[arg(short, long)]
-    pub quiet: bool,
-}
-
-/// The shape of diagnostics on stderr.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
-    #[default]
-    Text,
-    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -211,7 +147,7 @@ pub enum Command {
         masters: MasterArgs,
         #[command(flatten)]
         output: OutputArgs,
-        // `if redlock status -q ...` is how the README tests for "held".
+        // `if redlock status -q ...` is how docs/status.md tests for "held".
         #[command(flatten)]
         quiet: QuietArg,
     },
@@ -487,63 +423,6 @@ pub struct StatusArgs {
         value_hint = ValueHint::Other,
     )]
     pub node_timeout: Option<Duration>,
-}
-
-#[derive(Debug, Args)]
-pub struct DoctorArgs {
-    /// Print one JSON object instead of text.
-    #[arg(long)]
-    pub json: bool,
-
-    /// How long one master gets to answer each check. Default: 1s.
-    #[arg(
-        long,
-        value_name = "DURATION",
-        value_parser = parse_duration,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-    )]
-    pub node_timeout: Option<Duration>,
-}
-
-#[derive(Debug, Args)]
-pub struct ConfigArgs {
-    /// Print one JSON object instead of text.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// The hidden subcommand that `acquire --renew-while` starts as the detached renewer.
-pub const RENEW_WHILE: &str = "__renew-while";
-
-/// Arguments of the detached renewer (`redlock __renew-while [global options] --key K ...`);
-/// the token comes in REDLOCK_TOKEN, never in argv.
-#[derive(Debug, Args)]
-pub struct RenewWhileArgs {
-    #[arg(long)]
-    pub key: String,
-    #[arg(
-        long,
-        value_parser = parse_duration,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-    )]
-    pub ttl: Duration,
-    #[arg(
-        long,
-        value_parser = parse_duration,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-    )]
-    pub node_timeout: Duration,
-    #[arg(long)]
-    pub drift_factor: f64,
-    /// The process to outlive no longer than.
-    #[arg(long)]
-    pub pid: i32,
-    /// The lock's validity end, as CLOCK_MONOTONIC nanoseconds.
-    #[arg(long)]
-    pub valid_until_ns: u64,
 }
 
 #[derive(Debug, Args)]

@@ -1,4 +1,5 @@
-//! Clap definitions for operators: `list` (every lock, the leak scan) and `--metrics-file`.
+//! Clap definitions for operators: `list` (every lock, the leak scan), `--metrics-file`,
+//! `doctor` and `config`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -66,4 +67,28 @@ pub struct MetricsArgs {
     /// other redlock processes wrote there. Default: `metrics_file` in the config file.
     #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub metrics_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+
+    /// How long one master gets to answer each check. Default: 1s.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = parse_duration,
+        allow_hyphen_values = true,
+        value_hint = ValueHint::Other,
+    )]
+    pub node_timeout: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }

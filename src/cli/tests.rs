@@ -1,5 +1,7 @@
 //! The clap definitions checked as a whole, and the parsing the commands rely on.
 
+use std::path::PathBuf;
+
 use super::*;
 use clap::CommandFactory;
 

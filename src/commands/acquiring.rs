@@ -141,7 +141,7 @@ fn announce_slot_quorum(client: &Redlock, key: &str, limit: u32) {
     if q == n && n > 1 {
         log::warn!(
             "warning: --limit {limit} with {n} masters needs a slot on all {n}: one master down \
-             stops every holder; use more masters (see README, \"At most L at once: --limit\")"
+             stops every holder; use more masters (see docs/semaphore.md)"
         );
     }
 }

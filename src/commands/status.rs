@@ -1,6 +1,6 @@
 //! `redlock status`: who holds a lock, master by master, and the verdict.
 //!
-//! The JSON shape is part of the interface (documented in README.md):
+//! The JSON shape is part of the interface (documented in docs/status.md):
 //!
 //! ```json
 //! {"key": "deploy", "verdict": "held", "quorum": 2, "token": "…", "expires_in_ms": 28000,

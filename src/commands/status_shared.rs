@@ -1,5 +1,5 @@
 //! `redlock status` of a lock that readers hold (`--shared`): how many, and each reader, after
-//! the lock's own report. The JSON adds to the lock's (documented in README.md):
+//! the lock's own report. The JSON adds to the lock's (documented in docs/shared.md):
 //!
 //! ```json
 //! {"key": "env", "verdict": "held", "shared": true, "token": "__redlock:shared", …,

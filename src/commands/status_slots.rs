@@ -1,7 +1,7 @@
 //! `redlock status` of a semaphore (`--limit`): its limit and quorum, who holds its slots, and
 //! each master's slots.
 //!
-//! The JSON shape is part of the interface (documented in README.md):
+//! The JSON shape is part of the interface (documented in docs/semaphore.md):
 //!
 //! ```json
 //! {"key": "backup", "kind": "semaphore", "verdict": "held", "limit": 2, "quorum": 4,

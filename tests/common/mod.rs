@@ -10,12 +10,14 @@
 //!   signals, process groups, [`eventually`]);
 //! - `measure`: a process's peak memory ([`run_measured`]);
 //! - `holder`: what a holder record names (host, user, command);
-//! - `version`: what `redlock --version` must say for this checkout.
+//! - `version`: what `redlock --version` must say for this checkout;
+//! - `manual`: README.md and the pages of docs/, as the tests that check them read them.
 //!
 //! Test files use the re-exports below (`use common::{Cluster, Running, ...}`), so a file's
 //! place in this directory is not part of any test.
 
 #![allow(dead_code)] // each test binary uses a different part of this module
+pub mod manual;
 pub mod procfs;
 
 mod holder;

@@ -1,5 +1,5 @@
 //! How `list` prints, a lock at a time: text for people, one JSON object for scripts (its
-//! shape is part of the interface, documented in README.md, "Every lock at once: `list`"),
+//! shape is part of the interface, documented in docs/operators.md, "Every lock at once: `list`"),
 //! streamed: the document's start, each lock as it is read, then the end, byte for byte what
 //! serializing the whole object at once would give (compact, keys sorted), so that memory
 //! never holds more than one batch of locks.

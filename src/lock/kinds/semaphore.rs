@@ -46,7 +46,7 @@
 //!
 //! **Drift and clocks.** The score is the master's wall clock (`TIME`), the same clock Redis
 //! expires keys by, so a slot is exactly as exposed to a master's clock jump as a lock key's
-//! TTL is (see "Limits" in the README); the holder's own validity never reads a wall clock.
+//! TTL is (see docs/guarantees-and-limits.md, "Limits"); the holder's own validity never reads a wall clock.
 //!
 //! **Assumes** what the lock assumes (see `held`), for the slots key:
 //! - masters keep it for a full TTL: one that restarts empty or evicts it frees every slot it
@@ -71,8 +71,8 @@
 //! refusals, so it takes nothing from the argument above; it decides who may *try*, in arrival
 //! order. Its own quorum stays the majority (tickets, places), whatever q the slots need.
 //!
-//! **The price** is fault tolerance: N − q masters may be down (see README, "At most L at
-//! once: `--limit`"). With q = N none may.
+//! **The price** is fault tolerance: N − q masters may be down (see docs/semaphore.md). With
+//! q = N none may.
 //!
 //! A slot's token says what it is: `sem<L>-<32 hex digits>` (`held::slot_token`), so that
 //! `release`, `extend` and the `--renew-while` renewer, given only the key and the token,

@@ -33,7 +33,7 @@
 //! is a majority, which shares a master with every reader's.
 //!
 //! **Availability.** N − q masters may be down, for readers and writers alike (N = 3: 1,
-//! N = 5: 2); see README, "Many readers or one writer: `--shared`".
+//! N = 5: 2); see docs/shared.md.
 //!
 //! **Per-reader expiry.** A share ends at its own score, not with K: every script prunes
 //! shares whose time has come before it decides, so a killed reader's share frees itself one

@@ -1,6 +1,6 @@
 //! The Lua scripts each master runs, and the keys they touch.
 //!
-//! The keys they touch are named in [`super::keys`] (documented in README.md, "Key layout"):
+//! The keys they touch are named in [`super::keys`] (documented in docs/protocol.md, "Key layout"):
 //! - `K` holds the lock token, a random string, with the lock's TTL. Any Redlock client that
 //!   contends with `SET K <token> NX PX <ttl>` on the same masters interoperates with us.
 //! - the holder record holds a small JSON record of who holds the lock (host, pid, user,

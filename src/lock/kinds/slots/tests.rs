@@ -22,7 +22,7 @@ fn the_quorum_admits_at_most_l_holders_and_is_the_majority_for_one() {
             assert!((l + 1) * (q - 1) <= l * nodes, "N {nodes} L {limit}");
         }
     }
-    // The README's table.
+    // The table in docs/semaphore.md.
     let table = [
         (3, 2, 3),
         (5, 2, 4),

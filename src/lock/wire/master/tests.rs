@@ -1,5 +1,6 @@
 //! Unit tests of `master`.
 
+use super::redact::percent_decoded;
 use super::*;
 
 #[test]

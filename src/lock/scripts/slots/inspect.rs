@@ -1,0 +1,92 @@
+//! Reading a semaphore on one master for `status` and `list`: INSPECT_SLOTS and its decoding.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use super::BIT;
+use crate::lock::scripts::holder::Holder;
+use crate::lock::wire::lua::Lua;
+use crate::lock::wire::node::NodeError;
+use crate::lock::wire::resp::Reply;
+
+/// Reads a semaphore on one master, writing nothing. Returns {limit or nil, 1 if K exists (in
+/// use as a lock), places in the queue, then for each live slot: token, ms left, record or
+/// nil}.
+pub static INSPECT_SLOTS: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(
+        r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = {redis.call('GET', KEYS[8]), redis.call('EXISTS', KEYS[1]), redis.call('ZCARD', KEYS[3])}
+local live = redis.call('ZRANGEBYSCORE', KEYS[7], string.format('(%d', now), '+inf', 'WITHSCORES')
+for i = 1, #live, 2 do
+  out[#out + 1] = live[i]
+  out[#out + 1] = tonumber(live[i + 1]) - now
+  out[#out + 1] = redis.call('HGET', KEYS[9], live[i])
+end
+return out
+",
+        BIT << 4,
+    )
+});
+
+/// One live slot on one master.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Slot {
+    pub token: String,
+    /// How long until it expires there, unless renewed.
+    pub expires_in: Duration,
+    pub holder: Option<Holder>,
+}
+
+/// What one master has of a semaphore.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Slots {
+    /// The limit the holders agreed on, as stored (`None`: no live slot took one).
+    pub limit: Option<String>,
+    /// The name is in use as a lock on this master.
+    pub is_lock: bool,
+    /// Places in the key's fair queue (lapsed ones not yet dropped included).
+    pub waiting: usize,
+    pub slots: Vec<Slot>,
+}
+
+/// Decodes one master's INSPECT_SLOTS answer.
+pub(in crate::lock) fn inspected_slots(reply: Reply) -> Result<Slots, NodeError> {
+    let Reply::Array(fields) = reply else {
+        return Err(NodeError::BadReply(format!("unexpected reply {reply}")));
+    };
+    let slots = fields
+        .get(3..)
+        .unwrap_or_default()
+        .chunks(3)
+        .filter_map(|triple| {
+            let token = triple.first()?.bulk()?;
+            Some(Slot {
+                token: String::from_utf8_lossy(token).into_owned(),
+                expires_in: triple.get(1).and_then(millis).unwrap_or_default(),
+                holder: triple
+                    .get(2)
+                    .and_then(Reply::bulk)
+                    .and_then(|record| Holder::from_record(record, token)),
+            })
+        })
+        .collect();
+    Ok(Slots {
+        limit: fields.first().and_then(Reply::text),
+        is_lock: matches!(fields.get(1), Some(Reply::Int(1))),
+        waiting: match fields.get(2) {
+            Some(Reply::Int(n)) => usize::try_from(*n).unwrap_or(0),
+            _ => 0,
+        },
+        slots,
+    })
+}
+
+/// A number of milliseconds (an integer reply), `None` when negative or not a number.
+pub(super) fn millis(value: &Reply) -> Option<Duration> {
+    match value {
+        Reply::Int(ms) if *ms >= 0 => Some(Duration::from_millis(*ms as u64)),
+        _ => None,
+    }
+}
