@@ -78,17 +78,16 @@ local function eligible_lock(now)
   if current and current ~= SHARED then
     return {}, first
   end
-  -- Readers at the head enter together: every live reader before the first live writer,
-  -- among the first 100 places (see `shared`).
+  -- Readers at the head enter together: every reader before the first writer, among the
+  -- first 100 places (see `shared`). first_live has just dropped the places that lapsed (at
+  -- most 100 of them, as everywhere), so the places are read by name alone: one command,
+  -- whatever the group's size.
   local group = {}
   for _, token in ipairs(redis.call('ZRANGE', KEYS[3], 0, 99)) do
-    local lease = redis.call('ZSCORE', KEYS[4], token)
-    if lease and tonumber(lease) > now then
-      if not is_reader(token) then
-        break
-      end
-      group[#group + 1] = token
+    if not is_reader(token) then
+      break
     end
+    group[#group + 1] = token
   end
   return group, first
 end

@@ -37,9 +37,12 @@ use crate::lock::wire::resp::Reply;
 /// What the reader scripts add to the queue's `FUNCTIONS`: `prune_readers` (drops at most 100
 /// shares whose time has come), `live_readers`, `keep_readers` (K = the marker, and the three
 /// keys the TTL of the longest share), `share` (adds or renews ours), `eligible_writer` (the
-/// first live waiter, when it is a writer that may take K now), `writer_waits` (a live
-/// writer among the first 100 places, or a longer line), and `reader_eligible` (every live
-/// waiter ahead of this reader, among the first 100 places, is a reader).
+/// first live waiter, when it is a writer that may take K now), `writer_waits` (a writer among
+/// the first 100 places, or a longer line), and `reader_eligible` (this reader is among the
+/// first 100 places, and every place ahead of it is a reader's). The last two read places by
+/// name alone, after `first_live` dropped those that lapsed (at most 100 per call, as
+/// everywhere in the queue: one left over only delays, never admits): two commands per call
+/// whatever the line's length, so that a reader's turn costs the same with 4 or 64 readers.
 const PRELUDE: &str = r"
 local function prune_readers(now)
   local gone = redis.call('ZRANGEBYSCORE', KEYS[9], '-inf', now, 'LIMIT', 0, 100)
@@ -89,24 +92,26 @@ local function writer_waits(now)
     return true
   end
   for _, place in ipairs(redis.call('ZRANGE', KEYS[3], 0, 99)) do
-    local lease = redis.call('ZSCORE', KEYS[4], place)
-    if lease and tonumber(lease) > now and not is_reader(place) then
+    if not is_reader(place) then
       return true
     end
   end
   return false
 end
-local function reader_eligible(token, now)
-  for _, place in ipairs(redis.call('ZRANGE', KEYS[3], 0, 99)) do
-    if place == token then
-      return true
-    end
-    local lease = redis.call('ZSCORE', KEYS[4], place)
-    if lease and tonumber(lease) > now and not is_reader(place) then
+local function reader_eligible(token)
+  local rank = redis.call('ZRANK', KEYS[3], token)
+  if not rank or rank >= 100 then
+    return false
+  end
+  if rank == 0 then
+    return true
+  end
+  for _, place in ipairs(redis.call('ZRANGE', KEYS[3], 0, rank - 1)) do
+    if not is_reader(place) then
       return false
     end
   end
-  return false
+  return true
 end
 ";
 
@@ -181,7 +186,7 @@ keep(tonumber(ARGV[7]))
 local current = redis.call('GET', KEYS[1])
 if not current or current == SHARED then
   prune_readers(now)
-  if live_share(ARGV[1], now) or reader_eligible(ARGV[1], now) then
+  if live_share(ARGV[1], now) or reader_eligible(ARGV[1]) then
     share(ARGV[1], ARGV[2], ARGV[3], now)
     return 1
   end
