@@ -17,7 +17,8 @@
 //! Prints one line per tool and run: `shared run=readers tool=redlock procs=8 sections=80
 //! wall_ms=… most_readers=…`, and for redlock `commands_per_section=…` (INFO commandstats, as
 //! `queue.rs` counts them); then one `shared-ratio` line per run (redlock / flock). Usage:
-//! `cargo bench --bench shared`. Without `--bench` (`cargo test --benches`) it only checks,
+//! `cargo bench --bench shared`. A `shared-commands` line per run gives the busiest commands
+//! per section. Without `--bench` (`cargo test --benches`) it only checks,
 //! briefly, that writers are alone.
 
 #[path = "support/commandstats.rs"]
@@ -82,7 +83,7 @@ fn main() {
             cmd.args(["--", "bash", "-c", SECTION]);
             cmd
         });
-        let commands = stats.read().total();
+        let commands = stats.read();
         let flock = herd.run(tmp.path(), "flock", |writer| {
             let mut cmd = Command::new("flock");
             cmd.arg(if writer { "-x" } else { "-s" })
@@ -91,10 +92,24 @@ fn main() {
             cmd
         });
         let sections = herd.total_sections();
-        let per_section = commands as f64 / sections as f64;
+        let per_section = commands.total() as f64 / sections as f64;
         println!(
             "{} commands_per_section={per_section:.1}",
             redlock.line(herd)
+        );
+        // The busiest commands, per section: what grows, if anything does.
+        let mut busiest: Vec<(&String, &u64)> = commands.calls.iter().collect();
+        busiest.sort_by(|a, b| b.1.cmp(a.1));
+        let busiest: Vec<String> = busiest
+            .iter()
+            .take(8)
+            .map(|(name, calls)| format!("{name}={:.1}", **calls as f64 / sections as f64))
+            .collect();
+        println!(
+            "shared-commands run={} readers={} {}",
+            herd.name,
+            herd.readers,
+            busiest.join(" ")
         );
         println!("{}", flock.line(herd));
         println!(
