@@ -917,3 +917,60 @@ fn a_reader_whose_share_is_lost_is_stopped() {
     assert_eq!(output.status.code(), Some(70), "{}", describe(&output));
     assert_every_key_expires(&cluster);
 }
+
+/// The readers' marker is nobody's token: `release` and `extend` refuse it as a `--token`
+/// (exit 64, one line), and the lock's own RELEASE and EXTEND scripts refuse it too, so that
+/// nothing deletes K, or cuts its TTL, under live shares. And should something else delete K
+/// under live shares, the readers' key still refuses a writer.
+#[test]
+fn the_readers_marker_is_nobodys_token_and_readers_refuse_a_writer_without_it() {
+    use redlock_cli::lock::scripts::lock::{EXTEND, RELEASE};
+    let cluster = Cluster::start(3);
+    let mut reader = hold(&cluster, "rw-marker", true, "30s");
+    for command in ["release", "extend"] {
+        let refused = cluster
+            .redlock()
+            .args([command, "--key", "rw-marker", "--token", MARKER])
+            .output()
+            .unwrap();
+        assert_usage(&refused, "nobody's token");
+    }
+    let names = keys::Names::of("rw-marker");
+    for server in &cluster.servers {
+        let released: i64 = redis::Script::new(RELEASE.code)
+            .key(&names.lock_keys("rw-marker")[..])
+            .arg(MARKER)
+            .arg(keys::released_channel("rw-marker"))
+            .arg("PUBLISH")
+            .arg(&names.wake_prefix)
+            .arg(&names.wake_suffix)
+            .invoke(&mut server.connection())
+            .unwrap();
+        let extended: i64 = redis::Script::new(EXTEND.code)
+            .key("rw-marker")
+            .key(&names.holder)
+            .arg(MARKER)
+            .arg(100)
+            .invoke(&mut server.connection())
+            .unwrap();
+        assert_eq!((released, extended), (0, 0));
+        assert_eq!(server.get("rw-marker").as_deref(), Some(MARKER));
+        assert!(server.pttl("rw-marker") > 20_000, "K's TTL was cut");
+    }
+    // Something else deletes K under the live share: our writers are still refused.
+    for server in &cluster.servers {
+        server.del("rw-marker");
+    }
+    let writer = cluster
+        .redlock()
+        .args(["run", "--key", "rw-marker", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(writer.status.code(), Some(75), "{}", describe(&writer));
+    let stderr = String::from_utf8_lossy(&writer.stderr);
+    assert!(stderr.contains("is held by readers (--shared)"), "{stderr}");
+    reader.open_gate();
+    let output = reader.wait_output();
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert_clean(&cluster, "rw-marker");
+}

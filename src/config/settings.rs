@@ -292,6 +292,13 @@ pub fn extend_settings(args: &ExtendArgs, defaults: &Defaults) -> Result<TokenSe
 fn checked_token(args: &TokenArgs) -> Result<String, Failure> {
     validate_key(&args.key)?;
     let token = args.token.trim();
+    if token == crate::lock::SHARED_MARKER {
+        return Err(Failure::usage(format!(
+            "--token {token}: that is the value lock {:?} holds while readers (--shared) hold \
+             it, nobody's token; a reader releases or extends with its own token (shr-...)",
+            args.key
+        )));
+    }
     if token.is_empty() {
         return Err(Failure::usage(
             "--token must not be empty: pass the token `redlock acquire` printed",

@@ -227,8 +227,9 @@ impl Names {
         }
     }
 
-    /// The KEYS of the lock's queue-aware scripts, in their order (see `queue_scripts`).
-    pub fn lock_keys<'a>(&'a self, key: &'a str) -> [&'a str; 8] {
+    /// The KEYS of the lock's queue-aware scripts, in their order (see `scripts::queue`): the
+    /// readers key last, which refuses a writer (see `shared`).
+    pub fn lock_keys<'a>(&'a self, key: &'a str) -> [&'a str; 9] {
         [
             key,
             &self.holder,
@@ -238,13 +239,24 @@ impl Names {
             &self.tickets,
             &self.slots,
             &self.limit,
+            &self.readers,
         ]
     }
 
     /// The KEYS of a reader's scripts: the lock's, then the readers and their records (see
     /// `scripts::shared`).
     pub fn reader_keys<'a>(&'a self, key: &'a str) -> [&'a str; 10] {
-        let [k, holder, queue, lease, waiters, tickets, slots, limit] = self.lock_keys(key);
+        let [
+            k,
+            holder,
+            queue,
+            lease,
+            waiters,
+            tickets,
+            slots,
+            limit,
+            readers,
+        ] = self.lock_keys(key);
         [
             k,
             holder,
@@ -254,7 +266,7 @@ impl Names {
             tickets,
             slots,
             limit,
-            &self.readers,
+            readers,
             &self.reader_holders,
         ]
     }

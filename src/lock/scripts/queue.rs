@@ -5,7 +5,9 @@
 //! Every queue-aware script takes the same keys, all in the lock's cluster slot (see `keys`):
 //! `KEYS[1]` the lock, `KEYS[2]` its holder record, `KEYS[3]` the queue (token -> ticket),
 //! `KEYS[4]` the leases (token -> the master's time in ms when that place lapses), `KEYS[5]`
-//! the waiters' records (token -> JSON), `KEYS[6]` the ticket counter.
+//! the waiters' records (token -> JSON), `KEYS[6]` the ticket counter; then `KEYS[7]` and
+//! `KEYS[8]`, a semaphore's slots and limit (refused), and `KEYS[9]`, a shared lock's readers
+//! (a writer is refused where they hold: see `shared`).
 //!
 //! Two rules keep the queue from ever leaving anything behind:
 //! - every write to a queue key is followed by `keep`, which gives the four queue keys a TTL of
@@ -75,7 +77,7 @@ if not placed then
   end
   first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
 end
-local current = redis.call('GET', KEYS[1])
+local current = held_value()
 if first == ARGV[1] and (not current or current == ARGV[1]) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   if ARGV[3] ~= '' then

@@ -21,6 +21,9 @@ pub const SHARED_MARKER: &str = "__redlock:shared";
 /// reader from a waiting writer by it.
 pub(in crate::lock) const READER_PREFIX: &str = "shr-";
 
+/// `held_value` (for the lock's and the readers' scripts, whose KEYS[9] is the readers key):
+/// what holds K, where the readers' key stands in for the marker should something else have
+/// deleted K under live shares (see `shared`), so that a writer is refused there all the same.
 pub(in crate::lock) const FUNCTIONS: &str = r"
 local function now_ms()
   if redis.replicate_commands then redis.replicate_commands() end
@@ -63,12 +66,19 @@ local SHARED = '__redlock:shared'
 local function is_reader(token)
   return string.sub(token, 1, 4) == 'shr-'
 end
+local function held_value()
+  local current = redis.call('GET', KEYS[1])
+  if not current and redis.call('EXISTS', KEYS[9]) == 1 then
+    return SHARED
+  end
+  return current
+end
 local function eligible_lock(now)
   local first = first_live(now)
   if not first then
     return {}, false
   end
-  local current = redis.call('GET', KEYS[1])
+  local current = held_value()
   if not is_reader(first) then
     if current and current ~= first then
       return {}, first

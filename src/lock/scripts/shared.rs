@@ -77,7 +77,7 @@ local function eligible_writer(now)
   if not first or is_reader(first) then
     return {}, first
   end
-  local current = redis.call('GET', KEYS[1])
+  local current = held_value()
   if current and current ~= first then
     return {}, first
   end
