@@ -974,3 +974,43 @@ fn the_readers_marker_is_nobodys_token_and_readers_refuse_a_writer_without_it() 
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     assert_clean(&cluster, "rw-marker");
 }
+
+/// Re-entrance: a reader inside its own writer (same key) re-uses the writer's lock, which keeps
+/// everybody else out already; a writer inside its own reader can never be let in (no reader
+/// becomes the writer), so it is refused at once, exit 64, rather than waiting for itself.
+#[test]
+fn a_reader_nested_in_its_writer_reuses_it_and_a_writer_nested_in_its_reader_is_refused() {
+    let cluster = Cluster::start(3);
+    let redlock = env!("CARGO_BIN_EXE_redlock");
+    let nested = |outer_shared: bool, inner_shared: bool| {
+        let mut inner = vec![redlock, "run", "--key", "rw-nested", "--wait", "3s"];
+        if inner_shared {
+            inner.push("--shared");
+        }
+        inner.extend(["--", "true"]);
+        start(&cluster, "rw-nested", outer_shared, "10s", None)
+            .arg("--")
+            .args(inner)
+            .output()
+            .unwrap()
+    };
+    let reader_in_writer = nested(false, true);
+    assert_eq!(
+        reader_in_writer.status.code(),
+        Some(0),
+        "{}",
+        describe(&reader_in_writer)
+    );
+    let writer_in_reader = nested(true, false);
+    assert_usage(
+        &writer_in_reader,
+        "held by this process's own reader (--shared)",
+    );
+    // Neither waited out its 3 s for itself.
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_clean(&cluster, "rw-nested");
+}

@@ -32,14 +32,23 @@ pub fn inherited_lock(
         return Ok(None);
     }
     // Re-used only as what it is: a slot of the same limit for `--limit`, a reader's share for
-    // `--shared`, the lock without either.
-    if Kind::of_token(token) != wanted {
-        return Ok(None);
+    // `--shared`, the lock without either; and the lock for a reader too (the writer keeps
+    // everybody else out already). A writer inside its own reader can never be let in (no
+    // reader becomes the writer): refused at once rather than left to wait for itself.
+    let inherited = Kind::of_token(token);
+    match (inherited, wanted) {
+        (Kind::Reader, Kind::Lock) if reader_holds(client, key, token, node_timeout) => {
+            return Err(Failure::usage(format!(
+                "lock {key:?} is held by this process's own reader (--shared): a reader cannot \
+                 become the writer; take the outer lock without --shared"
+            )));
+        }
+        (Kind::Lock, Kind::Reader) => {}
+        _ if inherited != wanted => return Ok(None),
+        _ => {}
     }
-    if wanted.is_reader() {
-        let held = judge_readers(&client.inspect_readers(key, node_timeout))
-            .iter()
-            .any(|reader| reader.token == token);
+    if inherited.is_reader() {
+        let held = reader_holds(client, key, token, node_timeout);
         return Ok(reused(key, token, held));
     }
     if wanted.limit().is_some() {
@@ -62,6 +71,13 @@ pub fn inherited_lock(
         Verdict::Held { token: holder, .. } if holder == token
     );
     Ok(reused(key, token, held))
+}
+
+/// Whether `token` holds a reader's share of `key` on a majority.
+fn reader_holds(client: &Redlock, key: &str, token: &str, node_timeout: Duration) -> bool {
+    judge_readers(&client.inspect_readers(key, node_timeout))
+        .iter()
+        .any(|reader| reader.token == token)
 }
 
 /// The inherited token if it still `held`, saying which it is.
