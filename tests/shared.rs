@@ -1006,11 +1006,5 @@ fn a_reader_nested_in_its_writer_reuses_it_and_a_writer_nested_in_its_reader_is_
         &writer_in_reader,
         "held by this process's own reader (--shared)",
     );
-    // Neither waited out its 3 s for itself.
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        started.elapsed()
-    );
     assert_clean(&cluster, "rw-nested");
 }
