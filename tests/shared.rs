@@ -557,6 +557,12 @@ fn the_token_workflow_and_status_of_readers() {
     assert!(text.contains("held by 2 readers"), "{text}");
     let json = status_json(cluster.redlock(), "rw-flow");
     assert_eq!(json["readers"].as_array().map(Vec::len), Some(2), "{json}");
+    assert_eq!(json["reader_count"], 2, "{json}");
+    assert_eq!(
+        json["token"],
+        serde_json::Value::Null,
+        "the marker is nobody's token"
+    );
 
     // Extended well past its TTL: still held.
     for _ in 0..3 {
@@ -635,9 +641,24 @@ fn list_shows_readers_and_its_problems_know_their_keys() {
         .find(|l| l["key"] == "rw-list")
         .unwrap_or_else(|| panic!("no lock in {json:#}"));
     assert_eq!(lock["verdict"], "held", "{lock:#}");
+    // The readers, each by its own token and record, as status lists them; the marker is
+    // nobody's token.
+    let tokens: Vec<String> = readers.iter().map(Running::token).collect();
+    let listed: Vec<&str> = lock["readers"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no readers in {lock:#}"))
+        .iter()
+        .map(|r| r["token"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed.len(), 2, "{lock:#}");
+    assert!(
+        tokens.iter().all(|t| listed.contains(&t.as_str())),
+        "{lock:#}"
+    );
+    assert_eq!(lock["reader_count"], 2, "{lock:#}");
     assert_eq!(
-        (&lock["shared"], &lock["readers"]),
-        (&true.into(), &2.into())
+        (&lock["shared"], &lock["token"]),
+        (&true.into(), &serde_json::Value::Null)
     );
     let text = cluster.redlock().arg("list").output().unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
@@ -645,6 +666,7 @@ fn list_shows_readers_and_its_problems_know_their_keys() {
         text.contains("lock \"rw-list\" is held by 2 readers (--shared)"),
         "{text}"
     );
+    assert!(text.contains("  readers (2):\n"), "{text}");
     let json = list_json(&cluster, &["--problems"]);
     assert_eq!(problems(&cluster, &json), vec![], "{json:#}");
 

@@ -7,7 +7,7 @@
 //!  "holder": {"host": "ci-3", "pid": 4412, "user": "ci", "command": "make deploy",
 //!             "since_ms": 1763700000000},
 //!  "fence": 41,
-//!  "shared": false, "readers": null,
+//!  "shared": false, "readers": null, "reader_count": null,
 //!  "waiting": 1,
 //!  "queue": [{"position": 1, "token": "…", "ticket": 17, "waited_ms": 12000,
 //!             "holder": {…}, "masters": 3}],
@@ -61,6 +61,11 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
         let mut json = to_json(&args.key, client.quorum(), &verdict, &masters);
         json["shared"] = readers.is_some().into();
         json["readers"] = readers.map_or(Value::Null, status_shared::json);
+        json["reader_count"] = readers.map_or(Value::Null, |r| r.len().into());
+        if readers.is_some() {
+            // The readers' marker is nobody's token: readers are listed by their own.
+            json["token"] = Value::Null;
+        }
         format!("{}\n", escape::json(&json))
     } else {
         to_text(&args.key, &verdict, &masters, readers)

@@ -393,6 +393,7 @@ mod tests {
             live: 2,
             ttl: Some(Ttl::Left(Duration::from_secs(20))),
             holders_ttl: Some(Ttl::Left(Duration::from_secs(20))),
+            shares: Vec::new(),
         };
         assert_eq!(find(vec![healthy.clone()], DAY), []);
         let mut forever = healthy.clone();

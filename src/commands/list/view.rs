@@ -3,7 +3,8 @@
 //! that hold it. Pure functions of a lock as read.
 
 use crate::lock::{
-    FoundLock, InLine, MasterScan, MasterState, SHARED_MARKER, Verdict, judge, line,
+    FoundLock, InLine, MasterScan, MasterState, Reader, ReadersInspection, SHARED_MARKER, Shares,
+    Verdict, judge, judge_readers, line,
 };
 
 /// One lock, as listed.
@@ -19,8 +20,9 @@ pub struct LockView {
     pub waiting: usize,
     /// The live waiters, in the order they are served.
     pub queue: Vec<InLine>,
-    /// Held by readers (`--shared`): the most live readers a master that holds it counts.
-    pub readers: Option<u64>,
+    /// Held by readers (`--shared`): those that hold a share on a majority (judged as
+    /// `status` judges them, from the first shares each master lists).
+    pub readers: Option<Vec<Reader>>,
 }
 
 /// The lock as listed, if it is worth listing: held, split or unknown, or with waiters.
@@ -40,12 +42,22 @@ pub fn view(lock: &FoundLock, scanned: &[MasterScan]) -> Option<LockView> {
         .collect();
     let shared = matches!(&verdict, Verdict::Held { token, .. } if token == SHARED_MARKER);
     let readers = shared.then(|| {
-        holding
+        let inspections: Vec<ReadersInspection> = lock
+            .reads
             .iter()
-            .filter_map(|i| lock.reads[*i].as_ref().ok())
-            .map(|read| read.readers.live)
-            .max()
-            .unwrap_or(0)
+            .zip(scanned)
+            .map(|(read, scan)| ReadersInspection {
+                master: scan.master.clone(),
+                state: match read {
+                    Ok(read) => Ok(Shares {
+                        count: read.readers.live as usize,
+                        shares: read.readers.shares.clone(),
+                    }),
+                    Err(error) => Err(error.clone()),
+                },
+            })
+            .collect();
+        judge_readers(&inspections)
     });
     let view = LockView {
         readers,

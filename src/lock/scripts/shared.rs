@@ -327,10 +327,14 @@ pub(in crate::lock) fn inspected_readers(reply: Reply) -> Result<Shares, NodeErr
         Some(Reply::Int(n)) => usize::try_from(*n).unwrap_or(0),
         _ => return Err(NodeError::BadReply("no count of readers".into())),
     };
-    let shares = fields
-        .get(1..)
-        .unwrap_or_default()
-        .chunks(3)
+    let shares = shares_of(fields.get(1..).unwrap_or_default());
+    Ok(Shares { count, shares })
+}
+
+/// Live shares as the scripts list them, `{token, ms left, record or nil/false}*`; a record is
+/// believed only for the token it names.
+pub(in crate::lock) fn shares_of(flat: &[Reply]) -> Vec<Share> {
+    flat.chunks(3)
         .filter_map(|triple| {
             let token = triple.first()?.bulk()?;
             let expires_in = match triple.get(1) {
@@ -346,8 +350,7 @@ pub(in crate::lock) fn inspected_readers(reply: Reply) -> Result<Shares, NodeErr
                     .and_then(|record| Holder::from_record(record, token)),
             })
         })
-        .collect();
-    Ok(Shares { count, shares })
+        .collect()
 }
 
 #[cfg(test)]

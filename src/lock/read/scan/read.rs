@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::READ;
 use crate::lock::scripts::keys;
 use crate::lock::scripts::replies::{QueuedWaiter, queued_waiters};
+use crate::lock::scripts::shared::{Share, shares_of};
 use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
@@ -18,7 +19,7 @@ use crate::lock::wire::resp::Reply;
 /// PTTL lease, PTTL waiters, PTTL tickets, {token, ticket, lease or false, record or false}*
 /// (the first waiters by ticket, as INSPECT gives them to `status`), {token, lease, ...} (lapsed leases: at or before the master's
 /// time in ms, as the queue's own scripts count them), {live readers, PTTL readers, PTTL reader
-/// holders}}. A key of an unexpected type reads as missing (pcall) rather than failing the
+/// holders, {token, ms left, record or false}* (the first live readers, as many as waiters)}}. A key of an unexpected type reads as missing (pcall) rather than failing the
 /// whole read. `false`, never `nil`, in the tables: a nil would end the reply there.
 pub(super) const SCRIPT: &str = r"
 local function try(...)
@@ -43,12 +44,21 @@ for i = 1, #queued, 2 do
 end
 local lapsed = try('ZRANGEBYSCORE', KEYS[5], '-inf', string.format('%d', now_ms), 'WITHSCORES',
                    'LIMIT', 0, limit) or {}
+local shares = {}
+local live = try('ZRANGEBYSCORE', KEYS[8], string.format('(%d', now_ms), '+inf', 'WITHSCORES',
+                 'LIMIT', 0, limit) or {}
+for i = 1, #live, 2 do
+  shares[#shares + 1] = live[i]
+  shares[#shares + 1] = tonumber(live[i + 1]) - now_ms
+  shares[#shares + 1] = try('HGET', KEYS[9], live[i])
+end
+local readers = {try('ZCOUNT', KEYS[8], string.format('(%d', now_ms), '+inf') or 0,
+                 redis.call('PTTL', KEYS[8]), redis.call('PTTL', KEYS[9]), shares}
 return {now[1], now[2], try('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), try('GET', KEYS[2]),
         redis.call('PTTL', KEYS[2]), fence, try('ZCARD', KEYS[4]) or 0,
         redis.call('PTTL', KEYS[4]), redis.call('PTTL', KEYS[5]), redis.call('PTTL', KEYS[6]),
         redis.call('PTTL', KEYS[7]), waiters, lapsed,
-        {try('ZCOUNT', KEYS[8], string.format('(%d', now_ms), '+inf') or 0,
-         redis.call('PTTL', KEYS[8]), redis.call('PTTL', KEYS[9])}}
+        readers}
 ";
 
 /// A key's time to live, as PTTL tells it.
@@ -102,13 +112,15 @@ pub struct LockRead {
 }
 
 /// A shared lock's readers on one master (see `shared`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReadersRead {
     /// Live shares, by the master's clock.
     pub live: u64,
     /// The readers key and their records' key, where they exist.
     pub ttl: Option<Ttl>,
     pub holders_ttl: Option<Ttl>,
+    /// The first live shares (as many as waiters are read).
+    pub shares: Vec<Share>,
 }
 
 /// A fencing counter, read without touching it.
@@ -217,10 +229,15 @@ fn decode(reply: &Reply) -> Option<LockRead> {
     let readers = match rest {
         [] => ReadersRead::default(),
         [Reply::Array(readers)] => match readers.as_slice() {
-            [Reply::Int(live), ttl, holders_ttl] => ReadersRead {
+            [Reply::Int(live), ttl, holders_ttl, shares @ ..] => ReadersRead {
                 live: u64::try_from(*live).ok()?,
                 ttl: present(ttl),
                 holders_ttl: present(holders_ttl),
+                shares: match shares {
+                    [] => Vec::new(),
+                    [Reply::Array(flat)] => shares_of(flat),
+                    _ => return None,
+                },
             },
             _ => return None,
         },
@@ -299,6 +316,7 @@ mod tests {
                 live: 3,
                 ttl: Some(Ttl::Left(Duration::from_millis(2500))),
                 holders_ttl: Some(Ttl::Forever),
+                shares: Vec::new(),
             }
         );
         assert_eq!(
