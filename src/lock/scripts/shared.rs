@@ -12,9 +12,10 @@
 //!   bound, for the same reason: a script's work may not grow with what another client wrote);
 //! - the reader holders key, a hash: token -> holder record (who, for `status`).
 //!
-//! K and both keys always get the TTL of the longest share (`keep_readers`), in the script
-//! that writes them, so none is ever left without a TTL and none outlives the last share by
-//! more than 1 ms. The last share to go takes all three with it.
+//! K and both keys always expire 1 ms after the longest share (`keep_readers`: PEXPIREAT at
+//! that share's score, the same master clock, so K covers every live share exactly on every
+//! Redis version), in the script that writes them: none is ever left without a TTL and none
+//! outlives the last share by more than 1 ms. The last share to go takes all three with it.
 //!
 //! Each script checks the token before touching a share: a client only extends or removes its
 //! own, and an extension never re-creates a share that expired (nor K, if something else
@@ -59,11 +60,14 @@ local function live_share(token, now)
   return score and tonumber(score) > now
 end
 local function keep_readers(now)
+  -- Absolute, on the scores' own clock: a relative PX counts from the script's start on Redis
+  -- 7.2 and later, not from the TIME read here, and would end K before the longest share.
   local last = redis.call('ZRANGE', KEYS[9], -1, -1, 'WITHSCORES')
-  local ms = tonumber(last[2]) - now + 1
-  redis.call('SET', KEYS[1], SHARED, 'PX', ms)
-  redis.call('PEXPIRE', KEYS[9], ms)
-  redis.call('PEXPIRE', KEYS[10], ms)
+  local at = tonumber(last[2]) + 1
+  redis.call('SET', KEYS[1], SHARED)
+  redis.call('PEXPIREAT', KEYS[1], at)
+  redis.call('PEXPIREAT', KEYS[9], at)
+  redis.call('PEXPIREAT', KEYS[10], at)
 end
 local function share(token, ttl, record, now)
   redis.call('ZADD', KEYS[9], now + tonumber(ttl), token)
@@ -232,6 +236,9 @@ return 1
 /// reader's release costs the same however many readers wait), and
 /// with nobody queued the last reader's release is announced on the release channel.
 /// ARGV: token, release channel or empty, publish command, wake channel prefix and suffix.
+/// (One exception, a delay and never an admission: a place without a lease, written by
+/// something else, that `first_live` drops at the head once the releaser's place is gone, may
+/// let readers in unannounced; their heartbeat takes them.)
 /// Returns 1 when a live share was removed, 0 otherwise.
 pub static READ_RELEASE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
