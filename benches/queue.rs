@@ -50,6 +50,8 @@
 //! in a few seconds: 2 waiters, 2 sections each, redlock and flock only, with the overlap
 //! check.
 
+#[path = "support/commandstats.rs"]
+mod commandstats;
 #[path = "../tests/common/mod.rs"]
 mod common;
 #[path = "support/etcd.rs"]
@@ -59,11 +61,11 @@ mod machine;
 #[path = "support/sections.rs"]
 mod sections;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use commandstats::{CommandStats, Commands};
 use common::Cluster;
 use etcd::Etcd;
 use machine::{cpu_busy_percent, loadavg};
@@ -417,62 +419,4 @@ fn print_tables(rows: &[Row], per_waiter: usize) {
         "({per_waiter} sections per waiter; wait: spawning the locked command to the section's \
          start; fairness: slowest waiter's total wait / fastest's.)"
     );
-}
-
-/// The masters' INFO commandstats over one run.
-struct CommandStats {
-    /// One connection per master, opened before the reset, so that connecting is not counted.
-    connections: Vec<redis::Connection>,
-}
-
-/// Calls per command name, summed over the masters.
-struct Commands {
-    calls: BTreeMap<String, u64>,
-}
-
-impl Commands {
-    fn total(&self) -> u64 {
-        self.calls.values().sum()
-    }
-}
-
-impl CommandStats {
-    fn reset(cluster: &Cluster) -> CommandStats {
-        let mut connections: Vec<redis::Connection> =
-            cluster.servers.iter().map(|s| s.connection()).collect();
-        for connection in &mut connections {
-            let () = redis::cmd("CONFIG")
-                .arg("RESETSTAT")
-                .query(connection)
-                .expect("CONFIG RESETSTAT");
-        }
-        CommandStats { connections }
-    }
-
-    fn read(&mut self) -> Commands {
-        let mut calls = BTreeMap::new();
-        for connection in &mut self.connections {
-            let info: String = redis::cmd("INFO")
-                .arg("commandstats")
-                .query(connection)
-                .expect("INFO commandstats");
-            for (name, count) in parse_commandstats(&info) {
-                *calls.entry(name).or_insert(0) += count;
-            }
-        }
-        // The bench's own CONFIG RESETSTAT, once per master.
-        calls.remove("config|resetstat");
-        Commands { calls }
-    }
-}
-
-/// (command, calls) of every `cmdstat_NAME:calls=N,…` line.
-fn parse_commandstats(info: &str) -> Vec<(String, u64)> {
-    info.lines()
-        .filter_map(|line| {
-            let (name, stats) = line.strip_prefix("cmdstat_")?.split_once(':')?;
-            let calls = stats.strip_prefix("calls=")?.split(',').next()?;
-            Some((name.to_string(), calls.parse().expect("calls")))
-        })
-        .collect()
 }

@@ -68,6 +68,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand run" -l log-format -d 'H
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l no-wait -d 'Try once and give up at once if the lock is taken (the default; same as --wait 0)'
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l fence -d 'Also obtain a fencing token: a number greater than any handed out before for this key, given to the command as REDLOCK_FENCE (acquire prints it with --format env or json). Have the protected resource refuse numbers lower than the highest it has seen'
+complete -c redlock -n "__fish_redlock_using_subcommand run" -l shared -d 'Take the lock as a reader, shared with any other readers (as flock -s); without it the lock is exclusive, a writer (as flock -x). Readers and writers of a key wait in one line: a reader that comes behind a waiting writer waits for it'
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s q -l quiet -d 'Quiet: `run` and `acquire` say nothing when the lock is held elsewhere; `status` prints no report. The exit code still says it'
 complete -c redlock -n "__fish_redlock_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -94,6 +95,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l log-format -
 json\t''"
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l no-wait -d 'Try once and give up at once if the lock is taken (the default; same as --wait 0)'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l fence -d 'Also obtain a fencing token: a number greater than any handed out before for this key, given to the command as REDLOCK_FENCE (acquire prints it with --format env or json). Have the protected resource refuse numbers lower than the highest it has seen'
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l shared -d 'Take the lock as a reader, shared with any other readers (as flock -s); without it the lock is exclusive, a writer (as flock -x). Readers and writers of a key wait in one line: a reader that comes behind a waiting writer waits for it'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s q -l quiet -d 'Quiet: `run` and `acquire` say nothing when the lock is held elsewhere; `status` prints no report. The exit code still says it'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s h -l help -d 'Print help (see more with \'--help\')'

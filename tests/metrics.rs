@@ -50,11 +50,16 @@ impl Scrape {
         family.get_sample_by_label_values(&values)
     }
 
+    /// A writer's count (the lock's, or a semaphore's: all but `--shared`).
     fn outcome(&self, key: &str, outcome: &str) -> u64 {
+        self.outcome_of(key, "writer", outcome)
+    }
+
+    fn outcome_of(&self, key: &str, mode: &str, outcome: &str) -> u64 {
         let sample = self
             .sample(
                 "redlock_outcomes_total",
-                &[("key", key), ("outcome", outcome)],
+                &[("key", key), ("mode", mode), ("outcome", outcome)],
             )
             .unwrap_or_else(|| panic!("no {outcome} count for {key:?}:\n{}", self.text));
         match &sample.value {
@@ -439,4 +444,29 @@ fn the_config_file_names_the_metrics_file_and_keys_are_escaped() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(64), "{}", describe(&output));
+}
+
+/// Outcomes carry the mode: a reader (`--shared`) counts as `reader`, the lock as `writer`,
+/// each from 0 for every key; a reader refused by a writer counts a reader's conflict.
+#[test]
+fn outcomes_are_counted_by_mode() {
+    let cluster = Cluster::start(3);
+    let dir = tempfile::tempdir().unwrap();
+    let file = metrics_path(&dir);
+    let output = run(&cluster, &file, "rw", &["--shared"], &["true"]);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let scrape = Scrape::read(&file);
+    assert_eq!(scrape.outcome_of("rw", "reader", "acquired"), 1);
+    assert_eq!(scrape.outcome_of("rw", "writer", "acquired"), 0);
+    let writer = cluster
+        .redlock()
+        .args(["acquire", "--key", "rw", "--ttl", "10s"])
+        .output()
+        .unwrap();
+    assert!(writer.status.success(), "{}", describe(&writer));
+    let output = run(&cluster, &file, "rw", &["--shared"], &["true"]);
+    assert_eq!(output.status.code(), Some(75), "{}", describe(&output));
+    let scrape = Scrape::read(&file);
+    assert_eq!(scrape.outcome_of("rw", "reader", "conflict"), 1);
+    assert_eq!(scrape.outcome_of("rw", "writer", "conflict"), 0);
 }

@@ -310,6 +310,12 @@ pub struct LockArgs {
         value_hint = ValueHint::Other,
     )]
     pub limit: Option<u32>,
+
+    /// Take the lock as a reader, shared with any other readers (as flock -s); without it the
+    /// lock is exclusive, a writer (as flock -x). Readers and writers of a key wait in one
+    /// line: a reader that comes behind a waiting writer waits for it.
+    #[arg(long, conflicts_with = "limit")]
+    pub shared: bool,
 }
 
 /// How `acquire` prints the lock.

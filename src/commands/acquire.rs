@@ -36,7 +36,7 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     if let Some(token) = reentrance::inherited_lock(
         &client,
         key,
-        settings.lock.limit,
+        settings.lock.kind(),
         settings.lock.timing.node_timeout,
     )? {
         let nested = format!("{NESTED_PREFIX}{token}");
@@ -50,7 +50,7 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     let parent = unsafe { libc::getppid() };
     let holder_pid = settings.renew_while.unwrap_or(parent);
     let holder = Holder::of_process(holder_pid.unsigned_abs());
-    let mut seen = Observations::new(key);
+    let mut seen = Observations::of(key, settings.lock.shared);
     let taken = acquiring::acquire(
         &client,
         &settings.lock,
@@ -171,6 +171,7 @@ fn render(
                 "validity_ms": validity_ms,
                 "fence": fence,
                 "limit": lock.and_then(|l| l.kind().limit()),
+                "shared": lock.is_some_and(|l| l.kind().is_reader()),
                 "holder": holder.map(Holder::to_json),
             });
             format!("{}\n", crate::escape::json(&value))

@@ -68,6 +68,17 @@ pub fn acquire(
     let asked = std::time::Instant::now();
     let mut on_retry = |failure: &AttemptFailure| progress.update(failure);
     let (result, quorum) = match settings.limit {
+        None if settings.shared => (
+            client.acquire_shared(
+                &settings.key,
+                settings.timing,
+                Some(holder),
+                settings.wait,
+                &signals.cancel,
+                &mut on_retry,
+            ),
+            client.quorum(),
+        ),
         None => (
             client.acquire(
                 &settings.key,

@@ -17,6 +17,7 @@ mod renew_while;
 mod run;
 mod show_config;
 mod status;
+mod status_shared;
 mod status_slots;
 mod wording;
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::config::env;
 use crate::exit::Failure;
-use crate::lock::{Kind, Redlock, Verdict, judge_slots};
+use crate::lock::{Kind, Redlock, Verdict, judge_readers, judge_slots};
 
 /// The prefix `acquire` puts on the token of a nested (re-entrant) acquisition: `release`
 /// leaves such a lock to the outer holder.
@@ -19,7 +19,7 @@ pub const NESTED_PREFIX: &str = "nested:";
 pub fn inherited_lock(
     client: &Redlock,
     key: &str,
-    limit: Option<u32>,
+    wanted: Kind,
     node_timeout: Duration,
 ) -> Result<Option<String>, Failure> {
     let inherited_key = env::text(env::KEY_ENV)?;
@@ -31,11 +31,27 @@ pub fn inherited_lock(
     if inherited_key != key || token.is_empty() {
         return Ok(None);
     }
-    // Re-used only as what it is: a slot of the same limit for `--limit`, the lock without.
-    if Kind::of_token(token).limit() != limit {
-        return Ok(None);
+    // Re-used only as what it is: a slot of the same limit for `--limit`, a reader's share for
+    // `--shared`, the lock without either; and the lock for a reader too (the writer keeps
+    // everybody else out already). A writer inside its own reader can never be let in (no
+    // reader becomes the writer): refused at once rather than left to wait for itself.
+    let inherited = Kind::of_token(token);
+    match (inherited, wanted) {
+        (Kind::Reader, Kind::Lock) if reader_holds(client, key, token, node_timeout) => {
+            return Err(Failure::usage(format!(
+                "lock {key:?} is held by this process's own reader (--shared): a reader cannot \
+                 become the writer; take the outer lock without --shared"
+            )));
+        }
+        (Kind::Lock, Kind::Reader) => {}
+        _ if inherited != wanted => return Ok(None),
+        _ => {}
     }
-    if limit.is_some() {
+    if inherited.is_reader() {
+        let held = reader_holds(client, key, token, node_timeout);
+        return Ok(reused(key, token, held));
+    }
+    if wanted.limit().is_some() {
         let states: Vec<_> = client
             .inspect_slots(key, node_timeout)
             .into_iter()
@@ -55,6 +71,13 @@ pub fn inherited_lock(
         Verdict::Held { token: holder, .. } if holder == token
     );
     Ok(reused(key, token, held))
+}
+
+/// Whether `token` holds a reader's share of `key` on a majority.
+fn reader_holds(client: &Redlock, key: &str, token: &str, node_timeout: Duration) -> bool {
+    judge_readers(&client.inspect_readers(key, node_timeout))
+        .iter()
+        .any(|reader| reader.token == token)
 }
 
 /// The inherited token if it still `held`, saying which it is.

@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::cli::{GlobalArgs, MetricsArgs, TokenArgs};
 use crate::config;
 use crate::exit::{self, Failure};
-use crate::lock::{Cause, Lock, MasterState, Redlock, Released};
+use crate::lock::{Cause, Lock, MasterState, Redlock, Released, judge_readers};
 use crate::metrics::{Observations, Outcome};
 
 use super::reentrance::NESTED_PREFIX;
@@ -33,7 +33,7 @@ pub fn release(
         .as_ref()
         .and_then(|_| taken_at(&client, &lock, settings.timing.node_timeout));
     let released = client.release(&lock);
-    let mut seen = Observations::new(key);
+    let mut seen = Observations::of(key, lock.kind().is_reader());
     match &released {
         Released::Yes => {
             seen.held = since.and_then(|since| SystemTime::now().duration_since(since).ok());
@@ -76,6 +76,11 @@ pub fn release(
 /// (`None` when no master has a record for this token: the lock is gone, or was not taken by
 /// redlock's `acquire`).
 fn taken_at(client: &Redlock, lock: &Lock, node_timeout: Duration) -> Option<SystemTime> {
+    if lock.kind().is_reader() {
+        let readers = judge_readers(&client.inspect_readers(lock.key(), node_timeout));
+        let reader = readers.into_iter().find(|r| r.token == lock.token())?;
+        return Some(UNIX_EPOCH + Duration::from_millis(reader.holder?.since_ms));
+    }
     client
         .inspect(lock.key(), node_timeout)
         .into_iter()

@@ -26,7 +26,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
 
     let key = &settings.lock.key;
     let node_timeout = settings.lock.timing.node_timeout;
-    if reentrance::inherited_lock(&client, key, settings.lock.limit, node_timeout)?.is_some() {
+    if reentrance::inherited_lock(&client, key, settings.lock.kind(), node_timeout)?.is_some() {
         if settings.lock.fence && config::env::text(config::env::FENCE_ENV)?.is_none() {
             log::warn!(
                 "warning: --fence: the enclosing redlock took lock {key:?} without --fence, so \
@@ -44,7 +44,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     }
 
     let holder = Holder::this_process(&words);
-    let mut seen = Observations::new(key);
+    let mut seen = Observations::of(key, settings.lock.shared);
     // A signal during the write cuts it short and changes nothing else: the command's status
     // (or the failure) is what redlock exits with, at once.
     let record = |seen: &Observations| {

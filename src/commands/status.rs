@@ -7,6 +7,7 @@
 //!  "holder": {"host": "ci-3", "pid": 4412, "user": "ci", "command": "make deploy",
 //!             "since_ms": 1763700000000},
 //!  "fence": 41,
+//!  "shared": false, "readers": null, "reader_count": null,
 //!  "waiting": 1,
 //!  "queue": [{"position": 1, "token": "…", "ticket": 17, "waited_ms": 12000,
 //!             "holder": {…}, "masters": 3}],
@@ -23,13 +24,13 @@ use crate::config;
 use crate::escape;
 use crate::exit::{self, Failure};
 use crate::lock::{
-    Holder, INSPECTED_WAITERS, InLine, Inspection, MasterFailure, MasterState, NodeError, Verdict,
-    judge, judge_slots, line,
+    Holder, INSPECTED_WAITERS, InLine, Inspection, MasterFailure, MasterState, NodeError, Reader,
+    SHARED_MARKER, Verdict, judge, judge_readers, judge_slots, line,
 };
 use crate::plural::counted;
 
 use super::durations::{ms, round};
-use super::{open_client, output, status_slots, wording};
+use super::{open_client, output, status_shared, status_slots, wording};
 
 pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
     config::validate_key(&args.key)?;
@@ -52,13 +53,22 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
             return code;
         }
     }
+    // Held by readers (`--shared`): who they are is in their own key.
+    let readers = status_shared::held_by_readers(&verdict)
+        .then(|| judge_readers(&client.inspect_readers(&args.key, node_timeout)));
+    let readers = readers.as_deref();
     let text = if args.json {
-        format!(
-            "{}\n",
-            escape::json(&to_json(&args.key, client.quorum(), &verdict, &masters))
-        )
+        let mut json = to_json(&args.key, client.quorum(), &verdict, &masters);
+        json["shared"] = readers.is_some().into();
+        json["readers"] = readers.map_or(Value::Null, status_shared::json);
+        json["reader_count"] = readers.map_or(Value::Null, |r| r.len().into());
+        if readers.is_some() {
+            // The readers' marker is nobody's token: readers are listed by their own.
+            json["token"] = Value::Null;
+        }
+        format!("{}\n", escape::json(&json))
     } else {
-        to_text(&args.key, &verdict, &masters)
+        to_text(&args.key, &verdict, &masters, readers)
     };
     // -q: the exit code is the answer (as `grep -q`); failures still say why on stderr.
     if !global.quiet {
@@ -164,7 +174,12 @@ pub(super) fn queue_json(queue: &[InLine]) -> Vec<Value> {
         .collect()
 }
 
-fn to_text(key: &str, verdict: &Verdict, masters: &[Inspection]) -> String {
+fn to_text(
+    key: &str,
+    verdict: &Verdict,
+    masters: &[Inspection],
+    readers: Option<&[Reader]>,
+) -> String {
     let total = masters.len();
     let mut out = match verdict {
         Verdict::Held {
@@ -173,9 +188,11 @@ fn to_text(key: &str, verdict: &Verdict, masters: &[Inspection]) -> String {
             masters: holding,
             ..
         } => {
-            let who = holder
-                .as_ref()
-                .map_or_else(|| "another client".to_string(), Holder::describe);
+            let who = match (readers, holder) {
+                (Some(readers), _) => status_shared::who(readers),
+                (None, Some(holder)) => holder.describe(),
+                (None, None) => "another client".to_string(),
+            };
             let expiry = expires_in
                 .map(|t| format!(", expires in {} unless renewed", round(t)))
                 .unwrap_or_default();
@@ -215,11 +232,18 @@ fn to_text(key: &str, verdict: &Verdict, masters: &[Inspection]) -> String {
             MasterState::Free => "free".to_string(),
             MasterState::Held { token, ttl, .. } => {
                 let ttl = ttl.map_or_else(|| "no TTL".to_string(), |t| format!("ttl {}", round(t)));
-                format!("held  {ttl}  token {}", escape::cut(token, TOKEN_SHOWN))
+                if token == SHARED_MARKER {
+                    format!("held  {ttl}  by readers")
+                } else {
+                    format!("held  {ttl}  token {}", escape::cut(token, TOKEN_SHOWN))
+                }
             }
             MasterState::Unreachable(error) => wording::master_failed(error),
         };
         let _ = writeln!(out, "  {:width$}  {line}", master.to_string());
+    }
+    if let Some(readers) = readers {
+        status_shared::text(&mut out, readers, total);
     }
     let queue = line(masters);
     if !queue.is_empty() {

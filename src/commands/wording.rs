@@ -148,6 +148,7 @@ pub fn describe_failure(
             holder,
             expires_in,
             free,
+            shared,
             waiters,
             place,
         } => {
@@ -157,6 +158,7 @@ pub fn describe_failure(
                     "is free, but {} queued for it first (first come, first served)",
                     waiting(*waiters)
                 ),
+                _ if *shared => "is held by readers (--shared)".to_string(),
                 Some(holder) => format!("is held by {}", holder.describe()),
                 None => "is held by another client".to_string(),
             };
@@ -234,6 +236,10 @@ fn held(key: &str, settings: &LockSettings) -> String {
 pub fn token_holds(key: &str, lock: &Lock, client: &Redlock) -> (String, String) {
     match lock.kind() {
         Kind::Lock => (format!("lock {key:?}"), "a majority of masters".to_string()),
+        Kind::Reader => (
+            format!("the reader's share of lock {key:?}"),
+            "a majority of masters".to_string(),
+        ),
         Kind::Slot { limit } => (
             format!("the slot of semaphore {key:?}"),
             counted(client.slot_quorum(limit), "master"),
@@ -264,6 +270,10 @@ pub fn conflict(key: &str, conflict: &Conflict) -> Failure {
         Conflict::IsLock => format!(
             "{key:?} is in use as a lock (without --limit): a key cannot be a lock and a \
              semaphore at once; use another key for the semaphore"
+        ),
+        Conflict::IsShared => format!(
+            "{key:?} is in use as a shared lock (--shared): a key cannot be a shared lock and \
+             a semaphore at once; use another key for the semaphore"
         ),
         Conflict::IsSemaphore { limit } => format!(
             "lock {key:?} is in use as a semaphore{}: a key cannot be a lock and a semaphore at \
@@ -316,6 +326,7 @@ pub fn fence_failure(key: &str, error: FenceError) -> Failure {
                  that key. The lock was released"
             ),
         ),
+        FenceError::Shared => (exit::USAGE, crate::config::shared_fence(key)),
         FenceError::NotExclusive { limit } => (
             exit::USAGE,
             format!(

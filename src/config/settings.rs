@@ -18,6 +18,20 @@ pub struct LockSettings {
     pub fence: bool,
     /// `--limit`: take one of this many slots (a semaphore) instead of the lock.
     pub limit: Option<u32>,
+    /// `--shared`: take the lock as a reader, shared with other readers.
+    pub shared: bool,
+}
+
+impl LockSettings {
+    /// What these settings take: the lock, a reader's share (`--shared`), or a slot.
+    pub fn kind(&self) -> crate::lock::Kind {
+        use crate::lock::Kind;
+        match (self.limit, self.shared) {
+            (Some(limit), _) => Kind::Slot { limit },
+            (None, true) => Kind::Reader,
+            (None, false) => Kind::Lock,
+        }
+    }
 }
 
 /// Everything `redlock run` needs.
@@ -48,6 +62,9 @@ pub fn lock_settings(args: &LockArgs, defaults: &Defaults) -> Result<LockSetting
              cannot refuse the older tokens; drop --fence, or use a lock (no --limit)"
         )));
     }
+    if args.shared && args.fence {
+        return Err(Failure::usage(shared_fence(&args.key)));
+    }
     Ok(LockSettings {
         key: args.key.clone(),
         timing,
@@ -55,7 +72,16 @@ pub fn lock_settings(args: &LockArgs, defaults: &Defaults) -> Result<LockSetting
         conflict_exit_code: args.conflict_exit_code.map_or(exit::CONFLICT, i32::from),
         fence: args.fence,
         limit: args.limit,
+        shared: args.shared,
     })
+}
+
+/// `--fence` asked of a reader: refused, since readers hold the lock together.
+pub fn shared_fence(key: &str) -> String {
+    format!(
+        "--fence with --shared on {key:?}: a fencing token needs the lock alone, and readers \
+         share it; drop --fence (readers do not write), or take the lock without --shared"
+    )
 }
 
 /// The timing of a lock that lives `ttl`: node timeout and drift factor from the flags, else
@@ -266,6 +292,13 @@ pub fn extend_settings(args: &ExtendArgs, defaults: &Defaults) -> Result<TokenSe
 fn checked_token(args: &TokenArgs) -> Result<String, Failure> {
     validate_key(&args.key)?;
     let token = args.token.trim();
+    if token == crate::lock::SHARED_MARKER {
+        return Err(Failure::usage(format!(
+            "--token {token}: that is the value lock {:?} holds while readers (--shared) hold \
+             it, nobody's token; a reader releases or extends with its own token (shr-...)",
+            args.key
+        )));
+    }
     if token.is_empty() {
         return Err(Failure::usage(
             "--token must not be empty: pass the token `redlock acquire` printed",

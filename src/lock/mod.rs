@@ -36,6 +36,7 @@ pub use quorum::outcome::{
     AcquireError, AttemptFailure, Conflict, ExtendError, Inspection, MasterFailure, MasterState,
     Released,
 };
+pub use quorum::reader_verdict::{Reader, ReadersInspection, judge_readers};
 pub use quorum::slot_verdict::{
     SemaphoreState, SemaphoreVerdict, SlotHolder, SlotsInspection, judge_slots,
 };
@@ -43,12 +44,14 @@ pub use quorum::tally::slot_quorum;
 pub use quorum::verdict::{InLine, Verdict, judge, line};
 pub use read::probe::{ClusterFacts, Probe, ServerFacts, ShardFacts};
 pub use read::scan::{
-    FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, MasterScan, QueueRead, Scan,
-    ScanEnd, ScanOptions, StrayKey, StrayName, Ttl,
+    FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, MasterScan, QueueRead, ReadersRead,
+    Scan, ScanEnd, ScanOptions, StrayKey, StrayName, Ttl,
 };
 pub use scripts::holder::Holder;
 pub use scripts::keys;
 pub use scripts::lock::INSPECTED_WAITERS;
+pub use scripts::queue_lua::SHARED_MARKER;
+pub use scripts::shared::{Share, Shares};
 pub use scripts::slots::{Slot, Slots};
 pub use wire::cause::Cause;
 pub use wire::master::{BadUrl, Identity, Master, redact_quoted, redact_url};

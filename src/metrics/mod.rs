@@ -3,8 +3,9 @@
 //!
 //! Per lock key (label `key`): `redlock_wait_seconds` (histogram, seconds spent taking the lock,
 //! whatever the outcome), `redlock_held_seconds` (histogram, seconds from taking the lock to
-//! releasing or losing it), `redlock_outcomes_total{outcome}` (counter: acquired, conflict,
-//! unavailable, lost, max_duration), `redlock_wakeups_total{cause}` (counter: locks taken after
+//! releasing or losing it), `redlock_outcomes_total{mode,outcome}` (counter, by mode: reader
+//! for `--shared`, writer for the rest; and outcome: acquired, conflict, unavailable, lost,
+//! max_duration), `redlock_wakeups_total{cause}` (counter: locks taken after
 //! waiting in the fair queue, by what started the turn that took them: joined, notice,
 //! heartbeat, backoff; a heartbeat is a lost wake-up) and
 //! `redlock_last_success_timestamp_seconds` (gauge).
@@ -72,6 +73,9 @@ pub struct Observations {
     pub wait: Option<Duration>,
     pub held: Option<Duration>,
     pub outcomes: Vec<Outcome>,
+    /// The mode the outcomes are counted by: `reader` (`--shared`) or `writer` (see
+    /// `text::MODES`).
+    pub mode: &'static str,
     /// What started the turn in the fair queue that took the lock (one of
     /// `text::WAKEUP_CAUSES`), when it was taken after waiting in line.
     pub wakeup: Option<&'static str>,
@@ -80,12 +84,21 @@ pub struct Observations {
 }
 
 impl Observations {
+    /// Observations of `key` taken as a reader (`--shared`) or not.
+    pub fn of(key: &str, reader: bool) -> Observations {
+        Observations {
+            mode: if reader { "reader" } else { "writer" },
+            ..Observations::new(key)
+        }
+    }
+
     pub fn new(key: &str) -> Observations {
         Observations {
             key: key.to_string(),
             wait: None,
             held: None,
             outcomes: Vec::new(),
+            mode: "writer",
             wakeup: None,
             success_at: None,
         }
@@ -109,10 +122,8 @@ impl Observations {
             entry.held.observe(held.as_secs_f64());
         }
         for outcome in &self.outcomes {
-            *entry
-                .outcomes
-                .entry(outcome.label().to_string())
-                .or_insert(0) += 1;
+            let mode_outcome = (self.mode.to_string(), outcome.label().to_string());
+            *entry.outcomes.entry(mode_outcome).or_insert(0) += 1;
         }
         if let Some(cause) = self.wakeup {
             *entry.wakeups.entry(cause.to_string()).or_insert(0) += 1;
@@ -174,9 +185,11 @@ mod tests {
         let job = &metrics.keys["job"];
         assert_eq!(job.wait.count, 2);
         assert_eq!(job.held.count, 2);
-        assert_eq!(job.outcomes["acquired"], 2);
-        assert_eq!(job.outcomes["lost"], 2);
-        assert_eq!(job.outcomes["conflict"], 0);
+        let count = |mode: &str, outcome: &str| job.outcomes[&(mode.into(), outcome.into())];
+        assert_eq!(count("writer", "acquired"), 2);
+        assert_eq!(count("writer", "lost"), 2);
+        assert_eq!(count("writer", "conflict"), 0);
+        assert_eq!(count("reader", "acquired"), 0);
         assert_eq!(job.wakeups["notice"], 2);
         assert_eq!(job.wakeups["heartbeat"], 0);
         // The latest success stays.
@@ -194,7 +207,8 @@ mod tests {
         assert!(error.contains("line 1"), "{error}");
         record(&path, &seen).unwrap();
         let metrics = Metrics::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        assert_eq!(metrics.keys["k"].outcomes["conflict"], 2);
+        let conflicts = ("writer".to_string(), "conflict".to_string());
+        assert_eq!(metrics.keys["k"].outcomes[&conflicts], 2);
     }
 
     #[test]

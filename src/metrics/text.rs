@@ -25,6 +25,11 @@ pub const OUTCOME_NAMES: [&str; 5] = [
     "max_duration",
 ];
 
+/// The modes an outcome is counted by (label `mode`): `reader` for `--shared`, `writer` for
+/// everything else (the lock, and a semaphore's slots, which exclude readers alike). A file
+/// written before the label existed reads back as `writer`.
+pub const MODES: [&str; 2] = ["reader", "writer"];
+
 /// What started the turn in the fair queue that took the lock, each written (from 0) for every
 /// key: a `heartbeat` is a lost wake-up (see the lock's `wakeup`).
 pub const WAKEUP_CAUSES: [&str; 4] = ["joined", "notice", "heartbeat", "backoff"];
@@ -54,7 +59,8 @@ pub struct Metrics {
 pub struct KeyMetrics {
     pub wait: Histogram,
     pub held: Histogram,
-    pub outcomes: BTreeMap<String, u64>,
+    /// By (mode, outcome): see [`MODES`].
+    pub outcomes: BTreeMap<(String, String), u64>,
     /// Locks taken in the fair queue, by what started the turn that took them.
     pub wakeups: BTreeMap<String, u64>,
     /// Unix time in seconds.
@@ -66,7 +72,9 @@ impl Default for KeyMetrics {
         KeyMetrics {
             wait: Histogram::new(&WAIT_BUCKETS),
             held: Histogram::new(&HELD_BUCKETS),
-            outcomes: OUTCOME_NAMES.iter().map(|o| (o.to_string(), 0)).collect(),
+            outcomes: every_outcome()
+                .map(|mode_outcome| (mode_outcome, 0))
+                .collect(),
             wakeups: WAKEUP_CAUSES.iter().map(|c| (c.to_string(), 0)).collect(),
             last_success: None,
         }
@@ -119,8 +127,8 @@ impl Metrics {
             ),
             (
                 OUTCOMES,
-                "Attempts to take and hold the lock, by outcome (acquired, conflict, \
-                 unavailable, lost, max_duration).",
+                "Attempts to take and hold the lock, by mode (reader: --shared, writer) and \
+                 outcome (acquired, conflict, unavailable, lost, max_duration).",
                 "counter",
             ),
             (
@@ -143,7 +151,16 @@ impl Metrics {
                 match family {
                     WAIT => histogram(&mut out, family, &key, &metrics.wait),
                     HELD => histogram(&mut out, family, &key, &metrics.held),
-                    OUTCOMES => counters(&mut out, family, &key, "outcome", &metrics.outcomes),
+                    OUTCOMES => {
+                        for ((mode, outcome), count) in &metrics.outcomes {
+                            let _ = writeln!(
+                                out,
+                                "{family}{{key=\"{key}\",mode=\"{}\",outcome=\"{}\"}} {count}",
+                                label_value(mode),
+                                label_value(outcome)
+                            );
+                        }
+                    }
                     WAKEUPS => counters(&mut out, family, &key, "cause", &metrics.wakeups),
                     _ => {
                         if let Some(at) = metrics.last_success {
@@ -190,9 +207,10 @@ impl Metrics {
             let (family, part) = split_family(sample.name).ok_or_else(|| bad("unknown metric"))?;
             match (family, part) {
                 (OUTCOMES, "") => {
-                    entry
-                        .outcomes
-                        .insert(label("outcome")?.to_string(), whole()?);
+                    // Written before the mode label existed: the lock's, a writer's.
+                    let mode = label("mode").unwrap_or("writer").to_string();
+                    let outcome = label("outcome")?.to_string();
+                    *entry.outcomes.entry((mode, outcome)).or_insert(0) += whole()?;
                 }
                 (WAKEUPS, "") => {
                     entry.wakeups.insert(label("cause")?.to_string(), whole()?);
@@ -228,8 +246,8 @@ impl Metrics {
                 histogram.buckets.dedup_by(|a, b| a.0 == b.0);
             }
             // A key written by an older layout gets what a new key has.
-            for outcome in OUTCOME_NAMES {
-                metrics.outcomes.entry(outcome.to_string()).or_insert(0);
+            for mode_outcome in every_outcome() {
+                metrics.outcomes.entry(mode_outcome).or_insert(0);
             }
             for cause in WAKEUP_CAUSES {
                 metrics.wakeups.entry(cause.to_string()).or_insert(0);
@@ -243,6 +261,15 @@ impl Metrics {
         }
         Ok(metrics)
     }
+}
+
+/// Every (mode, outcome) pair, each counted from 0 for every key.
+fn every_outcome() -> impl Iterator<Item = (String, String)> {
+    MODES.iter().flat_map(|mode| {
+        OUTCOME_NAMES
+            .iter()
+            .map(|outcome| (mode.to_string(), outcome.to_string()))
+    })
 }
 
 /// One counter per label value: `family{key="K",label="value"} count`.
@@ -392,7 +419,10 @@ mod tests {
             entry.wait.observe(0.003);
             entry.wait.observe(7.5);
             entry.held.observe(42.25);
-            *entry.outcomes.get_mut("acquired").unwrap() += 2;
+            let acquired = ("writer".to_string(), "acquired".to_string());
+            *entry.outcomes.get_mut(&acquired).unwrap() += 2;
+            let lost = ("reader".to_string(), "lost".to_string());
+            *entry.outcomes.get_mut(&lost).unwrap() += 1;
             *entry.wakeups.get_mut("notice").unwrap() += 3;
             entry.last_success = Some(1_763_700_000.125);
         }
@@ -421,6 +451,14 @@ mod tests {
     }
 
     #[test]
+    fn outcomes_written_before_the_mode_label_read_back_as_a_writers() {
+        let old = "redlock_outcomes_total{key=\"k\",outcome=\"acquired\"} 4\n";
+        let metrics = Metrics::parse(old).unwrap();
+        let count = |mode: &str| metrics.keys["k"].outcomes[&(mode.into(), "acquired".into())];
+        assert_eq!((count("writer"), count("reader")), (4, 0));
+    }
+
+    #[test]
     fn observations_fill_every_bucket_at_or_above_them() {
         let mut histogram = Histogram::new(&[1.0, 5.0, 10.0]);
         histogram.observe(5.0);
@@ -438,10 +476,10 @@ mod tests {
         }
         .render();
         for outcome in OUTCOME_NAMES {
-            assert!(
-                text.contains(&format!("{{key=\"k\",outcome=\"{outcome}\"}} 0\n")),
-                "{text}"
-            );
+            for mode in MODES {
+                let line = format!("{{key=\"k\",mode=\"{mode}\",outcome=\"{outcome}\"}} 0\n");
+                assert!(text.contains(&line), "{text}");
+            }
         }
         for cause in WAKEUP_CAUSES {
             assert!(

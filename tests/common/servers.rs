@@ -219,6 +219,11 @@ impl Server {
         );
     }
 
+    /// Stopped with [`Server::pause`] and not resumed.
+    pub fn is_paused(&self) -> bool {
+        self.paused
+    }
+
     pub fn is_running(&self) -> bool {
         self.process.is_some()
     }

@@ -10,6 +10,9 @@
 //!   and deletes the two together in one script, so this means something else deleted or
 //!   replaced the key. The record is never shown as the holder (it names its token), and it
 //!   expires with the TTL it had.
+//! - **A shared lock's readers key while its lock key does not hold the readers' marker**
+//!   (`--shared`): the scripts write and delete the marker with the readers, so something else
+//!   deleted or replaced the key; the readers' shares no longer keep writers out there.
 //! - **A queued waiter whose lease lapsed by the master's clock**: it stopped heartbeating
 //!   (killed, stopped, cut off), so it no longer waits.
 //! - **A fencing counter nobody uses**: its lock absent on that master and the counter idle
@@ -24,7 +27,7 @@
 use std::time::Duration;
 
 use crate::escape;
-use crate::lock::{FoundLock, LockRead, StrayKey, Ttl, keys};
+use crate::lock::{FoundLock, LockRead, SHARED_MARKER, StrayKey, Ttl, keys};
 
 /// The most findings kept for the report; the rest are counted.
 pub const MAX_KEPT: usize = 10_000;
@@ -34,6 +37,7 @@ pub const MAX_KEPT: usize = 10_000;
 pub enum Kind {
     NoTtl,
     StaleHolder,
+    StaleReaders,
     DeadWaiter,
     IdleFence,
 }
@@ -44,6 +48,7 @@ impl Kind {
         match self {
             Kind::NoTtl => "no_ttl",
             Kind::StaleHolder => "stale_holder",
+            Kind::StaleReaders => "stale_readers",
             Kind::DeadWaiter => "dead_waiter",
             Kind::IdleFence => "idle_fence",
         }
@@ -196,6 +201,7 @@ fn in_lock(key: &str, master: usize, read: &LockRead, idle: Duration, found: &mu
             );
         }
     }
+    readers_in_lock(key, read, &mut push);
     let queue_keys = [
         ("queue", keys::queue(key), read.queue.ttl),
         ("lease", keys::lease(key), read.queue.lease_ttl),
@@ -274,6 +280,58 @@ fn in_lock(key: &str, master: usize, read: &LockRead, idle: Duration, found: &mu
     }
 }
 
+/// The findings about a shared lock's readers keys (see the module header).
+fn readers_in_lock(
+    key: &str,
+    read: &LockRead,
+    push: &mut impl FnMut(Kind, String, String, String),
+) {
+    let shown = escape::quoted(key);
+    let readers = keys::readers(key);
+    let pairs = [
+        ("readers", readers.clone(), read.readers.ttl),
+        (
+            "reader records",
+            keys::reader_holders(key),
+            read.readers.holders_ttl,
+        ),
+    ];
+    for (what, name, ttl) in pairs {
+        if ttl == Some(Ttl::Forever) {
+            push(
+                Kind::NoTtl,
+                name.clone(),
+                format!("{what} key of shared lock {shown} without a TTL: it never expires"),
+                format!(
+                    "once no reader holds lock {shown} (redlock status --key {}), delete it on \
+                     that master: DEL {}",
+                    quote(key),
+                    quote(&name)
+                ),
+            );
+        }
+    }
+    let marked = read.token.as_deref() == Some(SHARED_MARKER);
+    if read.readers.live > 0 && !marked {
+        push(
+            Kind::StaleReaders,
+            readers.clone(),
+            format!(
+                "{} of shared lock {shown} while its lock key does not hold the readers' marker \
+                 (deleted or replaced by something other than redlock): their shares do not \
+                 keep writers out on this master",
+                crate::plural::counted(read.readers.live as usize, "live reader")
+            ),
+            format!(
+                "find what deleted or wrote {}; the shares expire by themselves; to remove them \
+                 now, on that master: DEL {}",
+                quote(key),
+                quote(&readers)
+            ),
+        );
+    }
+}
+
 /// Whole seconds from a second up.
 pub(super) fn rounded(d: Duration) -> humantime::FormattedDuration {
     let d = if d >= Duration::from_secs(1) {
@@ -326,6 +384,36 @@ mod tests {
             idle: Some(DAY * 365),
         });
         assert_eq!(find(vec![held, read(None)], DAY), []);
+    }
+
+    #[test]
+    fn readers_keys_without_ttl_or_without_their_marker() {
+        let mut healthy = read(Some(SHARED_MARKER));
+        healthy.readers = crate::lock::ReadersRead {
+            live: 2,
+            ttl: Some(Ttl::Left(Duration::from_secs(20))),
+            holders_ttl: Some(Ttl::Left(Duration::from_secs(20))),
+            shares: Vec::new(),
+        };
+        assert_eq!(find(vec![healthy.clone()], DAY), []);
+        let mut forever = healthy.clone();
+        forever.readers.ttl = Some(Ttl::Forever);
+        forever.readers.holders_ttl = Some(Ttl::Forever);
+        let mut replaced = healthy.clone();
+        replaced.token = Some("foreign".into());
+        let mut deleted = healthy;
+        deleted.token = None;
+        deleted.ttl = Ttl::Missing;
+        let found = find(vec![forever, replaced, deleted], DAY);
+        assert_eq!(
+            kinds(&found),
+            [
+                ("no_ttl", 0, "__redlock:{k}:readers:k"),
+                ("no_ttl", 0, "__redlock:{k}:readerholders:k"),
+                ("stale_readers", 1, "__redlock:{k}:readers:k"),
+                ("stale_readers", 2, "__redlock:{k}:readers:k"),
+            ]
+        );
     }
 
     #[test]

@@ -143,10 +143,11 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
         Verdict::Held {
             holder, expires_in, ..
         } => {
-            let who = holder.as_ref().map_or_else(
-                || "another client (no holder record)".to_string(),
-                Holder::describe,
-            );
+            let who = match (&lock.readers, holder) {
+                (Some(readers), _) => super::super::status_shared::who(readers),
+                (None, Some(holder)) => holder.describe(),
+                (None, None) => "another client (no holder record)".to_string(),
+            };
             let expiry = expires_in
                 .map(|t| format!(", expires in {}", problems::rounded(t)))
                 .unwrap_or_default();
@@ -188,6 +189,13 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
                 })
                 .collect();
             let _ = writeln!(out, "lock {key} is {word}: {}", each.join(", "));
+        }
+    }
+    if let Some(readers) = &lock.readers {
+        let mut shown = String::new();
+        super::super::status_shared::text(&mut shown, readers, total);
+        for line in shown.lines() {
+            let _ = writeln!(out, "  {line}");
         }
     }
     if !lock.queue.is_empty() {
@@ -272,8 +280,12 @@ fn lock_json(masters: &[MasterScan], lock: &LockView) -> Value {
         .collect();
     json!({
         "key": lock.key,
+        "shared": lock.readers.is_some(),
+        "readers": lock.readers.as_deref().map(super::super::status_shared::json),
+        "reader_count": lock.readers.as_ref().map(Vec::len),
         "verdict": verdict,
-        "token": token,
+        // The readers' marker is nobody's token: readers are listed by their own.
+        "token": token.filter(|_| lock.readers.is_none()),
         "holder": holder.map(Holder::to_json),
         "since_ms": holder.map(|h| h.since_ms),
         "expires_in_ms": expires_in.map(ms),

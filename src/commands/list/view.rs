@@ -2,7 +2,10 @@
 //! master has exactly as `status` judges them (`lock::judge`, `lock::line`), and the masters
 //! that hold it. Pure functions of a lock as read.
 
-use crate::lock::{FoundLock, InLine, MasterScan, MasterState, Verdict, judge, line};
+use crate::lock::{
+    FoundLock, InLine, MasterScan, MasterState, Reader, ReadersInspection, SHARED_MARKER, Shares,
+    Verdict, judge, judge_readers, line,
+};
 
 /// One lock, as listed.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,6 +20,9 @@ pub struct LockView {
     pub waiting: usize,
     /// The live waiters, in the order they are served.
     pub queue: Vec<InLine>,
+    /// Held by readers (`--shared`): those that hold a share on a majority (judged as
+    /// `status` judges them, from the first shares each master lists).
+    pub readers: Option<Vec<Reader>>,
 }
 
 /// The lock as listed, if it is worth listing: held, split or unknown, or with waiters.
@@ -24,7 +30,7 @@ pub fn view(lock: &FoundLock, scanned: &[MasterScan]) -> Option<LockView> {
     let masters = lock.inspections(scanned);
     let states: Vec<MasterState> = masters.iter().map(|m| m.state.clone()).collect();
     let verdict = judge(&states);
-    let holding = states
+    let holding: Vec<usize> = states
         .iter()
         .enumerate()
         .filter(|(_, state)| match (state, &verdict) {
@@ -34,7 +40,27 @@ pub fn view(lock: &FoundLock, scanned: &[MasterScan]) -> Option<LockView> {
         })
         .map(|(i, _)| i)
         .collect();
+    let shared = matches!(&verdict, Verdict::Held { token, .. } if token == SHARED_MARKER);
+    let readers = shared.then(|| {
+        let inspections: Vec<ReadersInspection> = lock
+            .reads
+            .iter()
+            .zip(scanned)
+            .map(|(read, scan)| ReadersInspection {
+                master: scan.master.clone(),
+                state: match read {
+                    Ok(read) => Ok(Shares {
+                        count: read.readers.live as usize,
+                        shares: read.readers.shares.clone(),
+                    }),
+                    Err(error) => Err(error.clone()),
+                },
+            })
+            .collect();
+        judge_readers(&inspections)
+    });
     let view = LockView {
+        readers,
         key: lock.key.clone(),
         verdict,
         holding,
@@ -65,6 +91,7 @@ pub(super) mod tests {
             holder_ttl: Ttl::Missing,
             fence: None,
             queue: QueueRead::default(),
+            readers: Default::default(),
         }
     }
 

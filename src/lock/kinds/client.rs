@@ -11,7 +11,7 @@ use super::attempt::{Refused, retry_delay};
 use super::cancel::Cancel;
 use super::exclusive::{self, release_token};
 use super::fence::{self, FenceError};
-use super::held::{Kind, Lock, Timing, new_token, slot_token};
+use super::held::{Kind, Lock, Timing};
 use super::queue::{self, InLine, Waiter};
 use super::slots::{self, release_slot};
 use crate::lock::quorum::outcome::{
@@ -149,14 +149,11 @@ impl Redlock {
                 if cancel.is_cancelled() {
                     return Err(AcquireError::Cancelled);
                 }
-                let token = match kind {
-                    Kind::Lock => new_token(),
-                    Kind::Slot { limit } => slot_token(limit),
-                };
+                let token = kind.new_token();
                 let since = Instant::now();
                 let attempted = async {
                     match kind {
-                        Kind::Lock => {
+                        Kind::Lock | Kind::Reader => {
                             exclusive::attempt(
                                 &self.masters,
                                 key,
@@ -195,7 +192,7 @@ impl Redlock {
                     None => {
                         // Requests of the interrupted attempt may have reached some masters.
                         match kind {
-                            Kind::Lock => {
+                            Kind::Lock | Kind::Reader => {
                                 release_token(&self.masters, key, &names, &token, timing, false)
                                     .await;
                             }
@@ -260,8 +257,10 @@ impl Redlock {
     /// Extends `lock` to its full TTL again, measured from the start of this round. Counts only
     /// if a majority confirmed before the current validity ran out. Never deletes anything.
     pub fn extend(&self, lock: &mut Lock) -> Result<(), ExtendError> {
-        if let Kind::Slot { limit } = lock.kind {
-            return self.extend_slot(lock, limit);
+        match lock.kind {
+            Kind::Slot { limit } => return self.extend_slot(lock, limit),
+            Kind::Reader => return self.extend_share(lock),
+            Kind::Lock => {}
         }
         let keys = [lock.key(), &keys::holder(lock.key())];
         let ttl_ms = lock.timing.ttl_ms();
@@ -313,8 +312,10 @@ impl Redlock {
     /// every master). True when a majority confirmed.
     pub fn expire_in(&self, lock: &Lock, remaining: Duration) -> bool {
         let remaining = remaining.max(Duration::from_millis(1));
-        if let Kind::Slot { limit } = lock.kind {
-            return self.expire_slot_in(lock, limit, remaining);
+        match lock.kind {
+            Kind::Slot { limit } => return self.expire_slot_in(lock, limit, remaining),
+            Kind::Reader => return self.expire_share_in(lock, remaining),
+            Kind::Lock => {}
         }
         let keys = [lock.key(), &keys::holder(lock.key())];
         let ms = remaining.as_millis().to_string().into_bytes();

@@ -1,6 +1,8 @@
-//! The lock's own rounds, as a newcomer takes and gives back a whole lock: the attempt
-//! (ACQUIRE, with a ticket for the queue when refused), its release (RELEASE, also the clean-up
-//! of a partial hold), and what the refusals say of the holder. Free functions over the
+//! The lock's own rounds, as a newcomer takes and gives back a whole lock, or a reader its share
+//! of one (`shared`: the same rounds with the readers' scripts, chosen by the token): the
+//! attempt (ACQUIRE or READ_ACQUIRE, with a ticket for the queue when refused), its release
+//! (RELEASE or READ_RELEASE, also the clean-up of a partial hold), and what the refusals say of
+//! the holder. Free functions over the
 //! masters, so that the client, the queue and the semaphore's clean-ups all share them without
 //! naming one another.
 
@@ -17,10 +19,11 @@ use crate::lock::quorum::round::{Masters, Round, Until};
 use crate::lock::quorum::tally::{Decision, Loss};
 use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::keys::{self, Names};
-use crate::lock::scripts::lock::{self, ACQUIRE, RELEASE, acquire_vote, binary_vote};
+use crate::lock::scripts::lock::{self, ACQUIRE, Lua, RELEASE, acquire_vote, binary_vote};
+use crate::lock::scripts::shared::{READ_ACQUIRE, READ_RELEASE};
 
-/// One attempt as a newcomer: SET NX PX on all masters unless others are queued, decide at
-/// quorum, and on failure remove whatever partial hold it left so that contenders do not
+/// One attempt as a newcomer: SET NX PX on all masters unless others are queued (a reader's
+/// token: a share, see `shared`), decide at quorum, and on failure remove whatever partial hold it left so that contenders do not
 /// split the vote until the TTL runs out. A refused caller that `will_wait` also gets its
 /// ticket for the queue, when enough masters drew one (see `queue`).
 pub(in crate::lock) async fn attempt(
@@ -34,7 +37,12 @@ pub(in crate::lock) async fn attempt(
 ) -> Result<Lock, Refused> {
     let record = holder.map(|h| h.record(token)).unwrap_or_default();
     let start = Instant::now();
-    let keys = names.lock_keys(key);
+    let kind = Kind::of_token(token);
+    let (lock_keys, reader_keys) = (names.lock_keys(key), names.reader_keys(key));
+    let (script, keys): (&Lua, &[&str]) = match kind {
+        Kind::Reader => (&READ_ACQUIRE, &reader_keys),
+        _ => (&ACQUIRE, &lock_keys),
+    };
     let ttl_ms = timing.ttl_ms();
     let keep_ms = keep(&timing).as_millis().to_string();
     let args: [&[u8]; 5] = [
@@ -55,7 +63,7 @@ pub(in crate::lock) async fn attempt(
                 Until::Decided
             },
             acquire_vote,
-            |node| node.eval(&ACQUIRE, &keys, &args),
+            |node| node.eval(script, keys, &args),
         )
         .await;
     let elapsed = start.elapsed();
@@ -70,16 +78,17 @@ pub(in crate::lock) async fn attempt(
             } else {
                 ""
             };
+            let what = if kind.is_reader() { "a share of " } else { "" };
             log::info!(
                 event = "acquired", key = key, outcome = "won",
                 elapsed_ms = elapsed.as_micros() as f64 / 1000.0, confirmed = yes, masters = n;
-                "acquired {key:?} in {elapsed:.1?}: {yes} of {} confirmed{so_far}",
+                "acquired {what}{key:?} in {elapsed:.1?}: {yes} of {} confirmed{so_far}",
                 counted(n, "master")
             );
             let mut refusals = round.failures(masters);
             refusals.retain(|f| f.cause().is_configuration());
             return Ok(Lock {
-                kind: Kind::Lock,
+                kind,
                 key: key.to_string(),
                 token: token.to_string(),
                 timing,
@@ -113,9 +122,9 @@ pub(in crate::lock) async fn attempt(
     Err(Refused::Failed(failure, None))
 }
 
-/// Deletes our key on every master. `announce`: a real release (not the clean-up of a failed
-/// attempt), which also gives up what is left of our place in the queue and tells the next
-/// waiter (see RELEASE). The clean-up is sent again when the attempt may overtake it (see
+/// Deletes our key on every master (a reader's token: removes our share, see READ_RELEASE).
+/// `announce`: a real release (not the clean-up of a failed attempt), which also gives up what
+/// is left of our place in the queue and tells the next waiter (see RELEASE). The clean-up is sent again when the attempt may overtake it (see
 /// `undo`).
 pub(in crate::lock) async fn release_token(
     masters: &Masters,
@@ -126,13 +135,17 @@ pub(in crate::lock) async fn release_token(
     announce: bool,
 ) -> Released {
     let start = Instant::now();
-    let keys = names.lock_keys(key);
+    let (lock_keys, reader_keys) = (names.lock_keys(key), names.reader_keys(key));
+    let (script, keys): (&Lua, &[&str]) = match Kind::of_token(token) {
+        Kind::Reader => (&READ_RELEASE, &reader_keys),
+        _ => (&RELEASE, &lock_keys),
+    };
     let channel = if announce {
         keys::released_channel(key)
     } else {
         String::new()
     };
-    let (keys, token, channel) = (&keys, token.as_bytes(), channel.as_bytes());
+    let (token, channel) = (token.as_bytes(), channel.as_bytes());
     let round = undo::guarded(masters, &timing, !announce, || {
         masters.round(
             Instant::now() + timing.node_timeout,
@@ -146,7 +159,7 @@ pub(in crate::lock) async fn release_token(
                     names.wake_prefix.as_bytes(),
                     names.wake_suffix.as_bytes(),
                 ];
-                node.eval(&RELEASE, keys, &args).await
+                node.eval(script, keys, &args).await
             },
         )
     })
@@ -178,6 +191,7 @@ fn held_by(round: &Round, tickets_needed: usize) -> (AttemptFailure, Option<u64>
     let mut holder = None;
     let mut expires_in: Option<Duration> = None;
     let mut free = true;
+    let mut shared = false;
     let mut waiters = 0;
     let mut tickets = 0;
     let mut ticket = 0;
@@ -195,6 +209,7 @@ fn held_by(round: &Round, tickets_needed: usize) -> (AttemptFailure, Option<u64>
             expires_in = Some(expires_in.map_or(ttl, |t| t.max(ttl)));
         }
         free &= refusal.free;
+        shared |= refusal.shared;
         waiters = waiters.max(refusal.waiters);
         if let Some(drawn) = refusal.ticket {
             tickets += 1;
@@ -205,6 +220,7 @@ fn held_by(round: &Round, tickets_needed: usize) -> (AttemptFailure, Option<u64>
         holder: holder.map(Box::new),
         expires_in,
         free,
+        shared,
         waiters,
         place: None,
     };

@@ -76,6 +76,9 @@ pub enum FenceError {
     /// order of grants could tell a resource which of them is stale. Nothing was read or
     /// written.
     NotExclusive { limit: u32 },
+    /// The lock is a reader's share (`--shared`): readers hold it together, and a fencing
+    /// token needs the lock alone. Nothing was read or written.
+    Shared,
 }
 
 /// How many read-and-propose attempts before giving up.
@@ -83,8 +86,10 @@ const ATTEMPTS: usize = 5;
 
 /// Obtains the next fencing token for `lock`, while it is held; refused for a semaphore slot.
 pub(in crate::lock) async fn grant(masters: &Masters, lock: &Lock) -> Result<u64, FenceError> {
-    if let Kind::Slot { limit } = lock.kind() {
-        return Err(FenceError::NotExclusive { limit });
+    match lock.kind() {
+        Kind::Slot { limit } => return Err(FenceError::NotExclusive { limit }),
+        Kind::Reader => return Err(FenceError::Shared),
+        Kind::Lock => {}
     }
     let key = keys::fence(lock.key());
     let legacy = keys::legacy_fence(lock.key());

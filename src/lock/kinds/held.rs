@@ -73,8 +73,9 @@ impl Timing {
     }
 }
 
-/// What a [`Lock`] holds: the lock itself, or one slot of a semaphore (`--limit`, see
-/// `semaphore`). Renewal, release and validity work the same for both; the operations of
+/// What a [`Lock`] holds: the lock itself, one slot of a semaphore (`--limit`, see
+/// `semaphore`), or a reader's share of a shared lock (`--shared`, see `shared`). Renewal,
+/// release and validity work the same for all three; the operations of
 /// [`crate::lock::Redlock`] dispatch on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -82,23 +83,42 @@ pub enum Kind {
     Lock,
     /// One of at most `limit` slots of K, held on a quorum of `semaphore::quorum` masters.
     Slot { limit: u32 },
+    /// A reader's share of K (`--shared`), held on a majority alongside other readers.
+    Reader,
 }
 
 impl Kind {
     /// What a token (printed by `acquire`) holds: a slot's token says so, with its limit (see
-    /// [`slot_token`]).
+    /// [`slot_token`]), and so does a reader's ([`reader_token`]).
     pub fn of_token(token: &str) -> Kind {
+        if is_reader_token(token) {
+            return Kind::Reader;
+        }
         match limit_of_token(token) {
             Some(limit) => Kind::Slot { limit },
             None => Kind::Lock,
         }
     }
 
-    /// The `--limit` it was taken with; `None` for the lock.
+    /// The `--limit` it was taken with; `None` for the lock and a reader.
     pub fn limit(self) -> Option<u32> {
         match self {
-            Kind::Lock => None,
+            Kind::Lock | Kind::Reader => None,
             Kind::Slot { limit } => Some(limit),
+        }
+    }
+
+    /// Taken with `--shared`.
+    pub fn is_reader(self) -> bool {
+        self == Kind::Reader
+    }
+
+    /// A fresh token for this kind.
+    pub(super) fn new_token(self) -> String {
+        match self {
+            Kind::Lock => new_token(),
+            Kind::Slot { limit } => slot_token(limit),
+            Kind::Reader => reader_token(),
         }
     }
 }
@@ -193,6 +213,23 @@ pub(in crate::lock) fn slot_token(limit: u32) -> String {
     format!("sem{limit}-{}", new_token())
 }
 
+/// A fresh token for a reader's share (`--shared`): `shr-<32 hex digits>`. The queue's Lua
+/// tells readers from writers by this prefix (`queue_lua::READER_PREFIX`).
+pub(super) fn reader_token() -> String {
+    format!(
+        "{}{}",
+        crate::lock::scripts::queue_lua::READER_PREFIX,
+        new_token()
+    )
+}
+
+/// Whether `token` is a reader's.
+fn is_reader_token(token: &str) -> bool {
+    token
+        .strip_prefix(crate::lock::scripts::queue_lua::READER_PREFIX)
+        .is_some_and(|random| !random.is_empty())
+}
+
 /// The limit a slot's token was taken with; `None` for a lock's token.
 pub(in crate::lock) fn limit_of_token(token: &str) -> Option<u32> {
     let (limit, random) = token.strip_prefix("sem")?.split_once('-')?;
@@ -211,6 +248,19 @@ mod tests {
         assert_eq!(t(Duration::from_secs(10)), Duration::from_millis(500));
         assert_eq!(t(Duration::from_secs(1)), Duration::from_millis(50));
         assert_eq!(t(Duration::from_millis(100)), Duration::from_millis(10));
+    }
+
+    #[test]
+    fn tokens_say_what_they_hold() {
+        let reader = reader_token();
+        assert!(reader.starts_with("shr-") && reader.len() == 36, "{reader}");
+        assert_eq!(Kind::of_token(&reader), Kind::Reader);
+        assert_eq!(Kind::of_token(&new_token()), Kind::Lock);
+        assert_eq!(Kind::of_token(&slot_token(3)), Kind::Slot { limit: 3 });
+        assert_eq!(Kind::of_token("shr-"), Kind::Lock);
+        for kind in [Kind::Lock, Kind::Reader, Kind::Slot { limit: 2 }] {
+            assert_eq!(Kind::of_token(&kind.new_token()), kind);
+        }
     }
 
     #[test]

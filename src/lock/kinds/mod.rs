@@ -22,6 +22,7 @@ pub(super) mod held;
 pub(super) mod queue;
 pub(super) mod queue_turn;
 pub(super) mod semaphore;
+pub(super) mod shared;
 pub(super) mod slots;
 pub(super) mod undo;
 pub(super) mod waiter;

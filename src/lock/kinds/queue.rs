@@ -290,7 +290,7 @@ fn describe(cause: Wakeup) -> &'static str {
 fn listen_on(masters: &Masters, kind: Kind) -> Vec<&Endpoint> {
     let n = masters.nodes.len();
     let quorum = match kind {
-        Kind::Lock => masters.quorum(),
+        Kind::Lock | Kind::Reader => masters.quorum(),
         Kind::Slot { limit } => slot_quorum(n, limit),
     };
     let mut nodes: Vec<&Endpoint> = masters.nodes.iter().collect();
@@ -306,7 +306,7 @@ async fn undo(masters: &Masters, turns: &Turns<'_>) {
     let waiter = turns.waiter;
     let (key, token, timing) = (waiter.key, &waiter.token, waiter.timing);
     match waiter.kind {
-        Kind::Lock => {
+        Kind::Lock | Kind::Reader => {
             release_token(masters, key, waiter.names, token, timing, false).await;
         }
         Kind::Slot { limit } => {
@@ -329,7 +329,7 @@ async fn leave(masters: &Masters, waiter: &Waiter<'_>) {
     let slot_keys = SlotKeys::of(waiter.key);
     let slot_keys = slot_keys.all();
     let (script, keys, limit): (&Lua, &[&str], String) = match waiter.kind {
-        Kind::Lock => (&LEAVE, &lock_keys, String::new()),
+        Kind::Lock | Kind::Reader => (&LEAVE, &lock_keys, String::new()),
         Kind::Slot { limit } => (&LEAVE_SLOT, &slot_keys, limit.to_string()),
     };
     let limit = &limit;

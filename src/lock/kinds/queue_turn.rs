@@ -12,6 +12,7 @@ use crate::lock::quorum::tally::Decision;
 use crate::lock::quorum::tally::Loss;
 use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::queue::{Turn, WAIT, turn, wait_vote};
+use crate::lock::scripts::shared::READ_WAIT;
 use crate::lock::wire::lua::Lua;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
@@ -89,7 +90,13 @@ impl<'a> Turns<'a> {
             return self.take_slot(masters, join, limit, cause).await;
         }
         let names = waiter.names;
-        let keys = names.lock_keys(waiter.key);
+        let lock_keys = names.lock_keys(waiter.key);
+        let reader_keys = names.reader_keys(waiter.key);
+        // A reader's turn is the lock's, with its own rule for who may enter (see `shared`).
+        let (script, keys): (&Lua, &[&str]) = match waiter.kind {
+            Kind::Reader => (&READ_WAIT, &reader_keys),
+            _ => (&WAIT, &lock_keys),
+        };
         let args: [&[u8]; 8] = [
             waiter.token.as_bytes(),
             &self.ttl_ms,
@@ -100,7 +107,7 @@ impl<'a> Turns<'a> {
             self.keep_ms.as_bytes(),
             if join { b"1" } else { b"" },
         ];
-        let request = (&*WAIT, &keys[..], &args[..]);
+        let request = (script, keys, &args[..]);
         self.turn(masters, (masters.quorum(), 1), request, turn, cause)
             .await
     }
@@ -157,8 +164,11 @@ impl<'a> Turns<'a> {
                     held.place = held.place.max(place.position + 1);
                     held.waiters = held.waiters.max(place.waiters);
                     held.free &= place.refusal.free;
-                    polled.outsider |= waiter.kind == Kind::Lock
+                    held.shared |= place.refusal.shared;
+                    // Readers announce their releases like holders of the lock: not outsiders.
+                    polled.outsider |= waiter.kind.limit().is_none()
                         && !place.refusal.free
+                        && !place.refusal.shared
                         && place.refusal.holder.is_none();
                     held.holder = held.holder.take().or(place.refusal.holder);
                     if let Some(ttl) = place.refusal.expires_in {
@@ -191,10 +201,11 @@ impl<'a> Turns<'a> {
             }
             Decision::Won => Err(AttemptFailure::TooSlow { elapsed }),
             Decision::Lost(Loss::Refused) => Err(match waiter.kind {
-                Kind::Lock => AttemptFailure::Held {
+                Kind::Lock | Kind::Reader => AttemptFailure::Held {
                     holder: held.holder.map(Box::new),
                     expires_in: held.expires_in,
                     free: held.free,
+                    shared: held.shared,
                     waiters: held.waiters,
                     place: (held.place > 0).then_some(held.place),
                 },
@@ -222,6 +233,7 @@ struct Held {
     holder: Option<Holder>,
     expires_in: Option<Duration>,
     free: bool,
+    shared: bool,
     waiters: usize,
     place: usize,
 }
@@ -232,6 +244,7 @@ impl Default for Held {
             holder: None,
             expires_in: None,
             free: true,
+            shared: false,
             waiters: 0,
             place: 0,
         }

@@ -106,6 +106,7 @@ mod tests {
             holder: None,
             expires_in,
             free: false,
+            shared: false,
             waiters: 1,
             place: Some(1),
         }

@@ -12,6 +12,7 @@
 //! yes.
 
 pub(super) mod outcome;
+pub(super) mod reader_verdict;
 pub(super) mod round;
 pub(super) mod slot_refusals;
 pub(super) mod slot_verdict;

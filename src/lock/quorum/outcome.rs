@@ -43,6 +43,8 @@ pub enum AttemptFailure {
         /// No master that refused has the lock taken: only the fair queue stands in the way
         /// (others were waiting first).
         free: bool,
+        /// Readers hold it (`--shared`), on some master that refused.
+        shared: bool,
         /// How many wait in the fair queue (the most any master counts), we ourselves
         /// included once we have a place (`place`).
         waiters: usize,

@@ -12,6 +12,7 @@ use crate::lock::scripts::slots::SlotRefusal;
 pub(in crate::lock) fn conflict(limit: u32, refusals: &[SlotRefusal]) -> Option<Conflict> {
     refusals.iter().find_map(|refusal| match refusal {
         SlotRefusal::IsLock => Some(Conflict::IsLock),
+        SlotRefusal::IsShared => Some(Conflict::IsShared),
         SlotRefusal::Limit(theirs) => Some(Conflict::Limit {
             ours: limit,
             theirs: theirs.clone(),

@@ -60,7 +60,7 @@ mod read;
 
 pub(in crate::lock) use batches::{read_locks, read_strays};
 
-pub use read::{FenceRead, LockRead, QueueRead, Ttl};
+pub use read::{FenceRead, LockRead, QueueRead, ReadersRead, Ttl};
 
 /// What to scan for, and for how long.
 #[derive(Clone, Debug)]
@@ -202,7 +202,16 @@ const COUNT: usize = 1000;
 const MIN_COUNT: usize = 10;
 
 /// The kinds of key the read script covers; any other kind is a stray.
-const READ_KINDS: [&str; 6] = ["holder", "fence", "queue", "lease", "waiters", "tickets"];
+const READ_KINDS: [&str; 8] = [
+    "holder",
+    "fence",
+    "queue",
+    "lease",
+    "waiters",
+    "tickets",
+    "readers",
+    "readerholders",
+];
 
 /// The names the SCANs found, sorted into locks and strays as they arrive (the masters are
 /// scanned at once, on one thread).

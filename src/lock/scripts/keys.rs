@@ -110,6 +110,19 @@ pub fn slot_holders(key: &str) -> String {
     auxiliary("holders", key)
 }
 
+/// The readers of shared lock `key` (`--shared`, see `shared`): a sorted set, member = reader
+/// token, score = the master's own time in ms at which that reader's share expires. Its TTL
+/// covers its longest share.
+pub fn readers(key: &str) -> String {
+    auxiliary("readers", key)
+}
+
+/// The holder records of the readers of `key`: a hash, field = reader token, value = the record
+/// (JSON, as `holder`), with the TTL of the readers key.
+pub fn reader_holders(key: &str) -> String {
+    auxiliary("readerholders", key)
+}
+
 fn auxiliary(kind: &str, key: &str) -> String {
     tagged(&slot_tag(key), kind, key)
 }
@@ -188,6 +201,9 @@ pub struct Names {
     /// A semaphore's keys of the same name: the lock refuses a key in use as a semaphore.
     pub slots: String,
     pub limit: String,
+    /// A shared lock's readers and their records (`--shared`).
+    pub readers: String,
+    pub reader_holders: String,
     pub wake_prefix: String,
     pub wake_suffix: String,
 }
@@ -204,13 +220,16 @@ impl Names {
             tickets: name("tickets"),
             slots: name("slots"),
             limit: name("limit"),
+            readers: name("readers"),
+            reader_holders: name("readerholders"),
             wake_prefix: wake_prefix(&tag),
             wake_suffix: format!(":{key}"),
         }
     }
 
-    /// The KEYS of the lock's queue-aware scripts, in their order (see `queue_scripts`).
-    pub fn lock_keys<'a>(&'a self, key: &'a str) -> [&'a str; 8] {
+    /// The KEYS of the lock's queue-aware scripts, in their order (see `scripts::queue`): the
+    /// readers key last, which refuses a writer (see `shared`).
+    pub fn lock_keys<'a>(&'a self, key: &'a str) -> [&'a str; 9] {
         [
             key,
             &self.holder,
@@ -220,6 +239,35 @@ impl Names {
             &self.tickets,
             &self.slots,
             &self.limit,
+            &self.readers,
+        ]
+    }
+
+    /// The KEYS of a reader's scripts: the lock's, then the readers and their records (see
+    /// `scripts::shared`).
+    pub fn reader_keys<'a>(&'a self, key: &'a str) -> [&'a str; 10] {
+        let [
+            k,
+            holder,
+            queue,
+            lease,
+            waiters,
+            tickets,
+            slots,
+            limit,
+            readers,
+        ] = self.lock_keys(key);
+        [
+            k,
+            holder,
+            queue,
+            lease,
+            waiters,
+            tickets,
+            slots,
+            limit,
+            readers,
+            &self.reader_holders,
         ]
     }
 }
@@ -284,9 +332,13 @@ mod tests {
                 names.lease,
                 names.waiters,
                 names.tickets,
+                names.readers,
+                names.reader_holders,
                 slots(key),
                 limit(key),
                 slot_holders(key),
+                readers(key),
+                reader_holders(key),
             ] {
                 assert_eq!(key_slot(&aux), key_slot(key), "{key:?} -> {aux:?}");
                 assert!(aux.starts_with(RESERVED_PREFIX), "{aux}");
@@ -337,7 +389,17 @@ mod tests {
         ];
         let mut names: Vec<String> = keys
             .iter()
-            .flat_map(|k| [holder(k), fence(k), slots(k), limit(k), slot_holders(k)])
+            .flat_map(|k| {
+                [
+                    holder(k),
+                    fence(k),
+                    slots(k),
+                    limit(k),
+                    slot_holders(k),
+                    readers(k),
+                    reader_holders(k),
+                ]
+            })
             .collect();
         names.sort();
         let before = names.len();
@@ -356,6 +418,8 @@ mod tests {
             slots("x"),
             limit("x"),
             slot_holders("x"),
+            readers("x"),
+            reader_holders("x"),
             "redlock:holder:x".into(),
             "redlock:fence:x".into(),
         ] {

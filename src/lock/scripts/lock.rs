@@ -20,7 +20,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use super::holder::Holder;
-use super::queue_lua::FUNCTIONS;
+use super::queue_lua::{FUNCTIONS, SHARED_MARKER};
 use super::replies::MasterState;
 use super::replies::Vote;
 use super::replies::{QueuedWaiter, queued_waiters};
@@ -29,8 +29,8 @@ use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
 
 /// Takes the lock, unless others are queued for it (see `queue`): `SET K token NX PX ttl`, then
-/// the holder record with the same TTL. Nobody waiting costs one `EXISTS` more than a bare
-/// `SET NX`: no clock, no ticket.
+/// the holder record with the same TTL. Nobody waiting costs three `EXISTS` more than a bare
+/// `SET NX` (the queue, a semaphore's slots, readers): no clock, no ticket.
 /// KEYS: see `queue_scripts`. ARGV: token, ttl in ms, holder record (may be empty), ticket
 /// wanted ('1' when the caller will wait: a refusal then also draws a ticket), keep ms.
 /// Returns 1 when the lock was taken, or was already taken with this very token (the same
@@ -44,13 +44,16 @@ pub static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
             SEMAPHORE_CHECK,
             r"
 local waiting = redis.call('EXISTS', KEYS[3]) == 1 and first_live(now_ms()) ~= false
-if not waiting and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+-- Readers hold K (see `shared`): K holds their marker, and the readers key refuses a writer
+-- too, should something else have deleted K under live shares.
+local readers = redis.call('EXISTS', KEYS[9]) == 1
+if not waiting and not readers and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   if ARGV[3] ~= '' then
     redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
   end
   return 1
 end
-local current = redis.call('GET', KEYS[1])
+local current = held_value()
 if current == ARGV[1] then
   return 1
 end
@@ -105,6 +108,8 @@ pub(in crate::lock) struct Refusal {
     pub expires_in: Option<Duration>,
     /// The lock is free there: the refusal is the queue's (others wait ahead).
     pub free: bool,
+    /// Readers hold it there (`--shared`: K holds the marker).
+    pub shared: bool,
     /// How many wait in the queue there.
     pub waiters: usize,
     /// The ticket drawn there, when one was asked for.
@@ -129,6 +134,7 @@ pub(in crate::lock) fn refusal(reply: &Reply) -> Option<Refusal> {
         holder,
         expires_in: fields.get(1).and_then(ttl),
         free: token.is_none(),
+        shared: token == Some(SHARED_MARKER.as_bytes()),
         waiters: int(3).unwrap_or(0) as usize,
         ticket: int(4),
     })
@@ -136,11 +142,13 @@ pub(in crate::lock) fn refusal(reply: &Reply) -> Option<Refusal> {
 
 /// Extends the lock if it is still ours: compare-and-pexpire, never re-creating a missing key.
 /// KEYS: lock, holder. ARGV: token, ttl in ms.
-/// Returns 1 when extended, 0 when the key is missing or holds another token.
+/// Returns 1 when extended, 0 when the key is missing or holds another token. The readers'
+/// marker (`SHARED_MARKER`) is nobody's token: "extending" it would cut K's TTL under live
+/// shares.
 pub static EXTEND: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
         r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+if ARGV[1] ~= '__redlock:shared' and redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
@@ -178,7 +186,9 @@ pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
         &[
             FUNCTIONS,
             r"
-local mine = redis.call('GET', KEYS[1]) == ARGV[1]
+-- The readers' marker is nobody's token (see `shared`): releasing it would delete K under
+-- live shares.
+local mine = ARGV[1] ~= SHARED and redis.call('GET', KEYS[1]) == ARGV[1]
 -- Only our lock going, or our place (a real release), can change who may take the lock here:
 -- a clean-up that finds no lock of ours leaves the queue alone.
 local queued = (mine or ARGV[2] ~= '') and redis.call('EXISTS', KEYS[3]) == 1
@@ -337,6 +347,16 @@ pub(in crate::lock) fn ttl(value: &Reply) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn release_and_extend_refuse_the_readers_marker_as_a_token() {
+        assert!(
+            EXTEND
+                .code
+                .contains(&format!("ARGV[1] ~= '{SHARED_MARKER}'"))
+        );
+        assert!(RELEASE.code.contains("local mine = ARGV[1] ~= SHARED and"));
+    }
 
     fn bulk(text: &str) -> Reply {
         Reply::Bulk(text.as_bytes().to_vec())

@@ -19,4 +19,5 @@ pub mod lock;
 pub(super) mod queue;
 pub(super) mod queue_lua;
 pub(super) mod replies;
+pub(super) mod shared;
 pub(super) mod slots;

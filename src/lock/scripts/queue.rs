@@ -5,7 +5,9 @@
 //! Every queue-aware script takes the same keys, all in the lock's cluster slot (see `keys`):
 //! `KEYS[1]` the lock, `KEYS[2]` its holder record, `KEYS[3]` the queue (token -> ticket),
 //! `KEYS[4]` the leases (token -> the master's time in ms when that place lapses), `KEYS[5]`
-//! the waiters' records (token -> JSON), `KEYS[6]` the ticket counter.
+//! the waiters' records (token -> JSON), `KEYS[6]` the ticket counter; then `KEYS[7]` and
+//! `KEYS[8]`, a semaphore's slots and limit (refused), and `KEYS[9]`, a shared lock's readers
+//! (a writer is refused where they hold: see `shared`).
 //!
 //! Two rules keep the queue from ever leaving anything behind:
 //! - every write to a queue key is followed by `keep`, which gives the four queue keys a TTL of
@@ -38,7 +40,7 @@ use std::sync::LazyLock;
 
 use super::holder::Holder;
 use super::lock::{Refusal, SEMAPHORE_CHECK, semaphore_in_use, ttl};
-use super::queue_lua::FUNCTIONS;
+use super::queue_lua::{FUNCTIONS, SHARED_MARKER};
 use super::replies::Conflict;
 use super::replies::Vote;
 use crate::lock::wire::lua::Lua;
@@ -75,7 +77,7 @@ if not placed then
   end
   first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
 end
-local current = redis.call('GET', KEYS[1])
+local current = held_value()
 if first == ARGV[1] and (not current or current == ARGV[1]) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   if ARGV[3] ~= '' then
@@ -182,6 +184,7 @@ pub(in crate::lock) fn turn(answer: &Result<Reply, NodeError>) -> Option<Turn> {
                     holder,
                     expires_in: fields.get(4).and_then(ttl),
                     free: token.is_none(),
+                    shared: token == Some(SHARED_MARKER.as_bytes()),
                     waiters: int(2).unwrap_or(0),
                     ticket: None,
                 },

@@ -8,9 +8,22 @@
 /// Wake-ups follow one rule (see `queue`, "Hand-off"): a script that may change who can take
 /// the lock on this master computes the eligible waiters before and after its writes
 /// (`eligible_lock`: the first live waiter, when the lock is free or already its own, and then
-/// the first live waiter itself; a slot script has its own) and publishes to each newly eligible one except the caller
+/// the first live waiter itself; when that waiter is a reader (`shared`), every live reader
+/// before the first live writer, when the lock is free or held by readers; a slot script has
+/// its own) and publishes to each newly eligible one except the caller
 /// (`wake_newly`). So every change that lets a waiter in is announced by the master where it
 /// happens, and nothing else is.
+/// The value K holds while readers hold it (`shared`): never a token, so that other clients'
+/// `SET K x NX` fails and their `GET K == token` release finds it is not theirs.
+pub const SHARED_MARKER: &str = "__redlock:shared";
+
+/// The prefix of a reader's token (`held::reader_token`); the queue's Lua tells a waiting
+/// reader from a waiting writer by it.
+pub(in crate::lock) const READER_PREFIX: &str = "shr-";
+
+/// `held_value` (for the lock's and the readers' scripts, whose KEYS[9] is the readers key):
+/// what holds K, where the readers' key stands in for the marker should something else have
+/// deleted K under live shares (see `shared`), so that a writer is refused there all the same.
 pub(in crate::lock) const FUNCTIONS: &str = r"
 local function now_ms()
   if redis.replicate_commands then redis.replicate_commands() end
@@ -49,16 +62,44 @@ local function keep(ms)
     redis.call('PEXPIRE', KEYS[i], ms)
   end
 end
+local SHARED = '__redlock:shared'
+local function is_reader(token)
+  return string.sub(token, 1, 4) == 'shr-'
+end
+local function held_value()
+  local current = redis.call('GET', KEYS[1])
+  if not current and redis.call('EXISTS', KEYS[9]) == 1 then
+    return SHARED
+  end
+  return current
+end
 local function eligible_lock(now)
   local first = first_live(now)
   if not first then
     return {}, false
   end
-  local current = redis.call('GET', KEYS[1])
-  if current and current ~= first then
+  local current = held_value()
+  if not is_reader(first) then
+    if current and current ~= first then
+      return {}, first
+    end
+    return {first}, first
+  end
+  if current and current ~= SHARED then
     return {}, first
   end
-  return {first}, first
+  -- Readers at the head enter together: every reader before the first writer, among the
+  -- first 100 places (see `shared`). first_live has just dropped the places that lapsed (at
+  -- most 100 of them, as everywhere), so the places are read by name alone: one command,
+  -- whatever the group's size.
+  local group = {}
+  for _, token in ipairs(redis.call('ZRANGE', KEYS[3], 0, 99)) do
+    if not is_reader(token) then
+      break
+    end
+    group[#group + 1] = token
+  end
+  return group, first
 end
 local function wake_newly(before, after, caller, publish, prefix, suffix)
   for _, token in ipairs(after) do
@@ -72,3 +113,17 @@ local function wake_newly(before, after, caller, publish, prefix, suffix)
   end
 end
 ";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lua_knows_the_marker_and_the_readers_prefix() {
+        assert!(FUNCTIONS.contains(&format!("local SHARED = '{SHARED_MARKER}'")));
+        assert!(FUNCTIONS.contains(&format!(
+            "string.sub(token, 1, {}) == '{READER_PREFIX}'",
+            READER_PREFIX.len()
+        )));
+    }
+}

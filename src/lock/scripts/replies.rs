@@ -25,6 +25,8 @@ pub enum Vote {
 pub enum Conflict {
     /// A semaphore slot was asked for, but the key is in use as a lock.
     IsLock,
+    /// A semaphore slot was asked for, but readers hold the key as a shared lock (`--shared`).
+    IsShared,
     /// The lock was asked for, but the key is in use as a semaphore (of this limit, if known).
     IsSemaphore { limit: Option<String> },
     /// A slot of a semaphore of `ours` was asked for, but its holders agreed on `theirs`.

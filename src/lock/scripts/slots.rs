@@ -109,8 +109,8 @@ const BIT: u32 = 1 << 20;
 /// too), keep ms (the queue's). A newcomer takes a free slot only when the live waiters leave
 /// one for it (slots taken + waiters < L): it never passes the queue. Returns 1 when the slot
 /// was taken (or was already ours: the same request sent again), `{'taken', ticket}` when it
-/// was taken with a ticket wanted; otherwise a refusal: `{'lock'}` when K is in use
-/// as a lock, `{'limit', L'}` when the live slots were taken with another limit, `{'full', ms
+/// was taken with a ticket wanted; otherwise a refusal: `{'lock', 1 if readers hold it else
+/// 0}` when K is in use as a lock, `{'limit', L'}` when the live slots were taken with another limit, `{'full', ms
 /// until the first slot expires or -1, ticket or nil, waiters, token, record or nil, ...}`.
 pub static ACQUIRE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
@@ -119,7 +119,7 @@ pub static ACQUIRE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
             PRELUDE,
             r"
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  return {'lock'}
+  return {'lock', redis.call('GET', KEYS[1]) == SHARED and 1 or 0}
 end
 prune()
 if redis.call('ZSCORE', KEYS[7], ARGV[1]) then
@@ -170,7 +170,7 @@ pub static WAIT_SLOT: LazyLock<Lua> = LazyLock::new(|| {
             PRELUDE,
             r"
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  return {'lock'}
+  return {'lock', redis.call('GET', KEYS[1]) == SHARED and 1 or 0}
 end
 first_live(now)
 if not redis.call('ZSCORE', KEYS[3], ARGV[1]) then
@@ -343,6 +343,8 @@ pub(in crate::lock) enum SlotRefusal {
     },
     /// The key is in use as a lock.
     IsLock,
+    /// The key is in use as a shared lock: readers hold it (`--shared`).
+    IsShared,
     /// The live slots were taken with this limit (as stored: text).
     Limit(String),
 }
@@ -358,6 +360,7 @@ pub(in crate::lock) fn slot_refusal(reply: &Reply) -> Option<SlotRefusal> {
         _ => None,
     };
     match kind {
+        b"lock" if matches!(fields.get(1), Some(Reply::Int(1))) => Some(SlotRefusal::IsShared),
         b"lock" => Some(SlotRefusal::IsLock),
         b"limit" => Some(SlotRefusal::Limit(
             fields
@@ -408,6 +411,7 @@ pub(in crate::lock) fn slot_turn(answer: &Result<Reply, NodeError>) -> Option<Tu
                     holder: holders.into_iter().find_map(|(_, holder)| holder),
                     expires_in: frees_in,
                     free: false,
+                    shared: false,
                     waiters,
                     ticket: None,
                 },

@@ -439,11 +439,14 @@ impl Connection {
         asking: bool,
     ) -> Answer {
         let count = 3 + keys.len() + args.len();
-        // The scripts take 2 or 3 keys: one digit, without formatting a string per request.
-        debug_assert!(keys.len() < 10, "one-digit key count");
-        let key_count = [b'0' + keys.len() as u8];
+        // The scripts take at most 10 keys: one or two digits, without formatting a string
+        // per request.
+        debug_assert!(keys.len() < 100, "two-digit key count");
+        let (tens, ones) = (keys.len() / 10, keys.len() % 10);
+        let digits = [b'0' + tens as u8, b'0' + ones as u8];
+        let key_count = &digits[usize::from(tens == 0)..];
         let encode = |out: &mut Vec<u8>| {
-            let head = [verb.as_bytes(), script.as_bytes(), &key_count];
+            let head = [verb.as_bytes(), script.as_bytes(), key_count];
             let keys = keys.iter().map(|k| k.as_bytes());
             resp::encode(
                 out,

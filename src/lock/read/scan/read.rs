@@ -6,17 +6,20 @@ use std::time::Duration;
 use super::READ;
 use crate::lock::scripts::keys;
 use crate::lock::scripts::replies::{QueuedWaiter, queued_waiters};
+use crate::lock::scripts::shared::{Share, shares_of};
 use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
 
-/// KEYS: lock, holder, fence, queue, lease, waiters, tickets. ARGV: how many waiters to read.
+/// KEYS: lock, holder, fence, queue, lease, waiters, tickets, readers, reader holders (see
+/// `shared`). ARGV: how many waiters to read.
 ///
 /// Returns {TIME seconds, TIME microseconds, token or false, PTTL lock, holder record or false,
 /// PTTL holder, {PTTL fence, OBJECT IDLETIME fence or -1} or false, ZCARD queue, PTTL queue,
 /// PTTL lease, PTTL waiters, PTTL tickets, {token, ticket, lease or false, record or false}*
 /// (the first waiters by ticket, as INSPECT gives them to `status`), {token, lease, ...} (lapsed leases: at or before the master's
-/// time in ms, as the queue's own scripts count them)}. A key of an unexpected type reads as missing (pcall) rather than failing the
+/// time in ms, as the queue's own scripts count them), {live readers, PTTL readers, PTTL reader
+/// holders, {token, ms left, record or false}* (the first live readers, as many as waiters)}}. A key of an unexpected type reads as missing (pcall) rather than failing the
 /// whole read. `false`, never `nil`, in the tables: a nil would end the reply there.
 pub(super) const SCRIPT: &str = r"
 local function try(...)
@@ -41,10 +44,21 @@ for i = 1, #queued, 2 do
 end
 local lapsed = try('ZRANGEBYSCORE', KEYS[5], '-inf', string.format('%d', now_ms), 'WITHSCORES',
                    'LIMIT', 0, limit) or {}
+local shares = {}
+local live = try('ZRANGEBYSCORE', KEYS[8], string.format('(%d', now_ms), '+inf', 'WITHSCORES',
+                 'LIMIT', 0, limit) or {}
+for i = 1, #live, 2 do
+  shares[#shares + 1] = live[i]
+  shares[#shares + 1] = tonumber(live[i + 1]) - now_ms
+  shares[#shares + 1] = try('HGET', KEYS[9], live[i])
+end
+local readers = {try('ZCOUNT', KEYS[8], string.format('(%d', now_ms), '+inf') or 0,
+                 redis.call('PTTL', KEYS[8]), redis.call('PTTL', KEYS[9]), shares}
 return {now[1], now[2], try('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), try('GET', KEYS[2]),
         redis.call('PTTL', KEYS[2]), fence, try('ZCARD', KEYS[4]) or 0,
         redis.call('PTTL', KEYS[4]), redis.call('PTTL', KEYS[5]), redis.call('PTTL', KEYS[6]),
-        redis.call('PTTL', KEYS[7]), waiters, lapsed}
+        redis.call('PTTL', KEYS[7]), waiters, lapsed,
+        readers}
 ";
 
 /// A key's time to live, as PTTL tells it.
@@ -93,6 +107,20 @@ pub struct LockRead {
     /// The fencing counter, if there is one.
     pub fence: Option<FenceRead>,
     pub queue: QueueRead,
+    /// The readers of a shared lock (`--shared`).
+    pub readers: ReadersRead,
+}
+
+/// A shared lock's readers on one master (see `shared`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReadersRead {
+    /// Live shares, by the master's clock.
+    pub live: u64,
+    /// The readers key and their records' key, where they exist.
+    pub ttl: Option<Ttl>,
+    pub holders_ttl: Option<Ttl>,
+    /// The first live shares (as many as waiters are read).
+    pub shares: Vec<Share>,
 }
 
 /// A fencing counter, read without touching it.
@@ -135,6 +163,8 @@ pub(super) async fn read_lock(
         &names.lease,
         &names.waiters,
         &names.tickets,
+        &names.readers,
+        &names.reader_holders,
     ];
     let limit = max_waiters.max(1).to_string();
     let reply = node.eval(&READ, &names, &[limit.as_bytes()]).await?;
@@ -160,6 +190,7 @@ fn decode(reply: &Reply) -> Option<LockRead> {
         tickets_ttl,
         waiters @ Reply::Array(_),
         Reply::Array(lapsed),
+        rest @ ..,
     ] = fields.as_slice()
     else {
         return None;
@@ -195,6 +226,23 @@ fn decode(reply: &Reply) -> Option<LockRead> {
             })
             .collect::<Option<_>>()?,
     };
+    let readers = match rest {
+        [] => ReadersRead::default(),
+        [Reply::Array(readers)] => match readers.as_slice() {
+            [Reply::Int(live), ttl, holders_ttl, shares @ ..] => ReadersRead {
+                live: u64::try_from(*live).ok()?,
+                ttl: present(ttl),
+                holders_ttl: present(holders_ttl),
+                shares: match shares {
+                    [] => Vec::new(),
+                    [Reply::Array(flat)] => shares_of(flat),
+                    _ => return None,
+                },
+            },
+            _ => return None,
+        },
+        _ => return None,
+    };
     Some(LockRead {
         now_ms,
         token: token.text(),
@@ -203,6 +251,7 @@ fn decode(reply: &Reply) -> Option<LockRead> {
         holder_ttl: pttl(holder_ttl)?,
         fence,
         queue,
+        readers,
     })
 }
 
@@ -249,6 +298,35 @@ mod tests {
             Reply::Array(vec![]),
             Reply::Array(vec![]),
         ]
+    }
+
+    #[test]
+    fn decodes_the_readers_of_a_shared_lock() {
+        let mut fields = empty_lock();
+        fields[2] = bulk("__redlock:shared");
+        fields.push(Reply::Array(vec![
+            Reply::Int(3),
+            Reply::Int(2500),
+            Reply::Int(-1),
+        ]));
+        let read = decode(&Reply::Array(fields)).unwrap();
+        assert_eq!(
+            read.readers,
+            ReadersRead {
+                live: 3,
+                ttl: Some(Ttl::Left(Duration::from_millis(2500))),
+                holders_ttl: Some(Ttl::Forever),
+                shares: Vec::new(),
+            }
+        );
+        assert_eq!(
+            read.state(),
+            crate::lock::MasterState::Held {
+                token: "__redlock:shared".into(),
+                ttl: None,
+                holder: None,
+            }
+        );
     }
 
     #[test]

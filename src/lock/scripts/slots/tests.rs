@@ -18,6 +18,14 @@ fn votes_and_refusals_decode() {
     let refusal = |fields| slot_refusal(&Reply::Array(fields));
     assert_eq!(refusal(vec![bulk("lock")]), Some(SlotRefusal::IsLock));
     assert_eq!(
+        refusal(vec![bulk("lock"), Reply::Int(0)]),
+        Some(SlotRefusal::IsLock)
+    );
+    assert_eq!(
+        refusal(vec![bulk("lock"), Reply::Int(1)]),
+        Some(SlotRefusal::IsShared)
+    );
+    assert_eq!(
         refusal(vec![bulk("limit"), bulk("3")]),
         Some(SlotRefusal::Limit("3".into()))
     );

@@ -1,0 +1,64 @@
+//! `redlock status` of a lock that readers hold (`--shared`): how many, and each reader, after
+//! the lock's own report. The JSON adds to the lock's (documented in docs/shared.md):
+//!
+//! ```json
+//! {"key": "env", "verdict": "held", "shared": true, "token": "__redlock:shared", …,
+//!  "readers": [{"token": "shr-…", "masters": 3, "expires_in_ms": 28000, "holder": {…}}]}
+//! ```
+
+use std::fmt::Write;
+
+use serde_json::{Value, json};
+
+use crate::escape;
+use crate::lock::{Holder, Reader, SHARED_MARKER, Verdict};
+use crate::plural::counted;
+
+use super::durations::{ms, round};
+
+/// How many characters of a reader's token a line shows (an ellipsis counted): readers'
+/// tokens start with a fixed `shr-` prefix.
+const READER_TOKEN_SHOWN: usize = 13;
+
+/// Whether the verdict says readers hold the key (its token is the readers' marker).
+pub fn held_by_readers(verdict: &Verdict) -> bool {
+    matches!(verdict, Verdict::Held { token, .. } if token == SHARED_MARKER)
+}
+
+/// `3 readers (--shared)`, for the headline in place of a holder.
+pub fn who(readers: &[Reader]) -> String {
+    format!("{} (--shared)", counted(readers.len(), "reader"))
+}
+
+/// The readers, one a line, after the masters' lines.
+pub fn text(out: &mut String, readers: &[Reader], total: usize) {
+    let _ = writeln!(out, "readers ({}):", readers.len());
+    for reader in readers {
+        let who = reader.holder.as_ref().map_or_else(
+            || format!("token {}", escape::cut(&reader.token, READER_TOKEN_SHOWN)),
+            Holder::describe,
+        );
+        let _ = writeln!(
+            out,
+            "  {who}, expires in {} unless renewed ({} of {})",
+            round(reader.expires_in),
+            reader.masters,
+            counted(total, "master")
+        );
+    }
+}
+
+/// The readers in JSON.
+pub fn json(readers: &[Reader]) -> Value {
+    readers
+        .iter()
+        .map(|reader| {
+            json!({
+                "token": reader.token,
+                "masters": reader.masters,
+                "expires_in_ms": ms(reader.expires_in),
+                "holder": reader.holder.as_ref().map(Holder::to_json),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,404 @@
+//! The Lua scripts of a shared lock's readers (`--shared`), each with the decoding of its
+//! reply. Why they keep readers and writers apart is in `shared`; what they keep on each
+//! master:
+//!
+//! - K itself, while readers hold it: the marker `SHARED_MARKER` (never a token), with the
+//!   TTL of the longest live share there (plus 1 ms). A string, so that another client's
+//!   `SET K x NX` fails and its `GET K == token` release finds it is not its own;
+//! - the readers key, a sorted set: member = a reader's token, score = the master's own time in
+//!   ms (`TIME`, inside the script) at which that reader's share there expires. A share lives
+//!   exactly until its score: every count counts only members whose score is still ahead, and
+//!   every script first prunes at most 100 of those whose time has come (the semaphore's
+//!   bound, for the same reason: a script's work may not grow with what another client wrote);
+//! - the reader holders key, a hash: token -> holder record (who, for `status`).
+//!
+//! K and both keys always expire 1 ms after the longest share (`keep_readers`: PEXPIREAT at
+//! that share's score, the same master clock, so K covers every live share exactly on every
+//! Redis version), in the script that writes them: none is ever left without a TTL and none
+//! outlives the last share by more than 1 ms. The last share to go takes all three with it.
+//!
+//! Each script checks the token before touching a share: a client only extends or removes its
+//! own, and an extension never re-creates a share that expired (nor K, if something else
+//! deleted it).
+//!
+//! KEYS, for every script here: 1 K, 2 K's holder record (a writer's), 3-6 K's queue (see
+//! `queue_scripts`), 7 the semaphore's slots, 8 its limit (a key in use as a semaphore is
+//! refused, as by the lock's ACQUIRE), 9 the readers, 10 their holder records.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use super::holder::Holder;
+use super::lock::SEMAPHORE_CHECK;
+use super::queue_lua::FUNCTIONS;
+use crate::lock::wire::lua::Lua;
+use crate::lock::wire::node::NodeError;
+use crate::lock::wire::resp::Reply;
+
+/// What the reader scripts add to the queue's `FUNCTIONS`: `prune_readers` (drops at most 100
+/// shares whose time has come), `live_readers`, `keep_readers` (K = the marker, and the three
+/// keys the TTL of the longest share), `share` (adds or renews ours), `eligible_writer` (the
+/// first live waiter, when it is a writer that may take K now), `writer_waits` (a writer among
+/// the first 100 places, or a longer line), and `reader_eligible` (this reader is among the
+/// first 100 places, and every place ahead of it is a reader's). The last two read places by
+/// name alone, after `first_live` dropped those that lapsed (at most 100 per call, as
+/// everywhere in the queue: one left over only delays, never admits): two commands per call
+/// whatever the line's length, so that a reader's turn costs the same with 4 or 64 readers.
+const PRELUDE: &str = r"
+local function prune_readers(now)
+  local gone = redis.call('ZRANGEBYSCORE', KEYS[9], '-inf', now, 'LIMIT', 0, 100)
+  if #gone > 0 then
+    redis.call('ZREM', KEYS[9], unpack(gone))
+    redis.call('HDEL', KEYS[10], unpack(gone))
+  end
+end
+local function live_readers(now)
+  return redis.call('ZCOUNT', KEYS[9], '(' .. now, '+inf')
+end
+local function live_share(token, now)
+  local score = redis.call('ZSCORE', KEYS[9], token)
+  return score and tonumber(score) > now
+end
+local function keep_readers(now)
+  -- Absolute, on the scores' own clock: a relative PX counts from the script's start on Redis
+  -- 7.2 and later, not from the TIME read here, and would end K before the longest share.
+  local last = redis.call('ZRANGE', KEYS[9], -1, -1, 'WITHSCORES')
+  local at = tonumber(last[2]) + 1
+  redis.call('SET', KEYS[1], SHARED)
+  redis.call('PEXPIREAT', KEYS[1], at)
+  redis.call('PEXPIREAT', KEYS[9], at)
+  redis.call('PEXPIREAT', KEYS[10], at)
+end
+local function share(token, ttl, record, now)
+  redis.call('ZADD', KEYS[9], now + tonumber(ttl), token)
+  if record ~= '' then
+    redis.call('HSET', KEYS[10], token, record)
+  end
+  keep_readers(now)
+end
+local function eligible_writer(now)
+  local first = first_live(now)
+  if not first or is_reader(first) then
+    return {}, first
+  end
+  local current = held_value()
+  if current and current ~= first then
+    return {}, first
+  end
+  return {first}, first
+end
+local function writer_waits(now)
+  if redis.call('EXISTS', KEYS[3]) == 0 or not first_live(now) then
+    return false
+  end
+  -- A line longer than the places read may hide a writer: count it as one.
+  if redis.call('ZCARD', KEYS[3]) > 100 then
+    return true
+  end
+  for _, place in ipairs(redis.call('ZRANGE', KEYS[3], 0, 99)) do
+    if not is_reader(place) then
+      return true
+    end
+  end
+  return false
+end
+local function reader_eligible(token)
+  local rank = redis.call('ZRANK', KEYS[3], token)
+  if not rank or rank >= 100 then
+    return false
+  end
+  if rank == 0 then
+    return true
+  end
+  for _, place in ipairs(redis.call('ZRANGE', KEYS[3], 0, rank - 1)) do
+    if not is_reader(place) then
+      return false
+    end
+  end
+  return true
+end
+";
+
+/// Script bits apart from the lock's, the queue's and the slots' (see `Lua::bit`).
+const BIT: u32 = 1 << 12;
+
+/// Takes a share as a newcomer: where K is free or held by readers and no writer waits in the
+/// queue (where it would be eligible at the back of the line; a reader behind a waiting
+/// writer queues). ARGV: token, TTL ms, holder record (may
+/// be empty), ticket wanted ('1' when the caller will wait), keep ms (the queue's).
+/// Returns 1 when taken (or already ours: the same request sent again); `{'semaphore', L}`
+/// for a key in use as a semaphore; else the lock's refusal: {holder record or nil, PTTL of
+/// K, the value of K or nil, waiters, ticket or nil}.
+pub static READ_ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            PRELUDE,
+            SEMAPHORE_CHECK,
+            r"
+local now = now_ms()
+local current = redis.call('GET', KEYS[1])
+if not current or current == SHARED then
+  prune_readers(now)
+  if live_share(ARGV[1], now) then
+    return 1
+  end
+  if not writer_waits(now) then
+    share(ARGV[1], ARGV[2], ARGV[3], now)
+    return 1
+  end
+end
+local ticket = false
+if ARGV[4] ~= '' then
+  ticket = redis.call('INCR', KEYS[6])
+  keep(tonumber(ARGV[5]))
+end
+return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current,
+        redis.call('ZCARD', KEYS[3]), ticket}
+",
+        ],
+        BIT,
+    )
+});
+
+/// A waiting reader's turn, as the lock's WAIT (heartbeat, join, same reply): takes a share
+/// when K is free or held by readers and every live waiter ahead of it is a reader, or renews
+/// a share an earlier turn left it. Taking keeps the place, as for the lock: the release gives
+/// it up. ARGV: token, TTL ms, holder record, ticket, waiter record, lease ms, keep ms, join.
+pub static READ_WAIT: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            PRELUDE,
+            SEMAPHORE_CHECK,
+            r"
+local now = now_ms()
+first_live(now)
+local placed = redis.call('ZSCORE', KEYS[3], ARGV[1])
+if not placed then
+  if ARGV[8] == '' then
+    return 0
+  end
+  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+  redis.call('HSET', KEYS[5], ARGV[1], ARGV[5])
+  if (tonumber(redis.call('GET', KEYS[6])) or 0) < tonumber(ARGV[4]) then
+    redis.call('SET', KEYS[6], ARGV[4])
+  end
+end
+redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[1])
+keep(tonumber(ARGV[7]))
+local current = redis.call('GET', KEYS[1])
+if not current or current == SHARED then
+  prune_readers(now)
+  if live_share(ARGV[1], now) or reader_eligible(ARGV[1]) then
+    share(ARGV[1], ARGV[2], ARGV[3], now)
+    return 1
+  end
+end
+return {placed and 1 or 2, redis.call('ZRANK', KEYS[3], ARGV[1]), redis.call('ZCARD', KEYS[3]),
+        redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current}
+",
+        ],
+        BIT << 1,
+    )
+});
+
+/// Extends a share if it is still ours and K still holds the marker: its expiry becomes now +
+/// ms, and K and the readers' keys the TTL of the longest share. Never re-creates a share or K.
+/// ARGV: token, ms. Returns 1 when extended, 0 when the share is not (or no longer) there.
+pub static READ_EXTEND: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            PRELUDE,
+            r"
+local now = now_ms()
+prune_readers(now)
+if redis.call('GET', KEYS[1]) ~= SHARED or not live_share(ARGV[1], now) then
+  return 0
+end
+redis.call('ZADD', KEYS[9], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+keep_readers(now)
+return 1
+",
+        ],
+        BIT << 2,
+    )
+});
+
+/// Removes a share if it is still ours, with its record; K goes with the last live share (only
+/// while it holds the marker), or else keeps the TTL of the longest one left. A real release
+/// (ARGV[2], the release channel, not empty) also gives up the caller's place in the queue;
+/// either way the waiters this change lets in here are woken (`wake_newly` with
+/// `eligible_writer`: a reader's going never lets a reader in, since neither K held by readers
+/// nor a reader's place keeps a reader out, so only the first waiter can be newly let in, a
+/// writer, once K is free; unlike `eligible_lock`, this reads no group of readers, so a
+/// reader's release costs the same however many readers wait), and
+/// with nobody queued the last reader's release is announced on the release channel.
+/// ARGV: token, release channel or empty, publish command, wake channel prefix and suffix.
+/// (One exception, a delay and never an admission: a place without a lease, written by
+/// something else, that `first_live` drops at the head once the releaser's place is gone, may
+/// let readers in unannounced; their heartbeat takes them.)
+/// Returns 1 when a live share was removed, 0 otherwise.
+pub static READ_RELEASE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            PRELUDE,
+            r"
+local now = now_ms()
+local score = redis.call('ZSCORE', KEYS[9], ARGV[1])
+local queued = (score or ARGV[2] ~= '') and redis.call('EXISTS', KEYS[3]) == 1
+local before = queued and eligible_writer(now)
+local released = 0
+if score then
+  redis.call('ZREM', KEYS[9], ARGV[1])
+  redis.call('HDEL', KEYS[10], ARGV[1])
+  if tonumber(score) > now then
+    released = 1
+  end
+  prune_readers(now)
+  local marked = redis.call('GET', KEYS[1]) == SHARED
+  if live_readers(now) == 0 then
+    if marked then
+      redis.call('DEL', KEYS[1])
+    end
+    redis.call('DEL', KEYS[9], KEYS[10])
+  elseif marked then
+    keep_readers(now)
+  end
+end
+local waiting = false
+if queued then
+  if ARGV[2] ~= '' then
+    drop(ARGV[1])
+  end
+  local after
+  after, waiting = eligible_writer(now)
+  wake_newly(before, after, ARGV[1], ARGV[3], ARGV[4], ARGV[5])
+end
+if ARGV[2] ~= '' and released == 1 and not waiting and redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.pcall(ARGV[3], ARGV[2], '')
+end
+return released
+",
+        ],
+        BIT << 3,
+    )
+});
+
+/// Reads a shared lock's readers on one master, writing nothing. Returns {how many live
+/// shares, then for the first 1000 of them: token, ms left, record or nil}.
+pub static INSPECT_READERS: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(
+        r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = {redis.call('ZCOUNT', KEYS[1], string.format('(%d', now), '+inf')}
+local live = redis.call('ZRANGEBYSCORE', KEYS[1], string.format('(%d', now), '+inf',
+                        'WITHSCORES', 'LIMIT', 0, 1000)
+for i = 1, #live, 2 do
+  out[#out + 1] = live[i]
+  out[#out + 1] = tonumber(live[i + 1]) - now
+  out[#out + 1] = redis.call('HGET', KEYS[2], live[i])
+end
+return out
+",
+        BIT << 4,
+    )
+});
+
+/// One live share on one master.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Share {
+    pub token: String,
+    /// How long until it expires there, unless renewed.
+    pub expires_in: Duration,
+    pub holder: Option<Holder>,
+}
+
+/// What one master has of a shared lock's readers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Shares {
+    /// How many live shares there are (may be more than `shares` lists).
+    pub count: usize,
+    pub shares: Vec<Share>,
+}
+
+/// Decodes one master's INSPECT_READERS answer.
+pub(in crate::lock) fn inspected_readers(reply: Reply) -> Result<Shares, NodeError> {
+    let Reply::Array(fields) = reply else {
+        return Err(NodeError::BadReply(format!("unexpected reply {reply}")));
+    };
+    let count = match fields.first() {
+        Some(Reply::Int(n)) => usize::try_from(*n).unwrap_or(0),
+        _ => return Err(NodeError::BadReply("no count of readers".into())),
+    };
+    let shares = shares_of(fields.get(1..).unwrap_or_default());
+    Ok(Shares { count, shares })
+}
+
+/// Live shares as the scripts list them, `{token, ms left, record or nil/false}*`; a record is
+/// believed only for the token it names.
+pub(in crate::lock) fn shares_of(flat: &[Reply]) -> Vec<Share> {
+    flat.chunks(3)
+        .filter_map(|triple| {
+            let token = triple.first()?.bulk()?;
+            let expires_in = match triple.get(1) {
+                Some(Reply::Int(ms)) if *ms >= 0 => Duration::from_millis(*ms as u64),
+                _ => Duration::ZERO,
+            };
+            Some(Share {
+                token: String::from_utf8_lossy(token).into_owned(),
+                expires_in,
+                holder: triple
+                    .get(2)
+                    .and_then(Reply::bulk)
+                    .and_then(|record| Holder::from_record(record, token)),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bulk(text: &str) -> Reply {
+        Reply::Bulk(text.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn readers_decode_with_their_records() {
+        let holder = Holder::this_process(&["job".into()]);
+        let reply = Reply::Array(vec![
+            Reply::Int(2),
+            bulk("shr-a"),
+            Reply::Int(1500),
+            bulk(&holder.record("shr-a")),
+            bulk("shr-b"),
+            Reply::Int(900),
+            Reply::Nil,
+        ]);
+        let shares = inspected_readers(reply).expect("decoded");
+        assert_eq!(shares.count, 2);
+        assert_eq!(shares.shares[0].expires_in, Duration::from_millis(1500));
+        assert!(shares.shares[0].holder.is_some());
+        assert!(shares.shares[1].holder.is_none());
+        assert!(inspected_readers(Reply::Int(1)).is_err());
+        assert!(inspected_readers(Reply::Array(vec![])).is_err());
+    }
+
+    #[test]
+    fn a_record_of_another_token_is_not_believed() {
+        let holder = Holder::this_process(&["job".into()]);
+        let reply = Reply::Array(vec![
+            Reply::Int(1),
+            bulk("shr-a"),
+            Reply::Int(10),
+            bulk(&holder.record("shr-other")),
+        ]);
+        let shares = inspected_readers(reply).expect("decoded");
+        assert!(shares.shares[0].holder.is_none());
+    }
+}
