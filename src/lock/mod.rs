@@ -11,8 +11,8 @@
 //! 3. `quorum`: one request to every master at once, and the decision (the tally, the round,
 //!    the outcomes, who holds a lock or a semaphore).
 //! 4. `read`: what masters hold and say, taking nothing (`doctor`'s probe, `list`'s scan).
-//! 5. `kinds`: the lock, the fair queue, the semaphore and fencing; [`Redlock`] and its one
-//!    wait loop that each kind plugs into.
+//! 5. `kinds`: the lock, the fair queue, the semaphore, the shared lock and fencing;
+//!    [`Redlock`] and its one wait loop that each kind plugs into.
 //!
 //! This file is the API: what the commands use is re-exported below, and nothing else of the
 //! layers is visible outside `lock`. Where each safety argument lives: docs/architecture.md.

@@ -4,8 +4,9 @@
 //! Holds: `tally` (the decision as a pure function of votes: won, lost, undecided; the
 //! majority and the slot quorum), `round` (the fan-out: all masters at once, each under the
 //! per-node timeout, stopping at the decision or when told to wait for more), `outcome` (what
-//! the operations report), `verdict` and `slot_verdict` (who holds a lock or a semaphore,
-//! judged from every master's state), `slot_refusals` (what a round's refusals of a slot mean).
+//! the operations report), `verdict`, `slot_verdict` and `reader_verdict` (who holds a lock, a
+//! semaphore or a key's shares, judged from every master's state), `slot_refusals` (what a
+//! round's refusals of a slot mean).
 //!
 //! Promises: a round decides as soon as the outcome is certain in either direction, and never
 //! later than one node timeout; a decision counts only answers, never the absence of one as a

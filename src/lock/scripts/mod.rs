@@ -6,7 +6,8 @@
 //! `holder` (the record of who holds a lock), `replies` (what one master says, typed: a vote,
 //! a lock's state, a conflict, a queued waiter), `lock` (the lock's scripts: ACQUIRE, EXTEND,
 //! RELEASE, INSPECT, FENCE), `queue` (the fair queue's: WAIT, LEAVE), `slots` (the semaphore's),
-//! and `queue_lua` (the Lua functions every queue-aware script shares).
+//! `shared` (the readers': their shares, and the marker K holds while they do), and
+//! `queue_lua` (the Lua functions every queue-aware script shares).
 //!
 //! Promises: each script is atomic on its master, writes a TTL on every key it writes, and
 //! answers in a shape its decoder checks (an unexpected reply is an error naming the master,
