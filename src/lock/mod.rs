@@ -56,3 +56,6 @@ pub use scripts::slots::{Slot, Slots};
 pub use wire::cause::Cause;
 pub use wire::master::{BadUrl, Identity, Master, redact_quoted, redact_url};
 pub use wire::node::NodeError;
+
+#[cfg(test)]
+mod tests;

@@ -412,8 +412,10 @@ fn scan_reply(reply: &Reply) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
     Some((cursor, names))
 }
 
-/// Reads one lock's keys on one master; see `read`.
-static READ: LazyLock<Lua> = LazyLock::new(|| Lua::new(read::SCRIPT, 1 << 20));
+/// Reads one lock's keys on one master; see `read`. Its bit is its own, as every script's
+/// (`lock/tests.rs`): one shared with another script would make a connection that loaded that
+/// one send EVALSHA for this one unloaded, and pay a NOSCRIPT and an EVAL each time.
+pub(in crate::lock) static READ: LazyLock<Lua> = LazyLock::new(|| Lua::new(read::SCRIPT, 1 << 27));
 
 #[cfg(test)]
 mod tests {
