@@ -496,6 +496,39 @@ fn tls_and_an_acl_user_on_every_node() {
         assert_eq!(stdout(&output), "1", "{key}");
         assert_eq!(cluster.get(&key), None, "{key}");
     }
+    // Every kind's scripts run under the manual's user: the semaphore's, the readers', and
+    // the queue's (a waiter woken by the holder's release).
+    let key = cluster.key_on(0, "acl-");
+    for kind in [&["--limit", "2"][..], &["--shared"][..]] {
+        let mut args = vec!["run", "--key", &key];
+        args.extend_from_slice(kind);
+        args.extend_from_slice(&["--", "true"]);
+        let output = run(redlock("secret"), &args);
+        assert!(output.status.success(), "{kind:?}: {}", describe(&output));
+    }
+    let held = run(
+        redlock("secret"),
+        &["acquire", "--key", &key, "--ttl", "30s"],
+    );
+    assert!(held.status.success(), "{}", describe(&held));
+    let token = stdout(&held);
+    let waiter = redlock("secret")
+        .args(["run", "--key", &key, "--wait", "20s", "--", "true"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The waiter joins the line, then the release hands it the lock.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let released = run(
+        redlock("secret"),
+        &["release", "--key", &key, "--token", &token],
+    );
+    assert!(released.status.success(), "{}", describe(&released));
+    let waited = waiter.wait_with_output().unwrap();
+    assert!(waited.status.success(), "{}", describe(&waited));
+    let output = run(redlock("secret"), &["list", "--problems"]);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     let output = run(redlock("secret"), &["doctor"]);
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     assert!(

@@ -474,3 +474,45 @@ fn the_architecture_page_names_every_folder_and_only_files_that_exist() {
         "docs/architecture.md names files that do not exist: {gone:?}"
     );
 }
+
+/// Every page of docs/ that the code names (in messages, help and comments) exists.
+#[test]
+fn every_page_the_code_names_exists() {
+    fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let root = manual::root();
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let mut named = 0;
+    let mut missing = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (at, _) in text.match_indices("docs/") {
+            let rest = &text[at..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || "/-_.".contains(c)))
+                .unwrap_or(rest.len());
+            let page = rest[..end].trim_end_matches('.');
+            if !page.ends_with(".md") {
+                continue;
+            }
+            named += 1;
+            if !root.join(page).exists() {
+                missing.push(format!("{}: {page}", file.display()));
+            }
+        }
+    }
+    assert!(named > 5, "too few pages named in src/: {named}");
+    assert!(
+        missing.is_empty(),
+        "pages named in src/ that do not exist: {missing:#?}"
+    );
+}

@@ -129,6 +129,38 @@ fn an_acl_user_without_a_command_redlock_needs_is_named() {
     assert_one_line(&output, 78, &["NOPERM", "may not run EVAL"]);
 }
 
+/// A user that may run scripts but not a command inside them: Redis names neither a code nor
+/// the command, and redlock still says it is a permission to grant (78), not a failure.
+#[test]
+fn an_acl_user_without_a_command_the_scripts_run_is_named() {
+    let cluster = masters(
+        0,
+        &[
+            "--user",
+            "default",
+            "on",
+            "nopass",
+            "~*",
+            "&*",
+            "+@all",
+            "-pexpireat",
+        ],
+        1,
+    );
+    let output = cluster
+        .redlock()
+        .args([
+            "run", "--shared", "--key", "noperm", "--ttl", "5s", "--", "true",
+        ])
+        .output()
+        .unwrap();
+    assert_one_line(
+        &output,
+        78,
+        &["can't run this command", "may not run a command"],
+    );
+}
+
 #[test]
 fn a_replica_among_the_masters_is_named() {
     let primary = Cluster::start(1);

@@ -64,10 +64,13 @@ local function live_slots()
 end
 local function keep_slots(l)
   local last = redis.call('ZRANGE', KEYS[7], -1, -1, 'WITHSCORES')
-  local ms = tonumber(last[2]) - now + 1
-  redis.call('PEXPIRE', KEYS[7], ms)
-  redis.call('SET', KEYS[8], l, 'PX', ms)
-  redis.call('PEXPIRE', KEYS[9], ms)
+  -- An absolute time, on the clock the scores are on: a relative PX counts from the script's
+  -- start on Redis 7.2+, a moment before `now` was read.
+  local at = string.format('%d', tonumber(last[2]) + 1)
+  redis.call('PEXPIREAT', KEYS[7], at)
+  redis.call('SET', KEYS[8], l)
+  redis.call('PEXPIREAT', KEYS[8], at)
+  redis.call('PEXPIREAT', KEYS[9], at)
 end
 local function take(token, ttl, l, record)
   redis.call('ZADD', KEYS[7], now + tonumber(ttl), token)

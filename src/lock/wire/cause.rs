@@ -26,6 +26,9 @@ pub enum Cause {
     Database,
     /// The user may not run a command redlock needs (`NOPERM`); the command, when named.
     Permission(Option<String>),
+    /// The user may run EVAL but not a command a script calls (Redis answers "The user executing
+    /// the script can't run this command", with no error code and no command named).
+    ScriptPermission,
     /// The master does not run scripts: EVAL/EVALSHA renamed or disabled, or Lua unavailable.
     ScriptsUnavailable,
     /// The server is a read-only replica, not a master (`READONLY`).
@@ -58,6 +61,7 @@ impl Cause {
                 | Cause::UnneededPassword
                 | Cause::Database
                 | Cause::Permission(_)
+                | Cause::ScriptPermission
                 | Cause::ScriptsUnavailable
                 | Cause::Replica
                 | Cause::Tls
@@ -84,11 +88,16 @@ impl Cause {
                     .into()
             }
             Cause::Permission(Some(command)) => format!(
-                "its ACL user may not run {command}: grant it (redlock needs EVAL, EVALSHA, \
-                 PUBLISH and SUBSCRIBE; see `redlock doctor`)"
+                "its ACL user may not run {command}: grant it (docs/configuration-and-tls.md \
+                 lists every command redlock needs; see `redlock doctor`)"
             ),
-            Cause::Permission(None) => "its ACL user lacks a permission redlock needs (EVAL, \
-                                        EVALSHA, PUBLISH, SUBSCRIBE): grant it"
+            Cause::Permission(None) => "its ACL user lacks a permission redlock needs: grant \
+                                        it (docs/configuration-and-tls.md lists every command \
+                                        redlock needs)"
+                .into(),
+            Cause::ScriptPermission => "its ACL user may not run a command that redlock's scripts \
+                                        run: grant it (docs/configuration-and-tls.md lists \
+                                        every command redlock needs)"
                 .into(),
             Cause::ScriptsUnavailable => {
                 "it does not run Lua scripts (EVAL/EVALSHA renamed or disabled): redlock needs \
@@ -161,6 +170,8 @@ pub fn cause(error: &NodeError) -> Cause {
         Cause::Authentication
     } else if has("NOPERM") {
         Cause::Permission(permission_command(text))
+    } else if lower.contains("user executing the script can't run") {
+        Cause::ScriptPermission
     } else if has("READONLY") {
         Cause::Replica
     } else if has("OOM") {
@@ -223,6 +234,13 @@ mod tests {
         assert_eq!(
             server("NOPERM User ci has no permissions to run the 'evalsha' command"),
             Cause::Permission(Some("EVALSHA".into()))
+        );
+        assert_eq!(
+            server(
+                "ERR The user executing the script can't run this command or subcommand script: \
+                 b2e7dcaa7c07082e6906fa09d9ded43b417a342f, on @user_script:106."
+            ),
+            Cause::ScriptPermission
         );
         assert_eq!(
             server("READONLY You can't write against a read only replica."),
