@@ -47,7 +47,7 @@ fn a_healthy_master_takes_and_releases_a_scratch_lock_and_leaves_nothing() {
 /// must contain (the cause and the fix).
 #[test]
 fn masters_that_cannot_take_locks_are_named_with_the_fix() {
-    let rows: [(&[&str], &str, &str, &[&str]); 5] = [
+    let rows: [(&[&str], &str, &str, &[&str]); 6] = [
         (
             &[
                 "--rename-command",
@@ -68,6 +68,22 @@ fn masters_that_cannot_take_locks_are_named_with_the_fix() {
             "scripts",
             "error",
             &["NOPERM", "may not run EVAL"],
+        ),
+        (
+            // The lock's scripts run; the readers' and the semaphore's need PEXPIREAT too.
+            &[
+                "--user",
+                "default",
+                "on",
+                "nopass",
+                "~*",
+                "&*",
+                "+@all",
+                "-pexpireat",
+            ],
+            "scripts",
+            "error",
+            &["can't run this command", "may not run a command"],
         ),
         (
             &["--maxmemory", "1", "--maxmemory-policy", "noeviction"],

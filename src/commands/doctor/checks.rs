@@ -134,7 +134,7 @@ pub fn check_master(report: &Report) -> Vec<Finding> {
         None => finding(
             Severity::Ok,
             "scripts",
-            "took and released a scratch lock with redlock's scripts",
+            "took and released a scratch lock, share and slot with redlock's scripts",
         ),
         Some(error) => finding(
             Severity::Error,

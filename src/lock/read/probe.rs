@@ -9,7 +9,9 @@
 //! Then it tries what a lock needs, rather than guessing it from the configuration (renamed
 //! commands, ACL rules and a full memory all show the same way: as a refusal): it takes and
 //! releases a scratch lock under the reserved prefix with redlock's own scripts (a 1 s TTL, so
-//! nothing is left behind even if the release never arrives), and publishes on a scratch
+//! nothing is left behind even if the release never arrives), queues for it, takes and gives
+//! back a reader's share and a semaphore's slot (their scripts run commands the lock's do not),
+//! and publishes on a scratch
 //! channel that nobody listens to, and subscribes to it on a connection of its own.
 //!
 //! A cluster's primaries are each probed the same way (see `cluster::probe`), with scratch
@@ -21,6 +23,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::lock::scripts::keys::{self, RESERVED_PREFIX};
 use crate::lock::scripts::lock::{ACQUIRE, RELEASE};
 use crate::lock::scripts::queue::{LEAVE, WAIT};
+use crate::lock::scripts::shared::{READ_ACQUIRE, READ_RELEASE};
+use crate::lock::scripts::slots::{ACQUIRE_SLOT, RELEASE_SLOT};
 use crate::lock::wire::lua::Lua;
 use crate::lock::wire::master::Master;
 use crate::lock::wire::node::{Node, NodeError};
@@ -154,13 +158,36 @@ pub(in crate::lock) async fn probe(node: &Node, timeout: Duration, scratch: &Scr
 /// its queue meanwhile, so that every command a script may run (the queue's sorted sets and
 /// hash, TIME, INCR) is tried under this user's permissions.
 async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Result<(), NodeError> {
-    let key = format!(
-        "{RESERVED_PREFIX}{{{}}}:scratch:{}",
-        scratch.tag,
-        uuid::Uuid::new_v4().simple()
-    );
+    // A scratch key per kind: a key is a lock, shared or not, or a semaphore, never both.
+    let scratch_key = || {
+        format!(
+            "{RESERVED_PREFIX}{{{}}}:scratch:{}",
+            scratch.tag,
+            uuid::Uuid::new_v4().simple()
+        )
+    };
+    let (key, shared_key, slots_key) = (scratch_key(), scratch_key(), scratch_key());
     let names = keys::Names::of(&key);
     let keys = names.lock_keys(key.as_str());
+    let shared_names = keys::Names::of(&shared_key);
+    let reader_keys = shared_names.reader_keys(shared_key.as_str());
+    let (slots, limit, slot_holders) = (
+        keys::slots(&slots_key),
+        keys::limit(&slots_key),
+        keys::slot_holders(&slots_key),
+    );
+    let slot_names = keys::Names::of(&slots_key);
+    let slot_keys = [
+        slots_key.as_str(),
+        &slot_names.holder,
+        &slot_names.queue,
+        &slot_names.lease,
+        &slot_names.waiters,
+        &slot_names.tickets,
+        &slots,
+        &limit,
+        &slot_holders,
+    ];
     // Everything with a TTL of 1 to 2 s: nothing is left behind even if a step fails.
     let (holder, waiter): (&[u8], &[u8]) = (b"doctor-holder", b"doctor-waiter");
     let publish: &'static [u8] = if scratch.sharded {
@@ -168,29 +195,45 @@ async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Resul
     } else {
         b"PUBLISH"
     };
-    let run = |script: &'static Lua, args: Vec<&'static [u8]>| {
-        let keys = &keys;
+    let run = |script: &'static Lua, keys: &[&str], args: Vec<&'static [u8]>| {
+        let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
         async move {
-            match tokio::time::timeout(timeout, node.eval(script, keys, &args, false)).await {
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            match tokio::time::timeout(timeout, node.eval(script, &keys, &args, false)).await {
                 Ok(answer) => answer,
                 Err(_) => Err(node.timed_out()),
             }
         }
     };
     expect(
-        run(&ACQUIRE, vec![holder, b"1000", b"", b"", b"2000"]).await,
+        run(&ACQUIRE, &keys, vec![holder, b"1000", b"", b"", b"2000"]).await,
         true,
     )?;
     // Refused, drawing a ticket; then placed in the queue; then leaving it.
     expect(
-        run(&ACQUIRE, vec![waiter, b"1000", b"", b"1", b"2000"]).await,
+        run(&ACQUIRE, &keys, vec![waiter, b"1000", b"", b"1", b"2000"]).await,
         false,
     )?;
     let wait = vec![waiter, b"1000", b"", b"1", b"", b"1000", b"2000", b"1"];
-    expect(run(&WAIT, wait).await, false)?;
-    expect(run(&LEAVE, vec![waiter, publish, b"", b""]).await, true)?;
+    expect(run(&WAIT, &keys, wait).await, false)?;
+    expect(
+        run(&LEAVE, &keys, vec![waiter, publish, b"", b""]).await,
+        true,
+    )?;
     let release = vec![holder, b"", publish, b"", b""];
-    expect(run(&RELEASE, release).await, true)?;
+    expect(run(&RELEASE, &keys, release).await, true)?;
+    // A reader's share (`--shared`) and a semaphore's slot (`--limit`): their scripts run
+    // commands the lock's do not (PEXPIREAT, ZCOUNT), which an ACL may still refuse.
+    let reader: &[u8] = b"shr-doctor";
+    let share = vec![reader, b"1000", b"", b"", b"2000"];
+    expect(run(&READ_ACQUIRE, &reader_keys, share).await, true)?;
+    let unshare = vec![reader, b"", publish, b"", b""];
+    expect(run(&READ_RELEASE, &reader_keys, unshare).await, true)?;
+    let slot: &[u8] = b"sem2-doctor";
+    let take = vec![slot, b"1000", b"2", b"", b"", b"2000"];
+    expect(run(&ACQUIRE_SLOT, &slot_keys, take).await, true)?;
+    let give_back = vec![slot, b"", publish, b"", b"", b"2", b"", b"", b"", b""];
+    expect(run(&RELEASE_SLOT, &slot_keys, give_back).await, true)?;
     // The ticket counter would outlive the test by its TTL: remove it now.
     let del: [&[u8]; 2] = [b"DEL", names.tickets.as_bytes()];
     match tokio::time::timeout(timeout, node.command(&del)).await {
