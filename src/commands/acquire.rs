@@ -187,10 +187,10 @@ fn quote(text: &str) -> String {
 /// Starts the detached `redlock __renew-while` that keeps `lock` alive while `pid` lives. It
 /// resolves its settings as this process did: the same server list, config file, password
 /// source and TLS files. The token and the server URLs (which may carry passwords) travel in
-/// its environment, never on its command line. It gets its own session, so a Ctrl-C meant for the script does not kill
-/// it before it can release. It holds none of the caller's descriptors: a caller that reads
-/// our stdout or stderr to the end (`$(...)`, a CI runner, a test harness) must not wait for
-/// the renewer, which lives as long as the watched process.
+/// its environment, never on its command line. It gets its own session, so a Ctrl-C meant for the
+/// script does not kill it before it can release. It holds none of the caller's descriptors: a
+/// caller that reads our stdout or stderr to the end (`$(...)`, a CI runner, a test harness) must
+/// not wait for the renewer, which lives as long as the watched process.
 fn spawn_renewer(
     global: &GlobalArgs,
     context: &Context,

@@ -18,7 +18,7 @@ use crate::lock::quorum::outcome::{
     AcquireError, AttemptFailure, ExtendError, Inspection, Released,
 };
 use crate::lock::quorum::round::{Masters, Until};
-use crate::lock::quorum::tally::{Decision, Vote};
+use crate::lock::quorum::tally::Decision;
 use crate::lock::read::probe::{Probe, probe_endpoint};
 use crate::lock::read::scan::{self, FoundLock, Scan, ScanOptions, StrayKey, StrayName};
 use crate::lock::scripts::holder::Holder;
@@ -377,44 +377,33 @@ impl Redlock {
     /// Reads the lock's state and fencing counter on every master (waits for all of them, up
     /// to one node timeout).
     pub fn inspect(&self, key: &str, node_timeout: Duration) -> Vec<Inspection> {
-        self.runtime.block_on(async {
-            let start = Instant::now();
-            let names = Names::of(key);
-            let fence = keys::fence(key);
-            let keys = [
-                key,
-                &names.holder,
-                &fence,
-                &names.queue,
-                &names.lease,
-                &names.waiters,
-            ];
-            let round = self
-                .masters
-                .round(
-                    start + node_timeout,
-                    Until::AllAnswered,
-                    |_| Vote::Yes,
-                    |node| node.eval(&INSPECT, &keys, &[]),
-                )
-                .await;
-            self.masters.trace("inspect", key, &round, start.elapsed());
-            round
-                .answers
-                .into_iter()
-                .zip(&self.masters.nodes)
-                .map(|(answer, node)| {
-                    let found = inspected(answer);
-                    Inspection {
-                        master: node.master.clone(),
-                        state: found.state,
-                        fence: found.fence,
-                        queue: found.queue,
-                        waiting: found.waiting,
-                    }
-                })
-                .collect()
-        })
+        let names = Names::of(key);
+        let fence = keys::fence(key);
+        let keys = [
+            key,
+            &names.holder,
+            &fence,
+            &names.queue,
+            &names.lease,
+            &names.waiters,
+        ];
+        let read = self
+            .masters
+            .read_everywhere("inspect", key, &INSPECT, &keys, node_timeout);
+        self.runtime
+            .block_on(read)
+            .into_iter()
+            .map(|(master, answer)| {
+                let found = inspected(Some(answer));
+                Inspection {
+                    master: master.clone(),
+                    state: found.state,
+                    fence: found.fence,
+                    queue: found.queue,
+                    waiting: found.waiting,
+                }
+            })
+            .collect()
     }
 
     /// Obtains the next fencing token for `lock`, while it is held (see `fence`). A semaphore

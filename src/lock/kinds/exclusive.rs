@@ -23,9 +23,9 @@ use crate::lock::scripts::lock::{self, ACQUIRE, Lua, RELEASE, acquire_vote, bina
 use crate::lock::scripts::shared::{READ_ACQUIRE, READ_RELEASE};
 
 /// One attempt as a newcomer: SET NX PX on all masters unless others are queued (a reader's
-/// token: a share, see `shared`), decide at quorum, and on failure remove whatever partial hold it left so that contenders do not
-/// split the vote until the TTL runs out. A refused caller that `will_wait` also gets its
-/// ticket for the queue, when enough masters drew one (see `queue`).
+/// token: a share, see `shared`), decide at quorum, and on failure remove whatever partial hold it
+/// left so that contenders do not split the vote until the TTL runs out. A refused caller that
+/// `will_wait` also gets its ticket for the queue, when enough masters drew one (see `queue`).
 pub(in crate::lock) async fn attempt(
     masters: &Masters,
     key: &str,
@@ -124,8 +124,8 @@ pub(in crate::lock) async fn attempt(
 
 /// Deletes our key on every master (a reader's token: removes our share, see READ_RELEASE).
 /// `announce`: a real release (not the clean-up of a failed attempt), which also gives up what
-/// is left of our place in the queue and tells the next waiter (see RELEASE). The clean-up is sent again when the attempt may overtake it (see
-/// `undo`).
+/// is left of our place in the queue and tells the next waiter (see RELEASE). The clean-up is sent
+/// again when the attempt may overtake it (see `undo`).
 pub(in crate::lock) async fn release_token(
     masters: &Masters,
     key: &str,

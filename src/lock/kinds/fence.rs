@@ -19,11 +19,11 @@
 //! once. Per-node INCR with a maximum over a majority would not be sound: two holders could
 //! each win a majority of increments and receive the same number.
 //!
-//! Upgrading from an earlier build: the counter moved to a new key (see `keys`). The read also takes
-//! the counter at its old name into the maximum, so the first grant after the upgrade goes
-//! above every grant made before it; from then on the new key alone carries the order. The old
-//! key is only read, never written. (Hosts still running an older redlock read only the old
-//! key: upgrade every host that uses `--fence` on a key together.)
+//! Upgrading from an earlier build: the counter moved to a new key (see `keys`). The read also
+//! takes the counter at its old name into the maximum, so the first grant after the upgrade goes
+//! above every grant made before it; from then on the new key alone carries the order. The old key
+//! is only read, never written. (Hosts still running an older redlock read only the old key:
+//! upgrade every host that uses `--fence` on a key together.)
 //!
 //! Only a lock gets tokens: a semaphore slot (`--limit`) is one of up to L held at once, and
 //! a resource that refuses every token below the highest it has seen would refuse all holders

@@ -49,12 +49,12 @@
 //!   |B| ≥ N − q + 1, or T would have won. On each master of B, W is kept out by a lock or a
 //!   place ahead of it (for a slot: the slots taken and the places ahead); each goes away by
 //!   a script (a release, a clean-up, a LEAVE), which, as it lets W in, publishes to W, on
-//!   that master, after T ran there, hence after W took its notices before T. W listens on q masters, and
-//!   q + (N − q + 1) > N: one of them is in B. The join turn is covered too: W subscribes
-//!   before its place exists, and nothing publishes to a token without a place. So, fault-free
-//!   and with every client a redlock, every turn but the first is started by a notice; a turn
-//!   started by a notice may still fail (it overtook the release elsewhere), and then the
-//!   next notice comes from B.
+//!   that master, after T ran there, hence after W took its notices before T. W listens on q
+//!   masters, and q + (N − q + 1) > N: one of them is in B. The join turn is covered too: W
+//!   subscribes before its place exists, and nothing publishes to a token without a place. So,
+//!   fault-free and with every client a redlock, every turn but the first is started by a notice; a
+//!   turn started by a notice may still fail (it overtook the release elsewhere), and then the next
+//!   notice comes from B.
 //! - **When a lost notice still costs a heartbeat.** Only when, after W's last turn T, on
 //!   every master of B among those W listens on, the change that lets W in is not announced to
 //!   W: (a) no script makes it: a holder's lock or slot expired by its TTL (the holder died,

@@ -46,7 +46,8 @@
 //!
 //! **Drift and clocks.** The score is the master's wall clock (`TIME`), the same clock Redis
 //! expires keys by, so a slot is exactly as exposed to a master's clock jump as a lock key's
-//! TTL is (see docs/guarantees-and-limits.md, "Limits"); the holder's own validity never reads a wall clock.
+//! TTL is (see docs/guarantees-and-limits.md, "Limits"); the holder's own validity never reads a
+//! wall clock.
 //!
 //! **Assumes** what the lock assumes (see `held`), for the slots key:
 //! - masters keep it for a full TTL: one that restarts empty or evicts it frees every slot it
@@ -78,20 +79,18 @@
 //! `release`, `extend` and the `--renew-while` renewer, given only the key and the token,
 //! treat it as a slot of that limit.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::cancel::Cancel;
 use super::client::Redlock;
 use super::held::{Kind, Lock, Timing};
 use super::slots::SlotKeys;
 use crate::lock::quorum::outcome::{AcquireError, AttemptFailure, ExtendError};
-use crate::lock::quorum::round::Until;
 use crate::lock::quorum::slot_verdict::SlotsInspection;
-use crate::lock::quorum::tally::{Vote, slot_quorum};
+use crate::lock::quorum::tally::slot_quorum;
 use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::slots::EXTEND_SLOT;
 use crate::lock::scripts::slots::{INSPECT_SLOTS, inspected_slots};
-use crate::lock::wire::node::NodeError;
 
 impl Redlock {
     /// The number of this client's masters a slot of a semaphore of `limit` needs.
@@ -161,32 +160,18 @@ impl Redlock {
     /// Reads the semaphore `key` on every master (waits for all of them, up to one node
     /// timeout). Judge it with [`crate::lock::judge_slots`].
     pub fn inspect_slots(&self, key: &str, node_timeout: Duration) -> Vec<SlotsInspection> {
-        self.runtime.block_on(async {
-            let start = Instant::now();
-            let names = SlotKeys::of(key);
-            let keys = names.all();
-            let round = self
-                .masters
-                .round(
-                    start + node_timeout,
-                    Until::AllAnswered,
-                    |_| Vote::Yes,
-                    |node| node.eval(&INSPECT_SLOTS, &keys, &[]),
-                )
-                .await;
+        let names = SlotKeys::of(key);
+        let keys = names.all();
+        let read =
             self.masters
-                .trace("inspect slots", key, &round, start.elapsed());
-            round
-                .answers
-                .into_iter()
-                .zip(&self.masters.nodes)
-                .map(|(answer, node)| SlotsInspection {
-                    master: node.master.clone(),
-                    state: answer
-                        .unwrap_or(Err(NodeError::Timeout))
-                        .and_then(inspected_slots),
-                })
-                .collect()
-        })
+                .read_everywhere("inspect slots", key, &INSPECT_SLOTS, &keys, node_timeout);
+        self.runtime
+            .block_on(read)
+            .into_iter()
+            .map(|(master, answer)| SlotsInspection {
+                master: master.clone(),
+                state: answer.and_then(inspected_slots),
+            })
+            .collect()
     }
 }

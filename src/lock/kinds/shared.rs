@@ -75,19 +75,16 @@
 //! `release`, `extend` and the `--renew-while` renewer, given only the key and the token,
 //! treat it as a reader.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::cancel::Cancel;
 use super::client::Redlock;
 use super::held::{Kind, Lock, Timing};
 use crate::lock::quorum::outcome::{AcquireError, AttemptFailure, ExtendError};
 use crate::lock::quorum::reader_verdict::ReadersInspection;
-use crate::lock::quorum::round::Until;
-use crate::lock::quorum::tally::Vote;
 use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::keys::Names;
 use crate::lock::scripts::shared::{INSPECT_READERS, READ_EXTEND, inspected_readers};
-use crate::lock::wire::node::NodeError;
 
 impl Redlock {
     /// Takes `key` as a reader (`--shared`): a share on a majority of masters, alongside any
@@ -133,32 +130,22 @@ impl Redlock {
     /// Reads the readers of `key` on every master (waits for all of them, up to one node
     /// timeout), for `status` and `list`.
     pub fn inspect_readers(&self, key: &str, node_timeout: Duration) -> Vec<ReadersInspection> {
-        self.runtime.block_on(async {
-            let start = Instant::now();
-            let names = Names::of(key);
-            let keys = [names.readers.as_str(), names.reader_holders.as_str()];
-            let round = self
-                .masters
-                .round(
-                    start + node_timeout,
-                    Until::AllAnswered,
-                    |_| Vote::Yes,
-                    |node| node.eval(&INSPECT_READERS, &keys, &[]),
-                )
-                .await;
-            self.masters
-                .trace("inspect readers", key, &round, start.elapsed());
-            round
-                .answers
-                .into_iter()
-                .zip(&self.masters.nodes)
-                .map(|(answer, node)| ReadersInspection {
-                    master: node.master.clone(),
-                    state: answer
-                        .unwrap_or(Err(NodeError::Timeout))
-                        .and_then(inspected_readers),
-                })
-                .collect()
-        })
+        let names = Names::of(key);
+        let keys = [names.readers.as_str(), names.reader_holders.as_str()];
+        let read = self.masters.read_everywhere(
+            "inspect readers",
+            key,
+            &INSPECT_READERS,
+            &keys,
+            node_timeout,
+        );
+        self.runtime
+            .block_on(read)
+            .into_iter()
+            .map(|(master, answer)| ReadersInspection {
+                master: master.clone(),
+                state: answer.and_then(inspected_readers),
+            })
+            .collect()
     }
 }

@@ -16,6 +16,8 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use super::outcome::MasterFailure;
 use super::tally::{Decision, Loss, Tally, Vote, majority};
 use crate::lock::wire::endpoint::Endpoint;
+use crate::lock::wire::lua::Lua;
+use crate::lock::wire::master::Master;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
 
@@ -187,6 +189,35 @@ impl Masters {
         })
         .await;
         Round { tally, answers }
+    }
+
+    /// Runs the read-only `script` on every master and waits for all of them, up to
+    /// `node_timeout` (for `status` and `list`): each master with its answer, or `Timeout`
+    /// where none came.
+    pub(in crate::lock) async fn read_everywhere(
+        &self,
+        what: &str,
+        key: &str,
+        script: &Lua,
+        keys: &[&str],
+        node_timeout: Duration,
+    ) -> Vec<(&Master, Result<Reply, NodeError>)> {
+        let start = Instant::now();
+        let round = self
+            .round(
+                start + node_timeout,
+                Until::AllAnswered,
+                |_| Vote::Yes,
+                |node| node.eval(script, keys, &[]),
+            )
+            .await;
+        self.trace(what, key, &round, start.elapsed());
+        round
+            .answers
+            .into_iter()
+            .zip(&self.nodes)
+            .map(|(answer, node)| (&node.master, answer.unwrap_or(Err(NodeError::Timeout))))
+            .collect()
     }
 
     pub(in crate::lock) fn trace(&self, what: &str, key: &str, round: &Round, elapsed: Duration) {

@@ -130,8 +130,8 @@ pub struct FoundLock {
 
 impl FoundLock {
     /// What each master has of the lock, as `inspect` tells it to `status`, for
-    /// [`crate::lock::judge`] and [`crate::lock::line`]. No fencing counter: the scan does not read its
-    /// value (see the module header).
+    /// [`crate::lock::judge`] and [`crate::lock::line`]. No fencing counter: the scan does not read
+    /// its value (see the module header).
     pub fn inspections(&self, masters: &[MasterScan]) -> Vec<Inspection> {
         self.reads
             .iter()

@@ -4,10 +4,10 @@
 //!
 //! 1. **No name a user can choose aliases one of redlock's own keys.** Everything redlock stores
 //!    besides the lock key itself lives under [`RESERVED_PREFIX`], and a lock key that starts
-//!    with it is refused ([`check_lock_key`], exit 64). The prefixes of the layout of earlier builds
-//!    (`redlock:holder:`, `redlock:fence:`) are refused too: during a rolling upgrade older
-//!    redlocks still write there, and fencing counters written there have no TTL. Without this,
-//!    a lock named `redlock:holder:X` was overwritten by the holder record of lock `X`, and two
+//!    with it is refused ([`check_lock_key`], exit 64). The prefixes of the layout of earlier
+//!    builds (`redlock:holder:`, `redlock:fence:`) are refused too: during a rolling upgrade older
+//!    redlocks still write there, and fencing counters written there have no TTL. Without this, a
+//!    lock named `redlock:holder:X` was overwritten by the holder record of lock `X`, and two
 //!    processes ran at once.
 //!
 //!    Within the prefix, the name is `__redlock:{T}:<kind>:K`, where `T` contains no `}` and
@@ -33,8 +33,8 @@ use crate::lock::wire::cluster::hash_slot::{hash_tag, slot, tag_for_slot};
 /// Everything redlock writes besides the lock key starts with this.
 pub const RESERVED_PREFIX: &str = "__redlock:";
 
-/// Where earlier builds of redlock kept its holder records and fencing counters; still refused as lock
-/// keys (see the module header).
+/// Where earlier builds of redlock kept its holder records and fencing counters; still refused as
+/// lock keys (see the module header).
 pub const LEGACY_PREFIXES: [&str; 2] = ["redlock:holder:", "redlock:fence:"];
 
 /// Why a name cannot be a lock key.

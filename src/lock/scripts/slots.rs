@@ -113,8 +113,9 @@ const BIT: u32 = 1 << 20;
 /// one for it (slots taken + waiters < L): it never passes the queue. Returns 1 when the slot
 /// was taken (or was already ours: the same request sent again), `{'taken', ticket}` when it
 /// was taken with a ticket wanted; otherwise a refusal: `{'lock', 1 if readers hold it else
-/// 0}` when K is in use as a lock, `{'limit', L'}` when the live slots were taken with another limit, `{'full', ms
-/// until the first slot expires or -1, ticket or nil, waiters, token, record or nil, ...}`.
+/// 0}` when K is in use as a lock, `{'limit', L'}` when the live slots were taken with another
+/// limit, `{'full', ms until the first slot expires or -1, ticket or nil, waiters, token, record or
+/// nil, ...}`.
 pub static ACQUIRE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
         &[

@@ -54,10 +54,11 @@ fn push_decimal(out: &mut Vec<u8>, mut n: usize) {
 
 /// The most bytes one reply may take, everything included. Redlock's own requests get small
 /// replies: a script's integer or its array of at most a few fields with one holder record (a
-/// JSON object of a few KiB at most: its command line is cut, see `holder`), and for `doctor` one INFO (tens of KiB: INFO everything on a
-/// busy server with all its command statistics stays under 100 KiB) and CONFIG GET of a few
-/// parameters. 1 MiB is ten times the largest of them. A master that sends more is not
-/// answering what we asked (or is not a Redis master): it is failed rather than buffered.
+/// JSON object of a few KiB at most: its command line is cut, see `holder`), and for `doctor` one
+/// INFO (tens of KiB: INFO everything on a busy server with all its command statistics stays under
+/// 100 KiB) and CONFIG GET of a few parameters. 1 MiB is ten times the largest of them. A master
+/// that sends more is not answering what we asked (or is not a Redis master): it is failed rather
+/// than buffered.
 pub const MAX_REPLY_BYTES: usize = 1 << 20;
 
 /// The longest bulk string a reply may hold: INFO is the largest one we ask for (see

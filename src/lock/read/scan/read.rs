@@ -17,10 +17,11 @@ use crate::lock::wire::resp::Reply;
 /// Returns {TIME seconds, TIME microseconds, token or false, PTTL lock, holder record or false,
 /// PTTL holder, {PTTL fence, OBJECT IDLETIME fence or -1} or false, ZCARD queue, PTTL queue,
 /// PTTL lease, PTTL waiters, PTTL tickets, {token, ticket, lease or false, record or false}*
-/// (the first waiters by ticket, as INSPECT gives them to `status`), {token, lease, ...} (lapsed leases: at or before the master's
-/// time in ms, as the queue's own scripts count them), {live readers, PTTL readers, PTTL reader
-/// holders, {token, ms left, record or false}* (the first live readers, as many as waiters)}}. A key of an unexpected type reads as missing (pcall) rather than failing the
-/// whole read. `false`, never `nil`, in the tables: a nil would end the reply there.
+/// (the first waiters by ticket, as INSPECT gives them to `status`), {token, lease, ...} (lapsed
+/// leases: at or before the master's time in ms, as the queue's own scripts count them), {live
+/// readers, PTTL readers, PTTL reader holders, {token, ms left, record or false}* (the first live
+/// readers, as many as waiters)}}. A key of an unexpected type reads as missing (pcall) rather than
+/// failing the whole read. `false`, never `nil`, in the tables: a nil would end the reply there.
 pub(super) const SCRIPT: &str = r"
 local function try(...)
   local ok, value = pcall(redis.call, ...)

@@ -8,8 +8,8 @@
 //! 2. **Only the owner runs a request.** A node that does not own the slot (any more, or not
 //!    yet) does not run the request: it answers MOVED (the slot lives elsewhere), ASK (the slot
 //!    is moving and the request's keys are not here: ask the importing node) or TRYAGAIN (the
-//!    request's keys are split between the two while the slot moves). So following a redirection never
-//!    runs a request on two nodes; sending it again elsewhere is as safe as sending it again
+//!    request's keys are split between the two while the slot moves). So following a redirection
+//!    never runs a request on two nodes; sending it again elsewhere is as safe as sending it again
 //!    after a broken connection (every script is idempotent, see `node`).
 //! 3. **Order per node.** Each node has one kept connection (a `Node`, whose pipe keeps the
 //!    caller's order), so the owner of K's slot runs K's requests in the order they were
