@@ -6,12 +6,10 @@
 //! Each test function starts its own 3 masters and runs every case against them; failures are
 //! collected and reported together, each naming its case (arguments and environment).
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{Cluster, describe};
+use crate::common::{Cluster, describe};
 use tempfile::TempDir;
 
 const USAGE: i32 = 64;

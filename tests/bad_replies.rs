@@ -4,13 +4,13 @@
 //! failed like an unreachable one, with an error that names it and the cause, its connection
 //! is dropped, and redlock's memory stays small whatever it sends.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;
 
-use common::proxy::{self, Fault, Proxy};
-use common::{Cluster, Measured, run_measured};
+use crate::common::proxy::{self, Fault, Proxy};
+use crate::common::{Cluster, Measured, run_measured};
 
 /// The bound on redlock's peak resident memory, whatever a master sends. A debug build of
 /// `run` peaks near 11 MiB against healthy masters; a reply is capped at 1 MiB.

@@ -7,7 +7,7 @@
 //! CI runs. And once redlock's signal handlers are installed, a step that blocks (the metrics
 //! file's lock, a token written to a full pipe) still ends at once on SIGTERM.
 
-mod common;
+use crate::common;
 
 use std::ffi::CString;
 use std::io::Write;
@@ -17,7 +17,7 @@ use std::path::Path;
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Captured, Cluster, describe, send_signal};
+use crate::common::{Captured, Cluster, describe, send_signal};
 
 /// Makes a character device node like the one at `like` (e.g. /dev/null) at `path`.
 fn make_char_device(path: &Path, major: u32, minor: u32) {

@@ -4,12 +4,12 @@
 //! renewed, a primary killed (without and with a replica to fail over to), several clusters
 //! as the Redlock masters, TLS with an ACL user, and what `doctor` says about all of it.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use common::{Captured, Cluster, Layout, RedisCluster, describe, eventually};
+use crate::common::{Captured, Cluster, Layout, RedisCluster, describe, eventually};
 use redlock_cli::lock::keys::{self, key_slot};
 use serde_json::Value;
 

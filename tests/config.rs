@@ -1,11 +1,9 @@
 //! Where settings come from: flag > environment > config file > default, with the config file
 //! found at --config, $REDLOCK_CONFIG, or the user's location; and `redlock config` to see them.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{Cluster, describe, redlock};
+use crate::common::{Cluster, describe, redlock};
 use serde_json::Value;
 
 fn write_config(dir: &Path, body: &str) -> PathBuf {

@@ -2,12 +2,12 @@
 //! `--help` promise, where a user looks for it; and that the manual holds together: every link
 //! leads somewhere, the front page stays short, its examples are those of `--help`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
-use common::manual::{self, Page};
+use crate::common::manual::{self, Page};
 use redlock_cli::cli;
 
 /// The front page says what redlock is, how to install it and one example per command; the

@@ -7,11 +7,11 @@
 //! badly stalled machine it could warn spuriously; the one test that requires "0 warnings"
 //! retries when the only warning is that one.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 
-use common::{Cluster, describe};
+use crate::common::{Cluster, describe};
 use serde_json::Value;
 
 /// Masters that keep their keys across a restart: what the manual asks for

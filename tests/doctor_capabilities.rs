@@ -1,11 +1,9 @@
 //! `doctor` tries what a lock needs (redlock's scripts on a scratch key, PUBLISH) instead of
 //! trusting the configuration: masters that cannot take locks are errors, with the fix.
 
-mod common;
-
 use serde_json::Value;
 
-use common::{Cluster, describe};
+use crate::common::{Cluster, describe};
 
 /// `doctor --json` on one master started with `args`: its exit code and its checks.
 fn doctor(args: &[&str]) -> (Option<i32>, Value, Cluster) {

@@ -1,11 +1,9 @@
 //! A master that answered is not "unreachable": each refusal is named for what it is, with the
 //! exit code that fits (78 for configuration to fix), against real masters set up to refuse.
 
-mod common;
-
 use std::process::Output;
 
-use common::{Cluster, describe};
+use crate::common::{Cluster, describe};
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()

@@ -2,7 +2,7 @@
 //! generated from it, README.md is written by hand. Each must list every code, and README no
 //! code that is not in the table.
 
-mod common;
+use crate::common;
 
 use redlock_cli::exit::{self, Codes};
 

@@ -1,12 +1,10 @@
 //! Faults: masters killed, paused and restarted around `redlock run`, and redlock itself
 //! killed. Each test states the promise it checks.
 
-mod common;
-
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use common::{
+use crate::common::{
     Cluster, Running, describe, eventually, live_group_members, now_ms, process_alive, send_signal,
 };
 

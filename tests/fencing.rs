@@ -3,13 +3,13 @@
 //! majorities (what makes NEXTID sound where INCR is not); what is left when masters
 //! restart empty; and a paused holder's late write refused by a resource that checks tokens.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use common::{Cluster, describe, send_signal, wait_for_file};
+use crate::common::{Cluster, describe, send_signal, wait_for_file};
 
 /// Runs one fenced `redlock run` and returns the token the command saw.
 fn grant(cluster: &Cluster, key: &str) -> u64 {

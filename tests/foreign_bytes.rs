@@ -4,11 +4,9 @@
 //! shown escaped by `status`, `list` and `list --problems`, in text and in JSON, checked byte by
 //! byte; and the JSON still carries the exact text.
 
-mod common;
-
 use std::process::Output;
 
-use common::{Cluster, Server, describe, now_ms};
+use crate::common::{Cluster, Server, describe, now_ms};
 use serde_json::{Value, json};
 
 /// Clears the screen, retitles the terminal, rings, fakes a line, and then reads right to

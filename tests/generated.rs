@@ -2,7 +2,7 @@
 //! definitions; this fails when they were not regenerated after a change to the options.
 //! `scripts/regenerate` runs it with REDLOCK_REGENERATE=1, which rewrites them instead.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -1,14 +1,12 @@
 //! The test harness itself: the ports it picks and the fault proxy, each fault checked on the
 //! bytes a client sees, against a real master.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use common::proxy::{Fault, GARBAGE, OVERSIZED_HEADER, Proxy};
-use common::{Cluster, TEST_PORTS, eventually, free_port, listens_on};
+use crate::common::proxy::{Fault, GARBAGE, OVERSIZED_HEADER, Proxy};
+use crate::common::{Cluster, TEST_PORTS, eventually, free_port, listens_on};
 
 const PING: &[u8] = b"*1\r\n$4\r\nPING\r\n";
 
@@ -179,4 +177,47 @@ fn oversized_and_deeply_nested_replies_stream_until_the_client_leaves() {
             "{fault:?}: still streaming"
         );
     }
+}
+
+/// Issue 32's `KEYS: Interrupted system call`: a child exiting while the thread that spawned it
+/// is inside its next spawn (every signal blocked there) leaves SIGCHLD pending, and the kernel
+/// wakes another thread to take it, whose socket read with a timeout then ends with EINTR (see
+/// common/inspect.rs). The helpers' reads go on after it: with the redis crate's own
+/// connection in place of `Server::connection`, most of these commands fail.
+#[test]
+fn helper_queries_survive_a_spawning_thread() {
+    let cluster = Cluster::start(1);
+    let spawning = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let spawner = {
+        let spawning = spawning.clone();
+        std::thread::spawn(move || {
+            let mut children = std::collections::VecDeque::new();
+            while spawning.load(std::sync::atomic::Ordering::Relaxed) {
+                children.push_back(std::process::Command::new("true").spawn().unwrap());
+                // Reap as we go, but leave some running: their exits must land while this
+                // thread is inside the next spawn.
+                if children.len() > 8 {
+                    children.pop_front().unwrap().wait().unwrap();
+                }
+            }
+            for mut child in children {
+                child.wait().unwrap();
+            }
+        })
+    };
+    let mut connection = cluster.servers[0].connection();
+    let mut failures = Vec::new();
+    for _ in 0..10 {
+        // Waits 100 ms for a reply, the window for a SIGCHLD to land in.
+        let reply: redis::RedisResult<Option<Vec<String>>> = redis::cmd("BLPOP")
+            .arg("nothing")
+            .arg(0.1)
+            .query(&mut connection);
+        if let Err(error) = reply {
+            failures.push(error.to_string());
+        }
+    }
+    spawning.store(false, std::sync::atomic::Ordering::Relaxed);
+    spawner.join().unwrap();
+    assert!(failures.is_empty(), "{failures:?}");
 }

@@ -2,13 +2,13 @@
 //! masters: standard descriptors that are closed or cannot be written, environment values that
 //! are not text, and server URLs whose password must never be echoed.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::process::{Command, Output, Stdio};
 
-use common::{Cluster, closing, describe};
+use crate::common::{Cluster, closing, describe};
 
 const OS_ERROR: i32 = 71;
 

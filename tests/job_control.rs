@@ -5,7 +5,7 @@
 //! shell is a session leader with the pty as its controlling terminal, so it has job control),
 //! type into the master side as a user would, and read what the terminal shows.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -14,8 +14,10 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::procfs::state_of;
-use common::{Captured, Cluster, Running, describe, eventually, live_group_members, wait_for_file};
+use crate::common::procfs::state_of;
+use crate::common::{
+    Captured, Cluster, Running, describe, eventually, live_group_members, wait_for_file,
+};
 
 const PROMPT: &str = "PROMPT> ";
 const PATIENCE: Duration = Duration::from_secs(30);

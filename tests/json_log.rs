@@ -1,11 +1,9 @@
 //! `--log-format json`: every line is one JSON object, and the events a machine reader wants
 //! carry real fields (event, key, master, elapsed_ms, outcome), not only the message text.
 
-mod common;
-
 use serde_json::Value;
 
-use common::{Cluster, describe};
+use crate::common::{Cluster, describe};
 
 fn parse_lines(stderr: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(stderr)

@@ -2,9 +2,7 @@
 //! holder record is believed only for the token now in the lock, and every auxiliary key of a
 //! lock lives in the lock key's cluster hash slot.
 
-mod common;
-
-use common::{Cluster, Running, describe};
+use crate::common::{Cluster, Running, describe};
 use redlock_cli::lock::keys;
 
 /// Names that are, or could become, redlock's own keys.

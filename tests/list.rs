@@ -3,12 +3,12 @@
 //! would, per the documented layout), the leak scan with each kind of finding, and masters that
 //! cannot be scanned.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 use std::time::Duration;
 
-use common::{Cluster, Running, Server, describe, eventually};
+use crate::common::{Cluster, Running, Server, describe, eventually};
 use serde_json::Value;
 
 fn list(cluster: &Cluster, args: &[&str]) -> Output {

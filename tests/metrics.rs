@@ -3,13 +3,11 @@
 //! collector would read it), including after many concurrent writers, whose counts must add up
 //! exactly.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{Cluster, Running, describe};
+use crate::common::{Cluster, Running, describe};
 use openmetrics_parser::prometheus::parse_prometheus;
 use openmetrics_parser::{
     HistogramValue, MetricsExposition, PrometheusType, PrometheusValue, Sample,

@@ -9,13 +9,13 @@
 //!   (exit 70) before the validity ends when a majority is lost;
 //! - nothing left without a TTL on any master, whatever reached it.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::proxy::{self, Fault, Proxy};
-use common::{Cluster, Running, describe, eventually, now_ms};
+use crate::common::proxy::{self, Fault, Proxy};
+use crate::common::{Cluster, Running, describe, eventually, now_ms};
 
 /// `redlock` going through `proxies`.
 fn redlock(proxies: &[Proxy]) -> Command {

@@ -2,12 +2,12 @@
 //! stopped waiters lose their place within a lease, a signal takes a waiter out at once, and
 //! the queue survives a paused minority and a master that restarts empty.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;
 
-use common::{Cluster, Running, describe, eventually, send_signal};
+use crate::common::{Cluster, Running, describe, eventually, send_signal};
 use serde_json::Value;
 
 /// The queue's sorted set of lock `key` (a key without braces: its own hash tag).

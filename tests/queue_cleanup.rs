@@ -2,9 +2,7 @@
 //! lease is cleaned a bounded number of places per call (see src/lock/queue_scripts.rs), never
 //! all at once, and the waiters are still served.
 
-mod common;
-
-use common::{Cluster, Server, describe};
+use crate::common::{Cluster, Server, describe};
 
 /// The cap on places one call drops without a live lease at the head of the queue.
 const CAP: usize = 100;

@@ -2,11 +2,11 @@
 //! fencing counter of the wrong type is named (not the lock key), the manual page a warning names
 //! exists, and a waiter that gave up does not count itself among the waiters.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 
-use common::{Cluster, Running, describe};
+use crate::common::{Cluster, Running, describe};
 
 const UNAVAILABLE: i32 = 69;
 const CONFLICT: i32 = 75;

@@ -1,12 +1,12 @@
 //! `redlock run` against real masters: exit codes, conflicts, waiting, renewal, signals.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Captured, Cluster, describe, holder_age, send_signal, wait_for_file};
+use crate::common::{Captured, Cluster, describe, holder_age, send_signal, wait_for_file};
 
 /// Creates the file a gated script waits for.
 fn open_gate(gate: &Path) {

@@ -1,10 +1,10 @@
 //! The cron and CI options of `run` (--hold-min, --max-duration) and the diagnostics formats.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
-use common::{Cluster, Running, describe};
+use crate::common::{Cluster, Running, describe};
 
 #[test]
 fn hold_min_keeps_the_lock_after_a_quick_command_so_a_second_cron_host_skips() {

@@ -1,9 +1,7 @@
 //! Mutual exclusion under contention, observed from the outside: many `redlock run` processes
 //! doing a read-modify-write on a shared file.
 
-mod common;
-
-use common::{Cluster, describe};
+use crate::common::{Cluster, describe};
 
 /// 8 processes × 25 critical sections. Each section logs its start and end, reads a counter,
 /// sleeps a little (to widen any race), and writes the counter back plus one. If two sections

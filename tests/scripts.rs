@@ -1,14 +1,12 @@
 //! The Lua scripts run directly on a real master, for the properties the rounds rely on when a
 //! request is sent a second time (after its connection failed).
 
-mod common;
-
-use common::Cluster;
+use crate::common::{Cluster, Inspector};
 use redis::Value;
 use redlock_cli::lock::keys;
 use redlock_cli::lock::scripts::lock::ACQUIRE;
 
-fn acquire(connection: &mut redis::Connection, token: &str) -> Value {
+fn acquire(connection: &mut Inspector, token: &str) -> Value {
     let names = keys::Names::of("lock");
     redis::Script::new(ACQUIRE.code)
         .key(&names.lock_keys("lock")[..])

@@ -3,12 +3,12 @@
 //! per-holder expiry; a different L and a key in use as a lock refused; a lost quorum stopping
 //! the command; status; the token workflow. Every test ends with no key left without a TTL.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;
 
-use common::{Cluster, RedisCluster, Running, describe, eventually};
+use crate::common::{Cluster, RedisCluster, Running, describe, eventually};
 use redlock_cli::lock::keys;
 
 /// 8 contenders, `sections` each, run `redlock run --limit L` around a critical section that

@@ -5,12 +5,12 @@
 //! kinds and `--fence` refused; the token workflow and status. Every test checks that no key
 //! is left without a TTL.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;
 
-use common::{Cluster, Running, WAIT_FOR_GATE, describe, eventually};
+use crate::common::{Cluster, Running, WAIT_FOR_GATE, describe, eventually};
 use redlock_cli::lock::keys;
 
 const MARKER: &str = "__redlock:shared";

@@ -4,11 +4,11 @@
 //! leaves the line while readers wait behind it; nested readers and writers. Each one states
 //! what must hold; all run against real masters.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
-use common::{Cluster, Running, describe, eventually};
+use crate::common::{Cluster, Running, describe, eventually};
 use redlock_cli::lock::keys;
 
 const MARKER: &str = "__redlock:shared";

@@ -3,11 +3,11 @@
 //! file that is not a binary is run. Exit codes 126 and 127 are in tests/run.rs, the terminal
 //! hand-off in tests/terminal.rs and tests/job_control.rs.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
-use common::{Cluster, Running, describe, eventually, process_alive, procfs};
+use crate::common::{Cluster, Running, describe, eventually, process_alive, procfs};
 
 /// A line of /proc/PID/status, such as `SigBlk`, as a bit mask.
 fn signal_mask(status: &str, field: &str) -> u64 {

@@ -1,8 +1,8 @@
 //! `status` and `-v` say what is known, in one style.
 
-mod common;
+use crate::common;
 
-use common::{Cluster, describe};
+use crate::common::{Cluster, describe};
 
 #[test]
 fn status_cuts_only_what_is_long_and_counts_the_unreachable() {

@@ -4,11 +4,11 @@
 //! reader that had enough (`| head -1`) is not an error. `run` prints nothing of its own on
 //! standard output, so its status stays the command's.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 
-use common::{Cluster, closing, describe};
+use crate::common::{Cluster, closing, describe};
 
 const OS_ERROR: i32 = 71;
 

@@ -1,13 +1,13 @@
 //! The guard process, against real masters: it keeps the promise "the command never runs past
 //! the lock's validity" when redlock itself cannot, because redlock is stopped.
 
-mod common;
+use crate::common;
 
 use std::os::unix::process::CommandExt;
 use std::time::Duration;
 
-use common::procfs::stat_fields;
-use common::{Cluster, Running, describe, eventually, live_group_members, now_ms, procfs};
+use crate::common::procfs::stat_fields;
+use crate::common::{Cluster, Running, describe, eventually, live_group_members, now_ms, procfs};
 
 /// Every key on every master has a TTL (none would stay forever if its holder vanished).
 fn assert_every_key_expires(cluster: &Cluster) {

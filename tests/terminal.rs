@@ -3,13 +3,13 @@
 //! otherwise, its process group being a new one, and the terminal goes back to redlock's group
 //! afterwards), and waiting for a lock is shown on one line, redrawn in place and cleared.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Captured, Cluster, eventually, hostname, this_user, wait_for_file};
+use crate::common::{Captured, Cluster, eventually, hostname, this_user, wait_for_file};
 
 /// Waits for script(1) to end; a session stuck for 30 s is killed and fails the test.
 fn wait_for_exit(script: &mut Child, what: &str) {

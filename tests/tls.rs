@@ -2,13 +2,13 @@
 //! server that requires client certificates, passwords from every source, and passwords never
 //! shown.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::process::Output;
 use std::time::Duration;
 
-use common::{Cluster, Pki, Server, describe, eventually, redlock};
+use crate::common::{Cluster, Inspector, Pki, Server, describe, eventually, redlock};
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -252,12 +252,10 @@ fn acl_user_with_password_from_file_env_or_url() {
 fn a_database_number_in_the_url_is_where_the_lock_lives() {
     let server = acl_server();
     let in_db = |db: u32| {
-        redis::Client::open(format!(
+        Inspector::open(&format!(
             "redis://locker:s3cret@127.0.0.1:{}/{db}",
             server.port
         ))
-        .unwrap()
-        .get_connection()
         .unwrap()
     };
     let url = format!("redis://locker:s3cret@127.0.0.1:{}/3", server.port);

@@ -3,13 +3,11 @@
 //! must redlock (by pinning: the server's certificate is exactly one it was told to trust);
 //! a different self-signed certificate is still refused.
 
-mod common;
-
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
 
-use common::{Cluster, describe, redlock};
+use crate::common::{Cluster, describe, redlock};
 
 /// Makes a self-signed certificate and key as the users do.
 fn self_signed(dir: &Path, name: &str) -> (String, String) {

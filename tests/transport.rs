@@ -8,30 +8,27 @@
 //! themselves while the lock is still held: only a notice can wake the waiter then, and its
 //! attempt fails.
 
-mod common;
-
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use common::{Cluster, Pki, Running, Server, describe, eventually, redlock, run_measured};
+use crate::common::{
+    Cluster, Inspector, Pki, Running, Server, describe, eventually, redlock, run_measured,
+};
 use redlock_cli::lock::keys::wake_channel;
 
 const LISTENING: &str = "listening for release notices of";
 const WOKEN: &str = "started by a release notice";
 
-/// A redis-rs connection to `url` (credentials and all), for the test's own commands.
-fn connect(url: &str) -> redis::Connection {
-    redis::Client::open(url)
-        .expect("client")
-        .get_connection_with_timeout(Duration::from_secs(5))
-        .expect("connect")
+/// A connection to `url` (credentials and all), for the test's own commands.
+fn connect(url: &str) -> Inspector {
+    Inspector::open(url).expect("connect")
 }
 
 /// Publishes one message on the wake channel of the (one) waiter queued for `key`, found in
 /// the queue on that master; how many subscribers got it.
-fn publish(connection: &mut redis::Connection, key: &str, payload: &[u8]) -> i64 {
+fn publish(connection: &mut impl redis::ConnectionLike, key: &str, payload: &[u8]) -> i64 {
     let queued: Vec<String> = redis::cmd("ZRANGE")
         .arg(format!("__redlock:{{{key}}}:queue:{key}"))
         .arg(0)
@@ -49,7 +46,7 @@ fn publish(connection: &mut redis::Connection, key: &str, payload: &[u8]) -> i64
 }
 
 /// The subscribed (pub/sub) connections a master has.
-fn pubsub_clients(connection: &mut redis::Connection) -> usize {
+fn pubsub_clients(connection: &mut impl redis::ConnectionLike) -> usize {
     let list: String = redis::cmd("CLIENT")
         .arg("LIST")
         .arg("TYPE")
@@ -96,7 +93,7 @@ fn holder_and_waiter(
 fn woken_then_runs(
     holder: &mut Running,
     waiter: &mut Running,
-    publisher: &mut redis::Connection,
+    publisher: &mut impl redis::ConnectionLike,
     key: &str,
 ) {
     assert!(!waiter.stderr_so_far().contains(WOKEN));
@@ -122,8 +119,7 @@ fn a_notice_wakes_the_waiter_and_its_subscriptions_end_with_the_wait() {
     // A waiter listens on a majority (2 of 3): with the one master the quorum may lose
     // down, one of them still announces the release.
     let (mut holder, mut waiter) = holder_and_waiter(&urls, &[], "handoff", "2 of 3 masters");
-    let mut connections: Vec<redis::Connection> =
-        cluster.servers.iter().map(|s| s.connection()).collect();
+    let mut connections: Vec<Inspector> = cluster.servers.iter().map(|s| s.connection()).collect();
     // One subscribed connection on each of two masters, the waiter's.
     let subscribed: Vec<usize> = connections.iter_mut().map(pubsub_clients).collect();
     assert_eq!(subscribed.iter().sum::<usize>(), 2, "{subscribed:?}");
@@ -252,8 +248,7 @@ fn a_flood_of_messages_on_the_channel_costs_the_waiter_no_memory() {
     }
     let flooding = Arc::new(AtomicBool::new(true));
     let published = Arc::new(AtomicU64::new(0));
-    let mut connections: Vec<redis::Connection> =
-        cluster.servers.iter().map(|s| s.connection()).collect();
+    let mut connections: Vec<Inspector> = cluster.servers.iter().map(|s| s.connection()).collect();
     let flooder = {
         let flooding = Arc::clone(&flooding);
         let published = Arc::clone(&published);

@@ -3,12 +3,12 @@
 //! new connection, the attempt may still reach its master after the undo. The fault proxy
 //! plays a middlebox that drops the client's connection while it still holds the attempt.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
-use common::proxy::{self, Fault};
-use common::{Cluster, describe, eventually};
+use crate::common::proxy::{self, Fault};
+use crate::common::{Cluster, describe, eventually};
 
 #[test]
 fn an_attempt_that_lands_after_its_undo_on_a_new_connection_is_undone_again() {

@@ -3,7 +3,7 @@
 //! runs it on the kinds of source tree a build starts from (a checkout, a source archive
 //! without .git, one unpacked inside another repository, a crate from crates.io).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

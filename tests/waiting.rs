@@ -1,10 +1,10 @@
 //! `--wait forever`: waits as long as it takes, and a signal still ends the wait at once.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
-use common::{Cluster, Running, describe, eventually, send_signal};
+use crate::common::{Cluster, Running, describe, eventually, send_signal};
 
 #[test]
 fn wait_forever_ends_at_once_on_sigterm_and_releases_nothing_it_does_not_hold() {

@@ -10,14 +10,14 @@
 //! turn that took the lock: a `notice`, never a `heartbeat` (a lost wake-up). No timing is
 //! asserted; the delays only order events.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use common::proxy::{Fault, Proxy, before_each, servers_env};
-use common::{Cluster, Running, describe, eventually};
+use crate::common::proxy::{Fault, Proxy, before_each, servers_env};
+use crate::common::{Cluster, Running, describe, eventually};
 use redlock_cli::lock::keys;
 
 /// Long enough that the waiter's turn certainly overtakes a release delayed by it, short next

@@ -1,12 +1,10 @@
 //! The shell workflow against real masters: acquire / extend / release in separate processes,
 //! --renew-while, the holder record, status, re-entrance, and who-is-in-the-way messages.
 
-mod common;
-
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Captured, Cluster, describe, eventually, holder_age, wait_for_file};
+use crate::common::{Captured, Cluster, describe, eventually, holder_age, wait_for_file};
 use serde_json::Value;
 
 /// Whether a `redlock __renew-while` watching `pid` is running.

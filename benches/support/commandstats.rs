@@ -9,7 +9,7 @@ use super::common::Cluster;
 /// The masters' INFO commandstats over one run.
 pub struct CommandStats {
     /// One connection per master, opened before the reset, so that connecting is not counted.
-    connections: Vec<redis::Connection>,
+    connections: Vec<super::common::Inspector>,
 }
 
 /// Calls per command name, summed over the masters.
@@ -25,7 +25,7 @@ impl Commands {
 
 impl CommandStats {
     pub fn reset(cluster: &Cluster) -> CommandStats {
-        let mut connections: Vec<redis::Connection> =
+        let mut connections: Vec<super::common::Inspector> =
             cluster.servers.iter().map(|s| s.connection()).collect();
         for connection in &mut connections {
             let () = redis::cmd("CONFIG")

@@ -5,6 +5,7 @@
 //! - `redis_cluster`: real Redis Clusters ([`RedisCluster`]), each of which redlock counts as
 //!   one master (a [`Cluster`] here is a set of independent masters);
 //! - `proxy`: a fault proxy that can sit in front of any master;
+//! - `inspect`: the tests' own connection to a master ([`Inspector`]), whose reads survive EINTR;
 //! - `pki`: test certificates for the TLS tests ([`Pki`]);
 //! - `processes`: processes started and watched by the tests ([`Running`], [`Captured`],
 //!   signals, process groups, [`eventually`]);
@@ -21,6 +22,7 @@ pub mod manual;
 pub mod procfs;
 
 mod holder;
+mod inspect;
 mod measure;
 mod pki;
 mod processes;
@@ -35,6 +37,8 @@ use std::process::Command;
 // Each test binary uses a different part of these, as of the items themselves (dead_code above).
 #[allow(unused_imports)]
 pub use holder::{abbreviated, holder_age, hostname, this_user};
+#[allow(unused_imports)]
+pub use inspect::Inspector;
 #[allow(unused_imports)]
 pub use measure::{Measured, run_measured};
 #[allow(unused_imports)]

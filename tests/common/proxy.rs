@@ -244,6 +244,8 @@ fn requests(id: u64, mut client: TcpStream, mut server: TcpStream, shared: &Shar
     let mut chunk = vec![0u8; 16 * 1024];
     loop {
         let n = match client.read(&mut chunk) {
+            // No answer yet (see common/inspect.rs), not an end.
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
@@ -272,6 +274,8 @@ fn replies(id: u64, mut server: TcpStream, mut client: TcpStream, shared: &Share
     let mut chunk = vec![0u8; 16 * 1024];
     loop {
         let n = match server.read(&mut chunk) {
+            // No answer yet (see common/inspect.rs), not an end.
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 use super::Pki;
+use super::inspect::Inspector;
 use super::redlock;
 
 fn redis_server_binary() -> PathBuf {
@@ -228,37 +229,21 @@ impl Server {
         self.process.is_some()
     }
 
-    /// A fresh connection for inspecting the server from the test.
-    pub fn connection(&self) -> redis::Connection {
-        let client = redis::Client::open(self.url()).expect("client");
-        // The connect's wait can end with EINTR (seen once in CI, on a loaded machine, in a
-        // test binary whose other tests signal their children): that is no answer about the
-        // server, so try again, a few times.
-        let mut connected = client.get_connection_with_timeout(Duration::from_secs(5));
-        for _ in 0..3 {
-            match &connected {
-                Err(error) if error.to_string().contains("Interrupted system call") => {
-                    connected = client.get_connection_with_timeout(Duration::from_secs(5));
-                }
-                _ => break,
-            }
-        }
-        let connection = connected.unwrap_or_else(|error| {
+    /// A fresh connection for inspecting the server from the test, whose reads survive EINTR
+    /// (see `inspect.rs`).
+    pub fn connection(&self) -> Inspector {
+        Inspector::connect(self.port, Duration::from_secs(5)).unwrap_or_else(|error| {
             let log =
                 std::fs::read_to_string(self.dir.path().join("redis.log")).unwrap_or_default();
             let tail: Vec<&str> = log.lines().rev().take(5).collect();
             panic!(
                 "cannot connect to the test redis-server on port {} ({error}); running: {}, \
-                     paused: {}; last log lines: {tail:?}",
+                 paused: {}; last log lines: {tail:?}",
                 self.port,
                 self.process.is_some(),
                 self.paused
             )
-        });
-        connection
-            .set_read_timeout(Some(Duration::from_secs(5)))
-            .expect("read timeout");
-        connection
+        })
     }
 
     pub fn get(&self, key: &str) -> Option<String> {

@@ -1,9 +1,9 @@
 //! One client: `Redlock::take` and `queue::wait_in_line` as a state machine, one round at a
 //! time, deciding as the real rounds decide (src/lock/round.rs, `Until`).
 
-use crate::master::{Answer, Request};
-use crate::protocol::{Kind, Rules, Sleep, TICKETS};
-use crate::wire::{Wire, stop_awaiting, write_all};
+use super::master::{Answer, Request};
+use super::protocol::{Kind, Rules, Sleep, TICKETS};
+use super::wire::{Wire, stop_awaiting, write_all};
 
 pub const MASTERS: usize = 3;
 

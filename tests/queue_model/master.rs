@@ -4,7 +4,7 @@
 //! src/lock/queue_scripts.rs: WAIT, LEAVE and the shared `first_live`, `drop`, `wake_first`),
 //! keeping only what decides who may hold, who is first, and who is told.
 
-use crate::protocol::{Kind, Rules};
+use super::protocol::{Kind, Rules};
 
 /// A client's token; tokens are never reused, so a client has one for its whole life.
 pub type Token = u8;

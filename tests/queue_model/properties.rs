@@ -2,10 +2,10 @@
 
 use stateright::Property;
 
-use crate::client::Phase;
-use crate::master::Token;
-use crate::protocol::{MAJORITY, Sleep};
-use crate::system::{QueueModel, State};
+use super::client::Phase;
+use super::master::Token;
+use super::protocol::{MAJORITY, Sleep};
+use super::system::{QueueModel, State};
 
 /// The properties checked for `model`.
 pub fn of(model: &QueueModel) -> Vec<Property<QueueModel>> {

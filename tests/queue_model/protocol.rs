@@ -1,7 +1,7 @@
 //! The rules a run follows: which version of the protocol (today's, src/lock at the time of
 //! issue 23, or the fix), and what the clients wait for (the lock, or a slot of a semaphore).
 
-use crate::client::MASTERS;
+use super::client::MASTERS;
 
 /// Which version of the protocol the model runs.
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]

@@ -3,8 +3,8 @@
 //! not expire in the model but by a dead holder's `Expire` (see the header), so `prune` is
 //! not needed; the limit key and the records change no decision.
 
-use crate::master::{Answer, Master, Place, Ran, Request, Token, answered};
-use crate::protocol::Rules;
+use super::master::{Answer, Master, Place, Ran, Request, Token, answered};
+use super::protocol::Rules;
 
 impl Master {
     pub(crate) fn run_slot(

@@ -1,9 +1,9 @@
 //! Where runs start.
 
-use crate::client::{Client, MASTERS, Phase};
-use crate::master::{Master, Place, Token};
-use crate::protocol::{Kind, Rules, Sleep};
-use crate::system::State;
+use super::client::{Client, MASTERS, Phase};
+use super::master::{Master, Place, Token};
+use super::protocol::{Kind, Rules, Sleep};
+use super::system::State;
 
 #[derive(Clone, Copy, Debug)]
 pub enum Start {

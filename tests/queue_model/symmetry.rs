@@ -2,8 +2,8 @@
 //! file by its path: it reads only the shape both models' states have (masters; clients with
 //! answers, requests on the wire and subscriptions, per master).
 
-use crate::client::MASTERS;
-use crate::system::State;
+use super::client::MASTERS;
+use super::system::State;
 
 /// The masters are interchangeable (same scripts, same start, every client treats them
 /// alike): of the states that differ only by a renaming of the masters, one stands for all, so

@@ -3,11 +3,11 @@
 
 use stateright::{Model, Property};
 
-use crate::client::{Client, MASTERS, Phase};
-use crate::master::{Master, Ran, Request, Token};
-use crate::protocol::{Kind, Protocol, Rules, Sleep};
-use crate::start::{self, Start};
-use crate::{properties, symmetry};
+use super::client::{Client, MASTERS, Phase};
+use super::master::{Master, Ran, Request, Token};
+use super::protocol::{Kind, Protocol, Rules, Sleep};
+use super::start::{self, Start};
+use super::{properties, symmetry};
 
 /// What is checked: the protocol, where the run starts, which faults.
 #[derive(Clone, Copy, Debug)]

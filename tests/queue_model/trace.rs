@@ -4,11 +4,11 @@ use std::fmt::Write;
 
 use stateright::Path;
 
-use crate::client::{Client, MASTERS, Phase};
-use crate::master::{Answer, Master, Ran, Request};
-use crate::protocol::{Kind, Sleep};
-use crate::symmetry;
-use crate::system::{Action, QueueModel, State};
+use super::client::{Client, MASTERS, Phase};
+use super::master::{Answer, Master, Ran, Request};
+use super::protocol::{Kind, Sleep};
+use super::symmetry;
+use super::system::{Action, QueueModel, State};
 
 /// One line per step, then the state the path ends in. A path of a reduced model goes through
 /// representatives, whose masters are renamed at every step: it is told with the names of its

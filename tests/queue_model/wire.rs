@@ -2,7 +2,7 @@
 //! order. Shared with tests/rw_model, which includes this file by its path: each model has
 //! its own `master::Request`.
 
-use crate::master::Request;
+use super::master::Request;
 
 /// The most requests one connection carries at once in the model: an ACQUIRE still running,
 /// its undo, the join turn's WAIT, which a turn won elsewhere leaves on the wire, then a

@@ -2,9 +2,9 @@
 //! time, deciding as the real rounds decide (src/lock/round.rs, `Until`), for a reader or a
 //! writer; or the foreign client's one try.
 
-use crate::master::{Answer, Request};
-use crate::protocol::{Mode, Rules, TICKETS};
-use crate::wire::{Wire, stop_awaiting, write_all};
+use super::master::{Answer, Request};
+use super::protocol::{Mode, Rules, TICKETS};
+use super::wire::{Wire, stop_awaiting, write_all};
 
 pub const MASTERS: usize = 3;
 /// Where a client is.

@@ -3,7 +3,7 @@
 //! queue_scripts.rs and scripts.rs), keeping what decides who may hold, who is eligible and
 //! who is told.
 
-use crate::protocol::{Flaw, Mode, Rules};
+use super::protocol::{Flaw, Mode, Rules};
 
 /// A client's token; tokens are never reused, so a client has one for its whole life. A
 /// reader's says so (`shr-...`), which is how the scripts know a place's mode.

@@ -2,10 +2,10 @@
 
 use stateright::Property;
 
-use crate::client::{Client, Phase};
-use crate::master::{Key, Master, Token};
-use crate::protocol::{MAJORITY, Mode};
-use crate::system::{RwModel, State};
+use super::client::{Client, Phase};
+use super::master::{Key, Master, Token};
+use super::protocol::{MAJORITY, Mode};
+use super::system::{RwModel, State};
 
 /// The names of the properties, as the tests and traces use them.
 pub const ALONE: &str = "a writer holds alone";

@@ -1,7 +1,7 @@
 //! The rules a run follows: issue 25's design (/work/notes/25-design.md), or that design with
 //! one known-bad rule, which some check must catch (the model has teeth).
 
-use crate::client::MASTERS;
+use super::client::MASTERS;
 
 /// The majority: the writer's quorum, the reader's in the design, and the queue's own.
 pub const MAJORITY: usize = MASTERS / 2 + 1;

@@ -1,10 +1,10 @@
 //! Where runs start.
 
-use crate::client::MASTERS;
-use crate::client::{Client, Phase};
-use crate::master::{Key, Master, Place, Token};
-use crate::protocol::{LISTEN_SETS, Mode};
-use crate::system::State;
+use super::client::MASTERS;
+use super::client::{Client, Phase};
+use super::master::{Key, Master, Place, Token};
+use super::protocol::{LISTEN_SETS, Mode};
+use super::system::State;
 
 /// A state reachable from the empty one (each client arriving in turn, each round answered by
 /// every master before the next client arrives), chosen so that a hand-off is about to happen.

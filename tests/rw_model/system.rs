@@ -3,12 +3,12 @@
 
 use stateright::{Model, Property};
 
-use crate::client::MASTERS;
-use crate::client::{Client, Phase};
-use crate::master::{Master, Ran, Request, Token};
-use crate::protocol::{LISTEN_SETS, Mode, Rules};
-use crate::start::{self, Start};
-use crate::{properties, symmetry};
+use super::client::MASTERS;
+use super::client::{Client, Phase};
+use super::master::{Master, Ran, Request, Token};
+use super::protocol::{LISTEN_SETS, Mode, Rules};
+use super::start::{self, Start};
+use super::{properties, symmetry};
 
 /// What is checked: the rules, where the run starts, which faults.
 #[derive(Clone, Copy, Debug)]

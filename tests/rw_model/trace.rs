@@ -4,11 +4,11 @@ use std::fmt::Write;
 
 use stateright::Path;
 
-use crate::client::{Client, MASTERS, Phase};
-use crate::master::{Answer, Key, Master, Ran, Request};
-use crate::protocol::Mode;
-use crate::symmetry;
-use crate::system::{Action, RwModel, State};
+use super::client::{Client, MASTERS, Phase};
+use super::master::{Answer, Key, Master, Ran, Request};
+use super::protocol::Mode;
+use super::symmetry;
+use super::system::{Action, RwModel, State};
 
 /// One line per step, then the state the path ends in. The path goes through representatives,
 /// whose masters are renamed at every step: it is told with the names of its start throughout.

@@ -96,7 +96,7 @@
 //! `the_alternative_newcomer_rule_holds`.
 //!
 //! # Bounds and cost
-//! `cargo test --test rw_model -- --nocapture` prints each check's states and time (the whole
+//! `cargo test --test models rw_model -- --nocapture` prints each check's states and time (the whole
 //! target: about 8 s in a debug build on a loaded 2-core machine; the largest check, 724 000
 //! states); larger bounds: `the_design_holds_within_larger_bounds` (ignored; 5 minutes).
 
@@ -364,7 +364,7 @@ fn the_alternative_newcomer_rule_holds() {
 }
 
 // The model has teeth: each known-bad rule below breaks a property, and the checker says how
-// (the shortest trace is printed: `cargo test --test rw_model flaw -- --nocapture`).
+// (the shortest trace is printed: `cargo test --test models rw_model::flaw -- --nocapture`).
 
 /// A newcomer reader that takes K while readers hold it, ignoring the queue, enters before the
 /// writer that waits there.

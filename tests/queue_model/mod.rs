@@ -97,7 +97,7 @@
 //! # Bounds and cost
 //! Each test names its clients and how many timers may fire; every client wants the lock once,
 //! at most one dies and one leaves. The tests print how many states they explored and how long
-//! it took: `cargo test --test queue_model -- --nocapture`. Larger bounds:
+//! it took: `cargo test --test models queue_model -- --nocapture`. Larger bounds:
 //! `fixed_protocol_holds_within_larger_bounds` (ignored; minutes).
 
 mod check;

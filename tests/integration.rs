@@ -1,0 +1,58 @@
+//! The integration tests, one test binary with a module per theme (as ripgrep and fd keep
+//! theirs): every module drives the real `redlock` binary against real `redis-server`
+//! processes that the tests start on loopback (`common`). One binary links once, where 47
+//! separate ones linked the crate and its dependencies 47 times; the model checks
+//! (`tests/models.rs`) and the package tests (`tests/package.rs`) are binaries of their own.
+//!
+//! Run one module with `cargo test --test integration faults::`, one test by its name;
+//! docs/contributing.md says how to run groups and how to hunt a flaky test.
+
+mod common;
+
+mod bad_input;
+mod bad_replies;
+mod blocked_steps;
+mod cluster;
+mod config;
+mod docs;
+mod doctor;
+mod doctor_capabilities;
+mod error_causes;
+mod exit_codes;
+mod faults;
+mod fencing;
+mod foreign_bytes;
+mod generated;
+mod harness;
+mod hostile_input;
+mod job_control;
+mod json_log;
+mod key_layout;
+mod list;
+mod messages;
+mod metrics;
+mod module_graph;
+mod proxy_faults;
+mod queue;
+mod queue_cleanup;
+mod real_causes;
+mod run;
+mod run_options;
+mod safety;
+mod scripts;
+mod semaphore;
+mod shared;
+mod shared_review;
+mod spawn;
+mod status_output;
+mod stdout_errors;
+mod supervise_faults;
+mod terminal;
+mod tls;
+mod tls_self_signed;
+mod transport;
+mod undo_order;
+mod version;
+mod waiting;
+mod wakeups;
+mod workflow;
