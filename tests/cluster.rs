@@ -365,7 +365,16 @@ fn a_failover_under_a_held_lock_moves_the_renewals_to_the_promoted_replica() {
         "no renewal reached the promoted replica: {}",
         running.stderr_so_far()
     );
-    // The URL's node is out of reach: other processes go through another node.
+    // The URL's node is out of reach: other processes go through another node, once that
+    // node has learnt of the failover (until then it answers CLUSTERDOWN, as it should).
+    let serving = eventually(Duration::from_secs(30), || {
+        cluster.nodes[1].info_field(&["CLUSTER", "INFO"], "cluster_state") == Some("ok".into())
+    });
+    assert!(
+        serving,
+        "node 1 never saw the failover: {}",
+        cluster.describe()
+    );
     let mut status = common::redlock();
     status.env("REDLOCK_SERVERS", cluster.url_via(1));
     let (code, json) = status_json(status, &key);
