@@ -199,7 +199,7 @@ fn timeout_ends_a_run_whose_metrics_file_is_a_fifo() {
     let fifo = dir.path().join("m.prom");
     make_fifo(&fifo);
     let output = std::process::Command::new("timeout")
-        .args(["-k", "3", "2", env!("CARGO_BIN_EXE_redlock")])
+        .args(["-k", "3", "2", crate::common::redlock_binary()])
         .args(["--server", &cluster.urls()[0]])
         .args(["run", "--key", "k", "--ttl", "5s", "--metrics-file"])
         .arg(&fifo)
@@ -342,7 +342,7 @@ fn a_hung_name_lookup_does_not_keep_redlock_from_exiting() {
         resolv.display()
     );
     let child = std::process::Command::new("unshare")
-        .args(["-m", "sh", "-c", &script, env!("CARGO_BIN_EXE_redlock")])
+        .args(["-m", "sh", "-c", &script, crate::common::redlock_binary()])
         .args([
             "--server",
             "redis://lock.example.com:6379",

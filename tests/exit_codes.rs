@@ -115,7 +115,7 @@ fn every_example_in_the_readme_table_exits_with_its_code() {
     let cluster = common::Cluster::start(1);
     let server = &cluster.servers[0];
     let port = server.url().rsplit(':').next().unwrap().to_string();
-    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_redlock"))
+    let bin_dir = std::path::Path::new(crate::common::redlock_binary())
         .parent()
         .unwrap()
         .to_path_buf();

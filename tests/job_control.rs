@@ -177,7 +177,7 @@ fn wait_for(gate: &str, code: i32) -> String {
 }
 
 fn redlock_path() -> &'static str {
-    env!("CARGO_BIN_EXE_redlock")
+    crate::common::redlock_binary()
 }
 
 #[test]

@@ -467,7 +467,7 @@ fn a_signal_ignored_by_the_parent_stays_ignored_for_the_command() {
         .arg("-c")
         .arg(format!(
             "trap '' HUP; exec {} run --key ign -- sh -c 'kill -HUP $$; echo survived'",
-            env!("CARGO_BIN_EXE_redlock")
+            crate::common::redlock_binary()
         ))
         .env("REDLOCK_SERVERS", cluster.servers_env())
         .output()

@@ -1003,7 +1003,7 @@ fn the_readers_marker_is_nobodys_token_and_readers_refuse_a_writer_without_it() 
 #[test]
 fn a_reader_nested_in_its_writer_reuses_it_and_a_writer_nested_in_its_reader_is_refused() {
     let cluster = Cluster::start(3);
-    let redlock = env!("CARGO_BIN_EXE_redlock");
+    let redlock = crate::common::redlock_binary();
     let nested = |outer_shared: bool, inner_shared: bool| {
         let mut inner = vec![redlock, "run", "--key", "rw-nested", "--wait", "3s"];
         if inner_shared {

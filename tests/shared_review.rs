@@ -232,7 +232,7 @@ fn a_writer_leaving_the_line_wakes_the_reader_behind_it() {
 #[test]
 fn a_nested_reader_inside_the_writer_does_not_wait_for_its_own_parent() {
     let cluster = Cluster::start(3);
-    let exe = env!("CARGO_BIN_EXE_redlock");
+    let exe = crate::common::redlock_binary();
     let output = cluster
         .redlock()
         .args(["run", "--key", "rv-nested", "--", exe])
@@ -254,7 +254,7 @@ fn a_nested_reader_inside_the_writer_does_not_wait_for_its_own_parent() {
 #[test]
 fn a_nested_writer_inside_a_reader_is_refused_at_once() {
     let cluster = Cluster::start(3);
-    let exe = env!("CARGO_BIN_EXE_redlock");
+    let exe = crate::common::redlock_binary();
     let output = cluster
         .redlock()
         .args(["run", "--key", "rv-nested-up", "--shared", "--", exe])

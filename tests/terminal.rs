@@ -54,7 +54,7 @@ fn a_command_can_read_from_the_terminal() {
     let cluster = Cluster::start(3);
     let inner = format!(
         "{} run --key tty -- sh -c 'read answer; echo got:$answer; exit 3'; echo rc=$?",
-        env!("CARGO_BIN_EXE_redlock")
+        crate::common::redlock_binary()
     );
     let mut script = Command::new("script")
         .args(["-q", "-e", "-c", &inner, "/dev/null"])
@@ -109,7 +109,7 @@ fn waiting_is_drawn_in_place_on_the_terminal_and_cleared_once_the_lock_is_taken(
     // whole line is shown (a narrow one cuts it: see the test below).
     let inner = format!(
         "stty rows 40 cols 200; {} run --key ttywait --wait 60s -- sh -c 'echo got-lock'; echo rc=$?",
-        env!("CARGO_BIN_EXE_redlock")
+        crate::common::redlock_binary()
     );
     let (mut script, stdin, typescript) = terminal_session(&inner, &cluster);
 
@@ -199,7 +199,7 @@ fn the_waiting_line_fits_a_narrow_terminal() {
 
     let inner = format!(
         "stty rows 40 cols 60; {} run --key narrow --wait forever -- true; echo rc=$?",
-        env!("CARGO_BIN_EXE_redlock")
+        crate::common::redlock_binary()
     );
     let (mut script, stdin, typescript) = terminal_session(&inner, &cluster);
     let draw = "\r\x1b[2Kredlock: waiting for lock \"narrow\"";

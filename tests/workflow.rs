@@ -154,8 +154,8 @@ fn env_and_json_formats() {
     let cluster = Cluster::start(3);
     let script = format!(
         "eval \"$({} acquire --key fmt --ttl 30s --format env)\" && echo \"$REDLOCK_KEY $REDLOCK_TOKEN $REDLOCK_VALIDITY_MS\" && {} release",
-        env!("CARGO_BIN_EXE_redlock"),
-        env!("CARGO_BIN_EXE_redlock")
+        crate::common::redlock_binary(),
+        crate::common::redlock_binary()
     );
     let output = Command::new("sh")
         .args(["-c", &script])
@@ -203,7 +203,7 @@ fn the_holder_record_names_the_script_and_goes_with_the_lock() {
     let cluster = Cluster::start(3);
     let script = format!(
         "{} acquire --key who --ttl 30s; echo $$",
-        env!("CARGO_BIN_EXE_redlock")
+        crate::common::redlock_binary()
     );
     let before = Instant::now();
     let output = Command::new("sh")
@@ -438,7 +438,7 @@ fn status_reports_held_free_split_and_unknown() {
 #[test]
 fn a_nested_run_of_the_same_key_reuses_the_lock_and_does_not_release_it() {
     let cluster = Cluster::start(3);
-    let bin = env!("CARGO_BIN_EXE_redlock");
+    let bin = crate::common::redlock_binary();
     let script = format!(
         "{bin} run --key nest -- sh -c 'echo inner $REDLOCK_TOKEN'; \
          echo outer $REDLOCK_TOKEN; \
@@ -467,7 +467,7 @@ fn a_nested_run_of_the_same_key_reuses_the_lock_and_does_not_release_it() {
 #[test]
 fn a_nested_acquire_and_release_leave_the_outer_lock_alone() {
     let cluster = Cluster::start(3);
-    let bin = env!("CARGO_BIN_EXE_redlock");
+    let bin = crate::common::redlock_binary();
     let script = format!(
         "eval \"$({bin} acquire --key nest2 --format env)\"; echo $REDLOCK_TOKEN; \
          {bin} release; echo released=$?; \

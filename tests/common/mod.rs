@@ -55,10 +55,22 @@ pub use servers::{Cluster, Server, TEST_PORTS, bind_test_port, free_port, listen
 #[allow(unused_imports)]
 pub use version::{assert_long_version, host_target};
 
-/// The redlock binary under test, with a clean environment for redlock's own variables, and
-/// no user config file (a developer's own ~/.config/redlock must not leak into the tests).
+/// The redlock binary under test: the one this build made, or the one `REDLOCK_TEST_BINARY`
+/// names (an artifact to test as it ships, such as the package's or a static build), read
+/// when the tests run, not when they are built.
+pub fn redlock_binary() -> &'static str {
+    static BINARY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BINARY.get_or_init(|| match std::env::var("REDLOCK_TEST_BINARY") {
+        Ok(path) if !path.is_empty() => path,
+        _ => env!("CARGO_BIN_EXE_redlock").to_string(),
+    })
+}
+
+/// The redlock binary under test ([`redlock_binary`]), with a clean environment for redlock's
+/// own variables, and no user config file (a developer's own ~/.config/redlock must not leak
+/// into the tests).
 pub fn redlock() -> Command {
-    redlock_at(Path::new(env!("CARGO_BIN_EXE_redlock")))
+    redlock_at(Path::new(redlock_binary()))
 }
 
 /// Like [`redlock`], for another build of it (the one a package installs).
