@@ -232,3 +232,51 @@ fn helper_queries_survive_a_spawning_thread() {
     spawner.join().unwrap();
     assert!(failures.is_empty(), "{failures:?}");
 }
+
+/// The signals a test process hands on, as this process (below) reads them from /proc.
+#[test]
+#[ignore = "a probe, run by the_tests_start_redlock_with_default_signal_actions"]
+fn signal_actions_probe() {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let ignored = status.lines().find(|l| l.starts_with("SigIgn:")).unwrap();
+    println!("probe {ignored}");
+}
+
+/// A suite started in the background (`scripts/test &`) begins with SIGINT and SIGQUIT
+/// ignored, and redlock keeps an inherited SIG_IGN: the tests that send them waited forever.
+/// The test process resets them before `main` (common/dispositions.rs): this runs this very
+/// binary with SIGINT, SIGQUIT and SIGTERM ignored, and its probe finds none of them ignored.
+#[test]
+fn the_tests_start_redlock_with_default_signal_actions() {
+    use std::os::unix::process::CommandExt;
+    let mut probe = std::process::Command::new(std::env::current_exe().unwrap());
+    probe.args([
+        "--ignored",
+        "--exact",
+        "--nocapture",
+        "harness::signal_actions_probe",
+    ]);
+    // SAFETY: signal takes plain integers and is async-signal-safe.
+    unsafe {
+        probe.pre_exec(|| {
+            for signal in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM] {
+                libc::signal(signal, libc::SIG_IGN);
+            }
+            Ok(())
+        });
+    }
+    let output = probe.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("probe SigIgn:"))
+        .unwrap_or_else(|| panic!("no probe line: {stdout}"));
+    let ignored = u64::from_str_radix(line.trim(), 16).unwrap();
+    for signal in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM] {
+        assert_eq!(
+            ignored & (1 << (signal - 1)),
+            0,
+            "signal {signal} ignored: {line}"
+        );
+    }
+}

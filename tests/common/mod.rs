@@ -5,6 +5,8 @@
 //! - `redis_cluster`: real Redis Clusters ([`RedisCluster`]), each of which redlock counts as
 //!   one master (a [`Cluster`] here is a set of independent masters);
 //! - `proxy`: a fault proxy that can sit in front of any master;
+//! - `dispositions`: the default action for every signal redlock handles, however the suite
+//!   was started (a background job starts with SIGINT ignored);
 //! - `inspect`: the tests' own connection to a master ([`Inspector`]), whose reads survive EINTR;
 //! - `pki`: test certificates for the TLS tests ([`Pki`]);
 //! - `processes`: processes started and watched by the tests ([`Running`], [`Captured`],
@@ -21,6 +23,7 @@
 pub mod manual;
 pub mod procfs;
 
+mod dispositions;
 mod holder;
 mod inspect;
 mod measure;
