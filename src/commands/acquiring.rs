@@ -36,13 +36,13 @@ pub fn listen_for_signals() -> Result<Signals, Failure> {
     })
 }
 
-/// The failure for a wait that a signal ended: exit 128+N for the terminating signal found in
-/// `inbox` (SIGINT if none is there any more), and nothing printed.
+/// The failure for a wait that a signal ended: exit 128+N for the signal found in `inbox`
+/// (SIGINT if none is there any more), and nothing printed.
 fn interrupted(inbox: &Receiver<Event>, key: &str) -> Failure {
     let signal = inbox
         .try_iter()
         .find_map(|event| match event {
-            Event::Signal(s) if signals::is_terminating(s) => Some(s),
+            Event::Signal(s) if signals::ends_the_wait(s) => Some(s),
             _ => None,
         })
         .unwrap_or(libc::SIGINT);

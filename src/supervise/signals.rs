@@ -8,9 +8,19 @@
 //! 1. Install the handlers before anything else happens (before the first request to a master,
 //!    long before the spawn). signal-hook's handler only writes to a self-pipe.
 //! 2. A dedicated thread reads the pipe and turns each signal into an [`Event::Signal`] on the
-//!    supervisor's channel, and wakes a waiting `acquire` for the terminating ones.
+//!    supervisor's channel, and wakes a waiting `acquire` for the forwarded ones.
 //! 3. The supervisor handles events only after the spawn returned and the pid is known; a
 //!    signal that came during the spawn waits in the channel and is forwarded then.
+//!
+//! Before the command exists (while redlock takes the lock or waits in line), every forwarded
+//! signal ends the wait ([`ends_the_wait`]): redlock gives back what it took, leaves the line
+//! and exits 128+N. SIGUSR1 and SIGUSR2 included: there is nobody yet to forward them to, and
+//! holding them for a command that does not exist yet would deliver them the moment it
+//! starts, where their default action kills it before it did anything (exit 138 or 140 for a
+//! run that never ran). Ending the wait is what the signal asked of redlock, the process it
+//! was sent to: its default action ends a process without a handler for it. Dropping it would
+//! leave `kill -USR1` without any effect at all. Once the command runs, they are forwarded to
+//! it, as every other.
 //!
 //! A signal that was ignored when redlock started (`nohup` ignores HUP, a non-interactive shell
 //! ignores INT and QUIT for background jobs) stays ignored: redlock installs no handler for it,
@@ -27,9 +37,16 @@ use crate::lock::Cancel;
 /// The signals forwarded to the child's process group.
 pub const FORWARDED: [i32; 6] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2];
 
-/// Signals whose default action would end redlock: before a child exists, they end the wait.
+/// Signals that a stopped command must be woken to act on (SIGCONT follows them), and that
+/// end redlock's own bounded steps once the command has ended (see `commands::bounded`).
 pub fn is_terminating(signal: i32) -> bool {
     matches!(signal, SIGINT | SIGTERM | SIGHUP | SIGQUIT)
+}
+
+/// Signals that end a wait for the lock, before the command exists: every forwarded one (see
+/// the module header for SIGUSR1 and SIGUSR2).
+pub fn ends_the_wait(signal: i32) -> bool {
+    FORWARDED.contains(&signal)
 }
 
 /// Caught but never forwarded: SIGCHLD tells the supervisor that its child exited, stopped or
@@ -56,7 +73,7 @@ pub fn install(events: Sender<Event>, cancel: Cancel) -> std::io::Result<()> {
             for signal in signals.forever() {
                 // Queue the event before waking the wait: whoever is woken looks for it.
                 let delivered = events.send(Event::Signal(signal)).is_ok();
-                if is_terminating(signal) {
+                if ends_the_wait(signal) {
                     cancel.cancel();
                 }
                 if !delivered {

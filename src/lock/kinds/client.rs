@@ -14,6 +14,7 @@ use super::fence::{self, FenceError};
 use super::held::{Kind, Lock, Timing};
 use super::queue::{self, InLine, Waiter};
 use super::slots::{self, release_slot};
+use super::undo::Purpose;
 use crate::lock::quorum::outcome::{
     AcquireError, AttemptFailure, ExtendError, Inspection, Released,
 };
@@ -193,8 +194,15 @@ impl Redlock {
                         // Requests of the interrupted attempt may have reached some masters.
                         match kind {
                             Kind::Lock | Kind::Reader => {
-                                release_token(&self.masters, key, &names, &token, timing, false)
-                                    .await;
+                                release_token(
+                                    &self.masters,
+                                    key,
+                                    &names,
+                                    &token,
+                                    timing,
+                                    Purpose::Abandon,
+                                )
+                                .await;
                             }
                             Kind::Slot { limit } => {
                                 release_slot(
@@ -203,7 +211,7 @@ impl Redlock {
                                     &token,
                                     limit,
                                     timing,
-                                    false,
+                                    Purpose::Abandon,
                                     None,
                                 )
                                 .await;
@@ -359,7 +367,7 @@ impl Redlock {
                 lock.token(),
                 limit,
                 lock.timing,
-                true,
+                Purpose::Release,
                 None,
             ));
         }
@@ -370,7 +378,7 @@ impl Redlock {
             &names,
             lock.token(),
             lock.timing,
-            true,
+            Purpose::Release,
         ))
     }
 
