@@ -3,7 +3,7 @@
 
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::{Captured, Cluster, Running, bind_test_port, send_signal};
@@ -159,4 +159,71 @@ fn sigusr_while_waiting_ends_the_wait_and_never_reaches_the_command() {
     }
     holder.open_gate();
     assert!(holder.wait_output().status.success());
+}
+
+/// `cmd` started with `signals` blocked, as a parent that blocked them before spawning leaves
+/// them (std's spawn keeps the parent's mask).
+fn blocking<'a>(cmd: &'a mut Command, signals: &'static [i32]) -> &'a mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: sigemptyset, sigaddset and pthread_sigmask are async-signal-safe and touch only
+    // the child's own mask and a set on its stack.
+    unsafe {
+        cmd.pre_exec(move || {
+            let mut set = std::mem::zeroed::<libc::sigset_t>();
+            libc::sigemptyset(&mut set);
+            for &signal in signals {
+                libc::sigaddset(&mut set, signal);
+            }
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            Ok(())
+        })
+    }
+}
+
+/// The SigBlk line of /proc/PID/status for `signals` blocked: a bit per signal, N − 1.
+fn sigblk(signals: &[i32]) -> String {
+    let bits = signals.iter().fold(0u64, |bits, s| bits | 1 << (s - 1));
+    format!("SigBlk:\t{bits:016x}")
+}
+
+/// redlock started with SIGCHLD (and SIGTERM) blocked in its mask: it still hears its command
+/// exit (it hung forever after it), and the command starts with the mask redlock inherited, as
+/// it would without redlock in between.
+#[test]
+fn a_mask_blocking_sigchld_neither_hangs_run_nor_is_lost_for_the_command() {
+    const BLOCKED: &[i32] = &[libc::SIGCHLD, libc::SIGTERM];
+    let cluster = Cluster::start(3);
+    let mut redlock = cluster.redlock();
+    blocking(&mut redlock, BLOCKED)
+        .args(["run", "--key", "mask", "--", "true"])
+        .stderr(Stdio::piped());
+    let mut child = redlock.spawn().unwrap();
+    let stderr = Captured::stderr_of(&mut child);
+    let status = exits_within(&mut child, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(0), "{}", stderr.finish());
+
+    let mut redlock = cluster.redlock();
+    // grep itself, not through a shell: dash clears its own mask as it starts.
+    let output = blocking(&mut redlock, BLOCKED)
+        .args([
+            "run",
+            "--key",
+            "mask",
+            "--",
+            "grep",
+            "SigBlk",
+            "/proc/self/status",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        crate::common::describe(&output)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        sigblk(BLOCKED)
+    );
+    assert!(cluster.key_gone_everywhere("mask"));
 }

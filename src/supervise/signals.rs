@@ -25,7 +25,18 @@
 //! A signal that was ignored when redlock started (`nohup` ignores HUP, a non-interactive shell
 //! ignores INT and QUIT for background jobs) stays ignored: redlock installs no handler for it,
 //! so the child inherits SIG_IGN just as it would without redlock in between.
+//!
+//! The signal mask is inherited too, and the same transparency applies to it, with one twist:
+//! a handler never runs for a signal that every thread blocks. A parent that spawned redlock
+//! with SIGCHLD blocked (std's `Command` keeps the parent's mask; so do many supervisors) left
+//! `run` waiting forever for an exit it was never told of; with TERM blocked, `kill` did
+//! nothing. So [`install`], the first thing a command that handles signals does (before any
+//! thread but the main one exists), notes the mask redlock inherited and unblocks, in the main
+//! thread, every signal it installs a handler for; threads started later inherit that. The
+//! command starts with the inherited mask ([`inherited_mask`], restored by `spawn` between
+//! clone and exec), as it would have without redlock in between.
 
+use std::sync::OnceLock;
 use std::sync::mpsc::Sender;
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
@@ -59,7 +70,16 @@ pub fn handled() -> impl Iterator<Item = i32> {
     FORWARDED.into_iter().chain(WATCHED)
 }
 
-/// Installs the handlers and starts the thread that reports signals as events.
+/// The signal mask redlock started with, noted by [`install`] before it unblocked anything.
+static INHERITED_MASK: OnceLock<libc::sigset_t> = OnceLock::new();
+
+/// The mask the command starts with: the one redlock inherited, when [`install`] noted it.
+pub fn inherited_mask() -> Option<libc::sigset_t> {
+    INHERITED_MASK.get().copied()
+}
+
+/// Installs the handlers and starts the thread that reports signals as events. Call it from
+/// the main thread, before starting any other (see the module header for the mask).
 pub fn install(events: Sender<Event>, cancel: Cancel) -> std::io::Result<()> {
     let caught: Vec<i32> = FORWARDED
         .into_iter()
@@ -67,6 +87,7 @@ pub fn install(events: Sender<Event>, cancel: Cancel) -> std::io::Result<()> {
         .chain(WATCHED)
         .collect();
     let mut signals = Signals::new(&caught)?;
+    unblock(&caught)?;
     std::thread::Builder::new()
         .name("redlock-signals".into())
         .spawn(move || {
@@ -81,6 +102,28 @@ pub fn install(events: Sender<Event>, cancel: Cancel) -> std::io::Result<()> {
                 }
             }
         })?;
+    Ok(())
+}
+
+/// Unblocks `caught` in the calling thread, after noting the mask it had (once: the first
+/// call's is the inherited one).
+fn unblock(caught: &[i32]) -> std::io::Result<()> {
+    let mut set = std::mem::MaybeUninit::<libc::sigset_t>::zeroed();
+    let mut previous = std::mem::MaybeUninit::<libc::sigset_t>::zeroed();
+    // SAFETY: both sets are valid storage for one sigset_t; sigemptyset initialises `set`
+    // before sigaddset and pthread_sigmask read it, and pthread_sigmask fills `previous`.
+    let rc = unsafe {
+        libc::sigemptyset(set.as_mut_ptr());
+        for &signal in caught {
+            libc::sigaddset(set.as_mut_ptr(), signal);
+        }
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, set.as_ptr(), previous.as_mut_ptr())
+    };
+    if rc != 0 {
+        return Err(std::io::Error::from_raw_os_error(rc));
+    }
+    // SAFETY: pthread_sigmask succeeded, so it filled `previous`.
+    let _ = INHERITED_MASK.set(unsafe { previous.assume_init() });
     Ok(())
 }
 
