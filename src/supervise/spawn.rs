@@ -177,8 +177,13 @@ pub fn spawn(
     let exec_error = plan.error.load(Ordering::SeqCst);
     if exec_error != 0 {
         let mut status = 0;
+        // The child has exited (CLONE_VFORK returned), so this does not block; but any
+        // signal may interrupt a system call of any thread (redlock has handlers), and an
+        // unreaped child would stay a zombie: retried on EINTR, as every wait here is.
         // SAFETY: reaps our own child, which has exited; `status` is valid storage.
-        unsafe { libc::waitpid(pid, &mut status, 0) };
+        while unsafe { libc::waitpid(pid, &mut status, 0) } == -1
+            && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
+        {}
         return Err(io::Error::from_raw_os_error(exec_error));
     }
     drop(plan.argv);
