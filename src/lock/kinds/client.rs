@@ -12,11 +12,12 @@ use super::cancel::Cancel;
 use super::exclusive::{self, release_token};
 use super::fence::{self, FenceError};
 use super::held::{Kind, Lock, Timing};
+use super::late;
 use super::queue::{self, InLine, Waiter};
 use super::slots::{self, release_slot};
 use super::undo::Purpose;
 use crate::lock::quorum::outcome::{
-    AcquireError, AttemptFailure, ExtendError, Inspection, Released,
+    AcquireError, AttemptFailure, ExtendError, Inspection, MasterFailure, Released,
 };
 use crate::lock::quorum::round::{Masters, Until};
 use crate::lock::quorum::tally::Decision;
@@ -379,6 +380,28 @@ impl Redlock {
             lock.token(),
             lock.timing,
             Purpose::Release,
+        ))
+    }
+
+    /// Whether [`Redlock::late_refusals`] has any master to ask (cheap: no I/O).
+    pub fn has_unheard(&self, lock: &Lock) -> bool {
+        late::unheard(&self.masters, lock.refusals())
+            .next()
+            .is_some()
+    }
+
+    /// The masters that `lock`'s round did not hear from because they were still being
+    /// connected to, asked again for at most one node timeout: those that refused for a
+    /// configuration reason, and why (see `late`). Blocks; call it off the path that waits.
+    pub fn late_refusals(&self, lock: &Lock) -> Vec<MasterFailure> {
+        if !self.has_unheard(lock) {
+            return Vec::new();
+        }
+        self.runtime.block_on(late::late_refusals(
+            &self.masters,
+            lock.key(),
+            lock.refusals(),
+            lock.timing.node_timeout,
         ))
     }
 
