@@ -43,6 +43,7 @@ mod scripts;
 mod semaphore;
 mod shared;
 mod shared_review;
+mod signals;
 mod spawn;
 mod status_output;
 mod stdout_errors;

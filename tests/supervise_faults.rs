@@ -171,3 +171,45 @@ fn send_signal_group(group: i32, signal: i32) {
     let rc = unsafe { libc::kill(-group, signal) };
     assert_eq!(rc, 0, "kill(-{group}, {signal})");
 }
+
+/// redlock stopped, every master healthy, past the moment the command had to be sent SIGTERM
+/// but before the guard's deadline: resumed, it stops the command (exit 70) and says that it
+/// did not run, not that no renewal reached the masters (none was even tried).
+#[test]
+fn a_stop_of_redlock_that_leaves_too_little_validity_says_so() {
+    let cluster = Cluster::start(3);
+    let mut run = Running::start(cluster.redlock().args([
+        "run",
+        "--key",
+        "stalled",
+        "--ttl",
+        "10s",
+        "--kill-after",
+        "5s",
+    ]));
+    run.wait_ready();
+    // Stopped before the first renewal was due (TTL/3).
+    crate::common::send_signal(run.child.id(), libc::SIGSTOP);
+    // The key expires at `expires` (a master's reply); the validity ends before that, so the
+    // SIGTERM deadline (validity − margin − 5 s) has passed by `expires` − 5 s, and the guard's
+    // (validity − margin) is about 4.5 s later.
+    let expires = validity_upper_bound_ms(&cluster, "stalled");
+    while now_ms() < expires - 5_000 {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    crate::common::send_signal(run.child.id(), libc::SIGCONT);
+    let output = run.wait_output();
+    assert_eq!(output.status.code(), Some(70), "{}", describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("lock \"stalled\": lost the lock: redlock did not run for ")
+            && stderr.contains(
+                "which left too little validity to renew the lock and still stop the command \
+                 within --kill-after 5s"
+            )
+            && !stderr.contains("no renewal reached"),
+        "{stderr}"
+    );
+    assert!(cluster.key_gone_everywhere("stalled"));
+}

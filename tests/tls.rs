@@ -74,6 +74,52 @@ fn a_certificate_from_another_ca_is_refused() {
     assert!(servers[0].keys().is_empty());
 }
 
+/// A master whose certificate does not verify beside two plain ones that make the majority:
+/// the lock is taken without it, and the refusal, which comes after the quorum decided (the
+/// TLS handshake takes round trips more than the plain masters' answers), is still reported,
+/// naming the master and the cause in words.
+#[test]
+fn a_master_refused_for_tls_is_reported_even_when_the_quorum_did_not_need_it() {
+    let pki = Pki::generate();
+    let stranger = Pki::generate();
+    let plain = Cluster::start(2);
+    let tls = Server::start_tls(&stranger, false);
+    let mut cmd = redlock();
+    cmd.args([
+        "-s",
+        &plain.urls()[0],
+        "-s",
+        &plain.urls()[1],
+        "-s",
+        &tls.tls_url(),
+    ])
+    .args(["--tls-ca-cert", pki.ca.to_str().unwrap()])
+    .args(["run", "--key", "late"]);
+    let mut run = common::Running::start(&mut cmd);
+    run.wait_ready();
+    assert!(
+        run.wait_for_stderr("warning:", Duration::from_secs(30)),
+        "no warning: {}",
+        run.stderr_so_far()
+    );
+    run.open_gate();
+    let output = run.wait_output();
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let message = stderr(&output);
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(
+        message.contains("warning: lock \"late\" was taken without 1 of the masters")
+            && message.contains(&tls.tls_url())
+            && message.contains("its certificate is not signed by a CA that redlock trusts"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("UnknownIssuer") && !message.contains("BadSignature"),
+        "{message}"
+    );
+    assert!(plain.key_gone_everywhere("late"));
+}
+
 #[test]
 fn rediss_to_a_plaintext_port_says_so() {
     let pki = Pki::generate();

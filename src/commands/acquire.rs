@@ -64,6 +64,7 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
         bounded::record_metrics(Some(&signals), metrics_file.as_deref(), &seen);
     };
     let lock = taken.inspect_err(|_| record())?;
+    let late = acquiring::LateRefusals::start(&client, &lock);
     let fence =
         acquiring::fence_if_asked(&client, &lock, settings.lock.fence).inspect_err(|_| record())?;
     if let Some(pid) = settings.renew_while
@@ -95,6 +96,7 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
         ));
     }
     record();
+    late.finish();
     Ok(exit::OK)
 }
 

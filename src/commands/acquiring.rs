@@ -1,7 +1,9 @@
 //! Taking the lock from a command: signals that end the wait, the wait itself with its
 //! progress line, and the fencing token that may follow.
 
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender};
+use std::thread::JoinHandle;
 
 use crate::config::LockSettings;
 use crate::exit::{self, Failure};
@@ -36,13 +38,13 @@ pub fn listen_for_signals() -> Result<Signals, Failure> {
     })
 }
 
-/// The failure for a wait that a signal ended: exit 128+N for the terminating signal found in
-/// `inbox` (SIGINT if none is there any more), and nothing printed.
+/// The failure for a wait that a signal ended: exit 128+N for the signal found in `inbox`
+/// (SIGINT if none is there any more), and nothing printed.
 fn interrupted(inbox: &Receiver<Event>, key: &str) -> Failure {
     let signal = inbox
         .try_iter()
         .find_map(|event| match event {
-            Event::Signal(s) if signals::is_terminating(s) => Some(s),
+            Event::Signal(s) if signals::ends_the_wait(s) => Some(s),
             _ => None,
         })
         .unwrap_or(libc::SIGINT);
@@ -161,4 +163,31 @@ fn fence(client: &Redlock, lock: &Lock) -> Result<u64, Failure> {
         report_release(client, lock);
         wording::fence_failure(lock.key(), error)
     })
+}
+
+/// The masters a lock was taken without that were still being connected to when the quorum
+/// decided, asked again from a thread of their own (see the lock's `late` module): each that
+/// refused for a configuration reason (a certificate that does not verify, a wrong password
+/// or database) gets the warning a refusal in the round gets. The command does not wait for
+/// it; [`LateRefusals::finish`] does, at most one node timeout after the start.
+pub struct LateRefusals(Option<JoinHandle<()>>);
+
+impl LateRefusals {
+    pub fn start(client: &Arc<Redlock>, lock: &Lock) -> LateRefusals {
+        if !client.has_unheard(lock) {
+            return LateRefusals(None);
+        }
+        let (client, lock) = (Arc::clone(client), lock.clone());
+        let asking = std::thread::Builder::new()
+            .name("redlock-late".into())
+            .spawn(move || wording::warn_degraded(lock.key(), &client.late_refusals(&lock)));
+        LateRefusals(asking.ok())
+    }
+
+    /// Waits until the answers are in and reported (bounded: see [`LateRefusals::start`]).
+    pub fn finish(self) {
+        if let Some(asking) = self.0 {
+            let _ = asking.join();
+        }
+    }
 }

@@ -39,7 +39,7 @@ pub fn renew_while(global: &GlobalArgs, args: RenewWhileArgs) -> Result<i32, Fai
         WatchEnd::Lost(LossReason::Refused) => {
             log::info!("lock {:?} is no longer held: renewer done", args.key);
         }
-        WatchEnd::Lost(LossReason::Expired) => log::error!(
+        WatchEnd::Lost(LossReason::Expired | LossReason::Stalled { .. }) => log::error!(
             "lock {:?} renewed for pid {} expired: no renewal reached a majority of masters in time",
             args.key,
             args.pid

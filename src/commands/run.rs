@@ -60,6 +60,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     );
     let started = std::time::Instant::now();
     let lock = taken.inspect_err(|_| record(&seen))?;
+    let late = acquiring::LateRefusals::start(&client, &lock);
     let fence = acquiring::fence_if_asked(&client, &lock, settings.lock.fence)
         .inspect_err(|_| record(&seen))?;
     let ending = supervise::supervise(
@@ -82,6 +83,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
         }
         _ => releasing::report_release(&client, &lock),
     }
+    late.finish();
     seen.held = Some(started.elapsed());
     match &ending {
         Ending::Exited(status) if status.shell_code() == exit::OK => {

@@ -35,15 +35,37 @@ pub enum LossReason {
     Refused,
     /// No extension reached a majority before the validity ended.
     Expired,
+    /// redlock itself did not run (stopped, or not scheduled) for `stalled`, past the moment
+    /// the stop had to begin: what validity was left could no longer hold a renewal and a stop
+    /// with the full `kill_after` grace. No master needs to have been asked.
+    Stalled {
+        stalled: Duration,
+        kill_after: Duration,
+    },
 }
 
 impl std::fmt::Display for LossReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            LossReason::Refused => "a majority of masters no longer hold it",
-            LossReason::Expired => "no renewal reached a majority of masters in time",
-        })
+        match self {
+            LossReason::Refused => f.write_str("a majority of masters no longer hold it"),
+            LossReason::Expired => f.write_str("no renewal reached a majority of masters in time"),
+            LossReason::Stalled {
+                stalled,
+                kill_after,
+            } => write!(
+                f,
+                "redlock did not run for {} (stopped, or starved of CPU), which left too little \
+                 validity to renew the lock and still stop the command within --kill-after {}",
+                humantime::format_duration(whole_ms(*stalled)),
+                humantime::format_duration(whole_ms(*kill_after))
+            ),
+        }
     }
+}
+
+/// `d` in whole milliseconds, for messages.
+fn whole_ms(d: Duration) -> Duration {
+    Duration::from_millis(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// The running renewal thread; stopping it is a flag and a wake-up, never a wait.

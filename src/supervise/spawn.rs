@@ -12,7 +12,8 @@
 //! 3. `clone(CLONE_VM | CLONE_VFORK)` starts the child on a small private stack; the calling
 //!    thread sleeps until the child has exec'd or exited.
 //! 4. The child makes only async-signal-safe system calls: new process group, parent-death
-//!    signal, terminal, signal dispositions back to default, the original signal mask, execve.
+//!    signal, terminal, signal dispositions back to default, the signal mask redlock inherited
+//!    (see `signals`), execve.
 //!    If exec fails it stores the error in memory the parent reads after the clone returns
 //!    (the memory is shared), and exits 127.
 //! 5. The parent restores its signal mask, frees the stack, and reaps the child itself if the
@@ -47,8 +48,11 @@ struct Plan {
     envp_ptrs: Vec<*const libc::c_char>,
     parent: libc::pid_t,
     terminal: Option<libc::c_int>,
-    /// The calling thread's mask before everything was blocked, for the child to restore.
+    /// The calling thread's mask before everything was blocked, for the parent to restore.
     mask: libc::sigset_t,
+    /// The mask the child execs with: the one redlock inherited (see `signals`), or the calling
+    /// thread's when none was noted.
+    child_mask: libc::sigset_t,
     /// Signals redlock handles, reset to their default action in the child.
     handled: Vec<libc::c_int>,
     /// The errno of a failed exec, 0 while none.
@@ -135,6 +139,8 @@ pub fn spawn(
         terminal,
         // SAFETY: filled by pthread_sigmask above.
         mask: unsafe { mask.assume_init() },
+        // SAFETY: as above.
+        child_mask: super::signals::inherited_mask().unwrap_or(unsafe { mask.assume_init() }),
         handled: handled.to_vec(),
         error: AtomicI32::new(0),
     };
@@ -171,8 +177,13 @@ pub fn spawn(
     let exec_error = plan.error.load(Ordering::SeqCst);
     if exec_error != 0 {
         let mut status = 0;
+        // The child has exited (CLONE_VFORK returned), so this does not block; but any
+        // signal may interrupt a system call of any thread (redlock has handlers), and an
+        // unreaped child would stay a zombie: retried on EINTR, as every wait here is.
         // SAFETY: reaps our own child, which has exited; `status` is valid storage.
-        unsafe { libc::waitpid(pid, &mut status, 0) };
+        while unsafe { libc::waitpid(pid, &mut status, 0) } == -1
+            && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
+        {}
         return Err(io::Error::from_raw_os_error(exec_error));
     }
     drop(plan.argv);
@@ -222,7 +233,7 @@ extern "C" fn child(plan: *mut libc::c_void) -> libc::c_int {
             }
         }
         libc::sigaction(libc::SIGPIPE, &default, std::ptr::null_mut());
-        libc::pthread_sigmask(libc::SIG_SETMASK, &plan.mask, std::ptr::null_mut());
+        libc::pthread_sigmask(libc::SIG_SETMASK, &plan.child_mask, std::ptr::null_mut());
         libc::execve(
             plan.program.as_ptr(),
             plan.argv_ptrs.as_ptr(),

@@ -19,6 +19,19 @@
 //! [`kill_at`]: Supervisor::kill_at
 //! [`overdue`]: Supervisor::overdue
 //!
+//! A SIGTERM at `term_at` says why: that no renewal was confirmed in time
+//! ([`LossReason::Expired`]), or, when redlock itself woke up more than `stop_margin` past the
+//! deadline it slept until ([`LossReason::Stalled`]: stopped with SIGSTOP or Ctrl-Z, a suspended
+//! VM, a starved CPU), that it did not run: then no renewal may even have been tried, and
+//! saying that no renewal reached the masters would send the user after healthy masters.
+//!
+//! So a stop of redlock loses the lock, with every master healthy, when it lasts past
+//! `term_at`: renewed every TTL/3, the lock keeps a validity of at most TTL − drift from the
+//! start of the last renewal, so a stop that begins just before a renewal was due loses it
+//! once it lasts longer than about 2·TTL/3 − drift − margin − grace (1.1 s for TTL 3s with
+//! the default grace), one that begins just after a renewal once it lasts longer than
+//! TTL − drift − margin − grace. docs/run.md says the same to users.
+//!
 //! V moves only on a confirmed extension, and only while no stop has begun. Nothing here
 //! touches a process or a clock: the caller passes `now` and carries out the [`Action`]s, so
 //! the schedule is unit-tested as it is.
@@ -156,7 +169,8 @@ impl Supervisor {
                 {
                     self.terminate(now, StopReason::MaxDuration(max))
                 } else if self.term_at().is_some_and(|term_at| now >= term_at) {
-                    self.terminate(now, StopReason::LockLost(LossReason::Expired))
+                    let reason = self.late_stop_reason(now);
+                    self.terminate(now, StopReason::LockLost(reason))
                 } else if self.renew_due.is_some_and(|due| now >= due) {
                     self.renew_due = None;
                     Action::StartRenewer
@@ -171,6 +185,22 @@ impl Supervisor {
                 Action::Kill
             }
             Stop::Terminating { .. } | Stop::Killed { .. } => Action::Wait,
+        }
+    }
+
+    /// Why the command must be stopped at `now`, past `term_at` with no stop begun: redlock
+    /// stalled if it woke more than `stop_margin` past the deadline it slept until (computed
+    /// before anything changes it), else no renewal was confirmed in time.
+    fn late_stop_reason(&self, now: Instant) -> LossReason {
+        let slept_until = self.next_deadline().unwrap_or(now);
+        let stalled = now.saturating_duration_since(slept_until);
+        if stalled > self.options.stop_margin {
+            LossReason::Stalled {
+                stalled,
+                kill_after: self.options.kill_after,
+            }
+        } else {
+            LossReason::Expired
         }
     }
 
@@ -294,6 +324,31 @@ mod tests {
             s.stop_reason(),
             Some(&StopReason::LockLost(LossReason::Expired))
         );
+    }
+
+    #[test]
+    fn woken_late_past_term_at_says_redlock_stalled_not_that_renewal_failed() {
+        let start = Instant::now();
+        let (mut s, validity_end) = fresh(start);
+        let o = options();
+        let term = validity_end - o.stop_margin - o.kill_after;
+        // Asleep until the first renewal was due, woken only after term_at.
+        let due = start + o.renew_every;
+        let woke = term + Duration::from_millis(10);
+        match s.on_timeout(woke) {
+            Action::Terminate {
+                reason:
+                    StopReason::LockLost(LossReason::Stalled {
+                        stalled,
+                        kill_after,
+                    }),
+                ..
+            } => {
+                assert_eq!(stalled, woke - due);
+                assert_eq!(kill_after, o.kill_after);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

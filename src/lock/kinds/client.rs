@@ -12,10 +12,12 @@ use super::cancel::Cancel;
 use super::exclusive::{self, release_token};
 use super::fence::{self, FenceError};
 use super::held::{Kind, Lock, Timing};
+use super::late;
 use super::queue::{self, InLine, Waiter};
 use super::slots::{self, release_slot};
+use super::undo::Purpose;
 use crate::lock::quorum::outcome::{
-    AcquireError, AttemptFailure, ExtendError, Inspection, Released,
+    AcquireError, AttemptFailure, ExtendError, Inspection, MasterFailure, Released,
 };
 use crate::lock::quorum::round::{Masters, Until};
 use crate::lock::quorum::tally::Decision;
@@ -193,8 +195,15 @@ impl Redlock {
                         // Requests of the interrupted attempt may have reached some masters.
                         match kind {
                             Kind::Lock | Kind::Reader => {
-                                release_token(&self.masters, key, &names, &token, timing, false)
-                                    .await;
+                                release_token(
+                                    &self.masters,
+                                    key,
+                                    &names,
+                                    &token,
+                                    timing,
+                                    Purpose::Abandon,
+                                )
+                                .await;
                             }
                             Kind::Slot { limit } => {
                                 release_slot(
@@ -203,7 +212,7 @@ impl Redlock {
                                     &token,
                                     limit,
                                     timing,
-                                    false,
+                                    Purpose::Abandon,
                                     None,
                                 )
                                 .await;
@@ -359,7 +368,7 @@ impl Redlock {
                 lock.token(),
                 limit,
                 lock.timing,
-                true,
+                Purpose::Release,
                 None,
             ));
         }
@@ -370,7 +379,29 @@ impl Redlock {
             &names,
             lock.token(),
             lock.timing,
-            true,
+            Purpose::Release,
+        ))
+    }
+
+    /// Whether [`Redlock::late_refusals`] has any master to ask (cheap: no I/O).
+    pub fn has_unheard(&self, lock: &Lock) -> bool {
+        late::unheard(&self.masters, lock.refusals())
+            .next()
+            .is_some()
+    }
+
+    /// The masters that `lock`'s round did not hear from because they were still being
+    /// connected to, asked again for at most one node timeout: those that refused for a
+    /// configuration reason, and why (see `late`). Blocks; call it off the path that waits.
+    pub fn late_refusals(&self, lock: &Lock) -> Vec<MasterFailure> {
+        if !self.has_unheard(lock) {
+            return Vec::new();
+        }
+        self.runtime.block_on(late::late_refusals(
+            &self.masters,
+            lock.key(),
+            lock.refusals(),
+            lock.timing.node_timeout,
         ))
     }
 

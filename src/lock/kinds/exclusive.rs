@@ -12,7 +12,7 @@ use crate::plural::counted;
 
 use super::attempt::Refused;
 use super::held::{Kind, Lock, Timing};
-use super::undo;
+use super::undo::{self, Purpose};
 use super::waiter::keep;
 use crate::lock::quorum::outcome::{AttemptFailure, Conflict, Released};
 use crate::lock::quorum::round::{Masters, Round, Until};
@@ -99,7 +99,7 @@ pub(in crate::lock) async fn attempt(
         }
         Decision::Won => AttemptFailure::TooSlow { elapsed },
         _ if semaphore(&round).is_some() => {
-            release_token(masters, key, names, token, timing, false).await;
+            release_token(masters, key, names, token, timing, Purpose::Undo).await;
             let limit = semaphore(&round).flatten();
             return Err(Refused::Conflict(Conflict::IsSemaphore { limit }));
         }
@@ -109,7 +109,7 @@ pub(in crate::lock) async fn attempt(
             // A master the round did not wait for may have said yes: undo unless every
             // master refused (no partial holds).
             if round.tally.no() < masters.nodes.len() {
-                release_token(masters, key, names, token, timing, false).await;
+                release_token(masters, key, names, token, timing, Purpose::Undo).await;
             }
             return Err(Refused::Failed(failure, ticket.filter(|_| will_wait)));
         }
@@ -118,21 +118,21 @@ pub(in crate::lock) async fn attempt(
             failures: round.failures(masters),
         },
     };
-    release_token(masters, key, names, token, timing, false).await;
+    release_token(masters, key, names, token, timing, Purpose::Undo).await;
     Err(Refused::Failed(failure, None))
 }
 
 /// Deletes our key on every master (a reader's token: removes our share, see READ_RELEASE).
-/// `announce`: a real release (not the clean-up of a failed attempt), which also gives up what
-/// is left of our place in the queue and tells the next waiter (see RELEASE). The clean-up is sent
-/// again when the attempt may overtake it (see `undo`).
+/// A real release ([`Purpose::Release`], not the clean-up of a failed or interrupted attempt)
+/// also gives up what is left of our place in the queue and tells the next waiter (see
+/// RELEASE). The clean-up is sent again when the attempt may overtake it (see `undo`).
 pub(in crate::lock) async fn release_token(
     masters: &Masters,
     key: &str,
     names: &Names,
     token: &str,
     timing: Timing,
-    announce: bool,
+    purpose: Purpose,
 ) -> Released {
     let start = Instant::now();
     let (lock_keys, reader_keys) = (names.lock_keys(key), names.reader_keys(key));
@@ -140,16 +140,16 @@ pub(in crate::lock) async fn release_token(
         Kind::Reader => (&READ_RELEASE, &reader_keys),
         _ => (&RELEASE, &lock_keys),
     };
-    let channel = if announce {
+    let channel = if purpose.announces() {
         keys::released_channel(key)
     } else {
         String::new()
     };
     let (token, channel) = (token.as_bytes(), channel.as_bytes());
-    let round = undo::guarded(masters, &timing, !announce, || {
+    let round = undo::guarded(masters, &timing, purpose, |until| {
         masters.round(
             Instant::now() + timing.node_timeout,
-            Until::DecidedAndSent,
+            until,
             binary_vote,
             move |node| async move {
                 let args: [&[u8]; 5] = [

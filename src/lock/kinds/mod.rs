@@ -6,7 +6,8 @@
 //! `wakeup` (why a turn starts), `undo` (removing a failed attempt's partial hold without
 //! being overtaken by it), `attempt` (why an attempt failed; the backoff), `waiter` (a waiter
 //! and its lease), `exclusive` and `slots` (a newcomer's rounds for the lock and for a slot),
-//! `queue_turn` and `queue` (waiting in line), `client` ([`client::Redlock`]: the one wait loop
+//! `queue_turn` and `queue` (waiting in line), `late` (refusals that come after the decision),
+//! `client` ([`client::Redlock`]: the one wait loop
 //! each kind plugs into, and the lock's operations), `semaphore` (a slot's operations and why
 //! they are sound), `shared` (a reader's operations, and why readers and writers exclude each
 //! other over a majority), `fence` (fencing tokens).
@@ -21,6 +22,7 @@ pub(super) mod client;
 pub(super) mod exclusive;
 pub(super) mod fence;
 pub(super) mod held;
+pub(super) mod late;
 pub(super) mod queue;
 pub(super) mod queue_turn;
 pub(super) mod semaphore;

@@ -131,10 +131,11 @@ use super::exclusive::release_token;
 use super::held::{Kind, Lock};
 use super::queue_turn::Turns;
 use super::slots::{self, Seat, SlotKeys};
+use super::undo::Purpose;
 pub(in crate::lock) use super::waiter::{HEARTBEAT, Waiter, lease};
 use super::wakeup::{Found, Wakeup, timer};
 use crate::lock::quorum::outcome::{AttemptFailure, Conflict};
-use crate::lock::quorum::round::{Masters, Until};
+use crate::lock::quorum::round::Masters;
 use crate::lock::quorum::tally::{Vote, slot_quorum};
 use crate::lock::scripts::queue::LEAVE;
 use crate::lock::scripts::slots::LEAVE_SLOT;
@@ -169,9 +170,14 @@ pub(in crate::lock) async fn wait_in_line(
     let deadline = Instant::now() + timing.node_timeout;
     let deadline = give_up_at.map_or(deadline, |at| at.min(deadline));
     let listened = listen_on(masters, waiter.kind);
-    let mut notices = tokio::select! {
-        notices = Notices::subscribe(listened, &channel, deadline) => notices,
-        () = cancel.cancelled() => return InLine::Cancelled,
+    let subscribed = tokio::select! {
+        notices = Notices::subscribe(listened, &channel, deadline) => Some(notices),
+        () = cancel.cancelled() => None,
+    };
+    let Some(mut notices) = subscribed else {
+        // The attempt that drew the ticket placed us in line already.
+        leave(masters, &waiter, Purpose::Abandon).await;
+        return InLine::Cancelled;
     };
     log::debug!(
         "listening for release notices of {:?} on {} of {} (queued with ticket {})",
@@ -187,7 +193,7 @@ pub(in crate::lock) async fn wait_in_line(
     let mut cause = Wakeup::Joined;
     loop {
         if cancel.is_cancelled() {
-            leave(masters, &waiter).await;
+            leave(masters, &waiter, Purpose::Abandon).await;
             return InLine::Cancelled;
         }
         let join = confirmed.elapsed() + HEARTBEAT + timing.node_timeout < lease(&timing);
@@ -202,8 +208,8 @@ pub(in crate::lock) async fn wait_in_line(
         };
         let Some(polled) = polled else {
             // The interrupted turn may have taken the lock somewhere.
-            undo(masters, &turns).await;
-            leave(masters, &waiter).await;
+            undo(masters, &turns, Purpose::Abandon).await;
+            leave(masters, &waiter, Purpose::Abandon).await;
             return InLine::Cancelled;
         };
         let failure = match polled.outcome {
@@ -214,10 +220,10 @@ pub(in crate::lock) async fn wait_in_line(
             Err(failure) => failure,
         };
         if polled.partial || polled.conflict.is_some() {
-            undo(masters, &turns).await;
+            undo(masters, &turns, Purpose::Undo).await;
         }
         if let Some(conflict) = polled.conflict {
-            leave(masters, &waiter).await;
+            leave(masters, &waiter, Purpose::Undo).await;
             return InLine::Conflict(conflict);
         }
         let spare = masters.nodes.len() - masters.quorum();
@@ -228,19 +234,19 @@ pub(in crate::lock) async fn wait_in_line(
         let lapsed = cause != Wakeup::Joined && polled.remade > spare;
         if lapsed {
             log::debug!("our place in the queue for {:?} had lapsed", waiter.key);
-            leave(masters, &waiter).await;
+            leave(masters, &waiter, Purpose::Undo).await;
             return InLine::LostPlace;
         }
         if polled.placed >= masters.quorum() {
             confirmed = start;
         } else if !join && polled.placeless > spare {
             log::debug!("lost our place in the queue for {:?}", waiter.key);
-            leave(masters, &waiter).await;
+            leave(masters, &waiter, Purpose::Undo).await;
             return InLine::LostPlace;
         }
         let now = Instant::now();
         if give_up_at.is_some_and(|at| now >= at) {
-            leave(masters, &waiter).await;
+            leave(masters, &waiter, Purpose::Undo).await;
             return InLine::GaveUp(failure);
         }
         on_retry(&failure);
@@ -263,7 +269,7 @@ pub(in crate::lock) async fn wait_in_line(
                 attempt = 0;
             }
             () = cancel.cancelled() => {
-                leave(masters, &waiter).await;
+                leave(masters, &waiter, Purpose::Abandon).await;
                 return InLine::Cancelled;
             }
         }
@@ -302,12 +308,12 @@ fn listen_on(masters: &Masters, kind: Kind) -> Vec<&Endpoint> {
 /// Removes whatever a failed or interrupted turn took. A slot's undo puts the waiter's place
 /// back where the slot had taken it, so nobody behind passes it there (see RELEASE_SLOT); the
 /// undo wakes nobody, the waiter itself being the one its going lets in.
-async fn undo(masters: &Masters, turns: &Turns<'_>) {
+async fn undo(masters: &Masters, turns: &Turns<'_>, purpose: Purpose) {
     let waiter = turns.waiter;
     let (key, token, timing) = (waiter.key, &waiter.token, waiter.timing);
     match waiter.kind {
         Kind::Lock | Kind::Reader => {
-            release_token(masters, key, waiter.names, token, timing, false).await;
+            release_token(masters, key, waiter.names, token, timing, purpose).await;
         }
         Kind::Slot { limit } => {
             let seat = Seat {
@@ -316,14 +322,15 @@ async fn undo(masters: &Masters, turns: &Turns<'_>) {
                 record: &turns.waiting_record,
                 keep_ms: &turns.keep_ms,
             };
-            slots::release_slot(masters, key, token, limit, timing, false, Some(&seat)).await;
+            slots::release_slot(masters, key, token, limit, timing, purpose, Some(&seat)).await;
         }
     }
 }
 
 /// Removes the waiter's place on every master (waking the waiters its going lets in there).
-/// Bounded by one node timeout.
-async fn leave(masters: &Masters, waiter: &Waiter<'_>) {
+/// Bounded by one node timeout; after a signal ([`Purpose::Abandon`]), by getting onto the
+/// wire (see `undo`).
+async fn leave(masters: &Masters, waiter: &Waiter<'_>, purpose: Purpose) {
     let names = waiter.names;
     let lock_keys = names.lock_keys(waiter.key);
     let slot_keys = SlotKeys::of(waiter.key);
@@ -337,7 +344,7 @@ async fn leave(masters: &Masters, waiter: &Waiter<'_>) {
     let round = masters
         .round(
             start + waiter.timing.node_timeout,
-            Until::DecidedAndSent,
+            purpose.until(),
             |answer| match answer {
                 Ok(Reply::Int(_)) => Vote::Yes,
                 _ => Vote::Error,

@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::attempt::Refused;
 use super::held::{Kind, Lock, Timing};
 use super::queue_turn::{Polled, Turns};
-use super::undo;
+use super::undo::{self, Purpose};
 use super::waiter::keep;
 use super::wakeup::Wakeup;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
@@ -128,7 +128,7 @@ pub(in crate::lock) async fn attempt_slot(
         // Even when a quorum said yes: holders that disagree are an error to report,
         // not a race to win.
         (Some(conflict), _) => {
-            release_slot(masters, key, token, limit, timing, false, None).await;
+            release_slot(masters, key, token, limit, timing, Purpose::Undo, None).await;
             return Err(Refused::Conflict(conflict));
         }
         (None, Decision::Won) if elapsed + timing.drift() < timing.ttl => {
@@ -180,7 +180,7 @@ pub(in crate::lock) async fn attempt_slot(
     // Unless every master refused, some may have given us a slot (also those that did not
     // answer in time, or whose answer the round did not wait for): give those back.
     if round.tally.no() < masters.nodes.len() {
-        release_slot(masters, key, token, limit, timing, false, None).await;
+        release_slot(masters, key, token, limit, timing, Purpose::Undo, None).await;
     }
     Err(Refused::Failed(failure, ticket.filter(|_| will_wait)))
 }
@@ -194,9 +194,9 @@ pub(in crate::lock) struct Seat<'a> {
     pub keep_ms: &'a str,
 }
 
-/// Removes our slot on every master. `announce`: a real release, which also gives up what is
-/// left of our place in the queue; without it, the clean-up of a failed attempt or turn (sent
-/// again when the attempt may overtake it, see `undo`), which with `seat` (a waiter's own turn)
+/// Removes our slot on every master. [`Purpose::Release`]: a real release, which also gives up
+/// what is left of our place in the queue; otherwise the clean-up of a failed or interrupted
+/// attempt or turn (sent again when the attempt may overtake it, see `undo`), which with `seat` (a waiter's own turn)
 /// puts the waiter's place back where the slot took it. Either way the waiters the change lets
 /// in are woken (see RELEASE_SLOT). Bounded by one node timeout, as the lock's release.
 pub(in crate::lock) async fn release_slot(
@@ -205,11 +205,11 @@ pub(in crate::lock) async fn release_slot(
     token: &str,
     limit: u32,
     timing: Timing,
-    announce: bool,
+    purpose: Purpose,
     seat: Option<&Seat<'_>>,
 ) -> Released {
     let names = SlotKeys::of(key);
-    let channel = if announce {
+    let channel = if purpose.announces() {
         keys::released_channel(key)
     } else {
         String::new()
@@ -221,11 +221,11 @@ pub(in crate::lock) async fn release_slot(
         None => [b""; 4],
     };
     let start = Instant::now();
-    let round = undo::guarded(masters, &timing, !announce, || {
+    let round = undo::guarded(masters, &timing, purpose, |until| {
         masters.round_with(
             slot_quorum(masters.nodes.len(), limit),
             Instant::now() + timing.node_timeout,
-            Until::DecidedAndSent,
+            until,
             binary_vote,
             move |node| async move {
                 let [ticket, lease_ms, record, keep_ms] = seat_args;

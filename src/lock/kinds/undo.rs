@@ -25,23 +25,59 @@
 //!    attempt that reaches its master more than a node timeout after its undo still holds that
 //!    master until its TTL, as any partial hold did before. That costs contenders time, never
 //!    safety: a partial hold only refuses others, and whoever holds a majority holds it alone.
-//! 5. **Cost.** Only after a break that stranded requests: one node timeout and one round more
-//!    (an interrupted `acquire` exits that much later). Otherwise nothing.
+//! 5. **Cost.** Only after a break that stranded requests: one node timeout and one round more.
+//!    Otherwise nothing.
+//! 6. **After a signal** ([`Purpose::Abandon`]: the wait was cancelled, redlock is about to exit
+//!    128+N). The user asked redlock to stop now, and a master that accepts and never answers,
+//!    with `--node-timeout 20s`, would otherwise hold the exit for 20 s (twice, with step 3).
+//!    So the undo stops as soon as it is on the wire of every connection (`Until::Sent`),
+//!    decided or not: that is all step 1 needs, since bytes in the kernel's hands reach a live
+//!    master even after redlock exits, behind the attempt they undo; no answer would change
+//!    what redlock does next. Step 3's second pass is skipped: it would wait a node timeout,
+//!    and what it guards against only costs contenders time (a partial hold until the TTL),
+//!    never safety. A master still being connected to was sent neither the attempt nor the
+//!    undo.
 
 use std::time::{Duration, Instant};
 
 use super::held::Timing;
-use crate::lock::quorum::round::Masters;
+use crate::lock::quorum::round::{Masters, Until};
 
-/// Runs `round`, a release round; when it is an undo (`undo`), runs it once more, one node
-/// timeout later, if a connection to some master broke with requests stranded on it since the
-/// attempt being undone could have been sent (see the header). Returns the first round's
-/// outcome: the second only removes what a late attempt took.
+/// What a release round is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::lock) enum Purpose {
+    /// The end of a hold: announced to the next waiter, its outcome reported.
+    Release,
+    /// Removing what a failed attempt or turn may have taken (steps 1 to 5).
+    Undo,
+    /// The same after a signal ended the wait: bounded by getting onto the wire (step 6).
+    Abandon,
+}
+
+impl Purpose {
+    /// Whether the release tells the next waiter (see RELEASE).
+    pub(in crate::lock) fn announces(self) -> bool {
+        self == Purpose::Release
+    }
+
+    /// How long the round listens.
+    pub(in crate::lock) fn until(self) -> Until {
+        match self {
+            Purpose::Release | Purpose::Undo => Until::DecidedAndSent,
+            Purpose::Abandon => Until::Sent,
+        }
+    }
+}
+
+/// Runs `round`, a release round, listening as `purpose` says; for an undo, runs it once more,
+/// one node timeout later, if a connection to some master broke with requests stranded on it
+/// since the attempt being undone could have been sent (see the header). Returns the first
+/// round's outcome: the second only removes what a late attempt took.
 pub(in crate::lock) async fn guarded<T, Fut>(
     masters: &Masters,
     timing: &Timing,
-    undo: bool,
-    round: impl Fn() -> Fut,
+    purpose: Purpose,
+    round: impl Fn(Until) -> Fut,
 ) -> T
 where
     Fut: Future<Output = T>,
@@ -49,9 +85,9 @@ where
     // The attempt's round started at most one node timeout before this; one more for margin.
     let now = Instant::now();
     let since = now.checked_sub(2 * timing.node_timeout).unwrap_or(now);
-    let first = round().await;
-    if undo && stranded(masters, timing, since).await {
-        round().await;
+    let first = round(purpose.until()).await;
+    if purpose == Purpose::Undo && stranded(masters, timing, since).await {
+        round(purpose.until()).await;
     }
     first
 }

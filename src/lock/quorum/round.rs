@@ -31,6 +31,11 @@ pub(in crate::lock) enum Until {
     /// A master still being connected to has no request queued and counts as done: no
     /// acquire can be pending there on this connection, so there is nothing to overtake.
     DecidedAndSent,
+    /// Once every request is on the wire, decided or not: the clean-up after a signal (see
+    /// `undo`), whose answers change nothing the caller does. What is on the wire reaches a
+    /// live master even if redlock exits now, behind the request it undoes on the same
+    /// connection; a master still being connected to counts as done, as for `DecidedAndSent`.
+    Sent,
     /// Once won, or refused by a majority, or every master answered (or the deadline passed):
     /// a lost extension must tell a lock that is gone from one that is only out of reach, and
     /// an early loss (one refusal, one dead master) says neither.
@@ -56,8 +61,8 @@ impl Until {
             Until::WonOrRefusedBy(refusals) => {
                 tally.decision() == Decision::Won || tally.no() >= refusals
             }
-            // Decided and written out: checked where the writes can be seen.
-            Until::DecidedAndSent | Until::AllAnswered => false,
+            // Written out: checked where the writes can be seen.
+            Until::DecidedAndSent | Until::Sent | Until::AllAnswered => false,
         }
     }
 }
@@ -154,8 +159,12 @@ impl Masters {
                         // Every request still in flight has now been polled, so each one is
                         // queued on its connection (or still connecting, and then nothing was
                         // sent to that master).
-                        if until == Until::DecidedAndSent && tally.decision() != Decision::Undecided
-                        {
+                        let wants_sent = match until {
+                            Until::DecidedAndSent => tally.decision() != Decision::Undecided,
+                            Until::Sent => true,
+                            _ => false,
+                        };
+                        if wants_sent {
                             if self.nodes.iter().all(|node| node.is_flushed(STALL)) {
                                 return Poll::Ready(());
                             }

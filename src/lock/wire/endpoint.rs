@@ -90,6 +90,15 @@ impl Endpoint {
         }
     }
 
+    /// True while a kept connection is open (see [`Node::is_connected`]); on a cluster, to
+    /// any of its nodes.
+    pub fn is_connected(&self) -> bool {
+        match &self.kind {
+            Kind::Server(node) => node.is_connected(),
+            Kind::Cluster(cluster) => cluster.is_connected(),
+        }
+    }
+
     /// What to report when a deadline passed before this master answered.
     pub fn timed_out(&self) -> NodeError {
         match &self.kind {

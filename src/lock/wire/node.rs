@@ -41,6 +41,7 @@ use tokio::net::{TcpStream, UnixStream};
 use tokio_rustls::TlsConnector;
 
 mod tls_port;
+mod tls_words;
 
 use super::lua::Lua;
 use super::master::{Address, Master};
@@ -284,7 +285,7 @@ impl Node {
                 let stream = TlsConnector::from(Arc::clone(tls))
                     .connect(name, stream)
                     .await
-                    .map_err(|e| NodeError::Connect(format!("TLS handshake failed: {e}")))?;
+                    .map_err(|e| NodeError::Connect(tls_words::handshake_failure(&e)))?;
                 in_handshake.store(false, Ordering::SeqCst);
                 Ok(Box::new(stream))
             }

@@ -167,6 +167,14 @@ impl Cluster {
             .all(|known| known.node.is_flushed(patience))
     }
 
+    /// True while a kept connection to any node is open.
+    pub(crate) fn is_connected(&self) -> bool {
+        self.lock()
+            .nodes
+            .iter()
+            .any(|known| known.node.is_connected())
+    }
+
     /// See `Node::stranded_since`; for any node.
     pub(crate) fn stranded_since(&self, since: Instant) -> bool {
         let state = self.lock();

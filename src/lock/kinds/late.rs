@@ -1,0 +1,72 @@
+//! Refusals that come after the decision: a master that refused for a configuration reason
+//! (its certificate does not verify, a wrong password or database) is reported even when the
+//! quorum did not need it.
+//!
+//! 1. **The problem.** A round stops listening once it has decided (see `round`). A master
+//!    that answers a request on an open connection answers in the same round trip as the
+//!    others, so its refusal (NOPERM, READONLY, a password it wants) is usually in by then and
+//!    kept (`Lock::refusals`). But a master still being connected to answers round trips
+//!    later: a TLS handshake, then AUTH and SELECT. With a majority of plain masters the
+//!    decision always comes first, the request is dropped with its connection attempt, and
+//!    the next round (a renewal, the release) starts another attempt that the next decision
+//!    drops again: a `rediss://` master whose certificate does not verify was never reported,
+//!    while the lock quietly did without it (one failure from losing it, on 3 masters).
+//! 2. **The fix: a bounded moment for the late, off the path that waits.** Right after the
+//!    lock is taken, the caller asks [`late_refusals`] about every master that has no open
+//!    connection (the ones whose connection attempt the decision cut short, or that failed
+//!    already) and did not already refuse: each is connected to (and logged in) again, with a
+//!    PING, for one node timeout at most, the bound the round itself would have given it. A
+//!    refusal for a configuration reason is returned; silence and unreachable masters are
+//!    not (the round's own failures already say what they can). `run` asks from a thread of
+//!    its own while the command runs, so the command does not start later for it.
+//! 3. **Why not at the next use of the connection.** There is no next use to read: a
+//!    connection attempt lives in the request that made it, and nothing runs between rounds
+//!    (see `client`), so each round's attempt would be cut short the same way.
+//! 4. **Why not wait in the round.** The uncontended path stays one round trip: a master that
+//!    the decision did not need must not delay it, and the validity runs from the round's
+//!    start. A master that is down or black-holed would cost every acquire a node timeout.
+//! 5. **What it costs.** Nothing when every master answered. Otherwise one connection attempt
+//!    per master concerned (the connection is kept if it opens, and used by the next round),
+//!    and a caller that waits for the answer before exiting waits at most one node timeout.
+
+use std::time::Duration;
+
+use crate::lock::quorum::outcome::MasterFailure;
+use crate::lock::quorum::round::Masters;
+use crate::lock::wire::endpoint::Endpoint;
+
+/// The masters without an open connection, `heard` (refusals already known) excepted.
+pub(in crate::lock) fn unheard<'a>(
+    masters: &'a Masters,
+    heard: &'a [MasterFailure],
+) -> impl Iterator<Item = &'a Endpoint> {
+    masters.nodes.iter().filter(|node| {
+        !node.is_connected() && !heard.iter().any(|h| h.master == node.master.to_string())
+    })
+}
+
+/// The masters without an open connection, `heard` excepted (refusals already known), asked
+/// again (connect, log in, PING) within `timeout`: those that refused for a configuration
+/// reason, with their refusal.
+pub(in crate::lock) async fn late_refusals(
+    masters: &Masters,
+    key: &str,
+    heard: &[MasterFailure],
+    timeout: Duration,
+) -> Vec<MasterFailure> {
+    let answers = futures_util::future::join_all(unheard(masters, heard).map(|node| async move {
+        let answer = tokio::time::timeout(timeout, node.command(key, &[b"PING"])).await;
+        let error = match answer {
+            Ok(Ok(_)) => return None,
+            Ok(Err(error)) => error,
+            // A handshake that never ended says so (a plaintext port given as rediss://).
+            Err(_) => node.timed_out(),
+        };
+        error.cause().is_configuration().then(|| MasterFailure {
+            master: node.master.to_string(),
+            error,
+        })
+    }))
+    .await;
+    answers.into_iter().flatten().collect()
+}
