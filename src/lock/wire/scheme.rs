@@ -55,7 +55,7 @@ impl Scheme {
     /// What the rest of a URL with this scheme may not say, given what redis-rs made of it.
     pub(in crate::lock) fn check(self, db: i64) -> Result<(), &'static str> {
         if self.cluster && db != 0 {
-            return Err("a Redis Cluster has only database 0: drop the /N from the URL");
+            return Err("a Redis Cluster has only database 0: drop the /N or ?db=N from the URL");
         }
         Ok(())
     }
