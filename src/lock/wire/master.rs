@@ -397,6 +397,13 @@ fn display_of(address: &Address, login: &Login, cluster: bool) -> String {
     match address {
         Address::Tcp { host, port, tls } => {
             let scheme = Scheme { tls: *tls, cluster }.name();
+            // redis-rs keeps an IPv6 host without its brackets (it connects with it so), and
+            // `redis://::1:6379` is no URL anyone could paste back.
+            let host = if host.contains(':') {
+                format!("[{host}]")
+            } else {
+                host.clone()
+            };
             format!("{scheme}://{credentials}{host}:{port}{db}")
         }
         Address::Unix(path) => {

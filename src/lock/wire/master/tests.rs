@@ -225,3 +225,17 @@ fn a_query_redlock_does_not_read_is_refused() {
         assert!(!err.to_string().contains("topsecret"), "{err}");
     }
 }
+
+#[test]
+fn an_ipv6_host_is_shown_in_brackets() {
+    for (url, shown) in [
+        ("redis://[::1]:25005", "redis://[::1]:25005"),
+        (
+            "rediss://u:pw@[2001:DB8::1]:6380/2",
+            "rediss://u:***@[2001:db8::1]:6380/2",
+        ),
+        ("redis://127.0.0.1:1", "redis://127.0.0.1:1"),
+    ] {
+        assert_eq!(Master::parse(url).unwrap().to_string(), shown, "{url}");
+    }
+}
