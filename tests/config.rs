@@ -259,6 +259,44 @@ fn a_broken_config_file_is_one_line_and_exit_78() {
     }
 }
 
+/// A parse error is reported at its own line, also when it starts the line: an unknown or a
+/// duplicate key was reported one line early (issue 33).
+#[test]
+fn a_broken_config_file_names_the_line_of_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for (body, expected) in [
+        (
+            "# redlock\n\nbogus = 1\n",
+            "at line 3: unknown field `bogus`",
+        ),
+        ("ttl = \"3s\"\n\nttl = \"4s\"\n", "at line 3: duplicate key"),
+        (
+            "ttl = \"3s\"\n[tls]\nca = \"x\"\n",
+            "at line 3: unknown field `ca`",
+        ),
+        (
+            "ttl = \"3s\"\n\nkill_after = 4\n",
+            "at line 3: invalid type",
+        ),
+        ("bogus = 1\n", "at line 1: unknown field"),
+    ] {
+        let config = write_config(dir.path(), body);
+        let output = redlock()
+            .args(["--config", config.to_str().unwrap(), "config"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(78),
+            "{body:?}: {}",
+            describe(&output)
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{body:?}: {stderr}");
+        assert!(stderr.contains(expected), "{body:?}: {stderr}");
+    }
+}
+
 /// A value the config file got wrong is named with the file and the line to fix, whether it is
 /// wrong on its own or only next to a flag.
 #[test]

@@ -145,9 +145,11 @@ pub fn load(flag: Option<&Path>) -> Result<Option<Loaded>, Failure> {
     let config: FileConfig = toml::from_str(&text).map_err(|e| {
         // The message may quote the rejected value: a server URL, with its password.
         let why = crate::lock::redact_quoted(e.message().trim());
+        // Lines are counted by the breaks before the error: `lines()` of the text before it
+        // is one short when the error starts a line (an unknown or a duplicate key).
         let line = e
             .span()
-            .map(|span| format!(" at line {}", text[..span.start].lines().count().max(1)))
+            .map(|span| format!(" at line {}", text[..span.start].matches('\n').count() + 1))
             .unwrap_or_default();
         Failure::config(format!(
             "config file {} is invalid{line}: {why}",
