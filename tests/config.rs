@@ -370,16 +370,20 @@ fn db_in_the_query_is_the_same_database_as_in_the_path() {
     // Written as both, the same number: the same database.
     let third = acquire("/2?db=2");
     assert_eq!(third.status.code(), Some(75), "{}", describe(&third));
-    for server in &cluster.servers {
+    // On a majority at least (the last master may still be answering when `acquire` exits),
+    // in database 2 and never in database 0.
+    let in_db2 = |server: &crate::common::Server| {
         let mut connection = server.connection();
         let _: () = redis::cmd("SELECT").arg(2).query(&mut connection).unwrap();
         let held: Option<String> = redis::cmd("GET")
             .arg("db-q")
             .query(&mut connection)
             .unwrap();
-        assert!(held.is_some(), "the lock is not in database 2");
-        assert_eq!(server.get("db-q"), None, "a lock in database 0");
-    }
+        held.is_some()
+    };
+    let in_db2 = cluster.servers.iter().filter(|s| in_db2(s)).count();
+    assert!(in_db2 >= 2, "the lock is in database 2 on {in_db2} of 3");
+    assert!(cluster.servers.iter().all(|s| s.get("db-q").is_none()));
 
     let json = show(redlock().args(with("?db=2")));
     let shown: Vec<String> = cluster.urls().iter().map(|u| format!("{u}/2")).collect();
