@@ -124,14 +124,25 @@ pub fn load(flag: Option<&Path>) -> Result<Option<Loaded>, Failure> {
         .or_else(|| std::env::var_os(CONFIG_ENV).map(|p| (PathBuf::from(p), "$REDLOCK_CONFIG")));
     let path = match named {
         Some((path, source)) => {
-            if !path.is_file() {
-                return Err(Failure::config(format!(
-                    "config file {} (from {source}) does not exist or is not a file; fix the \
-                     path or create it",
-                    path.display()
-                )));
+            // A FIFO or a device is refused again when it is opened (see `files`), but named
+            // here for what it is.
+            match std::fs::metadata(&path) {
+                Ok(meta) if meta.is_file() => path,
+                Ok(meta) => {
+                    return Err(Failure::config(format!(
+                        "config file {} (from {source}): {}",
+                        path.display(),
+                        crate::files::NotRegular::of(meta.file_type())
+                    )));
+                }
+                Err(_) => {
+                    return Err(Failure::config(format!(
+                        "config file {} (from {source}) does not exist or is not a file; fix \
+                         the path or create it",
+                        path.display()
+                    )));
+                }
             }
-            path
         }
         None => match usual_locations().into_iter().find(|p| p.is_file()) {
             Some(path) => path,
@@ -140,7 +151,8 @@ pub fn load(flag: Option<&Path>) -> Result<Option<Loaded>, Failure> {
     };
     let unreadable =
         |why: String| Failure::config(format!("cannot read config file {}: {why}", path.display()));
-    let bytes = super::read_bounded(&path, 1024 * 1024).map_err(|e| unreadable(e.to_string()))?;
+    let bytes =
+        crate::files::read_bounded(&path, 1024 * 1024).map_err(|e| unreadable(e.to_string()))?;
     let text = String::from_utf8(bytes).map_err(|_| unreadable("it is not UTF-8 text".into()))?;
     let config: FileConfig = toml::from_str(&text).map_err(|e| {
         // The message may quote the rejected value: a server URL, with its password.

@@ -10,7 +10,8 @@
 //!    socket, a directory) is refused before anything is created beside it, the sidecar lock
 //!    included, and the refusal names what the path is.
 //! 2. The sidecar lock and the current file are opened with `O_NONBLOCK` and checked with
-//!    `fstat` to be regular files, so one swapped in after step 1 is refused, not waited on.
+//!    `fstat` to be regular files (`files::open_regular`, as every file redlock opens by name),
+//!    so one swapped in after step 1 is refused, not waited on.
 //! 3. Under the lock, just before the rename, the path is checked again: a node made there in
 //!    the meantime is left alone.
 
@@ -20,6 +21,8 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use crate::files::{self, NotRegular};
 
 /// The most a metrics file may hold: far more than any number of keys redlock writes, and
 /// not something to read into memory when a wrong path names a disk image.
@@ -112,7 +115,7 @@ fn resolve(path: &Path) -> Result<PathBuf, String> {
 fn regular_or_missing(path: &Path, sidecar: Option<&Path>) -> Result<(), String> {
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => Ok(()),
-        Ok(meta) => Err(not_a_file(sidecar, meta.file_type())),
+        Ok(meta) => Err(not_a_file(sidecar, NotRegular::of(meta.file_type()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(format!("{}: {e}", path.display())),
     }
@@ -120,21 +123,7 @@ fn regular_or_missing(path: &Path, sidecar: Option<&Path>) -> Result<(), String>
 
 /// The refusal for a path that is not a regular file, naming what it is: the metrics file
 /// itself, or its lock file when `sidecar` names it.
-fn not_a_file(sidecar: Option<&Path>, kind: std::fs::FileType) -> String {
-    use std::os::unix::fs::FileTypeExt;
-    let is = if kind.is_char_device() {
-        "a character device"
-    } else if kind.is_block_device() {
-        "a block device"
-    } else if kind.is_fifo() {
-        "a FIFO (named pipe)"
-    } else if kind.is_socket() {
-        "a socket"
-    } else if kind.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
-    };
+fn not_a_file(sidecar: Option<&Path>, NotRegular(is): NotRegular) -> String {
     match sidecar {
         None => format!(
             "it is {is}: metrics are only ever written to a regular file, so nothing was \
@@ -149,15 +138,13 @@ fn not_a_file(sidecar: Option<&Path>, kind: std::fs::FileType) -> String {
 }
 
 /// Opens `path` without blocking (a FIFO would block until a writer came) and only if it is a
-/// regular file: step 2 of the header.
+/// regular file: step 2 of the header, done as for every file redlock opens (see `files`),
+/// with the metrics file's own refusal.
 fn open_regular(path: &Path, options: &mut OpenOptions, sidecar: bool) -> std::io::Result<File> {
-    let file = options.custom_flags(libc::O_NONBLOCK).open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        let sidecar = sidecar.then_some(path);
-        return Err(std::io::Error::other(not_a_file(sidecar, meta.file_type())));
-    }
-    Ok(file)
+    files::open_regular(path, options).map_err(|e| match NotRegular::within(&e) {
+        Some(is) => std::io::Error::other(not_a_file(sidecar.then_some(path), is)),
+        None => e,
+    })
 }
 
 fn open_lock(path: &Path) -> std::io::Result<File> {
