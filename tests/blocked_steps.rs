@@ -204,6 +204,9 @@ fn a_fifo_or_a_device_as_a_file_redlock_reads_is_refused_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
     make_fifo(&fifo);
+    let xdg = dir.path().join("xdg");
+    std::fs::create_dir_all(xdg.join("redlock")).unwrap();
+    make_fifo(&xdg.join("redlock").join("config.toml"));
     let null = dir.path().join("null");
     make_char_device(&null, 1, 3);
     let path = |p: &Path| p.to_str().unwrap().to_string();
@@ -281,6 +284,12 @@ fn a_fifo_or_a_device_as_a_file_redlock_reads_is_refused_at_once() {
             "$REDLOCK_CONFIG",
             plain.clone(),
             vec![("REDLOCK_CONFIG", path(&fifo))],
+            "a FIFO",
+        ),
+        (
+            "the user's config file",
+            plain.clone(),
+            vec![("XDG_CONFIG_HOME", path(&xdg))],
             "a FIFO",
         ),
         (

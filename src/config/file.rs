@@ -144,7 +144,9 @@ pub fn load(flag: Option<&Path>) -> Result<Option<Loaded>, Failure> {
                 }
             }
         }
-        None => match usual_locations().into_iter().find(|p| p.is_file()) {
+        // Something there that is not a file (a FIFO) is not skipped as if missing: it is
+        // refused when read, so that a config that is not being used says so.
+        None => match usual_locations().into_iter().find(|p| p.exists()) {
             Some(path) => path,
             None => return Ok(None),
         },
