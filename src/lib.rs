@@ -13,6 +13,7 @@ pub mod commands;
 pub mod config;
 pub mod escape;
 pub mod exit;
+pub mod files;
 pub mod lock;
 pub mod metrics;
 pub mod plural;

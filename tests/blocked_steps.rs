@@ -1,11 +1,15 @@
-//! What `--metrics-file` may name, and blocking steps that a signal must still end.
+//! What `--metrics-file` and the files redlock reads may name, and blocking steps that a signal
+//! must still end.
 //!
 //! The metrics file is replaced by a rename, so it may only ever be a regular file: a device
 //! node, a FIFO, a socket or a directory at its path is refused with one warning line, left as
 //! it was, and nothing is created beside it; the command's status is kept. The nodes are made
 //! in a temporary directory (never the real /dev/null); a device node needs root (CAP_MKNOD), as
-//! CI runs. And once redlock's signal handlers are installed, a step that blocks (the metrics
-//! file's lock, a token written to a full pipe) still ends at once on SIGTERM.
+//! CI runs. Every file redlock reads by name (the config file, the password file, the TLS CA,
+//! certificate and key) is refused at once, exit 78, when it is not a regular file: a FIFO
+//! there blocked redlock forever. And once redlock's signal handlers are installed, a step that
+//! blocks (the metrics file's lock, a token written to a full pipe) still ends at once on
+//! SIGTERM.
 
 use crate::common;
 
@@ -17,7 +21,7 @@ use std::path::Path;
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Captured, Cluster, describe, send_signal};
+use crate::common::{Captured, Cluster, Pki, Server, describe, send_signal};
 
 /// Makes a character device node like the one at `like` (e.g. /dev/null) at `path`.
 fn make_char_device(path: &Path, major: u32, minor: u32) {
@@ -188,6 +192,145 @@ fn a_link_to_a_device_is_refused_and_a_link_to_a_file_is_kept() {
     assert!(link.file_type().is_symlink(), "the link was replaced");
     let text = std::fs::read_to_string(dir.path().join("real.prom")).unwrap();
     assert!(text.contains("redlock_outcomes_total"), "{text}");
+}
+
+/// A FIFO (or a directory, or a device) given as any file redlock reads is refused at once with
+/// exit 78 and one line naming it (issue 33: a FIFO as the password file, the CA or the client
+/// certificate blocked forever, from every place each can be named).
+#[test]
+fn a_fifo_or_a_device_as_a_file_redlock_reads_is_refused_at_once() {
+    let pki = Pki::generate();
+    let server = Server::start_tls(&pki, true);
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    make_fifo(&fifo);
+    let xdg = dir.path().join("xdg");
+    std::fs::create_dir_all(xdg.join("redlock")).unwrap();
+    make_fifo(&xdg.join("redlock").join("config.toml"));
+    let null = dir.path().join("null");
+    make_char_device(&null, 1, 3);
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let config = |body: &str| {
+        let file = dir.path().join(format!("c{}.toml", fastrand::u32(..)));
+        std::fs::write(&file, body).unwrap();
+        path(&file)
+    };
+    let tls = |ca: &Path, cert: &Path, key: &Path| {
+        vec![
+            "-s".to_string(),
+            server.tls_url(),
+            "--tls-ca-cert".into(),
+            path(ca),
+            "--tls-cert".into(),
+            path(cert),
+            "--tls-key".into(),
+            path(key),
+        ]
+    };
+    let plain = vec!["-s".to_string(), server.url()];
+    let with = |mut first: Vec<String>, more: &[&str]| {
+        first.extend(more.iter().map(|s| s.to_string()));
+        first
+    };
+    let (ca, cert, key) = (&pki.ca, &pki.client_cert, &pki.client_key);
+    // What each case names, its arguments, its environment, and what the file is.
+    type Case<'a> = (&'a str, Vec<String>, Vec<(&'a str, String)>, &'a str);
+    let cases: Vec<Case> = vec![
+        (
+            "--password-file",
+            with(plain.clone(), &["--password-file", &path(&fifo)]),
+            vec![],
+            "a FIFO",
+        ),
+        (
+            "$REDLOCK_PASSWORD_FILE",
+            plain.clone(),
+            vec![("REDLOCK_PASSWORD_FILE", path(&fifo))],
+            "a FIFO",
+        ),
+        (
+            "password_file in the config file",
+            with(
+                plain.clone(),
+                &[
+                    "--config",
+                    &config(&format!("password_file = {:?}\n", path(&fifo))),
+                ],
+            ),
+            vec![],
+            "a FIFO",
+        ),
+        ("--tls-ca-cert", tls(&fifo, cert, key), vec![], "a FIFO"),
+        ("--tls-cert", tls(ca, &fifo, key), vec![], "a FIFO"),
+        ("--tls-key", tls(ca, cert, &fifo), vec![], "a FIFO"),
+        (
+            "ca_cert in the config file",
+            vec![
+                "-s".to_string(),
+                server.tls_url(),
+                "--config".into(),
+                config(&format!("[tls]\nca_cert = {:?}\n", path(&fifo))),
+            ],
+            vec![],
+            "a FIFO",
+        ),
+        (
+            "--config",
+            with(plain.clone(), &["--config", &path(&fifo)]),
+            vec![],
+            "a FIFO",
+        ),
+        (
+            "$REDLOCK_CONFIG",
+            plain.clone(),
+            vec![("REDLOCK_CONFIG", path(&fifo))],
+            "a FIFO",
+        ),
+        (
+            "the user's config file",
+            plain.clone(),
+            vec![("XDG_CONFIG_HOME", path(&xdg))],
+            "a FIFO",
+        ),
+        (
+            "a device as the password file",
+            with(plain.clone(), &["--password-file", &path(&null)]),
+            vec![],
+            "a character device",
+        ),
+        (
+            "a directory as the CA",
+            tls(dir.path(), cert, key),
+            vec![],
+            "a directory",
+        ),
+    ];
+    for (case, args, env, is) in cases {
+        let mut command = crate::common::redlock();
+        command
+            .args(&args)
+            .args(["acquire", "--key", "files", "--ttl", "10s"])
+            .envs(env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let output = wait_at_most(command.spawn().unwrap(), Duration::from_secs(10));
+        assert_eq!(
+            output.status.code(),
+            Some(78),
+            "{case}: {}",
+            describe(&output)
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{case}: {stderr}");
+        assert!(
+            stderr.starts_with("redlock: ")
+                && stderr.contains(&format!("it is {is}"))
+                && stderr.contains("not a regular file"),
+            "{case}: {stderr}"
+        );
+    }
+    assert!(server.keys().is_empty(), "a lock was taken");
 }
 
 /// The issue's reproduction: `timeout -k 3 2 redlock run ... --metrics-file FIFO -- true`

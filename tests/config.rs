@@ -259,6 +259,44 @@ fn a_broken_config_file_is_one_line_and_exit_78() {
     }
 }
 
+/// A parse error is reported at its own line, also when it starts the line: an unknown or a
+/// duplicate key was reported one line early (issue 33).
+#[test]
+fn a_broken_config_file_names_the_line_of_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for (body, expected) in [
+        (
+            "# redlock\n\nbogus = 1\n",
+            "at line 3: unknown field `bogus`",
+        ),
+        ("ttl = \"3s\"\n\nttl = \"4s\"\n", "at line 3: duplicate key"),
+        (
+            "ttl = \"3s\"\n[tls]\nca = \"x\"\n",
+            "at line 3: unknown field `ca`",
+        ),
+        (
+            "ttl = \"3s\"\n\nkill_after = 4\n",
+            "at line 3: invalid type",
+        ),
+        ("bogus = 1\n", "at line 1: unknown field"),
+    ] {
+        let config = write_config(dir.path(), body);
+        let output = redlock()
+            .args(["--config", config.to_str().unwrap(), "config"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(78),
+            "{body:?}: {}",
+            describe(&output)
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{body:?}: {stderr}");
+        assert!(stderr.contains(expected), "{body:?}: {stderr}");
+    }
+}
+
 /// A value the config file got wrong is named with the file and the line to fix, whether it is
 /// wrong on its own or only next to a flag.
 #[test]
@@ -303,4 +341,100 @@ fn a_bad_value_in_the_config_file_names_the_file_and_the_line() {
         );
         assert!(stderr.contains(expected), "{line}: {stderr}");
     }
+}
+
+/// `?db=N` names the database as `/N` does (issue 33): a host that writes
+/// `redis://h:p?db=2` and one that writes `redis://h:p/2` contend for one lock, where redlock
+/// used to take the first in database 0 and let both hold it. `config` shows the database.
+#[test]
+fn db_in_the_query_is_the_same_database_as_in_the_path() {
+    let cluster = Cluster::start(3);
+    let with = |suffix: &str| -> Vec<String> {
+        cluster
+            .urls()
+            .iter()
+            .flat_map(|u| ["-s".to_string(), format!("{u}{suffix}")])
+            .collect()
+    };
+    let acquire = |suffix: &str| {
+        redlock()
+            .args(with(suffix))
+            .args(["acquire", "--key", "db-q", "--ttl", "30s", "--no-wait"])
+            .output()
+            .unwrap()
+    };
+    let first = acquire("/2");
+    assert!(first.status.success(), "{}", describe(&first));
+    let second = acquire("?db=2");
+    assert_eq!(second.status.code(), Some(75), "{}", describe(&second));
+    // Written as both, the same number: the same database.
+    let third = acquire("/2?db=2");
+    assert_eq!(third.status.code(), Some(75), "{}", describe(&third));
+    // On a majority at least (the last master may still be answering when `acquire` exits),
+    // in database 2 and never in database 0.
+    let in_db2 = |server: &crate::common::Server| {
+        let mut connection = server.connection();
+        let _: () = redis::cmd("SELECT").arg(2).query(&mut connection).unwrap();
+        let held: Option<String> = redis::cmd("GET")
+            .arg("db-q")
+            .query(&mut connection)
+            .unwrap();
+        held.is_some()
+    };
+    let in_db2 = cluster.servers.iter().filter(|s| in_db2(s)).count();
+    assert!(in_db2 >= 2, "the lock is in database 2 on {in_db2} of 3");
+    assert!(cluster.servers.iter().all(|s| s.get("db-q").is_none()));
+
+    let json = show(redlock().args(with("?db=2")));
+    let shown: Vec<String> = cluster.urls().iter().map(|u| format!("{u}/2")).collect();
+    assert_eq!(json["servers"]["urls"], serde_json::json!(shown));
+}
+
+/// A URL that names two databases, or carries a query parameter redlock does not read, is
+/// refused with one line naming it, exit 78, and never its password.
+#[test]
+fn a_url_query_redlock_does_not_read_is_refused() {
+    let cluster = Cluster::start(1);
+    let url = &cluster.urls()[0];
+    let with_login = url.replace("redis://", "redis://:S3cr3tPw@");
+    for (given, names) in [
+        (format!("{url}/2?db=3"), "two databases, /2 and ?db=3"),
+        (format!("{url}?db=1&db=2"), "two databases, ?db=1 and ?db=2"),
+        (format!("{url}?timeout=1"), "query parameter \"timeout\""),
+        (
+            format!("{url}?protocol=resp3"),
+            "query parameter \"protocol\"",
+        ),
+        (
+            format!("{with_login}?password=S3cr3tPw"),
+            "query parameter \"password\"",
+        ),
+        (format!("{url}?S3cr3tPw"), "a query parameter"),
+        (format!("{url}?db=two"), "?db= takes a database number"),
+        (
+            "rediss://localhost:1?db=2&verify=no".to_string(),
+            "query parameter \"verify\"",
+        ),
+    ] {
+        let output = redlock()
+            .env("REDLOCK_SERVERS", &given)
+            .args(["acquire", "--key", "db-bad", "--ttl", "30s"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(78),
+            "{given}: {}",
+            describe(&output)
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{given}: {}", describe(&output));
+        assert!(
+            stderr.starts_with("redlock: invalid server URL") && stderr.contains(names),
+            "{given}: {}",
+            describe(&output)
+        );
+        assert!(!stderr.contains("S3cr3tPw"), "{given}: {stderr}");
+    }
+    assert!(cluster.servers[0].keys().is_empty());
 }

@@ -540,6 +540,15 @@ const SHAPES: &[Shape] = &[
         url: "redis+unix:///nonexistent/redis.sock?pass=S3cr3tPw&db=x",
         secrets: &["S3cr3tPw"],
     },
+    // A query parameter redlock does not read: refused, never echoed (issue 33).
+    Shape {
+        url: "redis://127.0.0.1:1/?password=S3cr3tPw",
+        secrets: &["S3cr3tPw"],
+    },
+    Shape {
+        url: "rediss://127.0.0.1:1?db=1&S3cr3tPw",
+        secrets: &["S3cr3tPw"],
+    },
 ];
 
 /// Where the bad URL is given: after a good one on the command line, in $REDLOCK_SERVERS, or

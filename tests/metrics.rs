@@ -468,3 +468,37 @@ fn outcomes_are_counted_by_mode() {
     assert_eq!(scrape.outcome_of("rw", "reader", "conflict"), 1);
     assert_eq!(scrape.outcome_of("rw", "writer", "conflict"), 0);
 }
+
+/// Replacing the metrics file keeps its owner, group and mode (issue 33: one run as root made
+/// a user's metrics file root's). The suite runs as root, as CI does: the file is handed to
+/// another user first, and root's run must give the new file back to them.
+#[test]
+fn a_run_as_root_keeps_the_metrics_files_owner() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    assert!(
+        root,
+        "this test gives a file to another user, which needs root: run the test suite as \
+         root, as CI does"
+    );
+    let cluster = Cluster::start(1);
+    let dir = tempfile::tempdir().unwrap();
+    let file = metrics_path(&dir);
+    let output = run(&cluster, &file, "owned", &[], &["true"]);
+    assert!(output.status.success(), "{}", describe(&output));
+    std::os::unix::fs::chown(&file, Some(4242), Some(4343)).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+
+    let output = run(&cluster, &file, "owned", &[], &["true"]);
+    assert!(output.status.success(), "{}", describe(&output));
+    assert!(output.stderr.is_empty(), "{}", describe(&output));
+    assert_eq!(Scrape::read(&file).outcome("owned", "acquired"), 2);
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_eq!(
+        (meta.uid(), meta.gid()),
+        (4242, 4343),
+        "the owner was not kept"
+    );
+    assert_eq!(meta.permissions().mode() & 0o777, 0o640);
+}

@@ -174,7 +174,8 @@ fn a_contender_gets_75_while_the_lock_is_held_and_runs_once_it_is_free() {
     let message = stderr(&output);
     assert_eq!(message.lines().count(), 1, "{message}");
     // Who is in the way: `lock "busy" is held by HOST (pid P, user U, "sh holder.sh") for 1s,
-    // expires in 9s unless renewed; use --wait DURATION to wait for it`.
+    // expires in 9s unless renewed; tried once without waiting: to wait for it, pass --wait
+    // DURATION (e.g. --wait 1m) or --wait forever`.
     assert!(
         message.starts_with("redlock: lock \"busy\" is held by "),
         "{message}"

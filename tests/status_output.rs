@@ -214,3 +214,65 @@ fn a_count_of_one_is_singular_everywhere() {
     let said = run(&["acquire", "--key", "one", "--ttl", "30s", "--wait", "0"]);
     assert!(said.contains("(need 1 master)"), "{said}");
 }
+
+/// An IPv6 master is named `redis://[::1]:PORT`, as it is written, in `config`, in `status`
+/// and in the warning about a master that cannot be reached (it was `redis://::1:PORT`).
+#[test]
+fn an_ipv6_master_is_named_with_brackets() {
+    let cluster = Cluster::start_with(2, &["--bind", "127.0.0.1", "::1"]);
+    let v6: Vec<String> = cluster
+        .servers
+        .iter()
+        .map(|s| s.url().replace("127.0.0.1", "[::1]"))
+        .collect();
+    // A third master where nothing listens.
+    let gone = format!("redis://[::1]:{}", common::free_port());
+    let mut redlock = common::redlock();
+    redlock.env("REDLOCK_SERVERS", format!("{},{},{gone}", v6[0], v6[1]));
+    let acquire = redlock
+        .args(["acquire", "--key", "v6", "--ttl", "30s", "-vv"])
+        .output()
+        .unwrap();
+    assert!(acquire.status.success(), "{}", describe(&acquire));
+    let stderr = String::from_utf8_lossy(&acquire.stderr);
+    assert!(
+        stderr.contains(&format!("{} ->", v6[0])),
+        "{}",
+        describe(&acquire)
+    );
+    assert!(
+        cluster.servers[0].pttl("v6") > 0,
+        "the lock is not on [::1]"
+    );
+    // The one line of a failure names the master that failed.
+    let failed = common::redlock()
+        .args(["-s", &gone, "acquire", "--key", "v6", "--no-wait"])
+        .output()
+        .unwrap();
+    assert_eq!(failed.status.code(), Some(69), "{}", describe(&failed));
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(
+        stderr.contains(&format!("{gone} cannot connect")),
+        "{}",
+        describe(&failed)
+    );
+
+    let mut redlock = common::redlock();
+    redlock.env("REDLOCK_SERVERS", format!("{},{},{gone}", v6[0], v6[1]));
+    let status = redlock.args(["status", "--key", "v6"]).output().unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    for url in v6.iter().chain([&gone]) {
+        assert!(text.contains(url.as_str()), "{url}: {}", describe(&status));
+    }
+    assert!(!text.contains("redis://::1"), "{}", describe(&status));
+
+    let mut redlock = common::redlock();
+    redlock.env("REDLOCK_SERVERS", format!("{},{},{gone}", v6[0], v6[1]));
+    let config = redlock.args(["config"]).output().unwrap();
+    let text = String::from_utf8_lossy(&config.stdout);
+    assert!(
+        text.contains(&format!("  {}\n", v6[0])),
+        "{}",
+        describe(&config)
+    );
+}

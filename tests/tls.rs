@@ -58,6 +58,53 @@ fn rediss_with_the_right_ca_locks_and_releases() {
     }
 }
 
+/// `valkeys://` is TLS exactly as `rediss://` is, and `valkey://` is `redis://` (issue 33:
+/// `valkeys://` said TLS was "not enabled"); and `?db=N` on a TLS URL selects database N.
+#[test]
+fn valkey_schemes_and_a_database_in_the_query_of_a_tls_url() {
+    let pki = Pki::generate();
+    let servers = tls_servers(&pki, 3, false);
+    let tls_port = |s: &Server| s.tls_url().rsplit(':').next().unwrap().to_string();
+    let urls = [
+        format!("valkeys://localhost:{}", tls_port(&servers[0])),
+        format!("rediss://localhost:{}?db=2", tls_port(&servers[1])),
+        servers[2].url().replace("redis://", "valkey://"),
+    ];
+    // Each as the only master, so that the lock is on it when `acquire` returns (with three,
+    // the slowest master may be left to finish after redlock exits).
+    for url in &urls {
+        let output = redlock()
+            .args(["-s", url, "--tls-ca-cert", pki.ca.to_str().unwrap()])
+            .args(["acquire", "--key", "vk", "--ttl", "30s"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{url}: {}", describe(&output));
+    }
+    assert!(servers[0].get("vk").is_some(), "not locked over valkeys://");
+    assert!(servers[2].get("vk").is_some(), "not locked over valkey://");
+    assert_eq!(servers[1].get("vk"), None, "locked in database 0, not 2");
+    let mut db2 = servers[1].connection();
+    let _: () = redis::cmd("SELECT").arg(2).query(&mut db2).unwrap();
+    let held: Option<String> = redis::cmd("GET").arg("vk").query(&mut db2).unwrap();
+    assert!(held.is_some(), "not locked in database 2");
+
+    let shown = redlock()
+        .args(urls.iter().flat_map(|u| ["-s", u.as_str()]))
+        .args(["config", "--json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(json["tls"]["used"], true, "{json}");
+    let listed = &json["servers"]["urls"];
+    assert_eq!(
+        listed[0],
+        urls[0].replace("valkeys://", "rediss://"),
+        "{json}"
+    );
+    assert_eq!(listed[1], urls[1].replace("?db=2", "/2"), "{json}");
+    assert_eq!(listed[2], servers[2].url(), "{json}");
+}
+
 #[test]
 fn a_certificate_from_another_ca_is_refused() {
     let pki = Pki::generate();

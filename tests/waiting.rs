@@ -72,3 +72,34 @@ fn a_bad_wait_says_forever_is_allowed() {
     assert_eq!(output.status.code(), Some(64), "{}", describe(&output));
     assert!(String::from_utf8_lossy(&output.stderr).contains("forever"));
 }
+
+/// Without `--wait`, with `--wait 0` and with `--no-wait` (all three: try once), the refusal
+/// says that redlock did not wait and how to, rather than "use --wait DURATION" to someone who
+/// just gave `--wait 0` (issue 33).
+#[test]
+fn trying_once_says_it_did_not_wait_and_how_to() {
+    let cluster = Cluster::start(1);
+    let mut holder = Running::start(cluster.redlock().args(["run", "--key", "once"]));
+    holder.wait_ready();
+    for flags in [&[][..], &["--wait", "0"], &["--no-wait"]] {
+        let output = cluster
+            .redlock()
+            .args(["acquire", "--key", "once"])
+            .args(flags)
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(75),
+            "{flags:?}: {}",
+            describe(&output)
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{flags:?}: {stderr}");
+        assert!(
+            stderr.contains("tried once without waiting: to wait for it, pass --wait DURATION")
+                && stderr.contains("or --wait forever"),
+            "{flags:?}: {stderr}"
+        );
+    }
+}

@@ -129,8 +129,12 @@ pub fn describe_failure(
     quorum: usize,
     quiet: bool,
 ) -> Failure {
+    // Trying once is the default, and what --wait 0 and --no-wait ask for: the advice says
+    // what happened before how to wait, so that it does not read as "use the --wait you gave".
     let advice = if settings.wait.is_zero() {
-        "; use --wait DURATION to wait for it".to_string()
+        "; tried once without waiting: to wait for it, pass --wait DURATION (e.g. --wait 1m) \
+         or --wait forever"
+            .to_string()
     } else {
         format!(
             "; gave up after waiting {}",

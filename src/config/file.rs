@@ -124,30 +124,46 @@ pub fn load(flag: Option<&Path>) -> Result<Option<Loaded>, Failure> {
         .or_else(|| std::env::var_os(CONFIG_ENV).map(|p| (PathBuf::from(p), "$REDLOCK_CONFIG")));
     let path = match named {
         Some((path, source)) => {
-            if !path.is_file() {
-                return Err(Failure::config(format!(
-                    "config file {} (from {source}) does not exist or is not a file; fix the \
-                     path or create it",
-                    path.display()
-                )));
+            // A FIFO or a device is refused again when it is opened (see `files`), but named
+            // here for what it is.
+            match std::fs::metadata(&path) {
+                Ok(meta) if meta.is_file() => path,
+                Ok(meta) => {
+                    return Err(Failure::config(format!(
+                        "config file {} (from {source}): {}",
+                        path.display(),
+                        crate::files::NotRegular::of(meta.file_type())
+                    )));
+                }
+                Err(_) => {
+                    return Err(Failure::config(format!(
+                        "config file {} (from {source}) does not exist or is not a file; fix \
+                         the path or create it",
+                        path.display()
+                    )));
+                }
             }
-            path
         }
-        None => match usual_locations().into_iter().find(|p| p.is_file()) {
+        // Something there that is not a file (a FIFO) is not skipped as if missing: it is
+        // refused when read, so that a config that is not being used says so.
+        None => match usual_locations().into_iter().find(|p| p.exists()) {
             Some(path) => path,
             None => return Ok(None),
         },
     };
     let unreadable =
         |why: String| Failure::config(format!("cannot read config file {}: {why}", path.display()));
-    let bytes = super::read_bounded(&path, 1024 * 1024).map_err(|e| unreadable(e.to_string()))?;
+    let bytes =
+        crate::files::read_bounded(&path, 1024 * 1024).map_err(|e| unreadable(e.to_string()))?;
     let text = String::from_utf8(bytes).map_err(|_| unreadable("it is not UTF-8 text".into()))?;
     let config: FileConfig = toml::from_str(&text).map_err(|e| {
         // The message may quote the rejected value: a server URL, with its password.
         let why = crate::lock::redact_quoted(e.message().trim());
+        // Lines are counted by the breaks before the error: `lines()` of the text before it
+        // is one short when the error starts a line (an unknown or a duplicate key).
         let line = e
             .span()
-            .map(|span| format!(" at line {}", text[..span.start].lines().count().max(1)))
+            .map(|span| format!(" at line {}", text[..span.start].matches('\n').count() + 1))
             .unwrap_or_default();
         Failure::config(format!(
             "config file {} is invalid{line}: {why}",

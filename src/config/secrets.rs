@@ -26,7 +26,8 @@ pub fn read_password_file(path: &Path, source: &str) -> Result<String, Failure> 
             path.display()
         ))
     };
-    let bytes = super::read_bounded(path, 64 * 1024).map_err(|e| unreadable(e.to_string()))?;
+    let bytes =
+        crate::files::read_bounded(path, 64 * 1024).map_err(|e| unreadable(e.to_string()))?;
     let text = String::from_utf8(bytes).map_err(|_| unreadable("it is not text".into()))?;
     let password = text.lines().next().unwrap_or("").to_string();
     if password.is_empty() {

@@ -333,23 +333,6 @@ pub fn metrics_file(
     }
 }
 
-/// Reads a small file whole: at most `limit` bytes. Anything bigger is not what the option
-/// expects (`/dev/zero`, a disk image), and must not be read into memory to find out.
-pub(crate) fn read_bounded(path: &std::path::Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(limit + 1)
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(std::io::Error::other(format!(
-            "larger than {} KiB: is it the right file?",
-            limit / 1024
-        )));
-    }
-    Ok(bytes)
-}
-
 pub fn show(d: Duration) -> humantime::FormattedDuration {
     humantime::format_duration(d)
 }

@@ -112,7 +112,7 @@ fn certificates(path: &Path, option: &str) -> Result<Vec<CertificateDer<'static>
 
 /// A PEM file's bytes; certificate chains and keys are a few KiB, so 1 MiB is plenty.
 fn read_pem(path: &Path, option: &str) -> Result<Vec<u8>, Failure> {
-    super::read_bounded(path, 1024 * 1024)
+    crate::files::read_bounded(path, 1024 * 1024)
         .map_err(|e| Failure::config(format!("{option} {}: {e}", path.display())))
 }
 

@@ -10,16 +10,22 @@
 //!    socket, a directory) is refused before anything is created beside it, the sidecar lock
 //!    included, and the refusal names what the path is.
 //! 2. The sidecar lock and the current file are opened with `O_NONBLOCK` and checked with
-//!    `fstat` to be regular files, so one swapped in after step 1 is refused, not waited on.
+//!    `fstat` to be regular files (`files::open_regular`, as every file redlock opens by name),
+//!    so one swapped in after step 1 is refused, not waited on.
 //! 3. Under the lock, just before the rename, the path is checked again: a node made there in
 //!    the meantime is left alone.
+//!
+//! The new file keeps the old one's mode, owner and group (see `keep_owner`): a rename replaces
+//! the file, and the new one would otherwise belong to whoever ran redlock last (root).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use crate::files::{self, NotRegular};
 
 /// The most a metrics file may hold: far more than any number of keys redlock writes, and
 /// not something to read into memory when a wrong path names a disk image.
@@ -47,12 +53,21 @@ pub fn update(
     let lock = open_lock(&lock_path).map_err(|e| format!("{}: {e}", lock_path.display()))?;
     exclusive(&lock, LOCK_WAIT).map_err(|e| format!("{}: {e}", lock_path.display()))?;
 
-    let current = match open_regular(path, OpenOptions::new().read(true), false) {
-        Ok(file) => Some(read_bounded(file).map_err(|e| e.to_string())?),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+    let (current, old) = match open_regular(path, OpenOptions::new().read(true), false) {
+        Ok(file) => {
+            let meta = file.metadata().map_err(|e| e.to_string())?;
+            (
+                Some(read_bounded(file).map_err(|e| e.to_string())?),
+                Some(meta),
+            )
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, None),
         Err(e) => return Err(e.to_string()),
     };
-    let mode = std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o777);
+    let mode = old
+        .as_ref()
+        .map_or(0o644, |m| m.permissions().mode() & 0o777);
+    let owner = old.as_ref().map(|m| (m.uid(), m.gid()));
     let text = change(current.as_deref().unwrap_or(""))?;
 
     let temp = dir.join(format!(
@@ -61,7 +76,7 @@ pub fn update(
         std::process::id(),
         fastrand::u32(..)
     ));
-    let written = write_file(&temp, text.as_bytes(), mode).and_then(|()| {
+    let written = write_file(&temp, text.as_bytes(), mode, owner).and_then(|()| {
         // Step 3 of the header: whatever appeared at the path meanwhile is not replaced.
         regular_or_missing(path, None).map_err(std::io::Error::other)?;
         std::fs::rename(&temp, path)?;
@@ -112,7 +127,7 @@ fn resolve(path: &Path) -> Result<PathBuf, String> {
 fn regular_or_missing(path: &Path, sidecar: Option<&Path>) -> Result<(), String> {
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => Ok(()),
-        Ok(meta) => Err(not_a_file(sidecar, meta.file_type())),
+        Ok(meta) => Err(not_a_file(sidecar, NotRegular::of(meta.file_type()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(format!("{}: {e}", path.display())),
     }
@@ -120,21 +135,7 @@ fn regular_or_missing(path: &Path, sidecar: Option<&Path>) -> Result<(), String>
 
 /// The refusal for a path that is not a regular file, naming what it is: the metrics file
 /// itself, or its lock file when `sidecar` names it.
-fn not_a_file(sidecar: Option<&Path>, kind: std::fs::FileType) -> String {
-    use std::os::unix::fs::FileTypeExt;
-    let is = if kind.is_char_device() {
-        "a character device"
-    } else if kind.is_block_device() {
-        "a block device"
-    } else if kind.is_fifo() {
-        "a FIFO (named pipe)"
-    } else if kind.is_socket() {
-        "a socket"
-    } else if kind.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
-    };
+fn not_a_file(sidecar: Option<&Path>, NotRegular(is): NotRegular) -> String {
     match sidecar {
         None => format!(
             "it is {is}: metrics are only ever written to a regular file, so nothing was \
@@ -149,15 +150,13 @@ fn not_a_file(sidecar: Option<&Path>, kind: std::fs::FileType) -> String {
 }
 
 /// Opens `path` without blocking (a FIFO would block until a writer came) and only if it is a
-/// regular file: step 2 of the header.
+/// regular file: step 2 of the header, done as for every file redlock opens (see `files`),
+/// with the metrics file's own refusal.
 fn open_regular(path: &Path, options: &mut OpenOptions, sidecar: bool) -> std::io::Result<File> {
-    let file = options.custom_flags(libc::O_NONBLOCK).open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        let sidecar = sidecar.then_some(path);
-        return Err(std::io::Error::other(not_a_file(sidecar, meta.file_type())));
-    }
-    Ok(file)
+    files::open_regular(path, options).map_err(|e| match NotRegular::within(&e) {
+        Some(is) => std::io::Error::other(not_a_file(sidecar.then_some(path), is)),
+        None => e,
+    })
 }
 
 fn open_lock(path: &Path) -> std::io::Result<File> {
@@ -218,12 +217,46 @@ fn read_bounded(file: File) -> std::io::Result<String> {
     Ok(text)
 }
 
-fn write_file(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+/// Gives the new file the old one's owner and group. The rename puts a new file in place of
+/// the old, and a new file belongs to whoever made it: one `sudo redlock run` (or a root cron
+/// job beside a user's) would hand the user's metrics file to root, and in a sticky directory
+/// (/tmp) the user's own runs could then no longer replace it. Only root can give a file away,
+/// so root must manage to (else nothing is replaced: the update fails with a warning); anyone
+/// else can only have made a file of their own, and keeps the group where they belong to it.
+fn keep_owner(file: &File, uid: u32, gid: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::fchown;
+    let made = file.metadata()?;
+    if (made.uid(), made.gid()) == (uid, gid) {
+        return Ok(());
+    }
+    match fchown(file, Some(uid), Some(gid)) {
+        Ok(()) => Ok(()),
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        Err(e) if unsafe { libc::geteuid() } == 0 => Err(e),
+        Err(_) => {
+            // Not root: the owner stays ours; the group too, unless we belong to the old one.
+            let _ = fchown(file, None, Some(gid));
+            Ok(())
+        }
+    }
+}
+
+/// Writes the new file at `path` with the old one's `mode` and, where it had one, its `owner`
+/// (uid, gid), see [`keep_owner`].
+fn write_file(
+    path: &Path,
+    bytes: &[u8],
+    mode: u32,
+    owner: Option<(u32, u32)>,
+) -> std::io::Result<()> {
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(mode)
         .open(path)?;
+    if let Some((uid, gid)) = owner {
+        keep_owner(&file, uid, gid)?;
+    }
     // The umask may have taken bits the old file had (the collector must be able to read it).
     file.set_permissions(std::fs::Permissions::from_mode(mode))?;
     file.write_all(bytes)?;

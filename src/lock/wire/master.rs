@@ -8,8 +8,9 @@
 //! URLs are parsed by redis-rs (its `IntoConnectionInfo`), the one thing redlock still takes
 //! from it: the accepted forms, percent-decoding, `?db=`/`?user=`/`?pass=` for sockets and
 //! the error cases are its, and hand-written they would only drift from what users of other
-//! Redis tools expect. What it parsed is copied at once into [`Address`] and [`Login`], so no
-//! redis-rs type goes further than [`Master::parse`].
+//! Redis tools expect. Not its silence: it drops a query parameter it does not know, and
+//! redlock refuses one (see [`database`]). What it parsed is copied at once into [`Address`]
+//! and [`Login`], so no redis-rs type goes further than [`Master::parse`].
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -79,6 +80,80 @@ fn port_out_of_range(url: &str) -> Option<&str> {
     (number == 0 || number > 65535).then_some(port)
 }
 
+/// The database `url` names (parsed by redis-rs already, `plain` as `Scheme::split` gave it),
+/// from its path (`/2`) or its query (`?db=2`), and an error for any query parameter redlock
+/// does not use. redis-rs reads `?db=` only for a socket and drops whatever it does not know
+/// from a TCP URL; redis-py and most clients read `redis://h:6379?db=2` as database 2. Two
+/// hosts spelling the same lock `/2` and `?db=2` would then lock in two databases, and both
+/// hold it: so every parameter is either used or refused, and a database named twice must be
+/// the same. `redacted` is the URL as shown: a parameter's name is shown only if it is there.
+fn database(plain: &str, unix: bool, redacted: &str) -> Result<i64, String> {
+    let Some(parsed) = redis::parse_redis_url(plain) else {
+        // redis-rs took it a moment ago; nothing to read, so nothing refused.
+        return Ok(0);
+    };
+    let mut named: Vec<(String, i64)> = Vec::new();
+    let path = parsed.path().trim_matches('/');
+    // A socket's path is the socket's, not a database.
+    if !unix && !path.is_empty() {
+        let db = path
+            .parse()
+            .map_err(|_| "the database (/N) must be a number")?;
+        named.push((format!("/{path}"), db));
+    }
+    for (name, value) in parsed.query_pairs() {
+        match name.as_ref() {
+            "db" => {
+                let db = value.parse().map_err(|_| {
+                    "?db= takes a database number, e.g. ?db=2 (or write it as /2)".to_string()
+                })?;
+                named.push((format!("?db={value}"), db));
+            }
+            // redis-rs logs in with these on a socket, where a URL has no user part.
+            "user" | "pass" if unix => {}
+            _ => return Err(unknown_parameter(&name, unix, redacted)),
+        }
+    }
+    if let Some((first, db)) = named.first()
+        && let Some((other, _)) = named.iter().find(|(_, other)| other != db)
+    {
+        return Err(format!(
+            "it names two databases, {first} and {other}: name the database once"
+        ));
+    }
+    Ok(named.first().map_or(0, |(_, db)| *db))
+}
+
+/// The refusal of query parameter `name`, which redlock does not read: named only where the
+/// redacted URL shows it as a name (`?name=***`; a bare `?s3cret` may be a password, and is
+/// hidden), with where the setting goes instead.
+fn unknown_parameter(name: &str, unix: bool, redacted: &str) -> String {
+    let shown = ["?", "&"]
+        .iter()
+        .any(|before| redacted.contains(&format!("{before}{name}=")));
+    let named = if name.is_empty() || !shown {
+        "a query parameter".to_string()
+    } else {
+        format!("query parameter {name:?}")
+    };
+    let known = if unix {
+        "?db=, ?user= and ?pass="
+    } else {
+        "?db="
+    };
+    let instead = match name {
+        "password" | "pass" | "user" | "username" | "auth" => {
+            "; put the login before the host (redis://user:password@host:port), or the password \
+             in --password-file or $REDLOCK_PASSWORD"
+        }
+        "timeout" | "connect_timeout" | "read_timeout" | "socket_timeout" => {
+            "; set the per-master timeout with --node-timeout or node_timeout in the config file"
+        }
+        _ => "",
+    };
+    format!("{named} is not understood (redlock reads only {known}): remove it{instead}")
+}
+
 impl Master {
     /// Parses a server URL. The error never contains the password.
     pub fn parse(url: &str) -> Result<Master, BadUrl> {
@@ -125,10 +200,11 @@ impl Master {
             ))
         })?;
         let settings = info.redis_settings();
+        let unix = matches!(info.addr(), ConnectionAddr::Unix(_));
         let login = Login {
             username: settings.username().map(str::to_string),
             password: settings.password().map(str::to_string),
-            db: settings.db(),
+            db: database(&plain, unix, &redaction(url).0).map_err(bad)?,
         };
         if login.db < 0 {
             return Err(bad("the database number must be 0 or more".into()));
@@ -321,6 +397,13 @@ fn display_of(address: &Address, login: &Login, cluster: bool) -> String {
     match address {
         Address::Tcp { host, port, tls } => {
             let scheme = Scheme { tls: *tls, cluster }.name();
+            // redis-rs keeps an IPv6 host without its brackets (it connects with it so), and
+            // `redis://::1:6379` is no URL anyone could paste back.
+            let host = if host.contains(':') {
+                format!("[{host}]")
+            } else {
+                host.clone()
+            };
             format!("{scheme}://{credentials}{host}:{port}{db}")
         }
         Address::Unix(path) => {

@@ -1,7 +1,8 @@
 //! The parts of a server URL's scheme that redlock reads itself, before redis-rs parses the
-//! rest (see `master`): `rediss://` (TLS, spoken by our own rustls in `node`, so redis-rs
-//! never needs its TLS stack), and `redis+cluster://` / `rediss+cluster://`: the master is a
-//! whole Redis Cluster, reached through the node the URL names (see `cluster`).
+//! rest (see `master`): `rediss://` and Valkey's `valkeys://` (TLS, spoken by our own rustls in
+//! `node`, so redis-rs never needs its TLS stack), Valkey's `valkey://` (`redis://`), and
+//! `redis+cluster://` / `rediss+cluster://`: the master is a whole Redis Cluster, reached
+//! through the node the URL names (see `cluster`).
 //!
 //! Why the user says "cluster" in the URL rather than redlock finding out from the server
 //! (INFO's `cluster_enabled`, or the first MOVED reply):
@@ -35,10 +36,14 @@ impl Scheme {
     /// `url` as the `redis://` URL redis-rs parses (or as it is, for the schemes redis-rs
     /// reads itself), and what its scheme said; an error for what no scheme allows.
     pub(in crate::lock) fn split(url: &str) -> Result<(String, Scheme), &'static str> {
+        // `valkey://` and `valkeys://` are Valkey's names for `redis://` and `rediss://`
+        // (redis-rs takes them too, but its TLS is not built in: ours speaks it).
         let schemes = [
             ("rediss+cluster://", true, true),
             ("redis+cluster://", false, true),
             ("rediss://", true, false),
+            ("valkeys://", true, false),
+            ("valkey://", false, false),
         ];
         let Some((rest, tls, cluster)) = schemes
             .iter()
@@ -55,7 +60,7 @@ impl Scheme {
     /// What the rest of a URL with this scheme may not say, given what redis-rs made of it.
     pub(in crate::lock) fn check(self, db: i64) -> Result<(), &'static str> {
         if self.cluster && db != 0 {
-            return Err("a Redis Cluster has only database 0: drop the /N from the URL");
+            return Err("a Redis Cluster has only database 0: drop the /N or ?db=N from the URL");
         }
         Ok(())
     }
@@ -102,6 +107,8 @@ mod tests {
             ("redis://h:1".into(), cluster)
         );
         assert_eq!(split("rediss+cluster://h:1"), ("redis://h:1".into(), both));
+        assert_eq!(split("valkey://h:1/2"), ("redis://h:1/2".into(), plain));
+        assert_eq!(split("valkeys://u:p@h:1"), ("redis://u:p@h:1".into(), tls));
         for scheme in [plain, tls, cluster, both] {
             let url = format!("{}://h:1", scheme.name());
             assert_eq!(split(&url).1, scheme, "{url}");
@@ -112,6 +119,7 @@ mod tests {
     fn what_schemes_refuse() {
         assert!(Scheme::split("rediss+cluster://h:1/#insecure").is_err());
         assert!(Scheme::split("rediss://h:1/#insecure").is_err());
+        assert!(Scheme::split("valkeys://h:1/#insecure").is_err());
         let cluster = Scheme::split("redis+cluster://h:1/2").unwrap().1;
         assert!(cluster.check(2).unwrap_err().contains("database 0"));
         assert!(cluster.check(0).is_ok());

@@ -187,3 +187,55 @@ fn a_port_out_of_range_is_named() {
     }
     assert!(Master::parse("redis://h:65535").is_ok());
 }
+
+#[test]
+fn the_database_is_read_from_the_path_or_the_query() {
+    let db = |url: &str| Master::parse(url).unwrap().login().db;
+    assert_eq!(db("redis://h:1"), 0);
+    assert_eq!(db("redis://h:1/"), 0);
+    assert_eq!(db("redis://h:1/2"), 2);
+    assert_eq!(db("redis://h:1?db=2"), 2);
+    assert_eq!(db("redis://h:1/?db=2"), 2);
+    assert_eq!(db("redis://h:1/2?db=2"), 2);
+    assert_eq!(db("rediss://u:pw@h:1?db=3"), 3);
+    assert_eq!(db("redis+unix:///tmp/r.sock?db=4&user=u&pass=pw"), 4);
+    assert_eq!(
+        Master::parse("redis://h:1?db=2").unwrap().to_string(),
+        "redis://h:1/2"
+    );
+}
+
+#[test]
+fn a_query_redlock_does_not_read_is_refused() {
+    for (url, why) in [
+        ("redis://h:1/2?db=3", "two databases, /2 and ?db=3"),
+        ("redis://h:1?db=0&db=1", "two databases, ?db=0 and ?db=1"),
+        ("redis://h:1?db=x", "?db= takes a database number"),
+        ("redis://h:1?db=-1", "0 or more"),
+        ("redis://h:1?timeout=1", "\"timeout\" is not understood"),
+        ("redis://h:1?protocol=3", "\"protocol\" is not understood"),
+        ("redis://h:1?user=u", "\"user\" is not understood"),
+        ("redis+unix:///s?protocol=3", "?db=, ?user= and ?pass="),
+        ("redis+cluster://h:1?db=1", "database 0"),
+        ("redis://h:1?topsecret", "a query parameter is not"),
+        ("redis://h:1?password=topsecret", "--password-file"),
+    ] {
+        let err = Master::parse(url).unwrap_err();
+        assert!(err.reason.contains(why), "{url}: {err}");
+        assert!(!err.to_string().contains("topsecret"), "{err}");
+    }
+}
+
+#[test]
+fn an_ipv6_host_is_shown_in_brackets() {
+    for (url, shown) in [
+        ("redis://[::1]:25005", "redis://[::1]:25005"),
+        (
+            "rediss://u:pw@[2001:DB8::1]:6380/2",
+            "rediss://u:***@[2001:db8::1]:6380/2",
+        ),
+        ("redis://127.0.0.1:1", "redis://127.0.0.1:1"),
+    ] {
+        assert_eq!(Master::parse(url).unwrap().to_string(), shown, "{url}");
+    }
+}
