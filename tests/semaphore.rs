@@ -590,3 +590,51 @@ fn slots_on_a_cluster_master_and_a_waiter_woken_by_sharded_pub_sub() {
     );
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }
+
+/// Issue 33, item 3: a slot another client wrote with a score past any TTL redlock gives (1e20
+/// ms, past 2^63: `%d` wrapped it negative, and PEXPIREAT at that time deleted the slots key
+/// with the slot just taken) is not a slot: four contenders for two slots get two, each
+/// keeps its slot on every master, and nothing is left without a TTL.
+#[test]
+fn a_foreign_slot_scored_past_any_ttl_admits_no_third_holder() {
+    let cluster = Cluster::start(3);
+    let key = "sm2";
+    for server in &cluster.servers {
+        let added: i64 = redis::cmd("ZADD")
+            .arg(keys::slots(key))
+            .arg("1e20")
+            .arg("foreign")
+            .query(&mut server.connection())
+            .unwrap();
+        assert_eq!(added, 1);
+    }
+    let mut tokens = Vec::new();
+    for _ in 0..4 {
+        let output = cluster
+            .redlock()
+            .args(["acquire", "--key", key, "--limit", "2", "--ttl", "30s"])
+            .args(["--wait", "0"])
+            .output()
+            .unwrap();
+        match output.status.code() {
+            Some(0) => tokens.push(String::from_utf8(output.stdout).unwrap().trim().to_string()),
+            code => assert_eq!(code, Some(75), "{}", describe(&output)),
+        }
+    }
+    assert_eq!(tokens.len(), 2, "{tokens:?}");
+    for members in slots_everywhere(&cluster, key) {
+        for token in &tokens {
+            assert!(members.contains(token), "{token} not in {members:?}");
+        }
+    }
+    assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
+    for token in &tokens {
+        let released = cluster
+            .redlock()
+            .args(["release", "--key", key, "--token", token])
+            .output()
+            .unwrap();
+        assert!(released.status.success(), "{}", describe(&released));
+    }
+    assert_clean(&cluster, key);
+}

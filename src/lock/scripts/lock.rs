@@ -59,8 +59,7 @@ if current == ARGV[1] then
 end
 local ticket = false
 if ARGV[4] ~= '' then
-  ticket = redis.call('INCR', KEYS[6])
-  keep(tonumber(ARGV[5]))
+  ticket = draw(tonumber(ARGV[5]))
 end
 return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current,
         redis.call('ZCARD', KEYS[3]), ticket}
