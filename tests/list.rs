@@ -691,3 +691,61 @@ fn assert_same_keys(keys: &[&str], expected: &[&str]) {
         expected.len()
     );
 }
+
+/// Issue 33, item 8: more readers than a master lists (100 for `list`, 1000 for `status`) are
+/// counted as the masters count them, "N shown of M", where `list` said 100 readers and
+/// `status` 1000. The shares are written here as readers would write them.
+#[test]
+fn more_readers_than_listed_are_counted_as_the_masters_count_them() {
+    let cluster = Cluster::start(3);
+    let key = "many-readers";
+    for server in &cluster.servers {
+        let until = master_ms(server) + 120_000;
+        let mut zadd = redis::cmd("ZADD");
+        zadd.arg(name("readers", key));
+        for i in 0..1500 {
+            zadd.arg(until).arg(format!("shr-{i:05}"));
+        }
+        let _: i64 = zadd.query(&mut server.connection()).unwrap();
+        cmd(server, &["PEXPIRE", &name("readers", key), "120000"]);
+        cmd(server, &["SET", key, "__redlock:shared", "PX", "120000"]);
+    }
+    let output = list(&cluster, &[]);
+    let text = stdout(&output);
+    assert!(
+        text.contains("is held by 1500 readers (--shared, 100 shown)"),
+        "{}",
+        describe(&output)
+    );
+    assert!(text.contains("readers (100 shown of 1500):"), "{text}");
+    let (_, json) = list_json(&cluster, &[]);
+    let found = lock(&json, key);
+    assert_eq!(found["reader_count"], 1500, "{found:#}");
+    assert_eq!(found["readers_shown"], 100, "{found:#}");
+
+    let status = |json: bool| {
+        let mut command = cluster.redlock();
+        command.args(["status", "--key", key]);
+        if json {
+            command.arg("--json");
+        }
+        command.output().unwrap()
+    };
+    let text = status(false);
+    assert_eq!(text.status.code(), Some(0), "{}", describe(&text));
+    let text = stdout(&text);
+    assert!(
+        text.contains("is held by 1500 readers (--shared, 1000 shown)"),
+        "{text}"
+    );
+    assert!(text.contains("readers (1000 shown of 1500):"), "{text}");
+    let json: Value = serde_json::from_slice(&status(true).stdout).unwrap();
+    assert_eq!(
+        (
+            json["reader_count"].as_u64(),
+            json["readers_shown"].as_u64()
+        ),
+        (Some(1500), Some(1000))
+    );
+    assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
+}

@@ -36,7 +36,7 @@ pub use quorum::outcome::{
     AcquireError, AttemptFailure, Conflict, ExtendError, Inspection, MasterFailure, MasterState,
     Released,
 };
-pub use quorum::reader_verdict::{Reader, ReadersInspection, judge_readers};
+pub use quorum::reader_verdict::{Reader, ReadersInspection, count_readers, judge_readers};
 pub use quorum::slot_verdict::{
     SemaphoreState, SemaphoreVerdict, SlotHolder, SlotsInspection, judge_slots,
 };

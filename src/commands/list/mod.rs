@@ -11,7 +11,7 @@
 //! when any master could not be and nothing was found: "nothing found" must not be claimed
 //! for a master that was not looked at. The report is printed in every case.
 
-mod problems;
+pub(super) mod problems;
 mod render;
 mod view;
 

@@ -149,6 +149,7 @@ impl FoundLock {
                     master: scan.master.clone(),
                     state,
                     fence: None,
+                    fence_problem: None,
                     queue,
                     waiting,
                 }
