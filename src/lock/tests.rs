@@ -2,7 +2,7 @@
 
 use std::sync::LazyLock;
 
-use super::read::scan::READ;
+use super::read::scan::{PAGE, READ};
 use super::scripts::lock::{ACQUIRE, EXTEND, FENCE_PROPOSE, INSPECT, RELEASE};
 use super::scripts::queue::{LEAVE, WAIT};
 use super::scripts::shared::{INSPECT_READERS, READ_ACQUIRE, READ_EXTEND, READ_RELEASE, READ_WAIT};
@@ -13,7 +13,7 @@ use super::wire::lua::Lua;
 
 /// Every script redlock runs, by name.
 fn every_script() -> Vec<(&'static str, &'static Lua)> {
-    let all: [(&str, &LazyLock<Lua>); 19] = [
+    let all: [(&str, &LazyLock<Lua>); 20] = [
         ("ACQUIRE", &ACQUIRE),
         ("EXTEND", &EXTEND),
         ("RELEASE", &RELEASE),
@@ -33,6 +33,7 @@ fn every_script() -> Vec<(&'static str, &'static Lua)> {
         ("READ_RELEASE", &READ_RELEASE),
         ("INSPECT_READERS", &INSPECT_READERS),
         ("READ (scan)", &READ),
+        ("PAGE (scan)", &PAGE),
     ];
     all.into_iter().map(|(name, lua)| (name, &**lua)).collect()
 }

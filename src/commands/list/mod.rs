@@ -80,6 +80,17 @@ pub fn list(global: &GlobalArgs, args: ListArgs) -> Result<i32, Failure> {
             }
         }
     }
+    for oversized in &scan.oversized {
+        match findings.as_mut() {
+            Some(findings) => findings.oversized(oversized),
+            None => log::warn!(
+                "warning: master {}: {} (it starts {}; list --problems says what to do)",
+                scan.masters[oversized.master].master,
+                problems::oversized_detail(oversized),
+                crate::escape::quoted(&format!("{}…", problems::oversized_start(oversized))),
+            ),
+        }
+    }
     output::print(&report.end(findings.as_ref()))?;
 
     let incomplete: Vec<&MasterScan> = scan.masters.iter().filter(|m| !m.complete()).collect();
