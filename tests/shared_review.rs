@@ -454,3 +454,31 @@ fn a_foreign_share_with_a_score_redlock_never_writes_is_no_crash_and_no_key_with
     }
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }
+
+/// Issue 33, item 9: while readers hold the key, a waiting writer's progress line says so, as
+/// its give-up line does; it said "held by another client".
+#[test]
+fn a_waiting_writers_progress_line_says_readers_hold_the_key() {
+    let cluster = Cluster::start(3);
+    let key = "rv-progress";
+    acquire_reader(&cluster, key, "30s");
+    let writer = cluster
+        .redlock()
+        .args([
+            "acquire", "--key", key, "--ttl", "10s", "--wait", "1500ms", "-v",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(writer.status.code(), Some(75), "{}", describe(&writer));
+    let stderr = String::from_utf8_lossy(&writer.stderr);
+    let progress: Vec<&str> = stderr.lines().filter(|l| l.contains("waiting")).collect();
+    assert!(!progress.is_empty(), "{stderr}");
+    for line in progress {
+        assert!(
+            line.contains("held by readers (--shared)"),
+            "{line}\n{stderr}"
+        );
+    }
+    assert!(!stderr.contains("another client"), "{stderr}");
+    assert!(stderr.contains("is held by readers (--shared)"), "{stderr}");
+}
