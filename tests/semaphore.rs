@@ -608,6 +608,13 @@ fn a_foreign_slot_scored_past_any_ttl_admits_no_third_holder() {
             .unwrap();
         assert_eq!(added, 1);
     }
+    // Not a slot: `status` does not count it either.
+    let status = cluster
+        .redlock()
+        .args(["status", "--key", key])
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(1), "{}", describe(&status));
     let mut tokens = Vec::new();
     for _ in 0..4 {
         let output = cluster
@@ -628,6 +635,27 @@ fn a_foreign_slot_scored_past_any_ttl_admits_no_third_holder() {
         }
     }
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
+    // Written again beside the holders: `status` counts the holders' slots alone.
+    for server in &cluster.servers {
+        let _: i64 = redis::cmd("ZADD")
+            .arg(keys::slots(key))
+            .arg("+inf")
+            .arg("foreign")
+            .query(&mut server.connection())
+            .unwrap();
+    }
+    let status = cluster
+        .redlock()
+        .args(["status", "--key", key, "--json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(
+        json["masters"][0]["slots"].as_array().unwrap().len(),
+        2,
+        "{json:#}"
+    );
+    assert_eq!(json["holders"].as_array().unwrap().len(), 2, "{json:#}");
     for token in &tokens {
         let released = cluster
             .redlock()

@@ -54,3 +54,16 @@ fn every_script_has_a_bit_of_its_own() {
         }
     }
 }
+
+/// The scripts that read slots or shares without the shared functions write the horizon past
+/// which a score is not redlock's as a literal: it must be the one the others use.
+#[test]
+fn every_script_knows_the_same_horizon() {
+    let horizon = format!("now + {})", super::scripts::LONGEST_TTL_MS);
+    for (name, lua) in [
+        ("INSPECT_SLOTS", &*INSPECT_SLOTS),
+        ("INSPECT_READERS", &*INSPECT_READERS),
+    ] {
+        assert!(lua.code.contains(&horizon), "{name}");
+    }
+}

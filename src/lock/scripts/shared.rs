@@ -303,14 +303,17 @@ return released
 });
 
 /// Reads a shared lock's readers on one master, writing nothing. Returns {how many live
-/// shares, then for the first 1000 of them: token, ms left, record or nil}.
+/// shares, then for the first 1000 of them: token, ms left, record or nil}. A share scored
+/// past the master's time plus `LONGEST_TTL_MS` (the literal below) is not redlock's, and not
+/// a share (see `scripts`).
 pub static INSPECT_READERS: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
         r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local out = {redis.call('ZCOUNT', KEYS[1], string.format('(%d', now), '+inf')}
-local live = redis.call('ZRANGEBYSCORE', KEYS[1], string.format('(%d', now), '+inf',
+local last = string.format('%d', now + 31622400000)
+local out = {redis.call('ZCOUNT', KEYS[1], string.format('(%d', now), last)}
+local live = redis.call('ZRANGEBYSCORE', KEYS[1], string.format('(%d', now), last,
                         'WITHSCORES', 'LIMIT', 0, 1000)
 for i = 1, #live, 2 do
   out[#out + 1] = live[i]
