@@ -691,3 +691,190 @@ fn assert_same_keys(keys: &[&str], expected: &[&str]) {
         expected.len()
     );
 }
+
+/// Issue 33, item 8: more readers than a master lists (100 for `list`, 1000 for `status`) are
+/// counted as the masters count them, "N shown of M", where `list` said 100 readers and
+/// `status` 1000. The shares are written here as readers would write them.
+#[test]
+fn more_readers_than_listed_are_counted_as_the_masters_count_them() {
+    let cluster = Cluster::start(3);
+    let key = "many-readers";
+    for server in &cluster.servers {
+        let until = master_ms(server) + 120_000;
+        let mut zadd = redis::cmd("ZADD");
+        zadd.arg(name("readers", key));
+        for i in 0..1500 {
+            zadd.arg(until).arg(format!("shr-{i:05}"));
+        }
+        let _: i64 = zadd.query(&mut server.connection()).unwrap();
+        cmd(server, &["PEXPIRE", &name("readers", key), "120000"]);
+        cmd(server, &["SET", key, "__redlock:shared", "PX", "120000"]);
+    }
+    let output = list(&cluster, &[]);
+    let text = stdout(&output);
+    assert!(
+        text.contains("is held by 1500 readers (--shared, 100 shown)"),
+        "{}",
+        describe(&output)
+    );
+    assert!(text.contains("readers (100 shown of 1500):"), "{text}");
+    let (_, json) = list_json(&cluster, &[]);
+    let found = lock(&json, key);
+    assert_eq!(found["reader_count"], 1500, "{found:#}");
+    assert_eq!(found["readers_shown"], 100, "{found:#}");
+
+    let status = |json: bool| {
+        let mut command = cluster.redlock();
+        command.args(["status", "--key", key]);
+        if json {
+            command.arg("--json");
+        }
+        command.output().unwrap()
+    };
+    let text = status(false);
+    assert_eq!(text.status.code(), Some(0), "{}", describe(&text));
+    let text = stdout(&text);
+    assert!(
+        text.contains("is held by 1500 readers (--shared, 1000 shown)"),
+        "{text}"
+    );
+    assert!(text.contains("readers (1000 shown of 1500):"), "{text}");
+    let json: Value = serde_json::from_slice(&status(true).stdout).unwrap();
+    assert_eq!(
+        (
+            json["reader_count"].as_u64(),
+            json["readers_shown"].as_u64()
+        ),
+        (Some(1500), Some(1000))
+    );
+    assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
+}
+
+/// Issue 33, item 8: a key name under the prefix too long for one reply (2.2 MB; or 400 KB
+/// names, more than one page can hold) is reported by its start and length, and the scan goes
+/// on past it: the lock beside it is listed. One such name ended the scan of its master: "no
+/// locks held", "no problems found", exit 69.
+#[test]
+fn key_names_too_long_for_a_reply_are_reported_and_the_scan_goes_on() {
+    let cluster = Cluster::start(1);
+    let server = &cluster.servers[0];
+    acquire(&cluster, "beside-long-names", &[]);
+    let mut pipe = redis::pipe();
+    pipe.cmd("SET")
+        .arg(name("holder", &"z".repeat(1_100_000)))
+        .arg("x")
+        .arg("EX")
+        .arg(600)
+        .ignore();
+    for i in 0..6 {
+        let key = format!("{i}{}", "y".repeat(200_000));
+        pipe.cmd("SET")
+            .arg(name("holder", &key))
+            .arg("x")
+            .arg("EX")
+            .arg(600)
+            .ignore();
+    }
+    let _: () = pipe.query(&mut server.connection()).unwrap();
+    let output = list(&cluster, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert!(
+        stdout(&output).contains("lock \"beside-long-names\" is held by"),
+        "{}",
+        describe(&output)
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.matches("too long to read").count(), 7, "{stderr}");
+    assert!(stderr.contains("name is 2200020 bytes"), "{stderr}");
+    let (code, json) = list_json(&cluster, &["--problems"]);
+    assert_eq!(code, Some(1), "{json:#}");
+    assert_eq!(json["complete"], true, "{json:#}");
+    let found = problems(&json);
+    assert_eq!(found.len(), 7, "{found:?}");
+    assert!(
+        found.iter().all(|(kind, _)| kind == "oversized_key"),
+        "{found:?}"
+    );
+    lock(&json, "beside-long-names");
+}
+
+/// Issue 33, items 8 and 9: `--problems` reports data under the prefix that redlock never
+/// writes (a fencing counter that is not a number, a readers key of another type, shares
+/// scored past any TTL), and says what stale readers still do: redlock's writers are refused
+/// there, another client's `SET NX` is not.
+#[test]
+fn malformed_counters_and_readers_keys_are_problems() {
+    let cluster = Cluster::start(1);
+    let server = &cluster.servers[0];
+    acquire(&cluster, "bad-fence", &[]);
+    cmd(server, &["HSET", &name("fence", "bad-fence"), "f", "v"]);
+    acquire(&cluster, "text-fence", &[]);
+    cmd(server, &["SET", &name("fence", "text-fence"), "seventeen"]);
+    cmd(
+        server,
+        &["SET", &name("readers", "bad-readers"), "x", "EX", "600"],
+    );
+    let far = name("readers", "far-readers");
+    cmd(server, &["ZADD", &far, "1e20", "shr-foreign"]);
+    cmd(server, &["PEXPIRE", &far, "600000"]);
+    let stale = name("readers", "stale-readers");
+    let until = (master_ms(server) + 600_000).to_string();
+    cmd(server, &["ZADD", &stale, &until, "shr-a"]);
+    cmd(server, &["PEXPIRE", &stale, "600000"]);
+    let (code, json) = list_json(&cluster, &["--problems"]);
+    assert_eq!(code, Some(1), "{json:#}");
+    let found = problems(&json);
+    for key in [
+        name("fence", "bad-fence"),
+        name("fence", "text-fence"),
+        name("readers", "bad-readers"),
+        far,
+    ] {
+        assert!(
+            found.contains(&("malformed".to_string(), key.clone())),
+            "{key} not in {found:?}"
+        );
+    }
+    let details: Vec<&str> = json["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["detail"].as_str())
+        .collect();
+    assert!(
+        details
+            .iter()
+            .any(|d| d.contains("is a hash, not a number")),
+        "{details:?}"
+    );
+    assert!(
+        details
+            .iter()
+            .any(|d| d.contains("text that is not a whole number")),
+        "{details:?}"
+    );
+    assert!(
+        details
+            .iter()
+            .any(|d| d.contains("is a string, not a sorted set")),
+        "{details:?}"
+    );
+    assert!(
+        details
+            .iter()
+            .any(|d| d.contains("1 entry in the readers key")),
+        "{details:?}"
+    );
+    let stale_detail = details
+        .iter()
+        .find(|d| d.contains("does not hold the readers' marker"))
+        .expect("stale readers");
+    assert!(
+        stale_detail.contains("redlock's writers are still refused"),
+        "{stale_detail}"
+    );
+    // A share past any TTL is no share: not a stale reader either.
+    assert!(!found.contains(&("stale_readers".to_string(), name("readers", "far-readers"))));
+    // The locks themselves are fine.
+    assert_eq!(lock(&json, "bad-fence")["verdict"], "held");
+}

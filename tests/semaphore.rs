@@ -590,3 +590,79 @@ fn slots_on_a_cluster_master_and_a_waiter_woken_by_sharded_pub_sub() {
     );
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }
+
+/// Issue 33, item 3: a slot another client wrote with a score past any TTL redlock gives (1e20
+/// ms, past 2^63: `%d` wrapped it negative, and PEXPIREAT at that time deleted the slots key
+/// with the slot just taken) is not a slot: four contenders for two slots get two, each
+/// keeps its slot on every master, and nothing is left without a TTL.
+#[test]
+fn a_foreign_slot_scored_past_any_ttl_admits_no_third_holder() {
+    let cluster = Cluster::start(3);
+    let key = "sm2";
+    for server in &cluster.servers {
+        let added: i64 = redis::cmd("ZADD")
+            .arg(keys::slots(key))
+            .arg("1e20")
+            .arg("foreign")
+            .query(&mut server.connection())
+            .unwrap();
+        assert_eq!(added, 1);
+    }
+    // Not a slot: `status` does not count it either.
+    let status = cluster
+        .redlock()
+        .args(["status", "--key", key])
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(1), "{}", describe(&status));
+    let mut tokens = Vec::new();
+    for _ in 0..4 {
+        let output = cluster
+            .redlock()
+            .args(["acquire", "--key", key, "--limit", "2", "--ttl", "30s"])
+            .args(["--wait", "0"])
+            .output()
+            .unwrap();
+        match output.status.code() {
+            Some(0) => tokens.push(String::from_utf8(output.stdout).unwrap().trim().to_string()),
+            code => assert_eq!(code, Some(75), "{}", describe(&output)),
+        }
+    }
+    assert_eq!(tokens.len(), 2, "{tokens:?}");
+    for members in slots_everywhere(&cluster, key) {
+        for token in &tokens {
+            assert!(members.contains(token), "{token} not in {members:?}");
+        }
+    }
+    assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
+    // Written again beside the holders: `status` counts the holders' slots alone.
+    for server in &cluster.servers {
+        let _: i64 = redis::cmd("ZADD")
+            .arg(keys::slots(key))
+            .arg("+inf")
+            .arg("foreign")
+            .query(&mut server.connection())
+            .unwrap();
+    }
+    let status = cluster
+        .redlock()
+        .args(["status", "--key", key, "--json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(
+        json["masters"][0]["slots"].as_array().unwrap().len(),
+        2,
+        "{json:#}"
+    );
+    assert_eq!(json["holders"].as_array().unwrap().len(), 2, "{json:#}");
+    for token in &tokens {
+        let released = cluster
+            .redlock()
+            .args(["release", "--key", key, "--token", token])
+            .output()
+            .unwrap();
+        assert!(released.status.success(), "{}", describe(&released));
+    }
+    assert_clean(&cluster, key);
+}

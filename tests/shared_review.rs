@@ -397,3 +397,88 @@ fn an_expired_share_is_not_re_created_by_its_extension_under_another_reader() {
     assert!(cluster.key_gone_everywhere(key));
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }
+
+/// Issue 33, item 2: a share another client wrote into the readers key with a score redlock
+/// never writes (not a whole number, past any TTL redlock gives, `+inf`) is no reason to fail.
+/// Before, K was set to the marker and the script then failed on PEXPIREAT of that score: the
+/// reader got 69 and K kept the marker forever, refusing every writer. A share scored past
+/// any TTL is dropped as not redlock's; one that is only fractional is a live share, and K
+/// covers it. K and the readers' keys always have a TTL.
+#[test]
+fn a_foreign_share_with_a_score_redlock_never_writes_is_no_crash_and_no_key_without_ttl() {
+    let cluster = Cluster::start(3);
+    let fractional = format!("{}.5", common::now_ms() + 60_000);
+    for (i, score) in [fractional.as_str(), "1e20", "+inf"]
+        .into_iter()
+        .enumerate()
+    {
+        let key = format!("rv-odd-score-{i}");
+        for server in &cluster.servers {
+            let added: i64 = redis::cmd("ZADD")
+                .arg(keys::readers(&key))
+                .arg(score)
+                .arg("shr-foreign")
+                .query(&mut server.connection())
+                .unwrap();
+            assert_eq!(added, 1);
+        }
+        let token = acquire_reader(&cluster, &key, "30s");
+        assert_eq!(
+            cluster.values(&key),
+            vec![Some(MARKER.to_string()); 3],
+            "{score}"
+        );
+        assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new(), "{score}");
+        for server in &cluster.servers {
+            // K lives as long as the longest live share, never past a year and a day.
+            let ttl = server.pttl(&key);
+            assert!((29_000..=366 * 86_400_000).contains(&ttl), "{score}: {ttl}");
+        }
+        let release = cluster
+            .redlock()
+            .args(["release", "--key", &key, "--token", &token])
+            .output()
+            .unwrap();
+        assert!(release.status.success(), "{score}: {}", describe(&release));
+        let writer = cluster
+            .redlock()
+            .args(["acquire", "--key", &key, "--ttl", "30s", "--wait", "0"])
+            .output()
+            .unwrap();
+        if i == 0 {
+            // A fractional score is a live share still: the writer waits for it.
+            assert_eq!(writer.status.code(), Some(75), "{}", describe(&writer));
+        } else {
+            assert!(writer.status.success(), "{score}: {}", describe(&writer));
+        }
+    }
+    assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
+}
+
+/// Issue 33, item 9: while readers hold the key, a waiting writer's progress line says so, as
+/// its give-up line does; it said "held by another client".
+#[test]
+fn a_waiting_writers_progress_line_says_readers_hold_the_key() {
+    let cluster = Cluster::start(3);
+    let key = "rv-progress";
+    acquire_reader(&cluster, key, "30s");
+    let writer = cluster
+        .redlock()
+        .args([
+            "acquire", "--key", key, "--ttl", "10s", "--wait", "1500ms", "-v",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(writer.status.code(), Some(75), "{}", describe(&writer));
+    let stderr = String::from_utf8_lossy(&writer.stderr);
+    let progress: Vec<&str> = stderr.lines().filter(|l| l.contains("waiting")).collect();
+    assert!(!progress.is_empty(), "{stderr}");
+    for line in progress {
+        assert!(
+            line.contains("held by readers (--shared)"),
+            "{line}\n{stderr}"
+        );
+    }
+    assert!(!stderr.contains("another client"), "{stderr}");
+    assert!(stderr.contains("is held by readers (--shared)"), "{stderr}");
+}

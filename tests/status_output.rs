@@ -276,3 +276,69 @@ fn an_ipv6_master_is_named_with_brackets() {
         describe(&config)
     );
 }
+
+/// Issue 33, item 8: a held lock whose fencing counter is not a number (a key of another type,
+/// or text) is still held: `status` says so (exit 0) and names the counter as the problem,
+/// with the fix. It said "unknown", exited 69 and told the user to choose another key.
+#[test]
+fn a_malformed_fencing_counter_is_the_counters_problem_not_the_locks() {
+    let cluster = Cluster::start(3);
+    let key = "bad-counter";
+    let output = cluster
+        .redlock()
+        .args(["acquire", "--key", key, "--ttl", "60s"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let fence = redlock_cli::lock::keys::fence(key);
+    for (i, server) in cluster.servers.iter().enumerate() {
+        let mut write = if i == 2 {
+            redis::cmd("SET")
+        } else {
+            redis::cmd("HSET")
+        };
+        write.arg(&fence);
+        if i != 2 {
+            write.arg("field");
+        }
+        let _: redis::Value = write
+            .arg("not a number")
+            .query(&mut server.connection())
+            .unwrap();
+    }
+    let status = |json: bool| {
+        let mut command = cluster.redlock();
+        command.args(["status", "--key", key]);
+        if json {
+            command.arg("--json");
+        }
+        command.output().unwrap()
+    };
+    let output = status(false);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.starts_with(&format!("lock {key:?} is held by")),
+        "{text}"
+    );
+    let url = &cluster.servers[0].url();
+    assert!(
+        text.contains(&format!(
+            "fencing counter on {url}: not a number (WRONGTYPE"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("it holds text that is not a number"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("DEL '{fence}'")), "{text}");
+    assert!(!text.contains("another key"), "{text}");
+    let json: serde_json::Value = serde_json::from_slice(&status(true).stdout).unwrap();
+    assert_eq!(json["verdict"], "held", "{json:#}");
+    let error = json["masters"][0]["fence_error"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(error.starts_with("WRONGTYPE"), "{json:#}");
+    assert_eq!(json["masters"][0]["held"], true, "{json:#}");
+}

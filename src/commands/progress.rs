@@ -49,12 +49,15 @@ impl<'a> WaitProgress<'a> {
             AttemptFailure::Held {
                 holder,
                 free,
+                shared,
                 waiters,
                 place,
                 ..
             } => {
                 let who = match holder {
                     _ if *free => "free, others first".to_string(),
+                    // As the give-up line says it (`wording`): readers hold no token of a holder.
+                    _ if *shared => "held by readers (--shared)".to_string(),
                     Some(holder) => format!("held by {}", holder.describe()),
                     None => "held by another client".into(),
                 };

@@ -7,12 +7,13 @@
 //!  "holder": {"host": "ci-3", "pid": 4412, "user": "ci", "command": "make deploy",
 //!             "since_ms": 1763700000000},
 //!  "fence": 41,
-//!  "shared": false, "readers": null, "reader_count": null,
+//!  "shared": false, "readers": null, "reader_count": null, "readers_shown": null,
 //!  "waiting": 1,
 //!  "queue": [{"position": 1, "token": "…", "ticket": 17, "waited_ms": 12000,
 //!             "holder": {…}, "masters": 3}],
 //!  "masters": [{"server": "redis://r1:6379", "reachable": true, "held": true, "token": "…",
-//!               "ttl_ms": 28100, "holder": {…}, "error": null, "fence": 41}, …]}
+//!               "ttl_ms": 28100, "holder": {…}, "error": null, "fence": 41,
+//!               "fence_error": null}, …]}
 //! ```
 
 use std::fmt::Write;
@@ -23,9 +24,10 @@ use crate::cli::{GlobalArgs, StatusArgs};
 use crate::config;
 use crate::escape;
 use crate::exit::{self, Failure};
+use crate::lock::keys;
 use crate::lock::{
     Holder, INSPECTED_WAITERS, InLine, Inspection, MasterFailure, MasterState, NodeError, Reader,
-    SHARED_MARKER, Verdict, judge, judge_readers, judge_slots, line,
+    SHARED_MARKER, Verdict, count_readers, judge, judge_readers, judge_slots, line,
 };
 use crate::plural::counted;
 
@@ -54,14 +56,19 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
         }
     }
     // Held by readers (`--shared`): who they are is in their own key.
-    let readers = status_shared::held_by_readers(&verdict)
-        .then(|| judge_readers(&client.inspect_readers(&args.key, node_timeout)));
-    let readers = readers.as_deref();
+    let readers = status_shared::held_by_readers(&verdict).then(|| {
+        let inspections = client.inspect_readers(&args.key, node_timeout);
+        let readers = judge_readers(&inspections);
+        let count = count_readers(&inspections, readers.len());
+        (readers, count)
+    });
+    let readers = readers.as_ref().map(|(r, count)| (r.as_slice(), *count));
     let text = if args.json {
         let mut json = to_json(&args.key, client.quorum(), &verdict, &masters);
         json["shared"] = readers.is_some().into();
-        json["readers"] = readers.map_or(Value::Null, status_shared::json);
-        json["reader_count"] = readers.map_or(Value::Null, |r| r.len().into());
+        json["readers"] = readers.map_or(Value::Null, |(r, _)| status_shared::json(r));
+        json["reader_count"] = readers.map_or(Value::Null, |(_, count)| count.into());
+        json["readers_shown"] = readers.map_or(Value::Null, |(r, _)| r.len().into());
         if readers.is_some() {
             // The readers' marker is nobody's token: readers are listed by their own.
             json["token"] = Value::Null;
@@ -125,21 +132,10 @@ fn to_json(key: &str, quorum: usize, verdict: &Verdict, masters: &[Inspection]) 
     let waiting = masters.iter().map(|m| m.waiting).max().unwrap_or(0);
     let masters: Vec<Value> = masters
         .iter()
-        .map(|Inspection { master, state, fence, .. }| match state {
-            MasterState::Free => json!({
-                "server": master.to_string(), "reachable": true, "held": false,
-                "token": null, "ttl_ms": null, "holder": null, "error": null, "fence": fence,
-            }),
-            MasterState::Held { token, ttl, holder } => json!({
-                "server": master.to_string(), "reachable": true, "held": true,
-                "token": token, "ttl_ms": ttl.map(ms), "holder": holder.as_ref().map(Holder::to_json),
-                "error": null, "fence": fence,
-            }),
-            MasterState::Unreachable(error) => json!({
-                "server": master.to_string(), "reachable": error.answered(), "held": null,
-                "token": null, "ttl_ms": null, "holder": null, "error": error.to_string(),
-                "fence": fence,
-            }),
+        .map(|inspection| {
+            let mut json = master_json(inspection);
+            json["fence_error"] = inspection.fence_problem.clone().into();
+            json
         })
         .collect();
     json!({
@@ -154,6 +150,33 @@ fn to_json(key: &str, quorum: usize, verdict: &Verdict, masters: &[Inspection]) 
         "queue": queue,
         "masters": masters,
     })
+}
+
+/// One master's part of the JSON.
+fn master_json(
+    Inspection {
+        master,
+        state,
+        fence,
+        ..
+    }: &Inspection,
+) -> Value {
+    match state {
+        MasterState::Free => json!({
+            "server": master.to_string(), "reachable": true, "held": false,
+            "token": null, "ttl_ms": null, "holder": null, "error": null, "fence": fence,
+        }),
+        MasterState::Held { token, ttl, holder } => json!({
+            "server": master.to_string(), "reachable": true, "held": true,
+            "token": token, "ttl_ms": ttl.map(ms), "holder": holder.as_ref().map(Holder::to_json),
+            "error": null, "fence": fence,
+        }),
+        MasterState::Unreachable(error) => json!({
+            "server": master.to_string(), "reachable": error.answered(), "held": null,
+            "token": null, "ttl_ms": null, "holder": null, "error": error.to_string(),
+            "fence": fence,
+        }),
+    }
 }
 
 /// The fair queue in JSON, as `status` and `list` print it.
@@ -178,7 +201,7 @@ fn to_text(
     key: &str,
     verdict: &Verdict,
     masters: &[Inspection],
-    readers: Option<&[Reader]>,
+    readers: Option<(&[Reader], usize)>,
 ) -> String {
     let total = masters.len();
     let mut out = match verdict {
@@ -189,7 +212,7 @@ fn to_text(
             ..
         } => {
             let who = match (readers, holder) {
-                (Some(readers), _) => status_shared::who(readers),
+                (Some((readers, count)), _) => status_shared::who(readers, count),
                 (None, Some(holder)) => holder.describe(),
                 (None, None) => "another client".to_string(),
             };
@@ -242,8 +265,8 @@ fn to_text(
         };
         let _ = writeln!(out, "  {:width$}  {line}", master.to_string());
     }
-    if let Some(readers) = readers {
-        status_shared::text(&mut out, readers, total);
+    if let Some((readers, count)) = readers {
+        status_shared::text(&mut out, readers, count, total);
     }
     let queue = line(masters);
     if !queue.is_empty() {
@@ -271,6 +294,20 @@ fn to_text(
             out,
             "fencing counter: {fence} (the next --fence token is higher)"
         );
+    }
+    for inspection in masters {
+        if let Some(problem) = &inspection.fence_problem {
+            // The counter's problem, not the lock's: the verdict above stands.
+            let _ = writeln!(
+                out,
+                "fencing counter on {}: not a number ({}): --fence on this key fails there \
+                 (the lock itself is not affected); if no resource checks its fencing tokens, \
+                 delete it on that master: DEL {}",
+                inspection.master,
+                escape::visible(problem),
+                super::list::problems::quote(&keys::fence(key)),
+            );
+        }
     }
     out
 }

@@ -3,8 +3,12 @@
 //!
 //! ```json
 //! {"key": "env", "verdict": "held", "shared": true, "token": "__redlock:shared", …,
-//!  "readers": [{"token": "shr-…", "masters": 3, "expires_in_ms": 28000, "holder": {…}}]}
+//!  "readers": [{"token": "shr-…", "masters": 3, "expires_in_ms": 28000, "holder": {…}}],
+//!  "reader_count": 1, "readers_shown": 1}
 //! ```
+//!
+//! `reader_count` is how many hold as the masters count them, `readers_shown` how many
+//! `readers` lists: a master lists at most 1000 (`status`) or 100 (`list`) of them.
 
 use std::fmt::Write;
 
@@ -25,14 +29,26 @@ pub fn held_by_readers(verdict: &Verdict) -> bool {
     matches!(verdict, Verdict::Held { token, .. } if token == SHARED_MARKER)
 }
 
-/// `3 readers (--shared)`, for the headline in place of a holder.
-pub fn who(readers: &[Reader]) -> String {
+/// `3 readers (--shared)`, for the headline in place of a holder; `count` is how many hold,
+/// as the masters count them (see `lock::count_readers`), `readers` those listed.
+pub fn who(readers: &[Reader], count: usize) -> String {
+    if count > readers.len() {
+        return format!(
+            "{} (--shared, {} shown)",
+            counted(count, "reader"),
+            readers.len()
+        );
+    }
     format!("{} (--shared)", counted(readers.len(), "reader"))
 }
 
 /// The readers, one a line, after the masters' lines.
-pub fn text(out: &mut String, readers: &[Reader], total: usize) {
-    let _ = writeln!(out, "readers ({}):", readers.len());
+pub fn text(out: &mut String, readers: &[Reader], count: usize, total: usize) {
+    if count > readers.len() {
+        let _ = writeln!(out, "readers ({} shown of {count}):", readers.len());
+    } else {
+        let _ = writeln!(out, "readers ({}):", readers.len());
+    }
     for reader in readers {
         let who = reader.holder.as_ref().map_or_else(
             || format!("token {}", escape::cut(&reader.token, READER_TOKEN_SHOWN)),

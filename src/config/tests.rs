@@ -130,3 +130,13 @@ fn bad_file_values_are_configuration_errors() {
     assert_eq!(defaults(&config, None).unwrap_err().code, exit::CONFIG);
     assert!(toml::from_str::<file::FileConfig>("ttll = \"1s\"").is_err());
 }
+
+/// The scripts drop a slot or share scored past the longest TTL redlock gives (see
+/// `lock::scripts`): every TTL the command line and the config file accept must be within it.
+#[test]
+fn the_longest_duration_is_the_longest_ttl_the_scripts_believe() {
+    assert_eq!(
+        crate::cli::LONGEST_DURATION.as_millis(),
+        u128::from(crate::lock::scripts::LONGEST_TTL_MS)
+    );
+}

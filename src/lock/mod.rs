@@ -36,7 +36,7 @@ pub use quorum::outcome::{
     AcquireError, AttemptFailure, Conflict, ExtendError, Inspection, MasterFailure, MasterState,
     Released,
 };
-pub use quorum::reader_verdict::{Reader, ReadersInspection, judge_readers};
+pub use quorum::reader_verdict::{Reader, ReadersInspection, count_readers, judge_readers};
 pub use quorum::slot_verdict::{
     SemaphoreState, SemaphoreVerdict, SlotHolder, SlotsInspection, judge_slots,
 };
@@ -44,8 +44,8 @@ pub use quorum::tally::slot_quorum;
 pub use quorum::verdict::{InLine, Verdict, judge, line};
 pub use read::probe::{ClusterFacts, Probe, ServerFacts, ShardFacts};
 pub use read::scan::{
-    FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, MasterScan, QueueRead, ReadersRead,
-    Scan, ScanEnd, ScanOptions, StrayKey, StrayName, Ttl,
+    FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, Malformed, MasterScan,
+    OversizedName, QueueRead, ReadersRead, Scan, ScanEnd, ScanOptions, StrayKey, StrayName, Ttl,
 };
 pub use scripts::holder::Holder;
 pub use scripts::keys;
@@ -56,6 +56,7 @@ pub use scripts::slots::{Slot, Slots};
 pub use wire::cause::Cause;
 pub use wire::master::{BadUrl, Identity, Master, redact_quoted, redact_url};
 pub use wire::node::NodeError;
+pub use wire::resp::MAX_REPLY_BYTES;
 
 #[cfg(test)]
 mod tests;

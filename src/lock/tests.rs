@@ -2,7 +2,7 @@
 
 use std::sync::LazyLock;
 
-use super::read::scan::READ;
+use super::read::scan::{PAGE, READ};
 use super::scripts::lock::{ACQUIRE, EXTEND, FENCE_PROPOSE, INSPECT, RELEASE};
 use super::scripts::queue::{LEAVE, WAIT};
 use super::scripts::shared::{INSPECT_READERS, READ_ACQUIRE, READ_EXTEND, READ_RELEASE, READ_WAIT};
@@ -13,7 +13,7 @@ use super::wire::lua::Lua;
 
 /// Every script redlock runs, by name.
 fn every_script() -> Vec<(&'static str, &'static Lua)> {
-    let all: [(&str, &LazyLock<Lua>); 19] = [
+    let all: [(&str, &LazyLock<Lua>); 20] = [
         ("ACQUIRE", &ACQUIRE),
         ("EXTEND", &EXTEND),
         ("RELEASE", &RELEASE),
@@ -33,6 +33,7 @@ fn every_script() -> Vec<(&'static str, &'static Lua)> {
         ("READ_RELEASE", &READ_RELEASE),
         ("INSPECT_READERS", &INSPECT_READERS),
         ("READ (scan)", &READ),
+        ("PAGE (scan)", &PAGE),
     ];
     all.into_iter().map(|(name, lua)| (name, &**lua)).collect()
 }
@@ -51,5 +52,18 @@ fn every_script_has_a_bit_of_its_own() {
                 "{name} and {other} are the same script"
             );
         }
+    }
+}
+
+/// The scripts that read slots or shares without the shared functions write the horizon past
+/// which a score is not redlock's as a literal: it must be the one the others use.
+#[test]
+fn every_script_knows_the_same_horizon() {
+    let horizon = format!("now + {})", super::scripts::LONGEST_TTL_MS);
+    for (name, lua) in [
+        ("INSPECT_SLOTS", &*INSPECT_SLOTS),
+        ("INSPECT_READERS", &*INSPECT_READERS),
+    ] {
+        assert!(lua.code.contains(&horizon), "{name}");
     }
 }

@@ -11,7 +11,7 @@
 //! when any master could not be and nothing was found: "nothing found" must not be claimed
 //! for a master that was not looked at. The report is printed in every case.
 
-mod problems;
+pub(super) mod problems;
 mod render;
 mod view;
 
@@ -78,6 +78,17 @@ pub fn list(global: &GlobalArgs, args: ListArgs) -> Result<i32, Failure> {
             for stray in client.read_strays(&scan, strays) {
                 findings.stray(&stray);
             }
+        }
+    }
+    for oversized in &scan.oversized {
+        match findings.as_mut() {
+            Some(findings) => findings.oversized(oversized),
+            None => log::warn!(
+                "warning: master {}: {} (it starts {}; list --problems says what to do)",
+                scan.masters[oversized.master].master,
+                problems::oversized_detail(oversized),
+                crate::escape::quoted(&format!("{}…", problems::oversized_start(oversized))),
+            ),
         }
     }
     output::print(&report.end(findings.as_ref()))?;

@@ -12,9 +12,18 @@
 //!   expires with the TTL it had.
 //! - **A shared lock's readers key while its lock key does not hold the readers' marker**
 //!   (`--shared`): the scripts write and delete the marker with the readers, so something else
-//!   deleted or replaced the key; the readers' shares no longer keep writers out there.
+//!   deleted or replaced the key. redlock's writers are still refused there (the readers key
+//!   stands in for the marker), but another Redlock client's `SET K x NX` is not.
+//! - **Malformed data** (`malformed`): a fencing counter that is not a number (another type,
+//!   or text: `--fence` fails there, the lock does not), a readers key that is not a sorted
+//!   set or a reader records key that is not a hash (the readers' scripts fail there), shares
+//!   scored past any TTL redlock gives (not redlock's: the next reader's script drops them).
+//!   Something else wrote each one.
 //! - **A queued waiter whose lease lapsed by the master's clock**: it stopped heartbeating
 //!   (killed, stopped, cut off), so it no longer waits.
+//! - **A key name too long to read** under the prefix (over what a reply may hold): redlock
+//!   never writes one, so something else did; it is reported by its start and length, and
+//!   the scan goes on past it.
 //! - **A fencing counter nobody uses**: its lock absent on that master and the counter idle
 //!   (`OBJECT IDLETIME`, which the scan never resets) for longer than the threshold. Deleting
 //!   one restarts its numbers, so the advice says when that is safe.
@@ -27,7 +36,9 @@
 use std::time::Duration;
 
 use crate::escape;
-use crate::lock::{FoundLock, LockRead, SHARED_MARKER, StrayKey, Ttl, keys};
+use crate::lock::{
+    FoundLock, LockRead, Malformed, OversizedName, SHARED_MARKER, StrayKey, Ttl, keys,
+};
 
 /// The most findings kept for the report; the rest are counted.
 pub const MAX_KEPT: usize = 10_000;
@@ -40,6 +51,8 @@ pub enum Kind {
     StaleReaders,
     DeadWaiter,
     IdleFence,
+    Oversized,
+    Malformed,
 }
 
 impl Kind {
@@ -51,6 +64,8 @@ impl Kind {
             Kind::StaleReaders => "stale_readers",
             Kind::DeadWaiter => "dead_waiter",
             Kind::IdleFence => "idle_fence",
+            Kind::Oversized => "oversized_key",
+            Kind::Malformed => "malformed",
         }
     }
 }
@@ -116,6 +131,23 @@ impl Findings {
             action: format!(
                 "find out what wrote it; if nothing needs it, delete it on that master: DEL {}",
                 quote(&stray.name)
+            ),
+        }]);
+    }
+
+    /// Looks at a key under the prefix whose name is too long to read.
+    pub fn oversized(&mut self, oversized: &OversizedName) {
+        let start = oversized_start(oversized);
+        self.add(vec![Problem {
+            kind: Kind::Oversized,
+            master: oversized.master,
+            lock: None,
+            name: format!("{start}…"),
+            detail: oversized_detail(oversized),
+            action: format!(
+                "find what wrote it (redlock never writes such a name) and delete it on that \
+                 master: redis-cli --scan --pattern {} | head -c -1 | redis-cli -x DEL",
+                quote(&format!("{}*", glob_escaped(&start)))
             ),
         }]);
     }
@@ -255,6 +287,27 @@ fn in_lock(key: &str, master: usize, read: &LockRead, idle: Duration, found: &mu
             ),
         );
     }
+    if let Some(malformed) = read.fence.as_ref().and_then(|f| f.malformed.as_ref()) {
+        let name = keys::fence(key);
+        let what = match malformed {
+            Malformed::Type(kind) => format!("a {}", escape::visible(kind)),
+            Malformed::Text => "text that is not a whole number".to_string(),
+        };
+        push(
+            Kind::Malformed,
+            name.clone(),
+            format!(
+                "fencing counter of lock {shown} is {what}, not a number (written by something \
+                 other than redlock): --fence on {shown} fails on this master; the lock itself \
+                 is not affected"
+            ),
+            format!(
+                "if no resource checks the fencing tokens of {shown}, delete it on that master: \
+                 DEL {}",
+                quote(&name)
+            ),
+        );
+    }
     if let Some(fence) = &read.fence
         && read.token.is_none()
         && let Some(unused) = fence.idle
@@ -311,6 +364,54 @@ fn readers_in_lock(
             );
         }
     }
+    let kinds = [
+        (
+            "readers",
+            readers.clone(),
+            &read.readers.wrong_type,
+            "a sorted set",
+        ),
+        (
+            "reader records",
+            keys::reader_holders(key),
+            &read.readers.holders_wrong_type,
+            "a hash",
+        ),
+    ];
+    for (what, name, wrong, wanted) in kinds {
+        if let Some(kind) = wrong {
+            push(
+                Kind::Malformed,
+                name.clone(),
+                format!(
+                    "{what} key of shared lock {shown} is a {}, not {wanted} (written by \
+                     something other than redlock): readers of {shown} fail on this master",
+                    escape::visible(kind)
+                ),
+                format!(
+                    "find what wrote it; if nothing needs it, delete it on that master: DEL {}",
+                    quote(&name)
+                ),
+            );
+        }
+    }
+    if read.readers.foreign > 0 {
+        let horizon = read.now_ms + crate::lock::scripts::LONGEST_TTL_MS;
+        push(
+            Kind::Malformed,
+            readers.clone(),
+            format!(
+                "{} in the readers key of shared lock {shown} scored past any TTL redlock gives \
+                 (written by something other than redlock): not shares, and K is never kept for them",
+                crate::plural::counted(read.readers.foreign as usize, "entry")
+            ),
+            format!(
+                "none needed: the next reader's script drops them; to remove them now, on that \
+                 master: ZREMRANGEBYSCORE {} ({horizon} +inf",
+                quote(&readers)
+            ),
+        );
+    }
     let marked = read.token.as_deref() == Some(SHARED_MARKER);
     if read.readers.live > 0 && !marked {
         push(
@@ -318,8 +419,9 @@ fn readers_in_lock(
             readers.clone(),
             format!(
                 "{} of shared lock {shown} while its lock key does not hold the readers' marker \
-                 (deleted or replaced by something other than redlock): their shares do not \
-                 keep writers out on this master",
+                 (deleted or replaced by something other than redlock): redlock's writers are \
+                 still refused on this master, but another Redlock client's SET NX is not kept \
+                 out there",
                 crate::plural::counted(read.readers.live as usize, "live reader")
             ),
             format!(
@@ -330,6 +432,40 @@ fn readers_in_lock(
             ),
         );
     }
+}
+
+/// What is wrong with an oversized name, for `--problems` and the warning without it.
+pub fn oversized_detail(oversized: &OversizedName) -> String {
+    format!(
+        "a key under redlock's reserved prefix whose name is {} bytes, too long to read (a \
+         reply holds at most {} bytes): it names no lock redlock can read",
+        oversized.len,
+        crate::lock::MAX_REPLY_BYTES
+    )
+}
+
+/// How much of an oversized name a report shows: enough to find it with a SCAN pattern.
+const OVERSIZED_SHOWN: usize = 60;
+
+/// The start of an oversized name, as a report shows it (whole characters).
+pub fn oversized_start(oversized: &OversizedName) -> String {
+    String::from_utf8_lossy(&oversized.start)
+        .trim_end_matches('\u{fffd}')
+        .chars()
+        .take(OVERSIZED_SHOWN)
+        .collect()
+}
+
+/// `text` as a SCAN pattern that matches it literally (`*?[]\` escaped).
+fn glob_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Whole seconds from a second up.

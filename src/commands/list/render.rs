@@ -144,7 +144,7 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
             holder, expires_in, ..
         } => {
             let who = match (&lock.readers, holder) {
-                (Some(readers), _) => super::super::status_shared::who(readers),
+                (Some(readers), _) => super::super::status_shared::who(readers, lock.reader_count),
                 (None, Some(holder)) => holder.describe(),
                 (None, None) => "another client (no holder record)".to_string(),
             };
@@ -193,7 +193,7 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
     }
     if let Some(readers) = &lock.readers {
         let mut shown = String::new();
-        super::super::status_shared::text(&mut shown, readers, total);
+        super::super::status_shared::text(&mut shown, readers, lock.reader_count, total);
         for line in shown.lines() {
             let _ = writeln!(out, "  {line}");
         }
@@ -282,7 +282,8 @@ fn lock_json(masters: &[MasterScan], lock: &LockView) -> Value {
         "key": lock.key,
         "shared": lock.readers.is_some(),
         "readers": lock.readers.as_deref().map(super::super::status_shared::json),
-        "reader_count": lock.readers.as_ref().map(Vec::len),
+        "reader_count": lock.readers.as_ref().map(|_| lock.reader_count),
+        "readers_shown": lock.readers.as_ref().map(Vec::len),
         "verdict": verdict,
         // The readers' marker is nobody's token: readers are listed by their own.
         "token": token.filter(|_| lock.readers.is_none()),

@@ -4,7 +4,7 @@
 
 use crate::lock::{
     FoundLock, InLine, MasterScan, MasterState, Reader, ReadersInspection, SHARED_MARKER, Shares,
-    Verdict, judge, judge_readers, line,
+    Verdict, count_readers, judge, judge_readers, line,
 };
 
 /// One lock, as listed.
@@ -23,6 +23,9 @@ pub struct LockView {
     /// Held by readers (`--shared`): those that hold a share on a majority (judged as
     /// `status` judges them, from the first shares each master lists).
     pub readers: Option<Vec<Reader>>,
+    /// How many readers hold it, as the masters count them (`lock::count_readers`): more than
+    /// `readers` lists where a master has more live shares than `list` reads.
+    pub reader_count: usize,
 }
 
 /// The lock as listed, if it is worth listing: held, split or unknown, or with waiters.
@@ -57,10 +60,17 @@ pub fn view(lock: &FoundLock, scanned: &[MasterScan]) -> Option<LockView> {
                 },
             })
             .collect();
-        judge_readers(&inspections)
+        let readers = judge_readers(&inspections);
+        let count = count_readers(&inspections, readers.len());
+        (readers, count)
     });
+    let (readers, reader_count) = match readers {
+        Some((readers, count)) => (Some(readers), count),
+        None => (None, 0),
+    };
     let view = LockView {
         readers,
+        reader_count,
         key: lock.key.clone(),
         verdict,
         holding,

@@ -430,6 +430,7 @@ impl Redlock {
                     master: master.clone(),
                     state: found.state,
                     fence: found.fence,
+                    fence_problem: found.fence_problem,
                     queue: found.queue,
                     waiting: found.waiting,
                 }

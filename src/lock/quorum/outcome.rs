@@ -113,6 +113,9 @@ pub struct Inspection {
     pub state: MasterState,
     /// The fencing counter: `None` where no `--fence` grant was ever made.
     pub fence: Option<u64>,
+    /// What is wrong with the fencing counter there, where it is not a number (a key of
+    /// another type, or text): a `--fence` grant fails there; the lock is not affected.
+    pub fence_problem: Option<String>,
     /// The first waiters of the fair queue there, in order.
     pub queue: Vec<QueuedWaiter>,
     /// How many wait there in all.

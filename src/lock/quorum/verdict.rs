@@ -183,6 +183,7 @@ mod tests {
             master: Master::parse("redis://127.0.0.1:1").unwrap(),
             state: MasterState::Free,
             fence: None,
+            fence_problem: None,
             waiting: queue.len(),
             queue,
         };

@@ -12,8 +12,17 @@
 //! What keeps it bounded, on any keyspace:
 //! 1. **SCAN, never KEYS**: each call examines about `COUNT` entries and returns the names that
 //!    match `__redlock:*` (and the caller's glob), so no call blocks a master for long and no
-//!    reply is large. A reply over the transport's caps (very long key names) closes the
-//!    connection; the same cursor is then asked again with a tenth of the count, once per step.
+//!    reply is large. A reply over the transport's caps (very long key names: one name over
+//!    `resp::MAX_BULK_BYTES`, or a page over `resp::MAX_REPLY_BYTES`) closes the connection;
+//!    the same cursor is then asked again with a tenth of the count, once per step, and at
+//!    the smallest count by [`PAGE`], a script that runs the same SCAN on the master and sends
+//!    back every name up to [`WHOLE_NAME`] bytes whole within a page of at most
+//!    [`PAGE_BUDGET`] bytes, and only the start and length of any other: such a name is
+//!    reported ([`Scan::oversized`]), never read, and the scan goes on past it. (Before, one
+//!    name of 1 MiB, or six of 400 KB in one page, ended the scan of that master: "no locks
+//!    held", exit 69.) Every name redlock itself writes is far below [`WHOLE_NAME`]: a lock
+//!    key comes from one argument or variable (at most 128 KiB on Linux) and its names are at
+//!    most twice that, plus the prefix.
 //! 2. **One deadline for the whole scan**, every request also bounded by the node timeout. A
 //!    master whose cursor has not come back to 0 by then (or that failed, or that has more than
 //!    [`MAX_KEYS`] of our keys) is reported as not scanned fully: what was found there is kept,
@@ -60,7 +69,7 @@ mod read;
 
 pub(in crate::lock) use batches::{read_locks, read_strays};
 
-pub use read::{FenceRead, LockRead, QueueRead, ReadersRead, Ttl};
+pub use read::{FenceRead, LockRead, Malformed, QueueRead, ReadersRead, Ttl};
 
 /// What to scan for, and for how long.
 #[derive(Clone, Debug)]
@@ -87,6 +96,8 @@ pub struct Scan {
     /// Keys under the prefix that name no lock redlock reads (written by something else, or by
     /// a later build's layout); only when no pattern was given.
     pub strays: Vec<StrayName>,
+    /// Keys under the prefix whose names are too long to read (see the module header).
+    pub oversized: Vec<OversizedName>,
     /// When reads give up (see the module header).
     read_deadline: Instant,
     max_waiters: usize,
@@ -149,6 +160,7 @@ impl FoundLock {
                     master: scan.master.clone(),
                     state,
                     fence: None,
+                    fence_problem: None,
                     queue,
                     waiting,
                 }
@@ -182,6 +194,29 @@ pub struct StrayName {
     pub master: usize,
     pub name: Vec<u8>,
 }
+
+/// A key under the prefix whose name is too long for a reply (see the module header): its
+/// start and its length, as the master gave them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OversizedName {
+    /// Index of the master it is on.
+    pub master: usize,
+    /// Its first [`OVERSIZED_SHOWN`] bytes.
+    pub start: Vec<u8>,
+    /// Its length in bytes.
+    pub len: usize,
+}
+
+/// How much of an oversized name the master sends back.
+pub const OVERSIZED_SHOWN: usize = 200;
+
+/// The longest name [`PAGE`] sends back whole: above every name redlock writes (see the module
+/// header), below the transport's cap on one string.
+const WHOLE_NAME: usize = 320 << 10;
+
+/// The most bytes of names one [`PAGE`] reply holds whole: below the transport's cap on a
+/// reply, with room for the rest of it.
+const PAGE_BUDGET: usize = 960 << 10;
 
 /// A stray key, read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -219,9 +254,29 @@ struct Names<'a> {
     pattern: Option<&'a str>,
     locks: BTreeSet<String>,
     strays: Vec<StrayName>,
+    oversized: Vec<OversizedName>,
+}
+
+/// One name a SCAN page gave.
+enum Found<'a> {
+    Name(&'a [u8]),
+    /// Too long to send whole: its start and length.
+    Oversized(&'a [u8], usize),
 }
 
 impl Names<'_> {
+    /// Files what a page of `master` gave (each distinct name once per master).
+    fn found(&mut self, master: usize, found: Found<'_>) {
+        match found {
+            Found::Name(name) => self.add(master, name),
+            Found::Oversized(start, len) => self.oversized.push(OversizedName {
+                master,
+                start: start.to_vec(),
+                len,
+            }),
+        }
+    }
+
     /// Files a name found on `master` (each distinct name once per master).
     fn add(&mut self, master: usize, name: &[u8]) {
         let parsed = std::str::from_utf8(name).ok().and_then(keys::parse);
@@ -261,7 +316,7 @@ async fn scan_endpoint(
         Err(error) => return (0, ScanEnd::Failed(error)),
     };
     let scans = join_all(nodes.iter().map(|node| {
-        let file = |name: &[u8]| names.borrow_mut().add(master, name);
+        let file = |found: Found<'_>| names.borrow_mut().found(master, found);
         scan_master(node, pattern, deadline, node_timeout, MAX_KEYS, file)
     }))
     .await;
@@ -288,6 +343,7 @@ pub(in crate::lock) async fn scan(masters: &Masters, options: &ScanOptions) -> S
         pattern: options.pattern.as_deref(),
         locks: BTreeSet::new(),
         strays: Vec::new(),
+        oversized: Vec::new(),
     });
     let scans = join_all(masters.nodes.iter().enumerate().map(|(i, endpoint)| {
         let pattern = pattern.as_bytes();
@@ -303,7 +359,12 @@ pub(in crate::lock) async fn scan(masters: &Masters, options: &ScanOptions) -> S
             end,
         })
         .collect();
-    let Names { locks, strays, .. } = names.into_inner();
+    let Names {
+        locks,
+        strays,
+        oversized,
+        ..
+    } = names.into_inner();
     log::debug!(
         "scanned {} in {:.1?}: {} locks, {} other keys",
         crate::plural::counted(masters.nodes.len(), "master"),
@@ -315,6 +376,7 @@ pub(in crate::lock) async fn scan(masters: &Masters, options: &ScanOptions) -> S
         masters: reports,
         locks: locks.into_iter().collect(),
         strays,
+        oversized,
         read_deadline: deadline.max(Instant::now()) + options.node_timeout,
         max_waiters: options.max_waiters,
     }
@@ -331,39 +393,64 @@ async fn scan_master(
     deadline: Instant,
     node_timeout: Duration,
     max_keys: usize,
-    mut file: impl FnMut(&[u8]),
+    mut file: impl FnMut(Found<'_>),
 ) -> (usize, ScanEnd) {
     let hasher = RandomState::new();
     let mut seen: HashSet<u64> = HashSet::new();
     let mut cursor = b"0".to_vec();
     let mut count = COUNT;
+    // Set after a page over the caps at the smallest count: that page is read by PAGE.
+    let mut by_script = false;
     loop {
         let now = Instant::now();
         if now >= deadline {
             return (seen.len(), ScanEnd::OutOfTime);
         }
         let count_text = count.to_string();
-        let args: [&[u8]; 6] = [
-            b"SCAN",
-            &cursor,
-            b"MATCH",
-            pattern,
-            b"COUNT",
-            count_text.as_bytes(),
-        ];
         let request_deadline = deadline.min(now + node_timeout);
-        let answer = tokio::time::timeout_at(request_deadline.into(), node.command(&args))
+        let request = async {
+            if by_script {
+                let whole = WHOLE_NAME.to_string();
+                let budget = PAGE_BUDGET.to_string();
+                let shown = OVERSIZED_SHOWN.to_string();
+                let args: [&[u8]; 6] = [
+                    &cursor,
+                    pattern,
+                    count_text.as_bytes(),
+                    whole.as_bytes(),
+                    budget.as_bytes(),
+                    shown.as_bytes(),
+                ];
+                node.eval(&PAGE, &[], &args, false).await
+            } else {
+                let args: [&[u8]; 6] = [
+                    b"SCAN",
+                    &cursor,
+                    b"MATCH",
+                    pattern,
+                    b"COUNT",
+                    count_text.as_bytes(),
+                ];
+                node.command(&args).await
+            }
+        };
+        let answer = tokio::time::timeout_at(request_deadline.into(), request)
             .await
             .unwrap_or_else(|_| Err(node.timed_out()));
-        let (next, names) = match answer.map(|reply| scan_reply(&reply)) {
+        let (next, names, oversized) = match answer.map(|reply| scan_reply(&reply)) {
             Ok(Some(page)) => page,
             Ok(None) => {
                 let error = NodeError::BadReply("unexpected reply to SCAN".into());
                 return (seen.len(), ScanEnd::Failed(error));
             }
-            Err(NodeError::BadReply(why)) if count > MIN_COUNT && is_over_caps(&why) => {
-                // Names too long for this many in one reply: the same cursor, fewer at a time.
-                count = (count / 10).max(MIN_COUNT);
+            Err(NodeError::BadReply(why)) if !by_script && is_over_caps(&why) => {
+                // Names too long for this many in one reply: the same cursor, fewer at a time,
+                // and at the fewest, by the script that sends long names cut.
+                if count > MIN_COUNT {
+                    count = (count / 10).max(MIN_COUNT);
+                } else {
+                    by_script = true;
+                }
                 continue;
             }
             Err(NodeError::Timeout) if Instant::now() >= deadline => {
@@ -371,12 +458,18 @@ async fn scan_master(
             }
             Err(error) => return (seen.len(), ScanEnd::Failed(error)),
         };
+        by_script = false;
         for name in names {
             if seen.len() > max_keys {
                 break;
             }
             if seen.insert(hasher.hash_one(&name)) {
-                file(&name);
+                file(Found::Name(&name));
+            }
+        }
+        for (start, len) in oversized {
+            if seen.insert(hasher.hash_one((&start, len))) {
+                file(Found::Oversized(&start, len));
             }
         }
         if seen.len() > max_keys {
@@ -391,26 +484,68 @@ async fn scan_master(
 
 /// Whether a bad reply was one over the size caps (rather than garbage).
 fn is_over_caps(why: &str) -> bool {
+    let one_string = BadReply::BulkTooLarge(0).to_string();
+    let one_string = one_string.split(" 0 ").next().unwrap_or_default();
     [BadReply::TooLarge, BadReply::TooManyElements]
         .iter()
         .any(|cap| why == cap.to_string())
+        || why.starts_with(one_string)
 }
 
-/// A SCAN reply: `[next cursor, [name, ...]]`.
-fn scan_reply(reply: &Reply) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
+/// A page of names: the next cursor, the names, and (from [`PAGE`]) the start and length of
+/// each name too long to send whole.
+type Page = (Vec<u8>, Vec<Vec<u8>>, Vec<(Vec<u8>, usize)>);
+
+/// A SCAN reply, `[next cursor, [name, ...]]`, or PAGE's, which adds `[start, length, ...]`.
+fn scan_reply(reply: &Reply) -> Option<Page> {
     let Reply::Array(parts) = reply else {
         return None;
     };
-    let [cursor, Reply::Array(names)] = parts.as_slice() else {
-        return None;
+    let (cursor, names, long) = match parts.as_slice() {
+        [cursor, Reply::Array(names)] => (cursor, names, &[][..]),
+        [cursor, Reply::Array(names), Reply::Array(long)] => (cursor, names, long.as_slice()),
+        _ => return None,
     };
     let cursor = cursor.bulk()?.to_vec();
     let names = names
         .iter()
         .map(|n| n.bulk().map(<[u8]>::to_vec))
         .collect::<Option<Vec<_>>>()?;
-    Some((cursor, names))
+    let long = long
+        .chunks(2)
+        .map(|pair| match pair {
+            [start, Reply::Int(len)] => Some((start.bulk()?.to_vec(), usize::try_from(*len).ok()?)),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((cursor, names, long))
 }
+
+/// One page of the scan, read on the master for a page whose names are too long for a reply:
+/// the same SCAN, then every name whole that is at most ARGV[4] bytes and fits in a page of
+/// ARGV[5] bytes, and of any other its first ARGV[6] bytes and its length. ARGV: cursor,
+/// pattern, count. Reads nothing but names, writes nothing. Returns {next cursor, {name, ...},
+/// {start, length, ...}}.
+pub(in crate::lock) static PAGE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::new(
+        r"
+local page = redis.call('SCAN', ARGV[1], 'MATCH', ARGV[2], 'COUNT', ARGV[3])
+local whole, budget, shown = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local names, long = {}, {}
+for _, name in ipairs(page[2]) do
+  if #name <= whole and #name <= budget then
+    names[#names + 1] = name
+    budget = budget - #name
+  else
+    long[#long + 1] = string.sub(name, 1, shown)
+    long[#long + 1] = #name
+  end
+end
+return {page[1], names, long}
+",
+        1 << 28,
+    )
+});
 
 /// Reads one lock's keys on one master; see `read`. Its bit is its own, as every script's
 /// (`lock/tests.rs`): one shared with another script would make a connection that loaded that
@@ -429,7 +564,23 @@ mod tests {
         ]);
         assert_eq!(
             scan_reply(&reply),
-            Some((b"17".to_vec(), vec![b"a".to_vec(), b"b".to_vec()]))
+            Some((b"17".to_vec(), vec![b"a".to_vec(), b"b".to_vec()], vec![]))
+        );
+        let page = Reply::Array(vec![
+            Reply::Bulk(b"0".to_vec()),
+            Reply::Array(vec![]),
+            Reply::Array(vec![
+                Reply::Bulk(b"__redlock:{x".to_vec()),
+                Reply::Int(1 << 20),
+            ]),
+        ]);
+        assert_eq!(
+            scan_reply(&page),
+            Some((
+                b"0".to_vec(),
+                vec![],
+                vec![(b"__redlock:{x".to_vec(), 1 << 20)]
+            ))
         );
         assert_eq!(scan_reply(&Reply::Array(vec![])), None);
         assert_eq!(scan_reply(&Reply::Int(0)), None);
@@ -443,6 +594,7 @@ mod tests {
     #[test]
     fn over_caps_is_told_from_garbage() {
         assert!(is_over_caps(&BadReply::TooLarge.to_string()));
+        assert!(is_over_caps(&BadReply::BulkTooLarge(600_000).to_string()));
         assert!(!is_over_caps("not RESP"));
     }
 }

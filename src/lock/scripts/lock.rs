@@ -59,8 +59,7 @@ if current == ARGV[1] then
 end
 local ticket = false
 if ARGV[4] ~= '' then
-  ticket = redis.call('INCR', KEYS[6])
-  keep(tonumber(ARGV[5]))
+  ticket = draw(tonumber(ARGV[5]))
 end
 return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current,
         redis.call('ZCARD', KEYS[3]), ticket}
@@ -226,9 +225,10 @@ pub const INSPECTED_WAITERS: usize = 100;
 
 /// Reads the lock's state on one master in one round trip, queue included, changing nothing.
 /// KEYS: lock, holder, fencing counter, queue, leases, waiters' records.
-/// Returns {token or nil, PTTL of the lock, holder record or nil, counter or nil, the master's
-/// time in ms, {token, ticket, lease, record or nil}* for the first [`INSPECTED_WAITERS`]
-/// places, how many places in all}.
+/// Returns {token or nil, PTTL of the lock, holder record or nil, counter or nil (or {the
+/// error GET gave}: a counter of another type is the counter's problem, not the lock's), the
+/// master's time in ms, {token, ticket, lease, record or nil}* for the first
+/// [`INSPECTED_WAITERS`] places, how many places in all}.
 pub static INSPECT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
         r"
@@ -242,8 +242,12 @@ for i = 1, #queued, 2 do
   waiters[#waiters + 1] = redis.call('ZSCORE', KEYS[5], queued[i])
   waiters[#waiters + 1] = redis.call('HGET', KEYS[6], queued[i])
 end
+local counter = redis.pcall('GET', KEYS[3])
+if type(counter) == 'table' then
+  counter = {counter.err}
+end
 return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]),
-        redis.call('GET', KEYS[3]), tostring(now), waiters, redis.call('ZCARD', KEYS[4])}
+        counter, tostring(now), waiters, redis.call('ZCARD', KEYS[4])}
 ",
         8,
     )
@@ -254,6 +258,9 @@ pub(in crate::lock) struct Inspected {
     pub state: MasterState,
     /// The fencing counter, where a grant was ever made.
     pub fence: Option<u64>,
+    /// What is wrong with the counter, where it is there but not a number (another type, or
+    /// text): `--fence` fails there, the lock does not.
+    pub fence_problem: Option<String>,
     /// The first waiters of the queue, in order (their places may have lapsed: see `lapses_in`).
     pub queue: Vec<QueuedWaiter>,
     /// How many are queued in all.
@@ -265,6 +272,7 @@ pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> In
     let unreachable = |error| Inspected {
         state: MasterState::Unreachable(error),
         fence: None,
+        fence_problem: None,
         queue: Vec::new(),
         waiting: 0,
     };
@@ -276,9 +284,16 @@ pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> In
             return unreachable(NodeError::BadReply(format!("unexpected reply {other}")));
         }
     };
-    let fence = match fields.get(3) {
-        None | Some(Reply::Nil) => None,
-        Some(value) => counter(value),
+    let (fence, fence_problem) = match fields.get(3) {
+        None | Some(Reply::Nil) => (None, None),
+        Some(Reply::Array(error)) => {
+            let why = error.first().and_then(Reply::text).unwrap_or_default();
+            (None, Some(why))
+        }
+        Some(value) => match counter(value) {
+            Some(n) => (Some(n), None),
+            None => (None, Some("it holds text that is not a number".into())),
+        },
     };
     let now_ms = fields
         .get(4)
@@ -303,6 +318,7 @@ pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> In
     Inspected {
         state,
         fence,
+        fence_problem,
         queue,
         waiting,
     }

@@ -13,6 +13,34 @@
 //! answers in a shape its decoder checks (an unexpected reply is an error naming the master,
 //! never a guess). Public (`lock::scripts`, `lock::keys`): the layout and the scripts are the
 //! protocol other clients read (see docs/protocol.md).
+//!
+//! **No key without a TTL, even when a script fails half-way.** A script is atomic but not
+//! transactional: a command that fails ends it, and what the commands before it wrote stays.
+//! So no key may exist without its TTL between two commands, at any point a script can stop:
+//! 1. A string is written with its TTL in the same command: `SET k v PX ms`, or `PXAT at` for
+//!    an absolute time (`set_until`; before Redis 6.2, which has no PXAT, `PX` counts from the
+//!    master's own time, at or after the script's `TIME`, so the key lasts at least to `at`).
+//! 2. A sorted set, a hash or a counter (`ZADD`, `HSET`, `INCR`: no TTL argument) is followed
+//!    at once by its expiry (`fresh`, `take`, `share`), and that expiry cannot fail there:
+//!    - its value is computed and checked before the script's first write (a queue's keep
+//!      ms, a share's or slot's time): a score written by another client is never passed on
+//!      as a time (see 3);
+//!    - the same expiry command already ran on the same key names before the first write
+//!      (`keep`, `expire_slots`, `expire_readers`): on a missing key it does nothing, and an
+//!      ACL that refuses it (the command, or the key) refuses it there, before anything was
+//!      written;
+//!    - Redis refuses a command for memory only before a script's first write, and
+//!      PEXPIRE/PEXPIREAT are not refused for memory anyway; the time is always ahead of the
+//!      master's clock (past a live share or slot), so the expiry never deletes the key.
+//! 3. A time taken from a sorted set another client can write (the longest slot, the longest
+//!    share: `until_past`) is clamped to the master's time plus [`LONGEST_TTL_MS`] and made a
+//!    whole number: redlock never writes a score past that, so such a score is not redlock's.
+//!    The scripts drop those members (`beyond`, at most 100 a call, as expired ones are
+//!    pruned): a slot or share that is not redlock's holds nothing. Before, a slot scored 1e20
+//!    wrapped negative in `%d`, and its PEXPIREAT deleted the slots key with the slot just
+//!    taken; a fractional or infinite share's PEXPIREAT failed after K was set to the marker.
+//!
+//! The fencing counter alone has no TTL, on purpose (see `lock`).
 
 pub(super) mod holder;
 pub mod keys;
@@ -22,3 +50,9 @@ pub(super) mod queue_lua;
 pub(super) mod replies;
 pub(super) mod shared;
 pub(super) mod slots;
+
+/// The longest TTL redlock gives a lock, a slot or a share, in ms: a year and a day, the bound
+/// of every duration it accepts (`cli::durations::LONGEST_DURATION`, checked by a test there).
+/// The Lua's `LONGEST`: a slot or share scored later than the master's time plus this was not
+/// written by redlock (see the header).
+pub const LONGEST_TTL_MS: u64 = 366 * 24 * 3600 * 1000;

@@ -10,9 +10,11 @@
 //! (a writer is refused where they hold: see `shared`).
 //!
 //! Two rules keep the queue from ever leaving anything behind:
-//! - every write to a queue key is followed by `keep`, which gives the four queue keys a TTL of
-//!   twice the writer's lease, so a key outlives every place in it and vanishes once nobody
-//!   refreshes it. (Waiters with other node timeouts have other leases; a shorter keep can
+//! - every script that adds to a queue key runs `keep` before its first write, which gives the
+//!   four queue keys a TTL of twice the writer's lease, and gives each key it creates that TTL
+//!   at once (`fresh`, `join`, `draw`: nothing can fail in between, see `scripts`, "No key
+//!   without a TTL"), so a key outlives every place in it and vanishes once nobody refreshes
+//!   it. (Waiters with other node timeouts have other leases; a shorter keep can
 //!   outlast a longer lease written before it as long as node timeouts differ by less than
 //!   1.5 s, which the default TTL/20, at most 1 s, always does. Beyond that the worst case is
 //!   a place that vanishes early and is put back at the next heartbeat.)
@@ -66,15 +68,14 @@ pub static WAIT: LazyLock<Lua> = LazyLock::new(|| {
 local now = now_ms()
 local first = first_live(now)
 local placed = redis.call('ZSCORE', KEYS[3], ARGV[1])
+if not placed and ARGV[8] == '' then
+  return 0
+end
+local ms = tonumber(ARGV[7])
+local lease = now + tonumber(ARGV[6])
+keep(ms)
 if not placed then
-  if ARGV[8] == '' then
-    return 0
-  end
-  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
-  redis.call('HSET', KEYS[5], ARGV[1], ARGV[5])
-  if (tonumber(redis.call('GET', KEYS[6])) or 0) < tonumber(ARGV[4]) then
-    redis.call('SET', KEYS[6], ARGV[4])
-  end
+  join(ARGV[1], ARGV[4], ARGV[5], ms)
   first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
 end
 local current = held_value()
@@ -84,13 +85,11 @@ if first == ARGV[1] and (not current or current == ARGV[1]) then
     redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
   end
   if not placed then
-    redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[1])
-    keep(tonumber(ARGV[7]))
+    fresh(KEYS[4], ms, 'ZADD', KEYS[4], lease, ARGV[1])
   end
   return 1
 end
-redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[1])
-keep(tonumber(ARGV[7]))
+fresh(KEYS[4], ms, 'ZADD', KEYS[4], lease, ARGV[1])
 return {placed and 1 or 2, redis.call('ZRANK', KEYS[3], ARGV[1]), redis.call('ZCARD', KEYS[3]),
         redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current}
 ",

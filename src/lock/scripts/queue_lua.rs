@@ -24,6 +24,16 @@ pub(in crate::lock) const READER_PREFIX: &str = "shr-";
 /// `held_value` (for the lock's and the readers' scripts, whose KEYS[9] is the readers key):
 /// what holds K, where the readers' key stands in for the marker should something else have
 /// deleted K under live shares (see `shared`), so that a writer is refused there all the same.
+///
+/// The expiries (the argument is in `scripts`, "No key without a TTL"): `keep` (the four queue
+/// keys' TTL; run before a script's first queue write, it is also the check that PEXPIRE is
+/// allowed there), `fresh` (a write that may create a key, then that key's TTL at once),
+/// `draw` (a ticket, the counter never without its TTL), `join` (a place and its record, each
+/// key given its TTL as it is created; the ticket counter raised with `SET ... PX`),
+/// `until_past` (the time the keys of a sorted set of expiries must last to: its latest score
+/// but the caller's, or the caller's new one, clamped to `LONGEST` past the master's time, a
+/// whole number 1 ms past it), `beyond` (members scored past that horizon: not redlock's) and
+/// `set_until` (`SET key value PXAT at`; `PX` before Redis 6.2).
 pub(in crate::lock) const FUNCTIONS: &str = r"
 local function now_ms()
   if redis.replicate_commands then redis.replicate_commands() end
@@ -60,6 +70,44 @@ end
 local function keep(ms)
   for i = 3, 6 do
     redis.call('PEXPIRE', KEYS[i], ms)
+  end
+end
+local function fresh(key, ms, ...)
+  local result = redis.call(...)
+  redis.call('PEXPIRE', key, ms)
+  return result
+end
+local function draw(ms)
+  keep(ms)
+  return fresh(KEYS[6], ms, 'INCR', KEYS[6])
+end
+local function join(token, ticket, record, ms)
+  fresh(KEYS[3], ms, 'ZADD', KEYS[3], ticket, token)
+  fresh(KEYS[5], ms, 'HSET', KEYS[5], token, record)
+  if (tonumber(redis.call('GET', KEYS[6])) or 0) < tonumber(ticket) then
+    redis.call('SET', KEYS[6], ticket, 'PX', ms)
+  end
+end
+local LONGEST = 31622400000
+local function until_past(key, token, score, now)
+  local top = score
+  local last = redis.call('ZREVRANGE', key, 0, 1, 'WITHSCORES')
+  for i = 1, #last, 2 do
+    if last[i] ~= token then
+      top = math.max(top, tonumber(last[i + 1]))
+      break
+    end
+  end
+  return string.format('%d', math.floor(math.min(top, now + LONGEST)) + 1)
+end
+local function beyond(key, now)
+  return redis.call('ZRANGEBYSCORE', key, string.format('(%d', now + LONGEST), '+inf', 'LIMIT',
+                    0, 100)
+end
+local function set_until(key, value, at, now)
+  local set = redis.pcall('SET', key, value, 'PXAT', at)
+  if type(set) == 'table' and set.err then
+    redis.call('SET', key, value, 'PX', string.format('%d', tonumber(at) - now))
   end
 end
 local SHARED = '__redlock:shared'
@@ -121,6 +169,10 @@ mod tests {
     #[test]
     fn the_lua_knows_the_marker_and_the_readers_prefix() {
         assert!(FUNCTIONS.contains(&format!("local SHARED = '{SHARED_MARKER}'")));
+        assert!(FUNCTIONS.contains(&format!(
+            "local LONGEST = {}\n",
+            super::super::LONGEST_TTL_MS
+        )));
         assert!(FUNCTIONS.contains(&format!(
             "string.sub(token, 1, {}) == '{READER_PREFIX}'",
             READER_PREFIX.len()

@@ -9,13 +9,20 @@
 //!   ms (`TIME`, inside the script) at which that reader's share there expires. A share lives
 //!   exactly until its score: every count counts only members whose score is still ahead, and
 //!   every script first prunes at most 100 of those whose time has come (the semaphore's
-//!   bound, for the same reason: a script's work may not grow with what another client wrote);
+//!   bound, for the same reason: a script's work may not grow with what another client wrote),
+//!   and at most 100 scored past any TTL redlock gives (`beyond`: another client's, not a
+//!   share; see `scripts`);
 //! - the reader holders key, a hash: token -> holder record (who, for `status`).
 //!
-//! K and both keys always expire 1 ms after the longest share (`keep_readers`: PEXPIREAT at
-//! that share's score, the same master clock, so K covers every live share exactly on every
-//! Redis version), in the script that writes them: none is ever left without a TTL and none
-//! outlives the last share by more than 1 ms. The last share to go takes all three with it.
+//! K and both keys always expire 1 ms after the longest share (`until_past`, then PEXPIREAT
+//! and `SET K marker PXAT` at that time, on the scores' own master clock, so K covers every
+//! live share exactly on every Redis version), in the script that writes them: none outlives
+//! the last share by more than 1 ms (a fractional score: by less than 2), and none is left
+//! without a TTL even by a script that fails half-way: `share` computes the time first, gives
+//! the keys that exist their expiry before its first write (which also finds an ACL without
+//! PEXPIREAT before anything is written), and each key it creates its expiry at once (the
+//! argument is in `scripts`, "No key without a TTL"). K is written last, with its TTL in the
+//! same command. The last share to go takes all three with it.
 //!
 //! Each script checks the token before touching a share: a client only extends or removes its
 //! own, and an extension never re-creates a share that expired (nor K, if something else
@@ -36,8 +43,9 @@ use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
 
 /// What the reader scripts add to the queue's `FUNCTIONS`: `prune_readers` (drops at most 100
-/// shares whose time has come), `live_readers`, `keep_readers` (K = the marker, and the three
-/// keys the TTL of the longest share), `share` (adds or renews ours), `eligible_writer` (the
+/// shares whose time has come, and at most 100 scored past any TTL), `live_readers`,
+/// `expire_readers` (the two readers' keys expire at a time), `keep_readers` (and K = the
+/// marker until then), `share` (adds or renews ours, in the order the header argues), `eligible_writer` (the
 /// first live waiter, when it is a writer that may take K now), `writer_waits` (a writer among
 /// the first 100 places, or a longer line), and `reader_eligible` (this reader is among the
 /// first 100 places, and every place ahead of it is a reader's). The last two read places by
@@ -51,6 +59,11 @@ local function prune_readers(now)
     redis.call('ZREM', KEYS[9], unpack(gone))
     redis.call('HDEL', KEYS[10], unpack(gone))
   end
+  local foreign = beyond(KEYS[9], now)
+  if #foreign > 0 then
+    redis.call('ZREM', KEYS[9], unpack(foreign))
+    redis.call('HDEL', KEYS[10], unpack(foreign))
+  end
 end
 local function live_readers(now)
   return redis.call('ZCOUNT', KEYS[9], '(' .. now, '+inf')
@@ -59,22 +72,25 @@ local function live_share(token, now)
   local score = redis.call('ZSCORE', KEYS[9], token)
   return score and tonumber(score) > now
 end
-local function keep_readers(now)
-  -- Absolute, on the scores' own clock: a relative PX counts from the script's start on Redis
-  -- 7.2 and later, not from the TIME read here, and would end K before the longest share.
-  local last = redis.call('ZRANGE', KEYS[9], -1, -1, 'WITHSCORES')
-  local at = tonumber(last[2]) + 1
-  redis.call('SET', KEYS[1], SHARED)
-  redis.call('PEXPIREAT', KEYS[1], at)
+local function expire_readers(at)
   redis.call('PEXPIREAT', KEYS[9], at)
   redis.call('PEXPIREAT', KEYS[10], at)
 end
+local function keep_readers(at, now)
+  expire_readers(at)
+  set_until(KEYS[1], SHARED, at, now)
+end
 local function share(token, ttl, record, now)
-  redis.call('ZADD', KEYS[9], now + tonumber(ttl), token)
+  local score = now + tonumber(ttl)
+  local at = until_past(KEYS[9], token, score, now)
+  expire_readers(at)
+  redis.call('ZADD', KEYS[9], score, token)
+  redis.call('PEXPIREAT', KEYS[9], at)
   if record ~= '' then
     redis.call('HSET', KEYS[10], token, record)
+    redis.call('PEXPIREAT', KEYS[10], at)
   end
-  keep_readers(now)
+  set_until(KEYS[1], SHARED, at, now)
 end
 local function eligible_writer(now)
   local first = first_live(now)
@@ -150,8 +166,7 @@ if not current or current == SHARED then
 end
 local ticket = false
 if ARGV[4] ~= '' then
-  ticket = redis.call('INCR', KEYS[6])
-  keep(tonumber(ARGV[5]))
+  ticket = draw(tonumber(ARGV[5]))
 end
 return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current,
         redis.call('ZCARD', KEYS[3]), ticket}
@@ -175,18 +190,16 @@ pub static READ_WAIT: LazyLock<Lua> = LazyLock::new(|| {
 local now = now_ms()
 first_live(now)
 local placed = redis.call('ZSCORE', KEYS[3], ARGV[1])
-if not placed then
-  if ARGV[8] == '' then
-    return 0
-  end
-  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
-  redis.call('HSET', KEYS[5], ARGV[1], ARGV[5])
-  if (tonumber(redis.call('GET', KEYS[6])) or 0) < tonumber(ARGV[4]) then
-    redis.call('SET', KEYS[6], ARGV[4])
-  end
+if not placed and ARGV[8] == '' then
+  return 0
 end
-redis.call('ZADD', KEYS[4], now + tonumber(ARGV[6]), ARGV[1])
-keep(tonumber(ARGV[7]))
+local ms = tonumber(ARGV[7])
+local lease = now + tonumber(ARGV[6])
+keep(ms)
+if not placed then
+  join(ARGV[1], ARGV[4], ARGV[5], ms)
+end
+fresh(KEYS[4], ms, 'ZADD', KEYS[4], lease, ARGV[1])
 local current = redis.call('GET', KEYS[1])
 if not current or current == SHARED then
   prune_readers(now)
@@ -217,8 +230,10 @@ prune_readers(now)
 if redis.call('GET', KEYS[1]) ~= SHARED or not live_share(ARGV[1], now) then
   return 0
 end
-redis.call('ZADD', KEYS[9], 'XX', now + tonumber(ARGV[2]), ARGV[1])
-keep_readers(now)
+local score = now + tonumber(ARGV[2])
+local at = until_past(KEYS[9], ARGV[1], score, now)
+redis.call('ZADD', KEYS[9], 'XX', score, ARGV[1])
+keep_readers(at, now)
 return 1
 ",
         ],
@@ -265,7 +280,7 @@ if score then
     end
     redis.call('DEL', KEYS[9], KEYS[10])
   elseif marked then
-    keep_readers(now)
+    keep_readers(until_past(KEYS[9], ARGV[1], now, now), now)
   end
 end
 local waiting = false
@@ -288,14 +303,17 @@ return released
 });
 
 /// Reads a shared lock's readers on one master, writing nothing. Returns {how many live
-/// shares, then for the first 1000 of them: token, ms left, record or nil}.
+/// shares, then for the first 1000 of them: token, ms left, record or nil}. A share scored
+/// past the master's time plus `LONGEST_TTL_MS` (the literal below) is not redlock's, and not
+/// a share (see `scripts`).
 pub static INSPECT_READERS: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
         r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local out = {redis.call('ZCOUNT', KEYS[1], string.format('(%d', now), '+inf')}
-local live = redis.call('ZRANGEBYSCORE', KEYS[1], string.format('(%d', now), '+inf',
+local last = string.format('%d', now + 31622400000)
+local out = {redis.call('ZCOUNT', KEYS[1], string.format('(%d', now), last)}
+local live = redis.call('ZRANGEBYSCORE', KEYS[1], string.format('(%d', now), last,
                         'WITHSCORES', 'LIMIT', 0, 1000)
 for i = 1, #live, 2 do
   out[#out + 1] = live[i]

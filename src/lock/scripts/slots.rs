@@ -14,7 +14,18 @@
 //! - the holders key, a hash: token -> holder record (who, for `status` and waiters).
 //!
 //! The three keys always get the TTL of the longest slot (plus 1 ms), so none outlives the
-//! last slot and none is ever left without a TTL. All are in the slot of the semaphore's name
+//! last slot and none is ever left without a TTL, even by a script that fails half-way (`take`
+//! computes the time first, gives the keys that exist their expiry before its first write,
+//! and each key it creates its expiry at once; the limit is `SET ... PXAT`: the argument is in
+//! `scripts`, "No key without a TTL").
+//!
+//! A slot another client wrote with a score past any TTL redlock gives (`beyond`: the master's
+//! time plus a year and a day) is not a slot: `prune` drops it (at most 100 a call), and the
+//! time the keys last to is clamped to that horizon (`until_past`), so that no score makes a
+//! time that is not a whole number of ms ahead. Before, a slot scored 1e20 wrapped negative
+//! in `string.format('%d')`, PEXPIREAT at that time deleted the slots key with the slot just
+//! taken, and L + 1 holders held (issue 33). Counting such a slot would only refuse more;
+//! dropping it also keeps one foreign write from pinning the semaphore's limit for a year. All are in the slot of the semaphore's name
 //! K (see `keys`), and so is K itself, which the scripts read to refuse a key in use as a lock.
 //!
 //! Like the lock's scripts, each checks the token before touching a slot: a client can only
@@ -45,9 +56,10 @@ use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
 
 /// What the slot scripts add to the queue's `FUNCTIONS`: the master's time `now` in ms,
-/// `prune` (drops at most 100 slots whose time has come, with their records), `live_slots`
-/// (how many slots have not expired) and `keep_slots` (gives
-/// the three slot keys the TTL of the longest slot, and stores the limit). KEYS, for every
+/// `prune` (drops at most 100 slots whose time has come, and at most 100 scored past any TTL,
+/// with their records), `live_slots` (how many slots have not expired), `expire_slots` and
+/// `keep_slots` (give the slot keys an expiry time, and store the limit with it), `take` (a new
+/// slot, in the order the header argues) and `renew` (our slot's new time). KEYS, for every
 /// script here: 1 K, 2 K's holder record, 3-6 K's queue (see `queue_scripts`), 7 the slots,
 /// 8 the limit, 9 the slots' holder records.
 const PRELUDE: &str = r"
@@ -58,26 +70,40 @@ local function prune()
     redis.call('ZREM', KEYS[7], unpack(gone))
     redis.call('HDEL', KEYS[9], unpack(gone))
   end
+  local foreign = beyond(KEYS[7], now)
+  if #foreign > 0 then
+    redis.call('ZREM', KEYS[7], unpack(foreign))
+    redis.call('HDEL', KEYS[9], unpack(foreign))
+  end
 end
 local function live_slots()
   return redis.call('ZCOUNT', KEYS[7], '(' .. now, '+inf')
 end
-local function keep_slots(l)
-  local last = redis.call('ZRANGE', KEYS[7], -1, -1, 'WITHSCORES')
-  -- An absolute time, on the clock the scores are on: a relative PX counts from the script's
-  -- start on Redis 7.2+, a moment before `now` was read.
-  local at = string.format('%d', tonumber(last[2]) + 1)
+local function expire_slots(at)
   redis.call('PEXPIREAT', KEYS[7], at)
-  redis.call('SET', KEYS[8], l)
-  redis.call('PEXPIREAT', KEYS[8], at)
   redis.call('PEXPIREAT', KEYS[9], at)
 end
+local function keep_slots(at, l)
+  expire_slots(at)
+  set_until(KEYS[8], l, at, now)
+end
 local function take(token, ttl, l, record)
-  redis.call('ZADD', KEYS[7], now + tonumber(ttl), token)
+  local score = now + tonumber(ttl)
+  local at = until_past(KEYS[7], token, score, now)
+  expire_slots(at)
+  redis.call('ZADD', KEYS[7], score, token)
+  redis.call('PEXPIREAT', KEYS[7], at)
   if record ~= '' then
     redis.call('HSET', KEYS[9], token, record)
+    redis.call('PEXPIREAT', KEYS[9], at)
   end
-  keep_slots(l)
+  set_until(KEYS[8], l, at, now)
+end
+local function renew(token, ttl, l)
+  local score = now + tonumber(ttl)
+  local at = until_past(KEYS[7], token, score, now)
+  redis.call('ZADD', KEYS[7], 'XX', score, token)
+  keep_slots(at, l)
 end
 local function eligible_slots(l)
   prune()
@@ -141,16 +167,14 @@ end
 if count + waiting < tonumber(ARGV[3]) then
   take(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
   if ARGV[5] ~= '' then
-    local ticket = redis.call('INCR', KEYS[6])
-    keep(tonumber(ARGV[6]))
+    local ticket = draw(tonumber(ARGV[6]))
     return {'taken', ticket}
   end
   return 1
 end
 local ticket = false
 if ARGV[5] ~= '' then
-  ticket = redis.call('INCR', KEYS[6])
-  keep(tonumber(ARGV[6]))
+  ticket = draw(tonumber(ARGV[6]))
 end
 return full(ticket)
 ",
@@ -177,22 +201,20 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   return {'lock', redis.call('GET', KEYS[1]) == SHARED and 1 or 0}
 end
 first_live(now)
-if not redis.call('ZSCORE', KEYS[3], ARGV[1]) then
-  if ARGV[9] == '' then
-    return 0
-  end
-  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
-  redis.call('HSET', KEYS[5], ARGV[1], ARGV[6])
-  if (tonumber(redis.call('GET', KEYS[6])) or 0) < tonumber(ARGV[5]) then
-    redis.call('SET', KEYS[6], ARGV[5])
-  end
+local placed = redis.call('ZSCORE', KEYS[3], ARGV[1])
+if not placed and ARGV[9] == '' then
+  return 0
 end
-redis.call('ZADD', KEYS[4], now + tonumber(ARGV[7]), ARGV[1])
-keep(tonumber(ARGV[8]))
+local ms = tonumber(ARGV[8])
+local lease = now + tonumber(ARGV[7])
+keep(ms)
+if not placed then
+  join(ARGV[1], ARGV[5], ARGV[6], ms)
+end
+fresh(KEYS[4], ms, 'ZADD', KEYS[4], lease, ARGV[1])
 prune()
 if redis.call('ZSCORE', KEYS[7], ARGV[1]) then
-  redis.call('ZADD', KEYS[7], 'XX', now + tonumber(ARGV[2]), ARGV[1])
-  keep_slots(ARGV[3])
+  renew(ARGV[1], ARGV[2], ARGV[3])
   drop(ARGV[1])
   return 1
 end
@@ -227,8 +249,7 @@ prune()
 if not redis.call('ZSCORE', KEYS[7], ARGV[1]) then
   return 0
 end
-redis.call('ZADD', KEYS[7], 'XX', now + tonumber(ARGV[2]), ARGV[1])
-keep_slots(ARGV[3])
+renew(ARGV[1], ARGV[2], ARGV[3])
 return 1
 ",
         ],
@@ -265,12 +286,14 @@ end
 if ARGV[2] ~= '' then
   drop(ARGV[1])
 elseif removed == 1 and ARGV[7] ~= '' then
-  redis.call('ZADD', KEYS[3], ARGV[7], ARGV[1])
-  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[8]), ARGV[1])
+  local ms = tonumber(ARGV[10])
+  local lease = now + tonumber(ARGV[8])
+  keep(ms)
+  fresh(KEYS[3], ms, 'ZADD', KEYS[3], ARGV[7], ARGV[1])
+  fresh(KEYS[4], ms, 'ZADD', KEYS[4], lease, ARGV[1])
   if ARGV[9] ~= '' then
-    redis.call('HSET', KEYS[5], ARGV[1], ARGV[9])
+    fresh(KEYS[5], ms, 'HSET', KEYS[5], ARGV[1], ARGV[9])
   end
-  keep(tonumber(ARGV[10]))
 end
 local after, waiting = eligible_slots(ARGV[6])
 wake_newly(before, after, ARGV[1], ARGV[3], ARGV[4], ARGV[5])

@@ -30,6 +30,7 @@ fn a_healthy_lock_has_no_problems() {
     held.fence = Some(FenceRead {
         ttl: Ttl::Forever,
         idle: Some(DAY * 365),
+        malformed: None,
     });
     assert_eq!(find(vec![held, read(None)], DAY), []);
 }
@@ -42,6 +43,7 @@ fn readers_keys_without_ttl_or_without_their_marker() {
         ttl: Some(Ttl::Left(Duration::from_secs(20))),
         holders_ttl: Some(Ttl::Left(Duration::from_secs(20))),
         shares: Vec::new(),
+        ..Default::default()
     };
     assert_eq!(find(vec![healthy.clone()], DAY), []);
     let mut forever = healthy.clone();
@@ -74,6 +76,7 @@ fn keys_without_ttl_except_counters() {
     read.fence = Some(FenceRead {
         ttl: Ttl::Forever,
         idle: None,
+        malformed: None,
     });
     let found = find(vec![read], DAY);
     assert_eq!(
@@ -146,6 +149,7 @@ fn counters_only_when_idle_long_enough_and_their_lock_absent() {
         Some(FenceRead {
             ttl: Ttl::Forever,
             idle: Some(idle),
+            malformed: None,
         })
     };
     let mut idle = read(None);
@@ -158,6 +162,7 @@ fn counters_only_when_idle_long_enough_and_their_lock_absent() {
     untracked.fence = Some(FenceRead {
         ttl: Ttl::Forever,
         idle: None,
+        malformed: None,
     });
     let found = find(vec![idle, recent, held, untracked], DAY * 30);
     assert_eq!(kinds(&found), [("idle_fence", 0, "__redlock:{k}:fence:k")]);

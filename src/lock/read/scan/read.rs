@@ -4,23 +4,26 @@
 use std::time::Duration;
 
 use super::READ;
-use crate::lock::scripts::keys;
 use crate::lock::scripts::replies::{QueuedWaiter, queued_waiters};
 use crate::lock::scripts::shared::{Share, shares_of};
+use crate::lock::scripts::{LONGEST_TTL_MS, keys};
 use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
 
 /// KEYS: lock, holder, fence, queue, lease, waiters, tickets, readers, reader holders (see
-/// `shared`). ARGV: how many waiters to read.
+/// `shared`). ARGV: how many waiters to read, the longest TTL redlock gives in ms
+/// (`scripts::LONGEST_TTL_MS`).
 ///
 /// Returns {TIME seconds, TIME microseconds, token or false, PTTL lock, holder record or false,
-/// PTTL holder, {PTTL fence, OBJECT IDLETIME fence or -1} or false, ZCARD queue, PTTL queue,
+/// PTTL holder, {PTTL fence, OBJECT IDLETIME fence or -1, TYPE fence, OBJECT ENCODING fence}
+/// or false (`TYPE` and `OBJECT` leave the access time alone), ZCARD queue, PTTL queue,
 /// PTTL lease, PTTL waiters, PTTL tickets, {token, ticket, lease or false, record or false}*
 /// (the first waiters by ticket, as INSPECT gives them to `status`), {token, lease, ...} (lapsed
 /// leases: at or before the master's time in ms, as the queue's own scripts count them), {live
 /// readers, PTTL readers, PTTL reader holders, {token, ms left, record or false}* (the first live
-/// readers, as many as waiters)}}. A key of an unexpected type reads as missing (pcall) rather than
+/// readers, as many as waiters; a share scored past the horizon below is none), TYPE readers, TYPE reader holders, how many shares are scored
+/// past the master's time plus the longest TTL (not redlock's: see `scripts`)}}. A key of an unexpected type reads as missing (pcall) rather than
 /// failing the whole read. `false`, never `nil`, in the tables: a nil would end the reply there.
 pub(super) const SCRIPT: &str = r"
 local function try(...)
@@ -32,7 +35,8 @@ local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local fence = false
 if redis.call('EXISTS', KEYS[3]) == 1 then
-  fence = {redis.call('PTTL', KEYS[3]), try('OBJECT', 'IDLETIME', KEYS[3]) or -1}
+  fence = {redis.call('PTTL', KEYS[3]), try('OBJECT', 'IDLETIME', KEYS[3]) or -1,
+           redis.call('TYPE', KEYS[3]).ok, try('OBJECT', 'ENCODING', KEYS[3]) or ''}
 end
 local limit = tonumber(ARGV[1])
 local waiters = {}
@@ -46,15 +50,18 @@ end
 local lapsed = try('ZRANGEBYSCORE', KEYS[5], '-inf', string.format('%d', now_ms), 'WITHSCORES',
                    'LIMIT', 0, limit) or {}
 local shares = {}
-local live = try('ZRANGEBYSCORE', KEYS[8], string.format('(%d', now_ms), '+inf', 'WITHSCORES',
+local last = string.format('%d', now_ms + tonumber(ARGV[2]))
+local live = try('ZRANGEBYSCORE', KEYS[8], string.format('(%d', now_ms), last, 'WITHSCORES',
                  'LIMIT', 0, limit) or {}
 for i = 1, #live, 2 do
   shares[#shares + 1] = live[i]
   shares[#shares + 1] = tonumber(live[i + 1]) - now_ms
   shares[#shares + 1] = try('HGET', KEYS[9], live[i])
 end
-local readers = {try('ZCOUNT', KEYS[8], string.format('(%d', now_ms), '+inf') or 0,
-                 redis.call('PTTL', KEYS[8]), redis.call('PTTL', KEYS[9]), shares}
+local readers = {try('ZCOUNT', KEYS[8], string.format('(%d', now_ms), last) or 0,
+                 redis.call('PTTL', KEYS[8]), redis.call('PTTL', KEYS[9]), shares,
+                 redis.call('TYPE', KEYS[8]).ok, redis.call('TYPE', KEYS[9]).ok,
+                 try('ZCOUNT', KEYS[8], '(' .. last, '+inf') or 0}
 return {now[1], now[2], try('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), try('GET', KEYS[2]),
         redis.call('PTTL', KEYS[2]), fence, try('ZCARD', KEYS[4]) or 0,
         redis.call('PTTL', KEYS[4]), redis.call('PTTL', KEYS[5]), redis.call('PTTL', KEYS[6]),
@@ -122,15 +129,33 @@ pub struct ReadersRead {
     pub holders_ttl: Option<Ttl>,
     /// The first live shares (as many as waiters are read).
     pub shares: Vec<Share>,
+    /// The type of the readers key and of their records' key where it is not the one redlock
+    /// writes (a sorted set, a hash): written by something else.
+    pub wrong_type: Option<String>,
+    pub holders_wrong_type: Option<String>,
+    /// Shares scored past any TTL redlock gives: not redlock's (see `scripts`).
+    pub foreign: u64,
 }
 
 /// A fencing counter, read without touching it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FenceRead {
     pub ttl: Ttl,
     /// How long since anything read or wrote it (`OBJECT IDLETIME`); `None` where the master
     /// does not track it (an LFU eviction policy).
     pub idle: Option<Duration>,
+    /// What it is where it is not a number redlock can read (another type, or text), as the
+    /// master's `TYPE` and `OBJECT ENCODING` tell it.
+    pub malformed: Option<Malformed>,
+}
+
+/// A fencing counter that is not a number.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Malformed {
+    /// A key of another type (`TYPE`'s answer).
+    Type(String),
+    /// A string that is not a whole number.
+    Text,
 }
 
 /// A lock's queue on one master (see `queue` for the layout).
@@ -168,7 +193,10 @@ pub(super) async fn read_lock(
         &names.reader_holders,
     ];
     let limit = max_waiters.max(1).to_string();
-    let reply = node.eval(&READ, &names, &[limit.as_bytes()]).await?;
+    let longest = LONGEST_TTL_MS.to_string();
+    let reply = node
+        .eval(&READ, &names, &[limit.as_bytes(), longest.as_bytes()])
+        .await?;
     decode(&reply).ok_or_else(|| NodeError::BadReply(format!("unexpected reply {reply}")))
 }
 
@@ -199,9 +227,17 @@ fn decode(reply: &Reply) -> Option<LockRead> {
     let now_ms = number(seconds)? * 1000 + number(micros)? / 1000;
     let fence = match fence {
         Reply::Array(parts) => match parts.as_slice() {
-            [Reply::Int(ttl), Reply::Int(idle)] => Some(FenceRead {
+            [Reply::Int(ttl), Reply::Int(idle), kind @ ..] => Some(FenceRead {
                 ttl: Ttl::from_pttl(*ttl),
                 idle: u64::try_from(*idle).ok().map(Duration::from_secs),
+                malformed: match kind {
+                    [kind, encoding] => match (kind.text()?.as_str(), encoding.text()) {
+                        ("string", Some(encoding)) if encoding == "int" => None,
+                        ("string", _) => Some(Malformed::Text),
+                        (other, _) => Some(Malformed::Type(other.to_string())),
+                    },
+                    _ => None,
+                },
             }),
             _ => return None,
         },
@@ -230,16 +266,29 @@ fn decode(reply: &Reply) -> Option<LockRead> {
     let readers = match rest {
         [] => ReadersRead::default(),
         [Reply::Array(readers)] => match readers.as_slice() {
-            [Reply::Int(live), ttl, holders_ttl, shares @ ..] => ReadersRead {
-                live: u64::try_from(*live).ok()?,
-                ttl: present(ttl),
-                holders_ttl: present(holders_ttl),
-                shares: match shares {
-                    [] => Vec::new(),
-                    [Reply::Array(flat)] => shares_of(flat),
+            [Reply::Int(live), ttl, holders_ttl, shares @ ..] => {
+                let (flat, kinds): (&[Reply], &[Reply]) = match shares {
+                    [] => (&[], &[]),
+                    [Reply::Array(flat), kinds @ ..] => (flat, kinds),
                     _ => return None,
-                },
-            },
+                };
+                let unlike = |kind: Option<&Reply>, wanted: &str| {
+                    kind.and_then(Reply::text)
+                        .filter(|kind| kind != wanted && kind != "none")
+                };
+                ReadersRead {
+                    live: u64::try_from(*live).ok()?,
+                    ttl: present(ttl),
+                    holders_ttl: present(holders_ttl),
+                    shares: shares_of(flat),
+                    wrong_type: unlike(kinds.first(), "zset"),
+                    holders_wrong_type: unlike(kinds.get(1), "hash"),
+                    foreign: match kinds.get(2) {
+                        Some(Reply::Int(n)) => u64::try_from(*n).unwrap_or(0),
+                        _ => 0,
+                    },
+                }
+            }
             _ => return None,
         },
         _ => return None,
@@ -318,6 +367,7 @@ mod tests {
                 ttl: Some(Ttl::Left(Duration::from_millis(2500))),
                 holders_ttl: Some(Ttl::Forever),
                 shares: Vec::new(),
+                ..ReadersRead::default()
             }
         );
         assert_eq!(
@@ -370,7 +420,8 @@ mod tests {
             read.fence,
             Some(FenceRead {
                 ttl: Ttl::Forever,
-                idle: Some(Duration::from_secs(86_400))
+                idle: Some(Duration::from_secs(86_400)),
+                malformed: None,
             })
         );
         assert_eq!(read.queue.len, 2);

@@ -11,14 +11,16 @@ use crate::lock::wire::resp::Reply;
 
 /// Reads a semaphore on one master, writing nothing. Returns {limit or nil, 1 if K exists (in
 /// use as a lock), places in the queue, then for each live slot: token, ms left, record or
-/// nil}.
+/// nil}. A slot scored past the master's time plus `LONGEST_TTL_MS` (the literal below) is not
+/// redlock's, and not a slot (see `scripts`).
 pub static INSPECT_SLOTS: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
         r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {redis.call('GET', KEYS[8]), redis.call('EXISTS', KEYS[1]), redis.call('ZCARD', KEYS[3])}
-local live = redis.call('ZRANGEBYSCORE', KEYS[7], string.format('(%d', now), '+inf', 'WITHSCORES')
+local last = string.format('%d', now + 31622400000)
+local live = redis.call('ZRANGEBYSCORE', KEYS[7], string.format('(%d', now), last, 'WITHSCORES')
 for i = 1, #live, 2 do
   out[#out + 1] = live[i]
   out[#out + 1] = tonumber(live[i + 1]) - now
