@@ -194,11 +194,12 @@ fn a_link_to_a_device_is_refused_and_a_link_to_a_file_is_kept() {
     assert!(text.contains("redlock_outcomes_total"), "{text}");
 }
 
-/// A FIFO (or a directory, or a device) given as any file redlock reads is refused at once with
-/// exit 78 and one line naming it (issue 33: a FIFO as the password file, the CA or the client
-/// certificate blocked forever, from every place each can be named).
+/// A FIFO that nobody writes to, given as any file redlock reads, is refused after 5 s, and a
+/// directory or a device at once, with exit 78 and one line naming it (issue 33: a FIFO as the
+/// password file, the CA or the client certificate blocked forever, from every place each can
+/// be named).
 #[test]
-fn a_fifo_or_a_device_as_a_file_redlock_reads_is_refused_at_once() {
+fn a_fifo_nobody_writes_or_a_device_as_a_file_redlock_reads_is_refused() {
     let pki = Pki::generate();
     let server = Server::start_tls(&pki, true);
     let dir = tempfile::tempdir().unwrap();
@@ -305,16 +306,23 @@ fn a_fifo_or_a_device_as_a_file_redlock_reads_is_refused_at_once() {
             "a directory",
         ),
     ];
-    for (case, args, env, is) in cases {
-        let mut command = crate::common::redlock();
-        command
-            .args(&args)
-            .args(["acquire", "--key", "files", "--ttl", "10s"])
-            .envs(env)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let output = wait_at_most(command.spawn().unwrap(), Duration::from_secs(10));
+    // All at once: a FIFO nobody writes to is waited on for 5 s (files::PIPE_PATIENCE).
+    let running: Vec<_> = cases
+        .into_iter()
+        .map(|(case, args, env, is)| {
+            let mut command = crate::common::redlock();
+            command
+                .args(&args)
+                .args(["acquire", "--key", "files", "--ttl", "10s"])
+                .envs(env)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            (case, is, command.spawn().unwrap())
+        })
+        .collect();
+    for (case, is, child) in running {
+        let output = wait_at_most(child, Duration::from_secs(20));
         assert_eq!(
             output.status.code(),
             Some(78),
@@ -323,10 +331,17 @@ fn a_fifo_or_a_device_as_a_file_redlock_reads_is_refused_at_once() {
         );
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(stderr.lines().count(), 1, "{case}: {stderr}");
+        // A config file named outright is checked before it is read: never a pipe.
+        let config_file = ["--config", "$REDLOCK_CONFIG"];
+        let why = if is == "a FIFO" && !config_file.contains(&case) {
+            "nothing wrote it whole within 5s"
+        } else {
+            "not a regular file"
+        };
         assert!(
             stderr.starts_with("redlock: ")
                 && stderr.contains(&format!("it is {is}"))
-                && stderr.contains("not a regular file"),
+                && stderr.contains(why),
             "{case}: {stderr}"
         );
     }
@@ -506,4 +521,23 @@ fn a_hung_name_lookup_does_not_keep_redlock_from_exiting() {
         describe(&output)
     );
     drop(silent);
+}
+
+/// A pipe whose writer closes it is a file like any other: `--password-file <(pass show ...)`
+/// hands a secret over without a command line or an environment that shows it.
+#[test]
+fn a_password_from_a_process_substitution_is_read() {
+    let server = Server::start_inner(&["--requirepass", "s3cret"], None);
+    let script = format!(
+        "exec \"$0\" -s {} --password-file <(sleep 0.2; printf %s s3cret) acquire --key piped --ttl 10s",
+        server.url()
+    );
+    let mut command = crate::common::redlock_env(std::process::Command::new("bash"));
+    command
+        .args(["-c", &script, crate::common::redlock_binary()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let output = wait_at_most(command.spawn().unwrap(), Duration::from_secs(20));
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
 }
