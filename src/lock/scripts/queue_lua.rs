@@ -91,8 +91,10 @@ end
 local LONGEST = 31622400000
 local function until_past(key, token, score, now)
   local top = score
-  local last = redis.call('ZREVRANGE', key, 0, 1, 'WITHSCORES')
-  for i = 1, #last, 2 do
+  -- The two highest, lowest first (ZRANGE with negative ranks: ZREVRANGE is one more
+  -- command for an ACL to grant).
+  local last = redis.call('ZRANGE', key, -2, -1, 'WITHSCORES')
+  for i = #last - 1, 1, -2 do
     if last[i] ~= token then
       top = math.max(top, tonumber(last[i + 1]))
       break

@@ -31,12 +31,16 @@ local function try(...)
   if ok then return value end
   return false
 end
+local function kind(key)
+  local found = try('TYPE', key)
+  return found and found.ok or ''
+end
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local fence = false
 if redis.call('EXISTS', KEYS[3]) == 1 then
   fence = {redis.call('PTTL', KEYS[3]), try('OBJECT', 'IDLETIME', KEYS[3]) or -1,
-           redis.call('TYPE', KEYS[3]).ok, try('OBJECT', 'ENCODING', KEYS[3]) or ''}
+           kind(KEYS[3]), try('OBJECT', 'ENCODING', KEYS[3]) or ''}
 end
 local limit = tonumber(ARGV[1])
 local waiters = {}
@@ -60,7 +64,7 @@ for i = 1, #live, 2 do
 end
 local readers = {try('ZCOUNT', KEYS[8], string.format('(%d', now_ms), last) or 0,
                  redis.call('PTTL', KEYS[8]), redis.call('PTTL', KEYS[9]), shares,
-                 redis.call('TYPE', KEYS[8]).ok, redis.call('TYPE', KEYS[9]).ok,
+                 kind(KEYS[8]), kind(KEYS[9]),
                  try('ZCOUNT', KEYS[8], '(' .. last, '+inf') or 0}
 return {now[1], now[2], try('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), try('GET', KEYS[2]),
         redis.call('PTTL', KEYS[2]), fence, try('ZCARD', KEYS[4]) or 0,
@@ -231,8 +235,12 @@ fn decode(reply: &Reply) -> Option<LockRead> {
                 ttl: Ttl::from_pttl(*ttl),
                 idle: u64::try_from(*idle).ok().map(Duration::from_secs),
                 malformed: match kind {
+                    // '' where the ACL refused TYPE or OBJECT: not known, so not a finding.
                     [kind, encoding] => match (kind.text()?.as_str(), encoding.text()) {
-                        ("string", Some(encoding)) if encoding == "int" => None,
+                        ("", _) | ("string", None) => None,
+                        ("string", Some(encoding)) if encoding == "int" || encoding.is_empty() => {
+                            None
+                        }
                         ("string", _) => Some(Malformed::Text),
                         (other, _) => Some(Malformed::Type(other.to_string())),
                     },
@@ -274,7 +282,7 @@ fn decode(reply: &Reply) -> Option<LockRead> {
                 };
                 let unlike = |kind: Option<&Reply>, wanted: &str| {
                     kind.and_then(Reply::text)
-                        .filter(|kind| kind != wanted && kind != "none")
+                        .filter(|kind| kind != wanted && kind != "none" && !kind.is_empty())
                 };
                 ReadersRead {
                     live: u64::try_from(*live).ok()?,
