@@ -11,7 +11,7 @@ use crate::common;
 
 use std::process::{Command, Output};
 
-use crate::common::{Cluster, describe};
+use crate::common::{Cluster, Server, describe};
 use serde_json::Value;
 
 /// Masters that keep their keys across a restart: what the manual asks for
@@ -551,4 +551,25 @@ fn dead_facts(setup: &Setup, json: &Value) {
             "{entry:#}"
         );
     }
+}
+
+/// A master that answers INFO with an error reply (Redis 6.2 refuses INFO with several
+/// sections, "ERR syntax error"; here INFO is renamed away) was reached: doctor says what it
+/// answered, not "unreachable", and its JSON says it is reachable.
+#[test]
+fn a_master_that_answers_info_with_an_error_is_not_unreachable() {
+    let server = Server::start_inner(&["--rename-command", "INFO", ""], None);
+    let (code, json, output) = doctor_json(&[server.url()]);
+    assert_eq!(code, Some(1), "{}", describe(&output));
+    let reached = master(&json, &server.url());
+    assert_eq!(reached["reachable"], true, "{json:#}");
+    let message = check(&reached["checks"], "reachable")["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.starts_with("reachable, but it answered INFO with an error reply")
+            && message.contains("unknown command"),
+        "{message}"
+    );
 }

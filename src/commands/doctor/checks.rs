@@ -27,6 +27,11 @@ pub const SKEW_WARNING: Duration = Duration::from_millis(500);
 /// Whether a master answered: the first finding about it, an error when it did not.
 pub(super) fn reachable(report: &Report) -> Result<Finding, Finding> {
     match &report.unreachable {
+        Some(why) if report.answered => Err(finding(
+            Severity::Error,
+            "reachable",
+            format!("reachable, but it answered INFO with an {why}: check its version and ACL"),
+        )),
         Some(why) => Err(finding(
             Severity::Error,
             "reachable",

@@ -137,7 +137,7 @@ fn shards(report: &Report) -> impl Iterator<Item = &report::ShardReport> {
 fn server_json(report: &Report, findings: &[Finding]) -> serde_json::Value {
     json!({
         "server": report.server,
-        "reachable": report.unreachable.is_none(),
+        "reachable": report.unreachable.is_none() || report.answered,
         "rtt_ms": report.unreachable.is_none().then_some(report.rtt.as_secs_f64() * 1000.0),
         "role": report.info.get("role"),
         "version": report.info.get("redis_version"),
@@ -179,7 +179,10 @@ fn report(probe: Probe) -> Report {
             report.publish_refused = facts.publish_refused;
             report.subscribe_refused = facts.subscribe_refused;
         }
-        Err(error) => report.unreachable = Some(error.to_string()),
+        Err(error) => {
+            report.answered = error.answered();
+            report.unreachable = Some(error.to_string());
+        }
     }
     report.cluster = probe
         .cluster

@@ -13,6 +13,9 @@ pub struct Report {
     pub server: String,
     /// Why it could not be asked, if it could not.
     pub unreachable: Option<String>,
+    /// It was reached, and answered INFO with an error reply (`unreachable` says which): a
+    /// master that answers is not unreachable.
+    pub answered: bool,
     pub rtt: Duration,
     /// `INFO` fields (server, replication, memory, persistence sections).
     pub info: HashMap<String, String>,

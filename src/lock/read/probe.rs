@@ -107,7 +107,12 @@ pub(in crate::lock) async fn probe(node: &Node, timeout: Duration, scratch: &Scr
         b"persistence",
         b"cluster",
     ];
-    let (info, info_rtt) = ask(info).await;
+    let (mut info, mut info_rtt) = ask(info).await;
+    if matches!(info, Err(NodeError::Server(_))) {
+        // INFO with several sections is Redis 7.0's; 6.x answers "ERR syntax error". Plain
+        // INFO (its default sections hold all of these) works on every version.
+        (info, info_rtt) = ask(&[b"INFO"]).await;
+    }
     let info = match info {
         Ok(info) => info,
         Err(error) => {
