@@ -10,9 +10,9 @@ use clap::{Args, ValueHint};
 #[derive(Debug, Default, Args)]
 #[command(next_help_heading = "Master options")]
 pub struct MasterArgs {
-    /// A Redis master, as redis://[user:pass@]host:port[/db], rediss://... (TLS),
-    /// redis+unix:///path, or redis+cluster://host:port (rediss+cluster://) for a whole Redis
-    /// Cluster. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or
+    /// A Redis master, as redis://[user:pass@]host:port[/db] (or ?db=N), rediss://... (TLS),
+    /// valkey:// and valkeys:// alike, redis+unix:///path, or redis+cluster://host:port
+    /// (rediss+cluster://) for a whole Redis Cluster. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or
     /// space-separated), else redis://127.0.0.1:6379.
     #[arg(long = "server", short = 's', value_name = "URL", value_hint = ValueHint::Url)]
     pub servers: Vec<String>,
