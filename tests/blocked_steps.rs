@@ -486,13 +486,20 @@ fn a_token_nobody_reads_within_the_validity_releases_the_lock() {
 /// /etc/resolv.conf bound to a file naming a loopback address where nothing answers.
 #[test]
 fn a_hung_name_lookup_does_not_keep_redlock_from_exiting() {
-    let silent = std::net::UdpSocket::bind("127.83.0.1:53")
-        .expect("bind 127.83.0.1:53 for a resolver that never answers (needs root, as CI runs)");
+    // Port 53 (resolv.conf names no port) on an address of loopback's /8 of its own: two
+    // suites at once on one machine (a second clone, CI beside a developer) each get one.
+    let (silent, address) = (0..100)
+        .find_map(|_| {
+            let address = format!("127.83.{}.{}", fastrand::u8(..), fastrand::u8(1..255));
+            let silent = std::net::UdpSocket::bind((address.as_str(), 53)).ok()?;
+            Some((silent, address))
+        })
+        .expect("bind port 53 of a 127.83.x.y address for a resolver that never answers (needs root, as CI runs)");
     let dir = tempfile::tempdir().unwrap();
     let resolv = dir.path().join("resolv.conf");
     std::fs::write(
         &resolv,
-        "nameserver 127.83.0.1\noptions timeout:30 attempts:2\n",
+        format!("nameserver {address}\noptions timeout:30 attempts:2\n"),
     )
     .unwrap();
     let script = format!(
