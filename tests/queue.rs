@@ -1,6 +1,6 @@
-//! The fair queue (see src/lock/queue.rs): waiters take the lock in the order they came, dead or
-//! stopped waiters lose their place within a lease, a signal takes a waiter out at once, and
-//! the queue survives a paused minority and a master that restarts empty.
+//! The fair queue (see src/lock/kinds/queue.rs): waiters take the lock in the order they came, dead
+//! or stopped waiters lose their place within a lease, a signal takes a waiter out at once, and the
+//! queue survives a paused minority and a master that restarts empty.
 
 use crate::common;
 

@@ -1,5 +1,5 @@
 //! Bounded work per script call: a queue filled by a foreign client with places that have no
-//! lease is cleaned a bounded number of places per call (see src/lock/queue_scripts.rs), never
+//! lease is cleaned a bounded number of places per call (see src/lock/scripts/queue.rs), never
 //! all at once, and the waiters are still served.
 
 use crate::common::{Cluster, Server, describe};

@@ -1,4 +1,4 @@
-//! An undo is never overtaken by what it undoes (see src/lock/undo.rs): when the connection
+//! An undo is never overtaken by what it undoes (see src/lock/kinds/undo.rs): when the connection
 //! that carried an attempt breaks before the attempt is answered, and the undo has to go on a
 //! new connection, the attempt may still reach its master after the undo. The fault proxy
 //! plays a middlebox that drops the client's connection while it still holds the attempt.

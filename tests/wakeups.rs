@@ -1,4 +1,4 @@
-//! No lost wake-ups (issue 23; see src/lock/queue.rs, "No wake-up is lost"): the race of a
+//! No lost wake-ups (issue 23; see src/lock/kinds/queue.rs, "No wake-up is lost"): the race of a
 //! hand-off whose release reaches some masters late, made deterministic with fault proxies
 //! that delay one client's traffic to chosen masters, for the lock and for `--limit`; and a
 //! `--limit` newcomer whose tickets come late from a slow master.

@@ -1,5 +1,5 @@
 //! One client: `Redlock::take` and `queue::wait_in_line` as a state machine, one round at a
-//! time, deciding as the real rounds decide (src/lock/round.rs, `Until`).
+//! time, deciding as the real rounds decide (src/lock/quorum/round.rs, `Until`).
 
 use super::master::{Answer, Request};
 use super::protocol::{Kind, Rules, Sleep, TICKETS};

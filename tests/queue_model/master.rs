@@ -1,7 +1,7 @@
 //! One master: the keys of one lock, and the queue's Lua scripts, each one atomic step.
 //!
-//! Each script below follows its Lua line for line (src/lock/scripts.rs: ACQUIRE, RELEASE;
-//! src/lock/queue_scripts.rs: WAIT, LEAVE and the shared `first_live`, `drop`, `wake_first`),
+//! Each script below follows its Lua line for line (src/lock/scripts/lock.rs: ACQUIRE, RELEASE;
+//! src/lock/scripts/queue.rs: WAIT, LEAVE and the shared `first_live`, `drop`, `wake_first`),
 //! keeping only what decides who may hold, who is first, and who is told.
 
 use super::protocol::{Kind, Rules};

@@ -1,5 +1,5 @@
-//! A model of the fair queue's protocol (src/lock/queue.rs), checked exhaustively by stateright:
-//! every interleaving of every step, within the bounds each test names.
+//! A model of the fair queue's protocol (src/lock/kinds/queue.rs), checked exhaustively by
+//! stateright: every interleaving of every step, within the bounds each test names.
 //!
 //! # What is modelled
 //! Three masters and a few clients, each wanting the lock once (or a slot of a semaphore of
@@ -178,9 +178,9 @@ fn todays_protocol_loses_a_wake_up() {
     });
 }
 
-/// The second path (issue 23's "other paths to a heartbeat-started turn"): two waiters place themselves while the holder
-/// releases; the later one, not yet behind the earlier on one master, takes it there, fails,
-/// and its undo frees that master for the earlier one without a notice.
+/// The second path (issue 23's "other paths to a heartbeat-started turn"): two waiters place
+/// themselves while the holder releases; the later one, not yet behind the earlier on one master,
+/// takes it there, fails, and its undo frees that master for the earlier one without a notice.
 #[test]
 fn todays_protocol_loses_a_wake_up_to_an_undo() {
     loses_a_wake_up(QueueModel {

@@ -13,8 +13,8 @@ pub enum Protocol {
     /// majority); a slot's undo does not put back the place its turn gave up; a slot newcomer's
     /// round ends at its first refusal; a woken waiter found first looks again after 1-5 ms.
     Today,
-    /// The fix of issue 23 (src/lock/queue.rs, "Hand-off"): every script that lets a waiter in
-    /// on a master (RELEASE, RELEASE_SLOT, their clean-ups, LEAVE) publishes to it there,
+    /// The fix of issue 23 (src/lock/kinds/queue.rs, "Hand-off"): every script that lets a
+    /// waiter in on a master (RELEASE, RELEASE_SLOT, their clean-ups, LEAVE) publishes to it there,
     /// "newly eligible"; a waiter listens on q masters (its own quorum); a slot's undo puts its
     /// place back; a slot newcomer's round waits for N - majority + 1 refusals, and every
     /// master that answers draws a waiting newcomer a ticket, one that gives it a slot too;
@@ -26,7 +26,7 @@ pub enum Protocol {
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Kind {
     Lock,
-    /// A slot of a semaphore of `limit` (see src/lock/semaphore.rs).
+    /// A slot of a semaphore of `limit` (see src/lock/kinds/semaphore.rs).
     Slots {
         limit: u8,
     },

@@ -1,4 +1,4 @@
-//! A semaphore's slot scripts on one master (src/lock/semaphore_scripts.rs: ACQUIRE_SLOT,
+//! A semaphore's slot scripts on one master (src/lock/scripts/slots.rs: ACQUIRE_SLOT,
 //! WAIT_SLOT, RELEASE_SLOT, LEAVE_SLOT; today's and the fix's), over the same queue. Slots do
 //! not expire in the model but by a dead holder's `Expire` (see the header), so `prune` is
 //! not needed; the limit key and the records change no decision.

@@ -1,7 +1,6 @@
-//! One master: K, the readers' shares, the queue, and the design's scripts, each one atomic
-//! step (25-design.md, "Scripts" and "Fair queue"; the queue's own as in src/lock/queue_lua.rs,
-//! queue_scripts.rs and scripts.rs), keeping what decides who may hold, who is eligible and
-//! who is told.
+//! One master: K, the readers' shares, the queue, and the design's scripts, each one atomic step
+//! (25-design.md, "Scripts" and "Fair queue"; the queue's own as in src/lock/scripts/queue_lua.rs,
+//! queue.rs and lock.rs), keeping what decides who may hold, who is eligible and who is told.
 
 use super::protocol::{Flaw, Mode, Rules};
 

@@ -61,13 +61,15 @@ use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::lua::Lua;
 use crate::lock::wire::master::Master;
 use crate::lock::wire::node::{Node, NodeError};
-use crate::lock::wire::resp::{BadReply, Reply};
 
 mod batches;
 mod glob;
+mod page;
 mod read;
 
 pub(in crate::lock) use batches::{read_locks, read_strays};
+pub(in crate::lock) use page::PAGE;
+use page::{PAGE_BUDGET, WHOLE_NAME, is_over_caps, scan_reply};
 
 pub use read::{FenceRead, LockRead, Malformed, QueueRead, ReadersRead, Ttl};
 
@@ -209,14 +211,6 @@ pub struct OversizedName {
 
 /// How much of an oversized name the master sends back.
 pub const OVERSIZED_SHOWN: usize = 200;
-
-/// The longest name [`PAGE`] sends back whole: above every name redlock writes (see the module
-/// header), below the transport's cap on one string.
-const WHOLE_NAME: usize = 320 << 10;
-
-/// The most bytes of names one [`PAGE`] reply holds whole: below the transport's cap on a
-/// reply, with room for the rest of it.
-const PAGE_BUDGET: usize = 960 << 10;
 
 /// A stray key, read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -482,119 +476,7 @@ async fn scan_master(
     }
 }
 
-/// Whether a bad reply was one over the size caps (rather than garbage).
-fn is_over_caps(why: &str) -> bool {
-    let one_string = BadReply::BulkTooLarge(0).to_string();
-    let one_string = one_string.split(" 0 ").next().unwrap_or_default();
-    [BadReply::TooLarge, BadReply::TooManyElements]
-        .iter()
-        .any(|cap| why == cap.to_string())
-        || why.starts_with(one_string)
-}
-
-/// A page of names: the next cursor, the names, and (from [`PAGE`]) the start and length of
-/// each name too long to send whole.
-type Page = (Vec<u8>, Vec<Vec<u8>>, Vec<(Vec<u8>, usize)>);
-
-/// A SCAN reply, `[next cursor, [name, ...]]`, or PAGE's, which adds `[start, length, ...]`.
-fn scan_reply(reply: &Reply) -> Option<Page> {
-    let Reply::Array(parts) = reply else {
-        return None;
-    };
-    let (cursor, names, long) = match parts.as_slice() {
-        [cursor, Reply::Array(names)] => (cursor, names, &[][..]),
-        [cursor, Reply::Array(names), Reply::Array(long)] => (cursor, names, long.as_slice()),
-        _ => return None,
-    };
-    let cursor = cursor.bulk()?.to_vec();
-    let names = names
-        .iter()
-        .map(|n| n.bulk().map(<[u8]>::to_vec))
-        .collect::<Option<Vec<_>>>()?;
-    let long = long
-        .chunks(2)
-        .map(|pair| match pair {
-            [start, Reply::Int(len)] => Some((start.bulk()?.to_vec(), usize::try_from(*len).ok()?)),
-            _ => None,
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Some((cursor, names, long))
-}
-
-/// One page of the scan, read on the master for a page whose names are too long for a reply:
-/// the same SCAN, then every name whole that is at most ARGV[4] bytes and fits in a page of
-/// ARGV[5] bytes, and of any other its first ARGV[6] bytes and its length. ARGV: cursor,
-/// pattern, count. Reads nothing but names, writes nothing. Returns {next cursor, {name, ...},
-/// {start, length, ...}}.
-pub(in crate::lock) static PAGE: LazyLock<Lua> = LazyLock::new(|| {
-    Lua::new(
-        r"
-local page = redis.call('SCAN', ARGV[1], 'MATCH', ARGV[2], 'COUNT', ARGV[3])
-local whole, budget, shown = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local names, long = {}, {}
-for _, name in ipairs(page[2]) do
-  if #name <= whole and #name <= budget then
-    names[#names + 1] = name
-    budget = budget - #name
-  else
-    long[#long + 1] = string.sub(name, 1, shown)
-    long[#long + 1] = #name
-  end
-end
-return {page[1], names, long}
-",
-        1 << 28,
-    )
-});
-
 /// Reads one lock's keys on one master; see `read`. Its bit is its own, as every script's
 /// (`lock/tests.rs`): one shared with another script would make a connection that loaded that
 /// one send EVALSHA for this one unloaded, and pay a NOSCRIPT and an EVAL each time.
 pub(in crate::lock) static READ: LazyLock<Lua> = LazyLock::new(|| Lua::new(read::SCRIPT, 1 << 27));
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scan_replies() {
-        let reply = Reply::Array(vec![
-            Reply::Bulk(b"17".to_vec()),
-            Reply::Array(vec![Reply::Bulk(b"a".to_vec()), Reply::Bulk(b"b".to_vec())]),
-        ]);
-        assert_eq!(
-            scan_reply(&reply),
-            Some((b"17".to_vec(), vec![b"a".to_vec(), b"b".to_vec()], vec![]))
-        );
-        let page = Reply::Array(vec![
-            Reply::Bulk(b"0".to_vec()),
-            Reply::Array(vec![]),
-            Reply::Array(vec![
-                Reply::Bulk(b"__redlock:{x".to_vec()),
-                Reply::Int(1 << 20),
-            ]),
-        ]);
-        assert_eq!(
-            scan_reply(&page),
-            Some((
-                b"0".to_vec(),
-                vec![],
-                vec![(b"__redlock:{x".to_vec(), 1 << 20)]
-            ))
-        );
-        assert_eq!(scan_reply(&Reply::Array(vec![])), None);
-        assert_eq!(scan_reply(&Reply::Int(0)), None);
-        let odd = Reply::Array(vec![
-            Reply::Bulk(b"0".to_vec()),
-            Reply::Array(vec![Reply::Int(1)]),
-        ]);
-        assert_eq!(scan_reply(&odd), None);
-    }
-
-    #[test]
-    fn over_caps_is_told_from_garbage() {
-        assert!(is_over_caps(&BadReply::TooLarge.to_string()));
-        assert!(is_over_caps(&BadReply::BulkTooLarge(600_000).to_string()));
-        assert!(!is_over_caps("not RESP"));
-    }
-}
