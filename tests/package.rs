@@ -324,7 +324,10 @@ fn shlibs_depends(binary: &Path) -> BTreeSet<String> {
 fn the_packaged_binary_says_what_it_is_and_runs_a_command_under_the_lock() {
     let artifacts = artifacts();
     let redlock = artifacts.root.join("usr/bin/redlock");
-    common::assert_long_version(&run(common::redlock_at(&redlock).arg("--version")));
+    common::assert_long_version(
+        &run(common::redlock_at(&redlock).arg("--version")),
+        &redlock,
+    );
 
     let cluster = Cluster::start(3);
     let output = common::redlock_at(&redlock)
@@ -443,7 +446,10 @@ fn the_archive_holds_the_binary_pages_completions_docs_and_licenses() {
     }
     assert_eq!(found, expected.iter().map(String::as_str).collect());
     let redlock = artifacts.unpacked.join("redlock");
-    common::assert_long_version(&run(common::redlock_at(&redlock).arg("--version")));
+    common::assert_long_version(
+        &run(common::redlock_at(&redlock).arg("--version")),
+        &redlock,
+    );
 }
 
 #[test]

@@ -294,9 +294,14 @@ fn readers_that_come_after_a_waiting_writer_enter_after_it() {
     }
     writer.wait_ready();
     assert_eq!(std::fs::read_to_string(&order).unwrap(), "writer\n");
-    // Woken by the last reader's release (readers announce it), not by a timer.
+    // Woken by the last reader's release (readers announce it), not by a timer. The line is
+    // written before the command starts, but read from the pipe by another thread: wait for it.
+    assert!(
+        writer.wait_for_stderr("in turn (started by notice)", Duration::from_secs(10)),
+        "{}",
+        writer.stderr_so_far()
+    );
     let stderr = writer.stderr_so_far();
-    assert!(stderr.contains("in turn (started by notice)"), "{stderr}");
     // While readers held, it waited for their notice rather than polling (readers are not
     // clients outside the queue, whose releases announce nothing).
     assert!(!stderr.contains("started by the backoff"), "{stderr}");

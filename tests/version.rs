@@ -26,7 +26,7 @@ fn git(dir: &Path, args: &[&str]) -> Output {
 #[test]
 fn version_names_the_release_the_commit_and_the_target() {
     let shown = stdout(common::redlock().arg("--version").output().unwrap());
-    common::assert_long_version(&shown);
+    common::assert_long_version(&shown, std::path::Path::new(common::redlock_binary()));
     // -V is the short form; the man pages show that one too.
     let short = stdout(common::redlock().arg("-V").output().unwrap());
     assert_eq!(short, format!("redlock {}\n", env!("CARGO_PKG_VERSION")));

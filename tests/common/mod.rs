@@ -13,6 +13,7 @@
 //!   signals, process groups, [`eventually`]);
 //! - `measure`: a process's peak memory ([`run_measured`]);
 //! - `holder`: what a holder record names (host, user, command);
+//! - `elf`: how a binary is linked (static or not), from its ELF headers;
 //! - `version`: what `redlock --version` must say for this checkout;
 //! - `manual`: README.md and the pages of docs/, as the tests that check them read them.
 //!
@@ -24,6 +25,7 @@ pub mod manual;
 pub mod procfs;
 
 mod dispositions;
+pub mod elf;
 mod holder;
 mod inspect;
 mod measure;
@@ -64,7 +66,17 @@ pub use version::{assert_long_version, host_target};
 pub fn redlock_binary() -> &'static str {
     static BINARY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     BINARY.get_or_init(|| match std::env::var("REDLOCK_TEST_BINARY") {
-        Ok(path) if !path.is_empty() => path,
+        Ok(path) if !path.is_empty() => {
+            // Tests run it by name from a shell (its directory on PATH) and read its name in
+            // its help, as a user's shell would: an artifact renamed would fail them for that.
+            let named = Path::new(&path).file_name() == Some("redlock".as_ref());
+            assert!(
+                named && Path::new(&path).is_file(),
+                "REDLOCK_TEST_BINARY={path}: name a file called redlock (the binary to test, as \
+                 installed), or unset it to test this build's"
+            );
+            path
+        }
         _ => env!("CARGO_BIN_EXE_redlock").to_string(),
     })
 }

@@ -21,7 +21,20 @@ use super::Pki;
 use super::inspect::Inspector;
 use super::redlock;
 
+/// The `redis-server` the masters run: the one named by `REDLOCK_TEST_REDIS_SERVER` (to test
+/// against another Redis version: docs/contributing.md, "Other Redis versions"), else the first
+/// on PATH.
 fn redis_server_binary() -> PathBuf {
+    if let Some(chosen) = std::env::var_os("REDLOCK_TEST_REDIS_SERVER") {
+        let chosen = PathBuf::from(chosen);
+        assert!(
+            chosen.is_file(),
+            "REDLOCK_TEST_REDIS_SERVER names {}, which is not a file: name a redis-server binary, \
+             or unset it to use the one on PATH",
+            chosen.display()
+        );
+        return chosen;
+    }
     let found = std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
             .map(|dir| dir.join("redis-server"))

@@ -17,10 +17,21 @@ pub fn host_target() -> String {
         .to_string()
 }
 
-/// Checks what `redlock --version` printed: this crate's version, the commit this checkout is
+/// The target `binary` was built for, as its `--version` must name it: the host's, or for a
+/// static binary the host's musl target (the static release build: scripts/package).
+pub fn target_of(binary: &Path) -> String {
+    let host = host_target();
+    if super::elf::linkage(binary).is_static() {
+        host.replace("-gnu", "-musl")
+    } else {
+        host
+    }
+}
+
+/// Checks what `binary --version` printed: this crate's version, the commit this checkout is
 /// at (the suite runs from a checkout, as CI clones one; outside one, "unknown"), and the
-/// target.
-pub fn assert_long_version(shown: &str) {
+/// target it was built for.
+pub fn assert_long_version(shown: &str, binary: &Path) {
     let lines: Vec<&str> = shown.lines().collect();
     assert_eq!(lines.len(), 3, "{shown}");
     assert_eq!(lines[0], format!("redlock {}", env!("CARGO_PKG_VERSION")));
@@ -40,5 +51,5 @@ pub fn assert_long_version(shown: &str) {
     } else {
         assert_eq!(commit, "unknown", "{shown}");
     }
-    assert_eq!(lines[2], format!("target {}", host_target()));
+    assert_eq!(lines[2], format!("target {}", target_of(binary)), "{shown}");
 }
