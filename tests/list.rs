@@ -468,9 +468,16 @@ fn idle_fencing_counters_only_past_the_threshold_and_never_touched_by_the_scan()
         age_counter(server, "active", 40);
     }
 
-    // 40 days is under the default (90d).
+    // 40 days is under the default (90d). What the masters report is what counts: Redis 6.2
+    // restores a longer idle time than asked while its LRU clock (seconds since the epoch,
+    // modulo 2^24) is below the one asked for.
+    let aged = (cluster.servers.iter())
+        .map(|server| idle_seconds(server, "retired"))
+        .max()
+        .unwrap();
     let (code, json) = list_json(&cluster, &["--problems"]);
-    assert_eq!(code, Some(0), "{json:#}");
+    let past_default = aged >= 90 * 86_400;
+    assert_eq!(code, Some(past_default as i32), "idle {aged}s: {json:#}");
     for _ in 0..2 {
         let (code, json) = list_json(&cluster, &["--problems", "--idle", "30d"]);
         assert_eq!(code, Some(1), "{json:#}");

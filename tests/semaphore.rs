@@ -574,7 +574,9 @@ fn slots_on_a_cluster_master_and_a_waiter_woken_by_sharded_pub_sub() {
         .output()
         .unwrap();
     assert!(released.status.success(), "{}", describe(&released));
-    assert!(cluster.nodes[owner].command_calls("spublish") > published);
+    // Before Redis 7.0 there is no SPUBLISH: the waiter is woken by its heartbeat.
+    let woken = cluster.nodes[owner].command_calls("spublish") > published;
+    assert_eq!(woken, common::sharded_pub_sub());
     assert!(waiter.wait().unwrap().success());
     let released = cluster
         .redlock()

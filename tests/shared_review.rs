@@ -291,7 +291,12 @@ local longest = tonumber(live[#live])
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 'live shares while K is ' .. tostring(redis.call('GET', KEYS[1]))
 end
-local expires = redis.call('PEXPIRETIME', KEYS[1])
+local expires = redis.pcall('PEXPIRETIME', KEYS[1])
+if type(expires) == 'table' then
+  -- Before Redis 7.0 (no PEXPIRETIME): from the TTL, read after TIME, so never later than the
+  -- true expiry; the check can only be stricter for it.
+  expires = now + redis.call('PTTL', KEYS[1])
+end
 if expires < longest then
   return 'K expires at ' .. expires .. ', before the longest share ends at ' .. longest
 end

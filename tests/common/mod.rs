@@ -56,7 +56,9 @@ pub use processes::{
 #[allow(unused_imports)]
 pub use redis_cluster::{Layout, RedisCluster};
 #[allow(unused_imports)]
-pub use servers::{Cluster, Server, TEST_PORTS, bind_test_port, free_port, listens_on};
+pub use servers::{
+    Cluster, Server, TEST_PORTS, bind_test_port, free_port, listens_on, sharded_pub_sub,
+};
 #[allow(unused_imports)]
 pub use version::{assert_long_version, host_target};
 

@@ -4,7 +4,7 @@
 //!
 //! Started by hand rather than with `redis-cli --cluster create` (which waits in seconds-long
 //! steps): each primary gets its config epoch and its share of the slots (CLUSTER
-//! SET-CONFIG-EPOCH, ADDSLOTSRANGE), the first node meets the others (CLUSTER MEET), replicas
+//! SET-CONFIG-EPOCH, ADDSLOTS), the first node meets the others (CLUSTER MEET), replicas
 //! are attached (CLUSTER REPLICATE), and the start returns as soon as every node reports
 //! `cluster_state:ok`, knows every other and every replica is in sync, polled every 20 ms.
 //! Several clusters are formed at once ([`RedisCluster::start_many`]), so they wait together.
@@ -120,12 +120,11 @@ impl RedisCluster {
             let last = (i + 1) * 16384 / n - 1;
             let epoch = (i + 1).to_string();
             node.query(&["CLUSTER", "SET-CONFIG-EPOCH", &epoch]);
-            node.query(&[
-                "CLUSTER",
-                "ADDSLOTSRANGE",
-                &first.to_string(),
-                &last.to_string(),
-            ]);
+            // ADDSLOTSRANGE came with Redis 7.0; before, each slot is named.
+            let slots: Vec<String> = (first..=last).map(|slot| slot.to_string()).collect();
+            let mut add = vec!["CLUSTER", "ADDSLOTS"];
+            add.extend(slots.iter().map(String::as_str));
+            node.query(&add);
         }
         for node in &self.nodes[1..] {
             let port = node.port.to_string();

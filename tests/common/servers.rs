@@ -49,6 +49,82 @@ fn redis_server_binary() -> PathBuf {
     })
 }
 
+/// The version of [`redis_server_binary`], as (major, minor), asked once.
+fn redis_server_version() -> (u32, u32) {
+    static VERSION: std::sync::OnceLock<(u32, u32)> = std::sync::OnceLock::new();
+    *VERSION.get_or_init(|| {
+        let binary = redis_server_binary();
+        let output = Command::new(&binary)
+            .arg("--version")
+            .output()
+            .unwrap_or_else(|e| panic!("{} --version: {e}", binary.display()));
+        // "Redis server v=7.0.15 sha=..."
+        let text = String::from_utf8_lossy(&output.stdout);
+        let version = text
+            .split_whitespace()
+            .find_map(|word| word.strip_prefix("v="));
+        let mut numbers = version
+            .unwrap_or_default()
+            .split('.')
+            .map(str::parse::<u32>);
+        match (numbers.next(), numbers.next()) {
+            (Some(Ok(major)), Some(Ok(minor))) => (major, minor),
+            _ => panic!("{} --version said {text:?}: no v=X.Y", binary.display()),
+        }
+    })
+}
+
+/// Whether the masters the tests start have sharded pub/sub (SPUBLISH, SSUBSCRIBE: Redis 7.0
+/// and later); before, a cluster's waiters are woken by their heartbeat, not by a notice.
+pub fn sharded_pub_sub() -> bool {
+    redis_server_version() >= (7, 0)
+}
+
+/// Where a cluster node's bus listens, when the server has no `cluster-port` to say so.
+enum Bus {
+    PortPlus10000,
+}
+
+/// Rewrites arguments written for Redis 7.0 for an older server, where they mean the same
+/// thing by default: DEBUG needs no `enable-debug-command` (it came with 7.0, which turned
+/// DEBUG off by default), and the cluster bus has no `cluster-port` but is always the client
+/// port plus 10000 (then returned, so that both ports are chosen free).
+fn before_7_0(args: &mut Vec<String>) -> Option<Bus> {
+    if redis_server_version() >= (7, 0) {
+        return None;
+    }
+    let mut bus = None;
+    let mut kept = Vec::with_capacity(args.len());
+    let mut words = std::mem::take(args).into_iter();
+    while let Some(word) = words.next() {
+        match word.as_str() {
+            "--enable-debug-command" => {
+                words.next();
+            }
+            "--cluster-port" => {
+                words.next();
+                bus = Some(Bus::PortPlus10000);
+            }
+            _ => kept.push(word),
+        }
+    }
+    *args = kept;
+    bus
+}
+
+/// A free port in the lower part of [`TEST_PORTS`] whose port + 10000 is free too (a cluster
+/// node's bus before Redis 7.0), both below the ephemeral range.
+fn free_port_with_bus() -> u16 {
+    for _ in 0..1000 {
+        let port = fastrand::u16(TEST_PORTS.start..TEST_PORTS.end - 10_000);
+        let free = |port: u16| TcpListener::bind(("127.0.0.1", port)).is_ok();
+        if free(port) && free(port + 10_000) {
+            return port;
+        }
+    }
+    panic!("no free pair of loopback ports 10000 apart in {TEST_PORTS:?} after 1000 tries");
+}
+
 /// One redis-server process.
 pub struct Server {
     pub port: u16,
@@ -76,8 +152,11 @@ impl Server {
     pub fn start_inner(extra_args: &[&str], tls: Option<(&Pki, bool)>) -> Server {
         let mut last_error = String::new();
         for _ in 0..10 {
-            let port = free_port();
             let mut args: Vec<String> = extra_args.iter().map(|s| s.to_string()).collect();
+            let port = match before_7_0(&mut args) {
+                Some(Bus::PortPlus10000) => free_port_with_bus(),
+                None => free_port(),
+            };
             let tls_port = tls.map(|(pki, require)| {
                 let tls_port = free_port();
                 let path = |p: &Path| p.to_string_lossy().into_owned();
@@ -127,9 +206,13 @@ impl Server {
             .args(["--protected-mode", "no"])
             .args(["--daemonize", "no"])
             .args(&self.extra_args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stdin(Stdio::null());
+        // What it says before its log is open (a refused argument, a build without TLS) goes
+        // to its standard output and error: kept, for the reason it could not start.
+        let early = std::fs::File::create(self.dir.path().join("redis.out"))
+            .map_err(|e| format!("create redis.out: {e}"))?;
+        cmd.stdout(early.try_clone().map_err(|e| format!("redis.out: {e}"))?)
+            .stderr(early);
         // SAFETY: prctl takes plain integers and is async-signal-safe; it makes the server die
         // with the test thread that started it, so no server outlives a crashed test.
         unsafe {
@@ -145,7 +228,19 @@ impl Server {
         loop {
             if let Some(status) = child.try_wait().expect("try_wait") {
                 let log = std::fs::read_to_string(&log).unwrap_or_default();
-                return Err(format!("redis-server exited with {status}: {log}"));
+                let mut early =
+                    std::fs::read_to_string(self.dir.path().join("redis.out")).unwrap_or_default();
+                if early.contains("'tls-port") {
+                    early.push_str(
+                        "\n(this redis-server was built without TLS: build Redis with \
+                         BUILD_TLS=yes, or test with one that has it)",
+                    );
+                }
+                return Err(format!(
+                    "{} exited with {status}: {}{log}",
+                    redis_server_binary().display(),
+                    early.trim()
+                ));
             }
             if ping(self.port) {
                 if !listens_on(child.id(), self.port) {

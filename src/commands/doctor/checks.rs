@@ -150,6 +150,25 @@ pub fn check_master(report: &Report) -> Vec<Finding> {
             ),
         ),
     });
+    // A cluster before Redis 7.0 has no sharded pub/sub at all: that, not a refusal, is why.
+    let version = report.info.get("redis_version").map(String::as_str);
+    if report.sharded
+        && version
+            .and_then(parse_version)
+            .is_some_and(|v| v < (7, 0, 0))
+    {
+        findings.push(finding(
+            Severity::Warning,
+            "publish",
+            format!(
+                "no sharded pub/sub before Redis 7.0 (this is {}): waiters are not woken at \
+                 once when a lock is released, but by their heartbeat (each second); upgrade \
+                 the cluster to 7.0 or later for release notices",
+                version.unwrap_or("?")
+            ),
+        ));
+        return findings;
+    }
     findings.push(match &report.publish_refused {
         None => finding(
             Severity::Ok,
@@ -403,6 +422,24 @@ pub(super) mod tests {
             !findings.iter().any(|f| f.check == "scripts"),
             "{findings:?}"
         );
+    }
+
+    #[test]
+    fn a_cluster_before_7_0_is_told_it_has_no_sharded_pub_sub() {
+        let mut old = healthy("a", "1");
+        old.sharded = true;
+        old.info.insert("redis_version".into(), "6.2.14".into());
+        let findings = check_master(&old);
+        let publish: Vec<_> = findings.iter().filter(|f| f.check == "publish").collect();
+        assert_eq!(publish.len(), 1, "{findings:?}");
+        assert_eq!(publish[0].severity, Severity::Warning);
+        assert!(
+            publish[0].message.contains("(this is 6.2.14)"),
+            "{publish:?}"
+        );
+        assert!(!findings.iter().any(|f| f.check == "subscribe"));
+        old.info.insert("redis_version".into(), "7.0.0".into());
+        assert_eq!(worst(&check_master(&old)), Severity::Ok);
     }
 
     #[test]

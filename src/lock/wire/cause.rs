@@ -147,9 +147,11 @@ pub fn cause(error: &NodeError) -> Cause {
         NodeError::Connect(text) | NodeError::Server(text) => text,
     };
     // An error reply may come prefixed ("AUTH refused: WRONGPASS ..."): look at each word that
-    // could be the error code.
+    // could be the error code. Before Redis 7.0 an error inside a script comes wrapped, its code
+    // with the protocol's dash ("ERR Error running script ...: -OOM command not allowed ...").
     let codes: Vec<&str> = text
         .split([' ', ':'])
+        .map(|word| word.strip_prefix('-').unwrap_or(word))
         .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_uppercase()))
         .collect();
     let has = |code: &str| codes.contains(&code);
@@ -253,6 +255,15 @@ mod tests {
         assert_eq!(
             server("WRONGTYPE Operation against a key holding the wrong kind of value"),
             Cause::NotALock
+        );
+        // Redis 6.2 wraps an error raised inside a script.
+        assert_eq!(
+            server(
+                "ERR Error running script (call to f_39fcf578ba0bc856626fceac884ad813ccb1ac6c): \
+                 @user_script:138: @user_script: 138: -OOM command not allowed when used memory \
+                 > 'maxmemory'."
+            ),
+            Cause::OutOfMemory
         );
         assert_eq!(
             server("ERR unknown command 'EVALSHA', with args beginning with: "),

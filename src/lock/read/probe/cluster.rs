@@ -52,7 +52,11 @@ pub(in crate::lock) async fn probe(cluster: &Cluster, timeout: Duration) -> Prob
         }
     };
     let start = Instant::now();
-    let info = ask(&[b"INFO", b"server", b"cluster"]).await;
+    let mut info = ask(&[b"INFO", b"server", b"cluster"]).await;
+    if matches!(info, Err(NodeError::Server(_))) {
+        // Before Redis 7.0, INFO takes one section at most (as in `probe::probe`).
+        info = ask(&[b"INFO"]).await;
+    }
     let rtt = start.elapsed();
     let info = match info {
         Ok(info) => parse_info(&info.text().unwrap_or_default()),
