@@ -17,10 +17,32 @@ pub fn host_target() -> String {
         .to_string()
 }
 
-/// Checks what `redlock --version` printed: this crate's version, the commit this checkout is
-/// at (the suite runs from a checkout, as CI clones one; outside one, "unknown"), and the
-/// target.
+/// The static (musl) target of this machine's CPU, which `scripts/package` also builds for.
+pub fn static_target() -> String {
+    let host = host_target();
+    format!("{}-unknown-linux-musl", host.split('-').next().unwrap())
+}
+
+/// Checks what the binary under test ([`super::redlock_binary`]) printed for `--version`: a
+/// build for the host target, or, where `REDLOCK_TEST_BINARY` names an artifact, the native
+/// or the static build.
 pub fn assert_long_version(shown: &str) {
+    let mut targets = vec![host_target()];
+    if std::env::var_os("REDLOCK_TEST_BINARY").is_some_and(|path| !path.is_empty()) {
+        targets.push(static_target());
+    }
+    check_long_version(shown, &targets);
+}
+
+/// Checks what `redlock --version` printed, for a build of redlock for `target`.
+pub fn assert_long_version_for(shown: &str, target: &str) {
+    check_long_version(shown, &[target.to_string()]);
+}
+
+/// Checks what `redlock --version` printed: this crate's version, the commit this checkout is
+/// at (the suite runs from a checkout, as CI clones one; outside one, "unknown"), and one of
+/// `targets`.
+fn check_long_version(shown: &str, targets: &[String]) {
     let lines: Vec<&str> = shown.lines().collect();
     assert_eq!(lines.len(), 3, "{shown}");
     assert_eq!(lines[0], format!("redlock {}", env!("CARGO_PKG_VERSION")));
@@ -40,5 +62,9 @@ pub fn assert_long_version(shown: &str) {
     } else {
         assert_eq!(commit, "unknown", "{shown}");
     }
-    assert_eq!(lines[2], format!("target {}", host_target()));
+    let target = lines[2].strip_prefix("target ").expect(shown);
+    assert!(
+        targets.iter().any(|t| t == target),
+        "{shown}: not {targets:?}"
+    );
 }
