@@ -3,12 +3,14 @@
 //! what came out with the tools a user has: `dpkg-deb` for the file list and the control
 //! fields; the binary, run from the unpacked package against real masters; `man` with
 //! warnings on, for every page; bash, for the completion; `sha256sum -c`; and
-//! `systemd-analyze verify` and a run of the command line of each systemd example.
+//! `systemd-analyze verify` and a run of the command line of each systemd example. The static
+//! (musl) archive's binary is tested in an empty root: `package_static`.
 //!
 //! Slow, so a plain `cargo test` skips them; `scripts/test` (and so CI) runs them after the
 //! suite, with `cargo test --test package -- --ignored`.
 
 mod common;
+mod package_static;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -22,11 +24,15 @@ use common::{Cluster, Running, describe, eventually};
 struct Artifacts {
     deb: PathBuf,
     archive: PathBuf,
+    /// The archive of the static (musl) build.
+    static_archive: PathBuf,
     sums: PathBuf,
     /// The package unpacked (`dpkg-deb -x`) under a root of its own, as it installs.
     root: PathBuf,
     /// The archive unpacked: its one top directory.
     unpacked: PathBuf,
+    /// The static archive unpacked: its one top directory.
+    static_unpacked: PathBuf,
 }
 
 fn repo() -> &'static Path {
@@ -74,39 +80,54 @@ fn build() -> Result<Artifacts, String> {
             output.status
         ));
     }
-    // It prints the paths of the package, the archive and SHA256SUMS, in that order.
+    // It prints the path of each artifact, one per line; each is known here by its name.
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let paths: Vec<PathBuf> = stdout.lines().map(PathBuf::from).collect();
-    let [deb, archive, sums] = <[PathBuf; 3]>::try_from(paths)
-        .map_err(|paths| format!("scripts/package printed {paths:?}, not three paths"))?;
+    let printed = |what: &str, ends: &str| {
+        let mut found = stdout.lines().filter(|line| line.ends_with(ends));
+        match (found.next(), found.next()) {
+            (Some(path), None) => Ok(PathBuf::from(path)),
+            _ => Err(format!(
+                "scripts/package printed no one {what} (*{ends}):\n{stdout}"
+            )),
+        }
+    };
+    let deb = printed("package", ".deb")?;
+    let archive = printed("archive", "-linux-gnu.tar.gz")?;
+    let static_archive = printed("static archive", "-linux-musl.tar.gz")?;
+    let sums = printed("checksum file", "/SHA256SUMS")?;
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("package");
     let _ = std::fs::remove_dir_all(&work);
     let root = work.join("root");
-    let unpack = work.join("archive");
-    for dir in [&root, &unpack] {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
+    std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
     succeed(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&root))?;
+    Ok(Artifacts {
+        unpacked: unpack(&archive, &work.join("archive"))?,
+        static_unpacked: unpack(&static_archive, &work.join("static-archive"))?,
+        deb,
+        archive,
+        static_archive,
+        sums,
+        root,
+    })
+}
+
+/// Unpacks `archive` into `into`, and returns its one top directory.
+fn unpack(archive: &Path, into: &Path) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(into).map_err(|e| format!("{}: {e}", into.display()))?;
     succeed(
         Command::new("tar")
             .arg("-xzf")
-            .arg(&archive)
+            .arg(archive)
             .arg("-C")
-            .arg(&unpack),
+            .arg(into),
     )?;
-    let top: Vec<PathBuf> = std::fs::read_dir(&unpack)
+    let top: Vec<PathBuf> = std::fs::read_dir(into)
         .map_err(|e| e.to_string())?
         .map(|entry| entry.unwrap().path())
         .collect();
     let [unpacked] = <[PathBuf; 1]>::try_from(top)
-        .map_err(|top| format!("the archive holds {top:?}, not one directory"))?;
-    Ok(Artifacts {
-        deb,
-        archive,
-        sums,
-        root,
-        unpacked,
-    })
+        .map_err(|top| format!("{} holds {top:?}, not one directory", archive.display()))?;
+    Ok(unpacked)
 }
 
 /// The command's stdout, or why it failed.
@@ -324,9 +345,9 @@ fn shlibs_depends(binary: &Path) -> BTreeSet<String> {
 fn the_packaged_binary_says_what_it_is_and_runs_a_command_under_the_lock() {
     let artifacts = artifacts();
     let redlock = artifacts.root.join("usr/bin/redlock");
-    common::assert_long_version(
+    common::assert_long_version_for(
         &run(common::redlock_at(&redlock).arg("--version")),
-        &redlock,
+        &common::host_target(),
     );
 
     let cluster = Cluster::start(3);
@@ -422,11 +443,26 @@ fn the_archive_holds_the_binary_pages_completions_docs_and_licenses() {
         top
     );
 
-    let listing = run(Command::new("tar").arg("-tzf").arg(&artifacts.archive));
-    let found: BTreeSet<&str> = listing
+    assert_eq!(archive_files(&artifacts.archive), archive_holds(&top));
+    let redlock = artifacts.unpacked.join("redlock");
+    common::assert_long_version_for(
+        &run(common::redlock_at(&redlock).arg("--version")),
+        &common::host_target(),
+    );
+}
+
+/// The files (not directories) `archive` lists.
+fn archive_files(archive: &Path) -> BTreeSet<String> {
+    let listing = run(Command::new("tar").arg("-tzf").arg(archive));
+    listing
         .lines()
         .filter(|entry| !entry.ends_with('/'))
-        .collect();
+        .map(str::to_string)
+        .collect()
+}
+
+/// The files an archive whose top directory is `top` must hold, and only they.
+fn archive_holds(top: &str) -> BTreeSet<String> {
     let mut expected: BTreeSet<String> = [
         "redlock",
         "README.md",
@@ -444,17 +480,12 @@ fn the_archive_holds_the_binary_pages_completions_docs_and_licenses() {
             expected.insert(format!("{top}/{dir}/{file}"));
         }
     }
-    assert_eq!(found, expected.iter().map(String::as_str).collect());
-    let redlock = artifacts.unpacked.join("redlock");
-    common::assert_long_version(
-        &run(common::redlock_at(&redlock).arg("--version")),
-        &redlock,
-    );
+    expected
 }
 
 #[test]
 #[ignore = "slow (a release build); scripts/test runs it"]
-fn sha256sums_checks_both_artifacts() {
+fn sha256sums_checks_every_artifact() {
     let artifacts = artifacts();
     let dist = artifacts.sums.parent().unwrap();
     let checked = run(Command::new("sha256sum")
@@ -465,6 +496,7 @@ fn sha256sums_checks_both_artifacts() {
     let name = |path: &Path| path.file_name().unwrap().to_str().unwrap().to_string();
     let mut expected = vec![
         format!("{}: OK", name(&artifacts.archive)),
+        format!("{}: OK", name(&artifacts.static_archive)),
         format!("{}: OK", name(&artifacts.deb)),
     ];
     expected.sort();

@@ -237,7 +237,9 @@ fn guard_main(orders: libc::c_int, group: libc::pid_t, mut deadline: u64) -> ! {
                 &wait
             } else if group > 0 && deadline != NEVER {
                 let left = deadline - now;
-                wait.tv_sec = (left / 1_000_000_000) as libc::time_t;
+                // `as _`: the field's own type; naming libc::time_t is deprecated on musl
+                // (its width changed in musl 1.2), and the seconds left always fit.
+                wait.tv_sec = (left / 1_000_000_000) as _;
                 wait.tv_nsec = (left % 1_000_000_000) as libc::c_long;
                 &wait
             } else {

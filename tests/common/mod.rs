@@ -7,6 +7,7 @@
 //! - `proxy`: a fault proxy that can sit in front of any master;
 //! - `dispositions`: the default action for every signal redlock handles, however the suite
 //!   was started (a background job starts with SIGINT ignored);
+//! - `dns`: a DNS server for one name on loopback ([`Dns`]), for a resolver in an empty root;
 //! - `inspect`: the tests' own connection to a master ([`Inspector`]), whose reads survive EINTR;
 //! - `pki`: test certificates for the TLS tests ([`Pki`]);
 //! - `processes`: processes started and watched by the tests ([`Running`], [`Captured`],
@@ -25,6 +26,7 @@ pub mod manual;
 pub mod procfs;
 
 mod dispositions;
+mod dns;
 pub mod elf;
 mod holder;
 mod inspect;
@@ -40,6 +42,8 @@ use std::path::Path;
 use std::process::Command;
 
 // Each test binary uses a different part of these, as of the items themselves (dead_code above).
+#[allow(unused_imports)]
+pub use dns::{Aaaa, Dns};
 #[allow(unused_imports)]
 pub use holder::{abbreviated, holder_age, hostname, this_user};
 #[allow(unused_imports)]
@@ -60,7 +64,7 @@ pub use servers::{
     Cluster, Server, TEST_PORTS, bind_test_port, free_port, listens_on, sharded_pub_sub,
 };
 #[allow(unused_imports)]
-pub use version::{assert_long_version, host_target};
+pub use version::{assert_long_version, assert_long_version_for, host_target, static_target};
 
 /// The redlock binary under test: the one this build made, or the one `REDLOCK_TEST_BINARY`
 /// names (an artifact to test as it ships, such as the package's or a static build), read

@@ -17,21 +17,29 @@ pub fn host_target() -> String {
         .to_string()
 }
 
-/// The target `binary` was built for, as its `--version` must name it: the host's, or for a
-/// static binary the host's musl target (the static release build: scripts/package).
-pub fn target_of(binary: &Path) -> String {
+/// The static (musl) target of this machine's CPU, which `scripts/package` also builds for.
+pub fn static_target() -> String {
     let host = host_target();
-    if super::elf::linkage(binary).is_static() {
-        host.replace("-gnu", "-musl")
-    } else {
-        host
+    format!("{}-unknown-linux-musl", host.split('-').next().unwrap())
+}
+
+/// The target `binary` was built for, as its `--version` must name it: the host's, or for a
+/// static binary (no loader, no library: [`super::elf`]) the static target.
+pub fn target_of(binary: &Path) -> String {
+    match super::elf::linkage(binary).is_static() {
+        true => static_target(),
+        false => host_target(),
     }
 }
 
-/// Checks what `binary --version` printed: this crate's version, the commit this checkout is
-/// at (the suite runs from a checkout, as CI clones one; outside one, "unknown"), and the
-/// target it was built for.
+/// Checks what `binary --version` printed, for the target its linkage says ([`target_of`]).
 pub fn assert_long_version(shown: &str, binary: &Path) {
+    assert_long_version_for(shown, &target_of(binary));
+}
+
+/// Checks what `redlock --version` printed: this crate's version, the commit this checkout is
+/// at (the suite runs from a checkout, as CI clones one; outside one, "unknown"), and `target`.
+pub fn assert_long_version_for(shown: &str, target: &str) {
     let lines: Vec<&str> = shown.lines().collect();
     assert_eq!(lines.len(), 3, "{shown}");
     assert_eq!(lines[0], format!("redlock {}", env!("CARGO_PKG_VERSION")));
@@ -51,5 +59,5 @@ pub fn assert_long_version(shown: &str, binary: &Path) {
     } else {
         assert_eq!(commit, "unknown", "{shown}");
     }
-    assert_eq!(lines[2], format!("target {}", target_of(binary)), "{shown}");
+    assert_eq!(lines[2], format!("target {target}"), "{shown}");
 }
