@@ -9,6 +9,8 @@
 //! suite, with `cargo test --test package -- --ignored`.
 
 mod common;
+// The OCI image (scripts/image), run by runc.
+mod package_image;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
