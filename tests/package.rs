@@ -11,6 +11,8 @@
 
 mod common;
 mod package_static;
+// The OCI image (scripts/image), run by runc.
+mod package_image;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -26,6 +28,8 @@ struct Artifacts {
     archive: PathBuf,
     /// The archive of the static (musl) build.
     static_archive: PathBuf,
+    /// The OCI image of the static build (scripts/image), an archive of its layout.
+    pub image: PathBuf,
     sums: PathBuf,
     /// The package unpacked (`dpkg-deb -x`) under a root of its own, as it installs.
     root: PathBuf,
@@ -94,6 +98,7 @@ fn build() -> Result<Artifacts, String> {
     let deb = printed("package", ".deb")?;
     let archive = printed("archive", "-linux-gnu.tar.gz")?;
     let static_archive = printed("static archive", "-linux-musl.tar.gz")?;
+    let image = printed("image", "-oci.tar")?;
     let sums = printed("checksum file", "/SHA256SUMS")?;
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("package");
     let _ = std::fs::remove_dir_all(&work);
@@ -106,6 +111,7 @@ fn build() -> Result<Artifacts, String> {
         deb,
         archive,
         static_archive,
+        image,
         sums,
         root,
     })
@@ -498,6 +504,7 @@ fn sha256sums_checks_every_artifact() {
         format!("{}: OK", name(&artifacts.archive)),
         format!("{}: OK", name(&artifacts.static_archive)),
         format!("{}: OK", name(&artifacts.deb)),
+        format!("{}: OK", name(&artifacts.image)),
     ];
     expected.sort();
     assert_eq!(lines, expected);
