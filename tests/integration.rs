@@ -12,6 +12,7 @@ mod common;
 mod bad_input;
 mod bad_replies;
 mod blocked_steps;
+mod ci_cancel;
 mod cluster;
 mod config;
 mod docs;
