@@ -5,10 +5,11 @@
 //! Each test starts the job's shell as its runner does (tests/common/ci: the program, its
 //! arguments, its process group, its environment), waits until the deploy runs under the lock,
 //! then sends what the runner sends, to the processes it sends it to, with its waits. The real
-//! waits are kept (GitHub's 7.5 s and 2.5 s, Jenkins' 5 s, timeout(1)'s `-k`), except GitLab
-//! Runner's 10 minutes between SIGTERM and SIGKILL: where the deploy ignores SIGTERM, redlock
-//! only waits and renews during that time, so a SIGKILL after seconds finds what it would find
-//! after minutes (the page says so too).
+//! waits are kept (GitHub's 7.5 s and 2.5 s, Jenkins' 5 s where the deploy ends), except where
+//! the deploy ignores SIGTERM: GitLab Runner's 10 minutes before SIGKILL, Jenkins' 5 s per
+//! process tree and the page's `timeout -k 30s` are cut to seconds. In that time redlock only
+//! waits for the deploy and renews the lock, so a shorter wait finds at its end what the
+//! longer one would (the page says so too).
 //!
 //! The deploy is `deploy.sh` in the job's workspace (`Deploy`): it either stops at SIGINT and
 //! SIGTERM, or ignores both, as a deploy that must not be interrupted might.

@@ -13,6 +13,7 @@ mod bad_input;
 mod bad_replies;
 mod blocked_steps;
 mod ci_cancel;
+mod ci_recipes;
 mod cluster;
 mod config;
 mod docs;
