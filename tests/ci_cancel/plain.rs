@@ -3,8 +3,8 @@
 //! process group, then SIGCONT; GRACE later, SIGKILL to both (timeout itself dies of it).
 //!
 //! The real `timeout` runs here. Its limit is an hour, and the test makes it expire at once
-//! with SIGALRM, the signal its timer delivers (src/timeout.c, `cleanup`): from there on,
-//! everything, the `-k` timer included, is timeout's own doing.
+//! with SIGALRM, the signal its timer delivers (coreutils' src/timeout.c, `cleanup`): from
+//! there on, everything, the `-k` timer included, is timeout's own doing.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

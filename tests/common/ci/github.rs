@@ -1,5 +1,5 @@
 //! A GitHub Actions job on a Linux runner, its `run:` steps started and cancelled as the runner
-//! (actions/runner) does:
+//! does (the paths below are actions/runner's):
 //!
 //! - A step without `shell:` is its script in a file, run as `bash -e FILE`
 //!   (src/Runner.Worker/Handlers/ScriptHandler.cs picks bash, ScriptHandlerHelpers.cs gives

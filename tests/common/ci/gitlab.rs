@@ -1,5 +1,5 @@
 //! A GitLab CI job under GitLab Runner's shell executor, its scripts started and cancelled as
-//! the runner (gitlab-org/gitlab-runner) does:
+//! the runner does (the paths below are gitlab-org/gitlab-runner's):
 //!
 //! - Each stage (`before_script` and `script` together, then `after_script` in a fresh shell)
 //!   is a generated script fed on stdin to `bash -l` (executors/shell/shell.go, `Run`;
