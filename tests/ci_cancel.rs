@@ -30,7 +30,7 @@ const KEY: &str = "deploy-prod";
 
 /// The TTL of the tests' jobs: short, so that a lock left to expire frees soon, and long
 /// enough that it is still there when the test looks right after the kill.
-const TTL: &str = "3s";
+const TTL: &str = "4s";
 
 /// How the deploy takes the runner's signals.
 #[derive(Clone, Copy, PartialEq)]
@@ -155,6 +155,6 @@ fn killed_and_left_to_expire(case: &Case, ended: &Ended, deploy: i32, token: &st
         "{}",
         ended.describe()
     );
-    assert_gone(deploy, "the deploy");
     left_to_expire(&case.cluster, token);
+    assert_gone(deploy, "the deploy");
 }

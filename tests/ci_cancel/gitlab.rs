@@ -7,12 +7,17 @@ use super::{
     Case, Deploy, KEY, TTL, assert_gone, deploy_started, killed_and_left_to_expire, write_deploy,
 };
 use crate::common::ci::Started;
-use crate::common::ci::gitlab::{GRACEFUL_TIMEOUT, Job};
+use crate::common::ci::gitlab::Job;
 
 /// The grace before SIGKILL where the deploy ignores SIGTERM: the runner's 10 minutes,
 /// shortened. Meanwhile redlock waits for its command and renews the lock, whatever the
 /// length of the wait, so the SIGKILL finds the same state (tests/ci_cancel.rs says so too).
 const SHORTENED_GRACE: Duration = Duration::from_secs(2);
+
+/// The runner's grace (`GRACEFUL_TIMEOUT`) where the deploy stops at SIGTERM, capped at a
+/// minute so that a test that fails does not hang for ten: the deploy and redlock end long
+/// before either.
+const GRACE: Duration = Duration::from_secs(60);
 
 /// A job whose script runs `lines` and, once the deploy runs, its pid and token.
 fn deploying(case: &Case, deploy: Deploy, lines: &[String]) -> (Job, Started, i32, String) {
@@ -35,7 +40,7 @@ fn run_line() -> Vec<String> {
 fn a_cancelled_script_stops_run_through_its_group_and_the_lock_is_released() {
     let case = Case::new();
     let (job, script, deploy, _) = deploying(&case, Deploy::Stops, &run_line());
-    let ended = job.cancel(script, GRACEFUL_TIMEOUT);
+    let ended = job.cancel(script, GRACE);
     assert_eq!(ended.status.code(), Some(1), "{}", ended.describe());
     assert!(case.cluster.key_gone_everywhere(KEY));
     assert_gone(deploy, "the deploy");
@@ -62,7 +67,7 @@ fn acquire_in_the_script_and_release_in_after_script() {
     let (job, script, deploy, _) = deploying(&case, Deploy::Stops, &lines);
     let token = std::fs::read_to_string(job.workspace.join(".deploy-lock")).unwrap();
     assert_eq!(case.cluster.holding(KEY, token.trim()), 3);
-    let ended = job.cancel(script, GRACEFUL_TIMEOUT);
+    let ended = job.cancel(script, GRACE);
     assert_eq!(ended.status.code(), Some(1), "{}", ended.describe());
     assert_gone(deploy, "the deploy");
     let after = job.start(&[format!(

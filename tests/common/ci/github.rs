@@ -138,14 +138,28 @@ impl Job {
         self.finish(step)
     }
 
-    /// The end of the job: SIGKILL to every process still carrying its RUNNER_TRACKING_ID, in
-    /// pid order. Returns how many there were.
-    pub fn end(&self) -> usize {
-        let left: Vec<i32> = processes()
+    /// The processes still carrying the job's RUNNER_TRACKING_ID, in pid order.
+    pub fn left(&self) -> Vec<i32> {
+        processes()
             .into_iter()
             .map(|(pid, _)| pid)
             .filter(|&pid| has_in_environment(pid, "RUNNER_TRACKING_ID", &self.tracking_id))
-            .collect();
+            .collect()
+    }
+
+    /// What is left of the job once whatever was ending had 10 s to end by itself (redlock's
+    /// guard exits just after redlock; an orphaned `sleep` of a signalled script finishes).
+    pub fn settled(&self) -> Vec<i32> {
+        super::super::eventually(std::time::Duration::from_secs(10), || {
+            self.left().is_empty()
+        });
+        self.left()
+    }
+
+    /// The end of the job: SIGKILL to every process it left ([`Job::left`]). Returns how
+    /// many there were.
+    pub fn end(&self) -> usize {
+        let left = self.left();
         for &pid in &left {
             signal(pid, libc::SIGKILL);
         }
