@@ -12,6 +12,8 @@ mod common;
 mod bad_input;
 mod bad_replies;
 mod blocked_steps;
+mod ci_cancel;
+mod ci_recipes;
 mod cluster;
 mod config;
 mod docs;

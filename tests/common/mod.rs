@@ -16,12 +16,15 @@
 //! - `holder`: what a holder record names (host, user, command);
 //! - `elf`: how a binary is linked (static or not), from its ELF headers;
 //! - `version`: what `redlock --version` must say for this checkout;
-//! - `manual`: README.md and the pages of docs/, as the tests that check them read them.
+//! - `manual`: README.md and the pages of docs/, as the tests that check them read them;
+//! - `ci`: CI runners (GitHub Actions, GitLab Runner, Jenkins) starting and cancelling a job's
+//!   shell as their sources say they do.
 //!
 //! Test files use the re-exports below (`use common::{Cluster, Running, ...}`), so a file's
 //! place in this directory is not part of any test.
 
 #![allow(dead_code)] // each test binary uses a different part of this module
+pub mod ci;
 pub mod manual;
 pub mod procfs;
 
