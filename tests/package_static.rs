@@ -286,8 +286,9 @@ fn both_builds_run_as_a_uid_without_a_passwd_entry() {
         "uid 4242 has a passwd entry here: {entry:?}"
     );
 
-    // Where uid 4242 may read and run them.
-    let dir = tempfile::tempdir().unwrap();
+    // Where uid 4242 may read and run them: in /tmp itself, not under $TMPDIR, which
+    // scripts/test makes private to the user running the tests (mktemp -d: mode 0700).
+    let dir = tempfile::tempdir_in("/tmp").unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let cluster = Cluster::start(3);
     for (build, binary) in [
