@@ -2,6 +2,7 @@
 //!
 //! - `servers`: real `redis-server` masters ([`Server`], [`Cluster`]) on loopback ports below
 //!   the ephemeral range ([`TEST_PORTS`]), killed, paused and restarted on demand;
+//! - `redis_server`: which `redis-server` the masters run, and arguments for older versions;
 //! - `redis_cluster`: real Redis Clusters ([`RedisCluster`]), each of which redlock counts as
 //!   one master (a [`Cluster`] here is a set of independent masters);
 //! - `proxy`: a fault proxy that can sit in front of any master;
@@ -38,6 +39,7 @@ mod pki;
 mod processes;
 pub mod proxy;
 mod redis_cluster;
+mod redis_server;
 mod servers;
 mod version;
 
@@ -63,9 +65,9 @@ pub use processes::{
 #[allow(unused_imports)]
 pub use redis_cluster::{Layout, RedisCluster};
 #[allow(unused_imports)]
-pub use servers::{
-    Cluster, Server, TEST_PORTS, bind_test_port, free_port, listens_on, sharded_pub_sub,
-};
+pub use redis_server::sharded_pub_sub;
+#[allow(unused_imports)]
+pub use servers::{Cluster, Server, TEST_PORTS, bind_test_port, free_port, listens_on};
 #[allow(unused_imports)]
 pub use version::{assert_long_version, assert_long_version_for, host_target, static_target};
 

@@ -11,7 +11,7 @@
 
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -19,111 +19,8 @@ use tempfile::TempDir;
 
 use super::Pki;
 use super::inspect::Inspector;
+use super::redis_server::{Bus, before_7_0, free_port_with_bus, redis_server_binary};
 use super::redlock;
-
-/// The `redis-server` the masters run: the one named by `REDLOCK_TEST_REDIS_SERVER` (to test
-/// against another Redis version: docs/contributing.md, "Other Redis versions"), else the first
-/// on PATH.
-fn redis_server_binary() -> PathBuf {
-    if let Some(chosen) = std::env::var_os("REDLOCK_TEST_REDIS_SERVER") {
-        let chosen = PathBuf::from(chosen);
-        assert!(
-            chosen.is_file(),
-            "REDLOCK_TEST_REDIS_SERVER names {}, which is not a file: name a redis-server binary, \
-             or unset it to use the one on PATH",
-            chosen.display()
-        );
-        return chosen;
-    }
-    let found = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join("redis-server"))
-            .find(|candidate| candidate.is_file())
-    });
-    found.unwrap_or_else(|| {
-        panic!(
-            "redis-server was not found on PATH. The integration tests start real Redis \
-             masters. Install it with `sudo apt-get install -y redis-server` (Debian/Ubuntu), \
-             `brew install redis` (macOS), or run `scripts/test`, which installs it."
-        )
-    })
-}
-
-/// The version of [`redis_server_binary`], as (major, minor), asked once.
-fn redis_server_version() -> (u32, u32) {
-    static VERSION: std::sync::OnceLock<(u32, u32)> = std::sync::OnceLock::new();
-    *VERSION.get_or_init(|| {
-        let binary = redis_server_binary();
-        let output = Command::new(&binary)
-            .arg("--version")
-            .output()
-            .unwrap_or_else(|e| panic!("{} --version: {e}", binary.display()));
-        // "Redis server v=7.0.15 sha=..."
-        let text = String::from_utf8_lossy(&output.stdout);
-        let version = text
-            .split_whitespace()
-            .find_map(|word| word.strip_prefix("v="));
-        let mut numbers = version
-            .unwrap_or_default()
-            .split('.')
-            .map(str::parse::<u32>);
-        match (numbers.next(), numbers.next()) {
-            (Some(Ok(major)), Some(Ok(minor))) => (major, minor),
-            _ => panic!("{} --version said {text:?}: no v=X.Y", binary.display()),
-        }
-    })
-}
-
-/// Whether the masters the tests start have sharded pub/sub (SPUBLISH, SSUBSCRIBE: Redis 7.0
-/// and later); before, a cluster's waiters are woken by their heartbeat, not by a notice.
-pub fn sharded_pub_sub() -> bool {
-    redis_server_version() >= (7, 0)
-}
-
-/// Where a cluster node's bus listens, when the server has no `cluster-port` to say so.
-enum Bus {
-    PortPlus10000,
-}
-
-/// Rewrites arguments written for Redis 7.0 for an older server, where they mean the same
-/// thing by default: DEBUG needs no `enable-debug-command` (it came with 7.0, which turned
-/// DEBUG off by default), and the cluster bus has no `cluster-port` but is always the client
-/// port plus 10000 (then returned, so that both ports are chosen free).
-fn before_7_0(args: &mut Vec<String>) -> Option<Bus> {
-    if redis_server_version() >= (7, 0) {
-        return None;
-    }
-    let mut bus = None;
-    let mut kept = Vec::with_capacity(args.len());
-    let mut words = std::mem::take(args).into_iter();
-    while let Some(word) = words.next() {
-        match word.as_str() {
-            "--enable-debug-command" => {
-                words.next();
-            }
-            "--cluster-port" => {
-                words.next();
-                bus = Some(Bus::PortPlus10000);
-            }
-            _ => kept.push(word),
-        }
-    }
-    *args = kept;
-    bus
-}
-
-/// A free port in the lower part of [`TEST_PORTS`] whose port + 10000 is free too (a cluster
-/// node's bus before Redis 7.0), both below the ephemeral range.
-fn free_port_with_bus() -> u16 {
-    for _ in 0..1000 {
-        let port = fastrand::u16(TEST_PORTS.start..TEST_PORTS.end - 10_000);
-        let free = |port: u16| TcpListener::bind(("127.0.0.1", port)).is_ok();
-        if free(port) && free(port + 10_000) {
-            return port;
-        }
-    }
-    panic!("no free pair of loopback ports 10000 apart in {TEST_PORTS:?} after 1000 tries");
-}
 
 /// One redis-server process.
 pub struct Server {
