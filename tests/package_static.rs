@@ -78,6 +78,23 @@ fn the_static_archive_holds_what_the_other_does_and_a_binary_without_dynamic_dep
     common::assert_long_version_for(&shown, &target);
 }
 
+/// The static binary is the image's: built from the same commit on another machine, it must
+/// be the same bytes, so it may not carry where it was built (scripts/build-static remaps the
+/// paths that panic messages name: cargo's registry, the checkout).
+#[test]
+#[ignore = "slow (a release build); scripts/test runs it"]
+fn the_static_binary_names_no_path_of_the_machine_that_built_it() {
+    let bytes = std::fs::read(static_binary()).unwrap();
+    let home = std::env::var("HOME").unwrap_or_default();
+    let cargo_home = std::env::var("CARGO_HOME").unwrap_or(format!("{home}/.cargo"));
+    for path in [env!("CARGO_MANIFEST_DIR"), cargo_home.as_str()] {
+        let found = bytes
+            .windows(path.len())
+            .any(|window| window == path.as_bytes());
+        assert!(!found, "the static binary names {path}");
+    }
+}
+
 #[test]
 #[ignore = "slow (a release build); scripts/test runs it"]
 fn in_an_empty_root_the_static_binary_runs_a_command_against_masters_named_in_etc_hosts() {
