@@ -601,15 +601,18 @@ fn slots_on_a_cluster_master_and_a_waiter_woken_by_sharded_pub_sub() {
 fn a_foreign_slot_scored_past_any_ttl_admits_no_third_holder() {
     let cluster = Cluster::start(3);
     let key = "sm2";
-    for server in &cluster.servers {
-        let added: i64 = redis::cmd("ZADD")
-            .arg(keys::slots(key))
-            .arg("1e20")
-            .arg("foreign")
-            .query(&mut server.connection())
-            .unwrap();
-        assert_eq!(added, 1);
-    }
+    // The foreign member, scored `score` on every master.
+    let write_foreign = |score: &str| {
+        for server in &cluster.servers {
+            let _: i64 = redis::cmd("ZADD")
+                .arg(keys::slots(key))
+                .arg(score)
+                .arg("foreign")
+                .query(&mut server.connection())
+                .unwrap();
+        }
+    };
+    write_foreign("1e20");
     // Not a slot: `status` does not count it either.
     let status = cluster
         .redlock()
@@ -638,14 +641,7 @@ fn a_foreign_slot_scored_past_any_ttl_admits_no_third_holder() {
     }
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
     // Written again beside the holders: `status` counts the holders' slots alone.
-    for server in &cluster.servers {
-        let _: i64 = redis::cmd("ZADD")
-            .arg(keys::slots(key))
-            .arg("+inf")
-            .arg("foreign")
-            .query(&mut server.connection())
-            .unwrap();
-    }
+    write_foreign("+inf");
     let status = cluster
         .redlock()
         .args(["status", "--key", key, "--json"])

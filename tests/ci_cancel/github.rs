@@ -42,11 +42,7 @@ fn an_execd_run_forwards_sigint_releases_and_the_step_exits_130() {
     // 130: the deploy died of the SIGINT redlock forwarded, before the runner's SIGTERM.
     assert_eq!(ended.status.code(), Some(130), "{}", ended.describe());
     assert!(case.cluster.key_gone_everywhere(KEY));
-    assert_eq!(
-        job.settled(),
-        Vec::<i32>::new(),
-        "the job left processes behind"
-    );
+    job.assert_left_nothing();
 }
 
 #[test]
@@ -55,11 +51,7 @@ fn an_execd_run_whose_deploy_ignores_the_signals_is_killed_and_the_lock_expires(
     let (mut job, step, deploy, token) = deploying(&case, Deploy::IgnoresInterrupts, true);
     let ended = job.cancel(step);
     killed_and_left_to_expire(&case, &ended, deploy, &token);
-    assert_eq!(
-        job.settled(),
-        Vec::<i32>::new(),
-        "the job left processes behind"
-    );
+    job.assert_left_nothing();
 }
 
 /// Without `exec`, bash holds the SIGINT until its command ends (which it never does, as the
@@ -118,11 +110,7 @@ fn acquire_then_a_cancelled_execd_deploy_then_the_always_step_releases() {
     let released = job.finish(release);
     assert_eq!(released.status.code(), Some(0), "{}", released.describe());
     assert!(case.cluster.key_gone_everywhere(KEY));
-    assert_eq!(
-        job.settled(),
-        Vec::<i32>::new(),
-        "the job left processes behind"
-    );
+    job.assert_left_nothing();
 }
 
 /// A job cancelled while its `run --wait` waits in line leaves the line at once (130), and
@@ -152,11 +140,7 @@ fn a_job_cancelled_while_it_waits_in_line_leaves_at_once() {
         3,
         "the holder lost the lock"
     );
-    assert_eq!(
-        job.settled(),
-        Vec::<i32>::new(),
-        "the job left processes behind"
-    );
+    job.assert_left_nothing();
 }
 
 /// How many wait in line for the key, as `status --json` lists them.

@@ -67,20 +67,16 @@ pub fn sharded_pub_sub() -> bool {
     redis_server_version() >= (7, 0)
 }
 
-/// Where a cluster node's bus listens, when the server has no `cluster-port` to say so.
-pub(super) enum Bus {
-    PortPlus10000,
-}
-
 /// Rewrites arguments written for Redis 7.0 for an older server, where they mean the same
 /// thing by default: DEBUG needs no `enable-debug-command` (it came with 7.0, which turned
 /// DEBUG off by default), and the cluster bus has no `cluster-port` but is always the client
-/// port plus 10000 (then returned, so that both ports are chosen free).
-pub(super) fn before_7_0(args: &mut Vec<String>) -> Option<Bus> {
+/// port plus 10000. Returns whether it is such a bus, whose port must then be free too
+/// ([`free_port_with_bus`]).
+pub(super) fn before_7_0(args: &mut Vec<String>) -> bool {
     if redis_server_version() >= (7, 0) {
-        return None;
+        return false;
     }
-    let mut bus = None;
+    let mut bus_at_port_plus_10000 = false;
     let mut kept = Vec::with_capacity(args.len());
     let mut words = std::mem::take(args).into_iter();
     while let Some(word) = words.next() {
@@ -90,13 +86,13 @@ pub(super) fn before_7_0(args: &mut Vec<String>) -> Option<Bus> {
             }
             "--cluster-port" => {
                 words.next();
-                bus = Some(Bus::PortPlus10000);
+                bus_at_port_plus_10000 = true;
             }
             _ => kept.push(word),
         }
     }
     *args = kept;
-    bus
+    bus_at_port_plus_10000
 }
 
 /// A free port in the lower part of [`TEST_PORTS`] whose port + 10000 is free too (a cluster

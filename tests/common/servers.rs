@@ -19,7 +19,7 @@ use tempfile::TempDir;
 
 use super::Pki;
 use super::inspect::Inspector;
-use super::redis_server::{Bus, before_7_0, free_port_with_bus, redis_server_binary};
+use super::redis_server::{before_7_0, free_port_with_bus, redis_server_binary};
 use super::redlock;
 
 /// One redis-server process.
@@ -51,8 +51,8 @@ impl Server {
         for _ in 0..10 {
             let mut args: Vec<String> = extra_args.iter().map(|s| s.to_string()).collect();
             let port = match before_7_0(&mut args) {
-                Some(Bus::PortPlus10000) => free_port_with_bus(),
-                None => free_port(),
+                true => free_port_with_bus(),
+                false => free_port(),
             };
             let tls_port = tls.map(|(pki, require)| {
                 let tls_port = free_port();

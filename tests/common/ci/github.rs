@@ -156,6 +156,17 @@ impl Job {
         self.left()
     }
 
+    /// Checks that the job left no process behind, once those ending had time to ([`settled`]).
+    ///
+    /// [`settled`]: Job::settled
+    pub fn assert_left_nothing(&self) {
+        assert_eq!(
+            self.settled(),
+            Vec::<i32>::new(),
+            "the job left processes behind"
+        );
+    }
+
     /// The end of the job: SIGKILL to every process it left ([`Job::left`]). Returns how
     /// many there were.
     pub fn end(&self) -> usize {
