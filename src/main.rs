@@ -26,6 +26,13 @@ use redlock_cli::stdio;
 #[unsafe(link_section = ".init_array")]
 static GUARD_STANDARD_FDS: extern "C" fn() = stdio::guard_standard_fds;
 
+/// The static (musl) build allocates with dlmalloc: musl's own allocator maps and unmaps memory
+/// for each new size of allocation, about 150 system calls before the command line was parsed
+/// (BENCHMARKS.md, issue 35). glibc's allocator, in the dynamic build, does not.
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+
 fn main() {
     // Errors and warnings as text until the command line says otherwise: nothing may be lost
     // before it is parsed.

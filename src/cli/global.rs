@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueHint};
 
-/// Where the masters are and how to log in: for every subcommand that talks to them.
+// Where the masters are and how to log in: for every subcommand that talks to them.
 #[derive(Debug, Default, Args)]
 #[command(next_help_heading = "Master options")]
 pub struct MasterArgs {
@@ -42,7 +42,7 @@ pub struct MasterArgs {
     pub tls_key: Option<PathBuf>,
 }
 
-/// What redlock says on stderr: for every subcommand that talks to masters.
+// What redlock says on stderr: for every subcommand that talks to masters.
 #[derive(Debug, Default, Args)]
 #[command(next_help_heading = "Output options")]
 pub struct OutputArgs {
@@ -55,7 +55,7 @@ pub struct OutputArgs {
     pub log_format: Option<LogFormat>,
 }
 
-/// `-q`: for the subcommands that may find the lock held elsewhere.
+// `-q`: for the subcommands that may find the lock held elsewhere.
 #[derive(Debug, Default, Args)]
 #[command(next_help_heading = "Output options")]
 pub struct QuietArg {

@@ -67,7 +67,14 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Each subcommand's arguments are added only when clap builds that subcommand (`defer`): a
+/// `run` builds the arguments of `run` alone, not of all eleven, which was most of the heap a
+/// whole `run` touched (BENCHMARKS.md, issue 35). Whoever reads arguments without parsing
+/// (man pages, completions, the environment check) builds the command first. The `Args`
+/// structs carry `//` comments, not doc comments: deferred, a struct's doc comment would
+/// replace its subcommand's description (tests/generated.rs sees it in the man pages).
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Take the lock, run a command while renewing it, release it, and exit with the
     /// command's status.
@@ -232,7 +239,7 @@ pub enum Command {
     },
 }
 
-/// What names a lock and how it is taken.
+// What names a lock and how it is taken.
 #[derive(Debug, Args)]
 pub struct LockArgs {
     /// The lock's name (the Redis key). Everyone who must not overlap uses the same key.
@@ -350,7 +357,7 @@ pub struct AcquireArgs {
     pub metrics: MetricsArgs,
 }
 
-/// A lock named by key and token, as printed by `acquire`.
+// A lock named by key and token, as printed by `acquire`.
 #[derive(Debug, Args)]
 pub struct TokenArgs {
     /// The lock's name.

@@ -59,7 +59,7 @@ pub struct ListArgs {
     pub node_timeout: Option<Duration>,
 }
 
-/// `--metrics-file`, for `run`, `acquire` and `release`.
+// `--metrics-file`, for `run`, `acquire` and `release`.
 #[derive(Debug, Default, Args)]
 pub struct MetricsArgs {
     /// Add what this command saw (seconds waited for the lock, seconds held, the outcome) to

@@ -10,8 +10,8 @@ use super::parse_duration;
 /// The hidden subcommand that `acquire --renew-while` starts as the detached renewer.
 pub const RENEW_WHILE: &str = "__renew-while";
 
-/// Arguments of the detached renewer (`redlock __renew-while [global options] --key K ...`);
-/// the token comes in REDLOCK_TOKEN, never in argv.
+// Arguments of the detached renewer (`redlock __renew-while [global options] --key K ...`);
+// the token comes in REDLOCK_TOKEN, never in argv.
 #[derive(Debug, Args)]
 pub struct RenewWhileArgs {
     #[arg(long)]

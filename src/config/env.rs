@@ -51,7 +51,9 @@ pub fn check_declared(
     if std::env::vars_os().all(|(_, value)| value.to_str().is_some()) {
         return Ok(());
     }
-    let command = command();
+    // Built: each subcommand's arguments are added only when it is built (see `cli::Command`).
+    let mut command = command();
+    command.build();
     let subcommand = args
         .iter()
         .skip(1)
@@ -78,7 +80,8 @@ mod tests {
     #[test]
     fn release_and_extend_read_key_and_token_from_the_environment() {
         // Guards check_declared's reach: if these move out of clap, check them where read.
-        let command = crate::cli::Cli::command();
+        let mut command = crate::cli::Cli::command();
+        command.build();
         for sub in ["release", "extend"] {
             let names: Vec<_> = command
                 .find_subcommand(sub)
