@@ -215,7 +215,8 @@ return released
 pub const INSPECTED_WAITERS: usize = 100;
 
 /// Reads the lock's state on one master in one round trip, queue included, changing nothing.
-/// KEYS: lock, holder, fencing counter, queue, leases, waiters' records.
+/// KEYS: the whole layout (`keys::Names::keys`), of which it reads the lock 1, holder 2,
+/// queue 3, leases 4, waiters' records 5 and fencing counter 12.
 /// Returns {token or nil, PTTL of the lock, holder record or nil, counter or nil (or {the
 /// error GET gave}: a counter of another type is the counter's problem, not the lock's), the
 /// master's time in ms, {token, ticket, lease, record or nil}* for the first

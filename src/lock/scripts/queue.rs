@@ -7,7 +7,8 @@
 //! `KEYS[4]` the leases (token -> the master's time in ms when that place lapses), `KEYS[5]`
 //! the waiters' records (token -> JSON), `KEYS[6]` the ticket counter; then `KEYS[7]` and
 //! `KEYS[8]`, a semaphore's slots and limit (refused), and `KEYS[9]`, a shared lock's readers
-//! (a writer is refused where they hold: see `shared`).
+//! (a writer is refused where they hold: see `shared`): the first `keys::LOCK_KEYS` of the one
+//! layout, `keys::Names::keys`, where every script finds each key at the same position.
 //!
 //! Two rules keep the queue from ever leaving anything behind:
 //! - every script that adds to a queue key runs `keep` before its first write, which gives the

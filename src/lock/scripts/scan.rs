@@ -9,8 +9,8 @@ use crate::lock::wire::lua::Lua;
 
 /// Reads one lock's keys on one master (`read::scan::read` decodes the reply). Its bit is its
 /// own, as every script's (see [`super::TABLE`]).
-/// KEYS: lock, holder, fence, queue, lease, waiters, tickets, readers, reader holders (see
-/// `shared`). ARGV: how many waiters to read, the longest TTL redlock gives in ms
+/// KEYS: the whole layout (`keys::Names::keys`): lock 1, holder 2, queue 3, lease 4, waiters 5,
+/// tickets 6, readers 9, reader holders 10 (see `shared`), fence 12. ARGV: how many waiters to read, the longest TTL redlock gives in ms
 /// (`scripts::LONGEST_TTL_MS`).
 ///
 /// Returns {TIME seconds, TIME microseconds, token or false, PTTL lock, holder record or false,

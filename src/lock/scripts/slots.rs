@@ -61,8 +61,9 @@ use crate::lock::wire::resp::Reply;
 /// with their records), `live_slots` (how many slots have not expired), `expire_slots` and
 /// `keep_slots` (give the slot keys an expiry time, and store the limit with it), `take` (a new
 /// slot, in the order the header argues) and `renew` (our slot's new time). KEYS, for every
-/// script here: 1 K, 2 K's holder record, 3-6 K's queue (see `queue_scripts`), 7 the slots,
-/// 8 the limit, 9 the slots' holder records.
+/// script here, the first `keys::SLOT_KEYS` of the one layout (`keys::Names::keys`): 1 K,
+/// 2 K's holder record, 3-6 K's queue (see `scripts::queue`), 7 the slots, 8 the limit, 9-10
+/// a shared lock's readers and their records (unread here), 11 the slots' holder records.
 const PRELUDE: &str = r"
 local now = now_ms()
 local function prune()
