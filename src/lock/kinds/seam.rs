@@ -20,8 +20,8 @@
 //! - **what a refusal means** ([`Seam::refused_turn`], [`Seam::outsiders`]): a lock held, or
 //!   a semaphore full; and whether it may be fenced ([`Seam::fence`]).
 //!
-//! The kind a request takes becomes its seam in one place (`kinds::seam`); nothing else
-//! matches on a [`Kind`].
+//! The kind a request takes becomes its seam in one place (`kinds::seam`); nothing in the
+//! engine matches on a [`Kind`].
 
 use std::future::Future;
 use std::pin::Pin;
