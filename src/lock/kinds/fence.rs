@@ -88,7 +88,9 @@ const ATTEMPTS: usize = 5;
 /// Obtains the next fencing token for `lock`, while it is held. Only for the lock: the client
 /// asks the lock's kind first (`Seam::fence`), and refuses a slot or a share before this.
 pub(in crate::lock) async fn grant(masters: &Masters, lock: &Lock) -> Result<u64, FenceError> {
-    let key = keys::fence(lock.key());
+    let names = keys::Names::of(lock.key());
+    let layout = names.keys(lock.key());
+    let key = &names.fence;
     let legacy = keys::legacy_fence(lock.key());
     let timeout = lock.timing().node_timeout;
     for _ in 0..ATTEMPTS {
@@ -98,22 +100,21 @@ pub(in crate::lock) async fn grant(masters: &Masters, lock: &Lock) -> Result<u64
         let start = Instant::now();
         let read = masters
             .round(start + timeout, Until::AllAnswered, answered, |node| {
-                read_counters(node, &key, &legacy)
+                read_counters(node, key, &legacy)
             })
             .await;
         masters.trace("fence read", lock.key(), &read, start.elapsed());
-        let latest = latest(masters, &read, [&key, &legacy])?;
+        let latest = latest(masters, &read, [key, &legacy])?;
         let proposal = latest + 1;
         let proposal_text = proposal.to_string();
         let args: [&[u8]; 1] = [proposal_text.as_bytes()];
-        let keys = [key.as_str()];
         let start = Instant::now();
         let round = masters
             .round(
                 start + timeout,
                 Until::DecidedAndSent,
                 binary_vote,
-                |node| node.eval(&FENCE_PROPOSE, &keys, &args),
+                |node| node.eval(&FENCE_PROPOSE, &layout, &args),
             )
             .await;
         masters.trace("fence propose", lock.key(), &round, start.elapsed());

@@ -219,7 +219,7 @@ pub const LOCK_KEYS: usize = 9;
 pub const READER_KEYS: usize = 10;
 /// ... a slot's (and the slots' records), ...
 pub const SLOT_KEYS: usize = 11;
-/// ... and those that read everything (INSPECT, `list`'s READ: the fencing counter too).
+/// ... and those that read the fencing counter (FENCE_PROPOSE, INSPECT, `list`'s READ).
 pub const ALL_KEYS: usize = 12;
 
 impl Names {
@@ -243,13 +243,13 @@ impl Names {
         }
     }
 
-    /// The KEYS of every script of lock `key` but the fencing counter's, built here alone, in
-    /// one order with one meaning per position (as the Lua numbers them, from 1): 1 K, 2 its
-    /// holder record, 3 the queue (token -> ticket), 4 the leases, 5 the waiters' records,
-    /// 6 the ticket counter (see `scripts::queue`), 7 a semaphore's slots, 8 its limit (see
-    /// `scripts::slots`), 9 a shared lock's readers, 10 their records (see `scripts::shared`),
-    /// 11 the slots' records, 12 the fencing counter. A script takes the first
-    /// [`LOCK_KEYS`], [`READER_KEYS`], [`SLOT_KEYS`] or [`ALL_KEYS`] of them.
+    /// The KEYS of every script of lock `key`, built here alone, in one order with one meaning
+    /// per position (as the Lua numbers them, from 1): 1 K, 2 its holder record, 3 the queue
+    /// (token -> ticket), 4 the leases, 5 the waiters' records, 6 the ticket counter (see
+    /// `scripts::queue`), 7 a semaphore's slots, 8 its limit (see `scripts::slots`), 9 a shared
+    /// lock's readers, 10 their records (see `scripts::shared`), 11 the slots' records, 12 the
+    /// fencing counter. A script takes the first [`LOCK_KEYS`], [`READER_KEYS`], [`SLOT_KEYS`]
+    /// or [`ALL_KEYS`] of them (the lock's EXTEND: the first two).
     pub fn keys<'a>(&'a self, key: &'a str) -> [&'a str; ALL_KEYS] {
         [
             key,
@@ -303,6 +303,32 @@ mod tests {
         "foo{{bar}}zap",
         "a:b:c",
     ];
+
+    #[test]
+    fn the_layout_names_each_key_as_its_own_function_does() {
+        for key in LAYOUT_CASES {
+            let names = Names::of(key);
+            let expected = [
+                key.to_string(),
+                holder(key),
+                queue(key),
+                lease(key),
+                waiters(key),
+                tickets(key),
+                slots(key),
+                limit(key),
+                readers(key),
+                reader_holders(key),
+                slot_holders(key),
+                fence(key),
+            ];
+            assert_eq!(
+                names.keys(key),
+                expected.each_ref().map(String::as_str),
+                "{key:?}"
+            );
+        }
+    }
 
     #[test]
     fn auxiliary_keys_share_the_lock_keys_slot() {

@@ -317,15 +317,16 @@ pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> In
 }
 
 /// Fencing: sets the counter to the proposed number only if that is greater than what the
-/// master has (a missing counter counts as 0). KEYS: counter. ARGV: proposed number.
+/// master has (a missing counter counts as 0). KEYS: the whole layout (`keys::Names::keys`),
+/// of which it reads the counter, 12. ARGV: proposed number.
 /// Returns 1 when set, 0 when the master already had that number or more. Lua numbers are
 /// doubles: exact up to 2^53, far beyond any count of grants.
 pub static FENCE_PROPOSE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
         r"
-local current = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+local current = tonumber(redis.call('GET', KEYS[12]) or '0') or 0
 if tonumber(ARGV[1]) > current then
-  redis.call('SET', KEYS[1], ARGV[1])
+  redis.call('SET', KEYS[12], ARGV[1])
   return 1
 end
 return 0
