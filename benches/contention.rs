@@ -71,7 +71,7 @@ fn main() {
 
 /// The lock's own hand-off: `procs` threads, each with its own client, take turns on one key.
 fn report_library(cluster: &Cluster, procs: usize, per_process: usize) {
-    use redlock_cli::lock::{Cancel, Master, Redlock, Timing};
+    use redlock_cli::lock::{Cancel, Kind, Master, Redlock, Request, Timing};
     let key = format!("bench-handoff-{procs}");
     let timing = Timing {
         ttl: Duration::from_secs(10),
@@ -99,10 +99,13 @@ fn report_library(cluster: &Cluster, procs: usize, per_process: usize) {
                 for _ in 0..per_process {
                     let lock = client
                         .acquire(
-                            key,
-                            timing,
-                            None,
-                            Duration::from_secs(60),
+                            &Request {
+                                key,
+                                kind: Kind::Lock,
+                                timing,
+                                holder: None,
+                                wait: Duration::from_secs(60),
+                            },
                             &Cancel::default(),
                             &mut |_| {},
                         )

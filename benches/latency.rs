@@ -23,7 +23,9 @@ use std::time::{Duration, Instant};
 
 use common::Cluster;
 use criterion::Criterion;
-use redlock_cli::lock::{Cancel, Holder, Master, MasterState, Redlock, Released, Timing};
+use redlock_cli::lock::{
+    Cancel, Holder, Kind, Master, MasterState, Redlock, Released, Request, Timing,
+};
 
 /// The node timeout is far above loopback latency, so no healthy request ever times out and
 /// the paused masters never delay a round that a majority already decided.
@@ -105,10 +107,13 @@ fn bench_case(
     let lock_once = || {
         let lock = client
             .acquire(
-                &key,
-                TIMING,
-                Some(&holder),
-                Duration::ZERO,
+                &Request {
+                    key: &key,
+                    kind: Kind::Lock,
+                    timing: TIMING,
+                    holder: Some(&holder),
+                    wait: Duration::ZERO,
+                },
                 &cancel,
                 &mut |_| {},
             )

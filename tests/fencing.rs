@@ -345,7 +345,7 @@ fn the_counter_of_the_old_layout_is_carried_over() {
 /// no fencing token, and nothing is read or written for it.
 #[test]
 fn the_library_gives_a_semaphore_slot_no_fencing_token() {
-    use redlock_cli::lock::{Cancel, FenceError, Master, Redlock, Released, Timing};
+    use redlock_cli::lock::{Cancel, FenceError, Kind, Master, Redlock, Released, Request, Timing};
 
     let cluster = Cluster::start(3);
     let masters = cluster
@@ -356,12 +356,14 @@ fn the_library_gives_a_semaphore_slot_no_fencing_token() {
     let client = Redlock::new(masters, None).expect("client");
     let timing = Timing::new(Duration::from_secs(10));
     let slot = client
-        .acquire_slot(
-            "pool",
-            2,
-            timing,
-            None,
-            Duration::ZERO,
+        .acquire(
+            &Request {
+                key: "pool",
+                kind: Kind::Slot { limit: 2 },
+                timing,
+                holder: None,
+                wait: Duration::ZERO,
+            },
             &Cancel::default(),
             &mut |_| {},
         )
@@ -381,10 +383,13 @@ fn the_library_gives_a_semaphore_slot_no_fencing_token() {
     // The lock itself still gets one.
     let lock = client
         .acquire(
-            "pool-lock",
-            timing,
-            None,
-            Duration::ZERO,
+            &Request {
+                key: "pool-lock",
+                kind: Kind::Lock,
+                timing,
+                holder: None,
+                wait: Duration::ZERO,
+            },
             &Cancel::default(),
             &mut |_| {},
         )

@@ -9,7 +9,7 @@ use redlock_cli::lock::scripts::lock::ACQUIRE;
 fn acquire(connection: &mut Inspector, token: &str) -> Value {
     let names = keys::Names::of("lock");
     redis::Script::new(ACQUIRE.code)
-        .key(&names.lock_keys("lock")[..])
+        .key(&names.keys("lock")[..keys::LOCK_KEYS])
         .arg(token)
         .arg(30_000)
         .arg("{\"pid\":1}")

@@ -965,7 +965,7 @@ fn the_readers_marker_is_nobodys_token_and_readers_refuse_a_writer_without_it() 
     let names = keys::Names::of("rw-marker");
     for server in &cluster.servers {
         let released: i64 = redis::Script::new(RELEASE.code)
-            .key(&names.lock_keys("rw-marker")[..])
+            .key(&names.keys("rw-marker")[..keys::LOCK_KEYS])
             .arg(MARKER)
             .arg(keys::released_channel("rw-marker"))
             .arg("PUBLISH")

@@ -82,7 +82,7 @@ impl Floor {
         // The keys redlock's own requests carry (the lock's and its queue's), and its arguments:
         // no ticket asked for (the floor never waits), the queue keys' TTL, a PUBLISH notice.
         let names = keys::Names::of(&self.key);
-        let keys = names.lock_keys(&self.key);
+        let keys = &names.keys(&self.key)[..keys::LOCK_KEYS];
         let numkeys = keys.len().to_string();
         let request = |script: &[u8], args: &[&[u8]]| {
             let mut parts: Vec<&[u8]> = vec![b"EVALSHA", script, numkeys.as_bytes()];

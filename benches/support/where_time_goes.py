@@ -35,7 +35,7 @@ RULES = [
         f, "__libc_send", "__libc_connect", "GI_socket", "epoll")),
     ("command line (clap: build and parse)", lambda c, f: clap(f)),
     ("configuration (files, environment)", lambda c, f: any_frame(f, "redlock_cli::config")),
-    ("acquire (scripts, replies)", lambda c, f: any_frame(f, "Redlock::take", "acquir")),
+    ("acquire (scripts, replies)", lambda c, f: any_frame(f, "take::take", "acquir")),
     ("release (scripts, replies)", lambda c, f: any_frame(f, "release")),
     ("supervision (waiting for the command)", lambda c, f: any_frame(f, "supervise")),
     ("runtime (tokio)", lambda c, f: any_frame(f, "tokio")),

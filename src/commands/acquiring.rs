@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 
 use crate::config::LockSettings;
 use crate::exit::{self, Failure};
-use crate::lock::{AcquireError, AttemptFailure, Cancel, Holder, Lock, Redlock, Wakeup};
+use crate::lock::{AcquireError, AttemptFailure, Cancel, Holder, Lock, Redlock, Request, Wakeup};
 use crate::metrics::{Observations, Outcome};
 use crate::plural::counted;
 use crate::supervise::{self, Event, signals};
@@ -69,43 +69,22 @@ pub fn acquire(
     let mut progress = WaitProgress::new(&settings.key, quiet, settings.wait);
     let asked = std::time::Instant::now();
     let mut on_retry = |failure: &AttemptFailure| progress.update(failure);
-    let (result, quorum) = match settings.limit {
-        None if settings.shared => (
-            client.acquire_shared(
-                &settings.key,
-                settings.timing,
-                Some(holder),
-                settings.wait,
-                &signals.cancel,
-                &mut on_retry,
-            ),
-            client.quorum(),
-        ),
-        None => (
-            client.acquire(
-                &settings.key,
-                settings.timing,
-                Some(holder),
-                settings.wait,
-                &signals.cancel,
-                &mut on_retry,
-            ),
-            client.quorum(),
-        ),
+    let kind = settings.kind();
+    let quorum = match kind.limit() {
         Some(limit) => {
             announce_slot_quorum(client, &settings.key, limit);
-            let result = client.acquire_slot(
-                &settings.key,
-                limit,
-                settings.timing,
-                Some(holder),
-                settings.wait,
-                &signals.cancel,
-                &mut on_retry,
-            );
-            (result, client.slot_quorum(limit))
+            client.slot_quorum(limit)
         }
+        None => client.quorum(),
     };
+    let request = Request {
+        key: &settings.key,
+        kind,
+        timing: settings.timing,
+        holder: Some(holder),
+        wait: settings.wait,
+    };
+    let result = client.acquire(&request, &signals.cancel, &mut on_retry);
     progress.finish();
     seen.wait = Some(asked.elapsed());
     seen.outcomes.extend(match &result {

@@ -12,7 +12,7 @@
 //!    the outcomes, who holds a lock or a semaphore).
 //! 4. `read`: what masters hold and say, taking nothing (`doctor`'s probe, `list`'s scan).
 //! 5. `kinds`: the lock, the fair queue, the semaphore, the shared lock and fencing;
-//!    [`Redlock`] and its one wait loop that each kind plugs into.
+//!    [`Redlock`] and its one wait loop, and each kind one seam the engine calls.
 //!
 //! This file is the API: what the commands use is re-exported below, and nothing else of the
 //! layers is visible outside `lock`. Where each safety argument lives: docs/architecture.md.
@@ -30,6 +30,7 @@ pub use kinds::cancel::Cancel;
 pub use kinds::client::Redlock;
 pub use kinds::fence::FenceError;
 pub use kinds::held::{Kind, Lock, Timing};
+pub use kinds::seam::Request;
 pub use kinds::wakeup::Wakeup;
 pub use quorum::outcome::QueuedWaiter;
 pub use quorum::outcome::{

@@ -1,31 +1,34 @@
 //! The Redlock client: the operations a caller uses (acquire, extend, release, inspect, fence),
-//! each one or more rounds over the masters (see `round`).
+//! each one or more rounds over the masters (see `round`), for a lock of any kind: each
+//! operation asks the kind's seam (see `seam`) and never which kind it is. The one `impl
+//! Redlock` of the crate.
 //!
 //! The public methods block: `run` is a plain threaded program, and the small runtime inside
 //! (single-threaded, driven by the caller) only carries the connections.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::attempt::{Refused, retry_delay};
 use super::cancel::Cancel;
-use super::exclusive::{self, release_token};
 use super::fence::{self, FenceError};
-use super::held::{Kind, Lock, Timing};
+use super::held::Lock;
 use super::late;
-use super::queue::{self, InLine, Waiter};
-use super::slots::{self, release_slot};
+use super::seam::{Holding, Request};
 use super::undo::Purpose;
+use super::{renewal, seam, take};
 use crate::lock::quorum::outcome::{
     AcquireError, AttemptFailure, ExtendError, Inspection, MasterFailure, Released,
 };
-use crate::lock::quorum::round::{Masters, Until};
-use crate::lock::quorum::tally::Decision;
+use crate::lock::quorum::reader_verdict::ReadersInspection;
+use crate::lock::quorum::round::Masters;
+use crate::lock::quorum::slot_verdict::SlotsInspection;
+use crate::lock::quorum::tally::slot_quorum;
 use crate::lock::read::probe::{Probe, probe_endpoint};
 use crate::lock::read::scan::{self, FoundLock, Scan, ScanOptions, StrayKey, StrayName};
-use crate::lock::scripts::holder::Holder;
-use crate::lock::scripts::keys::{self, Names};
-use crate::lock::scripts::lock::{EXTEND, INSPECT, Lua, binary_vote, inspected};
+use crate::lock::scripts::keys::{ALL_KEYS, Names, READER_KEYS, SLOT_KEYS};
+use crate::lock::scripts::lock::{INSPECT, inspected};
+use crate::lock::scripts::shared::{INSPECT_READERS, inspected_readers};
+use crate::lock::scripts::slots::{INSPECT_SLOTS, inspected_slots};
 use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::master::Master;
 
@@ -69,9 +72,7 @@ impl Redlock {
         self.runtime
             .block_on(scan::read_strays(&self.masters, scan, strays))
     }
-}
 
-impl Redlock {
     /// A client for `masters`; connects lazily, all masters at once, on the first request.
     /// `tls` is required when a master is `rediss://`.
     pub fn new(
@@ -110,277 +111,72 @@ impl Redlock {
         self.masters.quorum()
     }
 
-    /// Takes the lock on a majority, retrying until `wait` is spent (`Duration::ZERO`: one
-    /// attempt; a wait too long for the clock to represent, such as `Duration::MAX`: until it
-    /// is taken or cancelled). A refused caller that will wait joins the key's fair queue (see
-    /// `queue`) and takes the lock in its turn. `on_retry` hears about each failed attempt
-    /// that will be retried, so a caller can say who is in the way.
-    pub fn acquire(
-        &self,
-        key: &str,
-        timing: Timing,
-        holder: Option<&Holder>,
-        wait: Duration,
-        cancel: &Cancel,
-        on_retry: &mut dyn FnMut(&AttemptFailure),
-    ) -> Result<Lock, AcquireError> {
-        self.take(key, Kind::Lock, timing, holder, wait, cancel, on_retry)
+    /// The number of this client's masters a slot of a semaphore of `limit` needs.
+    pub fn slot_quorum(&self, limit: u32) -> usize {
+        slot_quorum(self.masters.nodes.len(), limit)
     }
 
-    /// The wait of [`Redlock::acquire`] and [`Redlock::acquire_slot`]: attempts as a newcomer
-    /// until one is taken, a refusal brings a ticket (then the turn comes in the fair queue),
-    /// the wait is spent, or `cancel` fires. Only the attempt and its clean-up differ by kind.
-    #[allow(clippy::too_many_arguments)]
-    pub(in crate::lock) fn take(
+    /// Takes what `request` asks for: the lock on a majority, a reader's share of it on a
+    /// majority (alongside other readers, never a writer), or one of `limit` slots of a
+    /// semaphore on [`Redlock::slot_quorum`] masters; retrying until `request.wait` is spent
+    /// (`Duration::ZERO`: one attempt; a wait too long for the clock to represent, such as
+    /// `Duration::MAX`: until it is taken or cancelled). A refused caller that will wait joins
+    /// the key's fair queue (see `queue`), readers and writers in one line, and takes it in its
+    /// turn. `on_retry` hears about each failed attempt that will be retried, so a caller can
+    /// say who is in the way. A key in use as another kind (a lock as a semaphore, a
+    /// semaphore of another limit) fails at once with [`AcquireError::Conflict`]. The [`Lock`]
+    /// it returns is renewed, released and timed alike, whatever its kind.
+    pub fn acquire(
         &self,
-        key: &str,
-        kind: Kind,
-        timing: Timing,
-        holder: Option<&Holder>,
-        wait: Duration,
+        request: &Request<'_>,
         cancel: &Cancel,
         on_retry: &mut dyn FnMut(&AttemptFailure),
     ) -> Result<Lock, AcquireError> {
-        // `None`: never give up (only `cancel` ends the wait).
-        let give_up_at = Instant::now().checked_add(wait);
-        let names = Names::of(key);
-        let will_wait = !wait.is_zero();
-        self.runtime.block_on(async {
-            let mut attempt = 0u32;
-            loop {
-                if cancel.is_cancelled() {
-                    return Err(AcquireError::Cancelled);
-                }
-                let token = kind.new_token();
-                let since = Instant::now();
-                let attempted = async {
-                    match kind {
-                        Kind::Lock | Kind::Reader => {
-                            exclusive::attempt(
-                                &self.masters,
-                                key,
-                                &names,
-                                &token,
-                                timing,
-                                holder,
-                                will_wait,
-                            )
-                            .await
-                        }
-                        Kind::Slot { limit } => {
-                            slots::attempt_slot(
-                                &self.masters,
-                                key,
-                                &token,
-                                limit,
-                                timing,
-                                holder,
-                                will_wait,
-                            )
-                            .await
-                        }
-                    }
-                };
-                let outcome = tokio::select! {
-                    outcome = attempted => Some(outcome),
-                    () = cancel.cancelled() => None,
-                };
-                let (failure, ticket) = match outcome {
-                    Some(Ok(lock)) => return Ok(lock),
-                    Some(Err(Refused::Failed(failure, ticket))) => (failure, ticket),
-                    Some(Err(Refused::Conflict(conflict))) => {
-                        return Err(AcquireError::Conflict(conflict));
-                    }
-                    None => {
-                        // Requests of the interrupted attempt may have reached some masters.
-                        match kind {
-                            Kind::Lock | Kind::Reader => {
-                                release_token(
-                                    &self.masters,
-                                    key,
-                                    &names,
-                                    &token,
-                                    timing,
-                                    Purpose::Abandon,
-                                )
-                                .await;
-                            }
-                            Kind::Slot { limit } => {
-                                release_slot(
-                                    &self.masters,
-                                    key,
-                                    &token,
-                                    limit,
-                                    timing,
-                                    Purpose::Abandon,
-                                    None,
-                                )
-                                .await;
-                            }
-                        }
-                        return Err(AcquireError::Cancelled);
-                    }
-                };
-                let now = Instant::now();
-                if give_up_at.is_some_and(|at| now >= at) {
-                    return Err(AcquireError::Failed(failure));
-                }
-                on_retry(&failure);
-                if let Some(ticket) = ticket {
-                    let waiter = Waiter {
-                        key,
-                        names: &names,
-                        token,
-                        ticket,
-                        since,
-                        timing,
-                        holder,
-                        kind,
-                    };
-                    let waited =
-                        queue::wait_in_line(&self.masters, waiter, give_up_at, cancel, on_retry);
-                    match waited.await {
-                        InLine::Took(lock) => return Ok(lock),
-                        InLine::GaveUp(failure) => return Err(AcquireError::Failed(failure)),
-                        InLine::Cancelled => return Err(AcquireError::Cancelled),
-                        InLine::Conflict(conflict) => return Err(AcquireError::Conflict(conflict)),
-                        // Join again, at the back, with a new token.
-                        InLine::LostPlace => {
-                            attempt = 0;
-                            continue;
-                        }
-                    }
-                }
-                // Not queued (too few masters answered): back off and try again.
-                let left = give_up_at.map_or(Duration::MAX, |at| at - now);
-                let delay = retry_delay(attempt).min(left);
-                attempt = attempt.saturating_add(1);
-                tokio::select! {
-                    () = tokio::time::sleep(delay) => {}
-                    () = cancel.cancelled() => return Err(AcquireError::Cancelled),
-                }
-            }
-        })
+        let seam = seam(request.kind);
+        self.runtime
+            .block_on(take::take(&self.masters, &*seam, request, cancel, on_retry))
     }
 
     /// Extends `lock` to its full TTL again, measured from the start of this round. Counts only
-    /// if a majority confirmed before the current validity ran out. Never deletes anything.
+    /// if its kind's quorum confirmed before the current validity ran out (see `renewal`).
+    /// Never deletes anything.
     pub fn extend(&self, lock: &mut Lock) -> Result<(), ExtendError> {
-        match lock.kind {
-            Kind::Slot { limit } => return self.extend_slot(lock, limit),
-            Kind::Reader => return self.extend_share(lock),
-            Kind::Lock => {}
-        }
-        let keys = [lock.key(), &keys::holder(lock.key())];
-        let ttl_ms = lock.timing.ttl_ms();
-        let args: [&[u8]; 2] = [lock.token.as_bytes(), &ttl_ms];
-        let renewed =
-            self.runtime
-                .block_on(self.renewal(lock, self.quorum(), (&EXTEND, &keys, &args)));
+        let seam = seam(lock.kind);
+        let call = seam.extend(lock.token(), &lock.timing.ttl_ms());
+        let quorum = seam.quorum(self.masters.nodes.len());
+        let renewed = self
+            .runtime
+            .block_on(renewal::renewal(&self.masters, lock, quorum, &call));
         lock.validity_end = renewed?;
         Ok(())
     }
 
-    /// One extension round of `lock` (`request`: its script, keys and arguments), decided by
-    /// `quorum`: the new validity end, measured from the start of the round, if the quorum
-    /// confirmed before the current validity ran out.
-    pub(in crate::lock) async fn renewal(
-        &self,
-        lock: &Lock,
-        quorum: usize,
-        (script, keys, args): (&Lua, &[&str], &[&[u8]]),
-    ) -> Result<Instant, ExtendError> {
-        let start = Instant::now();
-        // Past the validity an answer no longer counts, so there is no point waiting longer
-        // (a lock built from a token has no known validity: give it one node timeout).
-        let node_deadline = start + lock.timing.node_timeout;
-        let deadline = if lock.validity_end > start {
-            node_deadline.min(lock.validity_end)
-        } else {
-            node_deadline
-        };
-        let round = self
-            .masters
-            .round_with(quorum, deadline, Until::Conclusive, binary_vote, |node| {
-                node.eval(script, keys, args)
-            })
-            .await;
-        self.masters
-            .trace("extend", lock.key(), &round, start.elapsed());
-        let in_time = lock.validity_end <= start || Instant::now() < lock.validity_end;
-        match round.tally.decision() {
-            Decision::Won if in_time => Ok(lock.timing.validity_end(start)),
-            _ if round.tally.refused_by_majority() => Err(ExtendError::Gone),
-            _ => Err(ExtendError::Unconfirmed {
-                failures: round.failures(&self.masters),
-            }),
-        }
-    }
-
     /// Makes the lock expire `remaining` from now instead of deleting it (compare-and-pexpire on
-    /// every master). True when a majority confirmed.
+    /// every master). True when its kind's quorum confirmed.
     pub fn expire_in(&self, lock: &Lock, remaining: Duration) -> bool {
         let remaining = remaining.max(Duration::from_millis(1));
-        match lock.kind {
-            Kind::Slot { limit } => return self.expire_slot_in(lock, limit, remaining),
-            Kind::Reader => return self.expire_share_in(lock, remaining),
-            Kind::Lock => {}
-        }
-        let keys = [lock.key(), &keys::holder(lock.key())];
+        let seam = seam(lock.kind);
         let ms = remaining.as_millis().to_string().into_bytes();
-        let args: [&[u8]; 2] = [lock.token.as_bytes(), &ms];
+        let call = seam.extend(lock.token(), &ms);
+        let quorum = seam.quorum(self.masters.nodes.len());
         self.runtime
-            .block_on(self.expiry(lock, self.quorum(), (&EXTEND, &keys, &args)))
-    }
-
-    /// One round that sets `lock`'s expiry (`request`: its script, keys and arguments); true
-    /// when `quorum` masters confirmed.
-    pub(in crate::lock) async fn expiry(
-        &self,
-        lock: &Lock,
-        quorum: usize,
-        (script, keys, args): (&Lua, &[&str], &[&[u8]]),
-    ) -> bool {
-        let start = Instant::now();
-        let round = self
-            .masters
-            .round_with(
-                quorum,
-                start + lock.timing.node_timeout,
-                Until::DecidedAndSent,
-                binary_vote,
-                |node| node.eval(script, keys, args),
-            )
-            .await;
-        self.masters
-            .trace("expire", lock.key(), &round, start.elapsed());
-        round.tally.decision() == Decision::Won
+            .block_on(renewal::expiry(&self.masters, lock, quorum, &call))
     }
 
     /// Deletes the lock on every master where it still holds our token, and tells the next
     /// waiter. Bounded by one per-node timeout; does not wait for slow masters once a majority
     /// answered and every master has been sent the request.
     pub fn release(&self, lock: &Lock) -> Released {
-        if let Kind::Slot { limit } = lock.kind {
-            return self.runtime.block_on(release_slot(
-                &self.masters,
-                lock.key(),
-                lock.token(),
-                limit,
-                lock.timing,
-                Purpose::Release,
-                None,
-            ));
-        }
         let names = Names::of(lock.key());
-        self.runtime.block_on(release_token(
-            &self.masters,
-            lock.key(),
-            &names,
-            lock.token(),
-            lock.timing,
-            Purpose::Release,
-        ))
+        let holding = Holding {
+            key: lock.key(),
+            names: &names,
+            token: lock.token(),
+            timing: lock.timing,
+        };
+        let seam = seam(lock.kind);
+        self.runtime
+            .block_on(seam.release(&self.masters, holding, Purpose::Release, None))
     }
 
     /// Whether [`Redlock::late_refusals`] has any master to ask (cheap: no I/O).
@@ -409,18 +205,10 @@ impl Redlock {
     /// to one node timeout).
     pub fn inspect(&self, key: &str, node_timeout: Duration) -> Vec<Inspection> {
         let names = Names::of(key);
-        let fence = keys::fence(key);
-        let keys = [
-            key,
-            &names.holder,
-            &fence,
-            &names.queue,
-            &names.lease,
-            &names.waiters,
-        ];
-        let read = self
-            .masters
-            .read_everywhere("inspect", key, &INSPECT, &keys, node_timeout);
+        let keys = names.keys(key);
+        let read =
+            self.masters
+                .read_everywhere("inspect", key, &INSPECT, &keys[..ALL_KEYS], node_timeout);
         self.runtime
             .block_on(read)
             .into_iter()
@@ -438,9 +226,55 @@ impl Redlock {
             .collect()
     }
 
-    /// Obtains the next fencing token for `lock`, while it is held (see `fence`). A semaphore
-    /// slot gets none: [`FenceError::NotExclusive`].
+    /// Reads the semaphore `key` on every master (waits for all of them, up to one node
+    /// timeout). Judge it with [`crate::lock::judge_slots`].
+    pub fn inspect_slots(&self, key: &str, node_timeout: Duration) -> Vec<SlotsInspection> {
+        let names = Names::of(key);
+        let keys = names.keys(key);
+        let read = self.masters.read_everywhere(
+            "inspect slots",
+            key,
+            &INSPECT_SLOTS,
+            &keys[..SLOT_KEYS],
+            node_timeout,
+        );
+        self.runtime
+            .block_on(read)
+            .into_iter()
+            .map(|(master, answer)| SlotsInspection {
+                master: master.clone(),
+                state: answer.and_then(inspected_slots),
+            })
+            .collect()
+    }
+
+    /// Reads the readers of `key` on every master (waits for all of them, up to one node
+    /// timeout), for `status` and `list`.
+    pub fn inspect_readers(&self, key: &str, node_timeout: Duration) -> Vec<ReadersInspection> {
+        let names = Names::of(key);
+        let keys = names.keys(key);
+        let read = self.masters.read_everywhere(
+            "inspect readers",
+            key,
+            &INSPECT_READERS,
+            &keys[..READER_KEYS],
+            node_timeout,
+        );
+        self.runtime
+            .block_on(read)
+            .into_iter()
+            .map(|(master, answer)| ReadersInspection {
+                master: master.clone(),
+                state: answer.and_then(inspected_readers),
+            })
+            .collect()
+    }
+
+    /// Obtains the next fencing token for `lock`, while it is held (see `fence`). Only the lock
+    /// gets one: a semaphore slot gets [`FenceError::NotExclusive`], a reader's share
+    /// [`FenceError::Shared`], and nothing is asked of the masters for them.
     pub fn fence(&self, lock: &Lock) -> Result<u64, FenceError> {
+        seam(lock.kind).fence()?;
         self.runtime.block_on(fence::grant(&self.masters, lock))
     }
 

@@ -1,48 +1,175 @@
-//! The lock's own rounds, as a newcomer takes and gives back a whole lock, or a reader its share
-//! of one (`shared`: the same rounds with the readers' scripts, chosen by the token): the
-//! attempt (ACQUIRE or READ_ACQUIRE, with a ticket for the queue when refused), its release
-//! (RELEASE or READ_RELEASE, also the clean-up of a partial hold), and what the refusals say of
-//! the holder. Free functions over the
-//! masters, so that the client, the queue and the semaphore's clean-ups all share them without
-//! naming one another.
+//! The lock: the kind that holds K alone (why at most one holder is argued in `held`; how
+//! waiters line up, in `queue`). Its seam ([`Exclusive`]) and its rounds as a newcomer takes
+//! and gives back the whole lock: the attempt (ACQUIRE, with a ticket for the queue when
+//! refused), the release (RELEASE, also the clean-up of a partial hold), and what the refusals
+//! say of the holder. A reader's share of K (`shared`) takes the same rounds with its own
+//! scripts ([`Rounds`]), and the same turn but for its WAIT.
 
 use std::time::{Duration, Instant};
 
 use crate::plural::counted;
 
 use super::attempt::Refused;
-use super::held::{Kind, Lock, Timing};
+use super::fence::FenceError;
+use super::held::{Kind, Lock, new_token};
+use super::seam::{Boxed, Call, Holding, InTheWay, Queued, Request, Seam, Seat, Wait};
 use super::undo::{self, Purpose};
 use super::waiter::keep;
 use crate::lock::quorum::outcome::{AttemptFailure, Conflict, Released};
 use crate::lock::quorum::round::{Masters, Round, Until};
-use crate::lock::quorum::tally::{Decision, Loss};
-use crate::lock::scripts::holder::Holder;
-use crate::lock::scripts::keys::{self, Names};
-use crate::lock::scripts::lock::{self, ACQUIRE, Lua, RELEASE, acquire_vote, binary_vote};
-use crate::lock::scripts::shared::{READ_ACQUIRE, READ_RELEASE};
+use crate::lock::quorum::tally::{Decision, Loss, majority};
+use crate::lock::scripts::keys::{self, LOCK_KEYS, Names};
+use crate::lock::scripts::lock::{self, ACQUIRE, EXTEND, Lua, RELEASE, acquire_vote, binary_vote};
+use crate::lock::scripts::queue::{LEAVE, WAIT, turn};
 
-/// One attempt as a newcomer: SET NX PX on all masters unless others are queued (a reader's
-/// token: a share, see `shared`), decide at quorum, and on failure remove whatever partial hold it
+/// The lock's seam (see `seam`): the majority, ACQUIRE, WAIT, EXTEND, RELEASE and LEAVE over
+/// the first [`LOCK_KEYS`] keys, and a refusal means the lock is held.
+pub(in crate::lock) struct Exclusive;
+
+impl Seam for Exclusive {
+    fn kind(&self) -> Kind {
+        Kind::Lock
+    }
+
+    fn new_token(&self) -> String {
+        new_token()
+    }
+
+    fn quorum(&self, n: usize) -> usize {
+        majority(n)
+    }
+
+    fn attempt<'a>(
+        &'a self,
+        masters: &'a Masters,
+        request: &'a Request<'a>,
+        names: &'a Names,
+        token: &'a str,
+    ) -> Boxed<'a, Result<Lock, Refused>> {
+        Box::pin(attempt(masters, Rounds::lock(), request, names, token))
+    }
+
+    fn release<'a>(
+        &'a self,
+        masters: &'a Masters,
+        holding: Holding<'a>,
+        purpose: Purpose,
+        _seat: Option<&'a Seat<'a>>,
+    ) -> Boxed<'a, Released> {
+        Box::pin(release_token(masters, Rounds::lock(), holding, purpose))
+    }
+
+    fn wait(&self, queued: &Queued, join: bool) -> Wait {
+        Wait {
+            call: Call {
+                script: &WAIT,
+                keys: LOCK_KEYS,
+                args: turn_args(queued, join),
+            },
+            room: 1,
+            decode: turn,
+        }
+    }
+
+    fn refused_turn(&self, in_the_way: InTheWay, _first: bool) -> (AttemptFailure, bool) {
+        (held(in_the_way), false)
+    }
+
+    fn outsiders(&self) -> bool {
+        true
+    }
+
+    fn extend(&self, token: &str, ms: &[u8]) -> Call {
+        // K and its holder record.
+        Call {
+            script: &EXTEND,
+            keys: 2,
+            args: vec![token.as_bytes().to_vec(), ms.to_vec()],
+        }
+    }
+
+    fn leave(&self) -> Call {
+        Call {
+            script: &LEAVE,
+            keys: LOCK_KEYS,
+            args: Vec::new(),
+        }
+    }
+
+    fn fence(&self) -> Result<(), FenceError> {
+        Ok(())
+    }
+}
+
+/// The scripts of a newcomer's rounds over K, and how many keys they take: the lock's, or a
+/// reader's (see `shared`).
+#[derive(Clone, Copy)]
+pub(in crate::lock) struct Rounds {
+    pub kind: Kind,
+    pub acquire: &'static Lua,
+    pub release: &'static Lua,
+    pub keys: usize,
+    /// What is taken, as the log says it ("a share of " K, or K).
+    pub what: &'static str,
+}
+
+impl Rounds {
+    fn lock() -> Rounds {
+        Rounds {
+            kind: Kind::Lock,
+            acquire: &ACQUIRE,
+            release: &RELEASE,
+            keys: LOCK_KEYS,
+            what: "",
+        }
+    }
+}
+
+/// The arguments of a turn at K (WAIT, or a reader's READ_WAIT): token, TTL, holder record,
+/// ticket, record dated from the start of the wait, lease, the queue keys' TTL, join.
+pub(in crate::lock) fn turn_args(queued: &Queued, join: bool) -> Vec<Vec<u8>> {
+    [
+        queued.token.as_bytes(),
+        &queued.ttl_ms,
+        queued.record.as_bytes(),
+        queued.ticket.as_bytes(),
+        queued.waiting_record.as_bytes(),
+        queued.lease_ms.as_bytes(),
+        queued.keep_ms.as_bytes(),
+        if join { b"1" } else { b"" },
+    ]
+    .map(<[u8]>::to_vec)
+    .to_vec()
+}
+
+/// What a turn refused by a quorum at K means: K is held (by a writer or by readers).
+pub(in crate::lock) fn held(in_the_way: InTheWay) -> AttemptFailure {
+    AttemptFailure::Held {
+        holder: in_the_way.holder.map(Box::new),
+        expires_in: in_the_way.expires_in,
+        free: in_the_way.free,
+        shared: in_the_way.shared,
+        waiters: in_the_way.waiters,
+        place: (in_the_way.place > 0).then_some(in_the_way.place),
+    }
+}
+
+/// One attempt as a newcomer: SET NX PX on all masters unless others are queued (`rounds`: a
+/// reader's, a share, see `shared`), decide at quorum, and on failure remove whatever partial hold it
 /// left so that contenders do not split the vote until the TTL runs out. A refused caller that
 /// `will_wait` also gets its ticket for the queue, when enough masters drew one (see `queue`).
 pub(in crate::lock) async fn attempt(
     masters: &Masters,
-    key: &str,
+    rounds: Rounds,
+    request: &Request<'_>,
     names: &Names,
     token: &str,
-    timing: Timing,
-    holder: Option<&Holder>,
-    will_wait: bool,
 ) -> Result<Lock, Refused> {
+    let (key, timing, holder) = (request.key, request.timing, request.holder);
+    let will_wait = request.will_wait();
     let record = holder.map(|h| h.record(token)).unwrap_or_default();
     let start = Instant::now();
-    let kind = Kind::of_token(token);
-    let (lock_keys, reader_keys) = (names.lock_keys(key), names.reader_keys(key));
-    let (script, keys): (&Lua, &[&str]) = match kind {
-        Kind::Reader => (&READ_ACQUIRE, &reader_keys),
-        _ => (&ACQUIRE, &lock_keys),
-    };
+    let (script, keys) = (rounds.acquire, &names.keys(key)[..rounds.keys]);
     let ttl_ms = timing.ttl_ms();
     let keep_ms = keep(&timing).as_millis().to_string();
     let args: [&[u8]; 5] = [
@@ -52,6 +179,12 @@ pub(in crate::lock) async fn attempt(
         if will_wait { b"1" } else { b"" },
         keep_ms.as_bytes(),
     ];
+    let undone = Holding {
+        key,
+        names,
+        token,
+        timing,
+    };
     let round = masters
         .round(
             start + timing.node_timeout,
@@ -78,7 +211,7 @@ pub(in crate::lock) async fn attempt(
             } else {
                 ""
             };
-            let what = if kind.is_reader() { "a share of " } else { "" };
+            let what = rounds.what;
             log::info!(
                 event = "acquired", key = key, outcome = "won",
                 elapsed_ms = elapsed.as_micros() as f64 / 1000.0, confirmed = yes, masters = n;
@@ -88,7 +221,7 @@ pub(in crate::lock) async fn attempt(
             let mut refusals = round.failures(masters);
             refusals.retain(|f| f.cause().is_configuration());
             return Ok(Lock {
-                kind,
+                kind: rounds.kind,
                 key: key.to_string(),
                 token: token.to_string(),
                 timing,
@@ -99,7 +232,7 @@ pub(in crate::lock) async fn attempt(
         }
         Decision::Won => AttemptFailure::TooSlow { elapsed },
         _ if semaphore(&round).is_some() => {
-            release_token(masters, key, names, token, timing, Purpose::Undo).await;
+            release_token(masters, rounds, undone, Purpose::Undo).await;
             let limit = semaphore(&round).flatten();
             return Err(Refused::Conflict(Conflict::IsSemaphore { limit }));
         }
@@ -109,7 +242,7 @@ pub(in crate::lock) async fn attempt(
             // A master the round did not wait for may have said yes: undo unless every
             // master refused (no partial holds).
             if round.tally.no() < masters.nodes.len() {
-                release_token(masters, key, names, token, timing, Purpose::Undo).await;
+                release_token(masters, rounds, undone, Purpose::Undo).await;
             }
             return Err(Refused::Failed(failure, ticket.filter(|_| will_wait)));
         }
@@ -118,28 +251,28 @@ pub(in crate::lock) async fn attempt(
             failures: round.failures(masters),
         },
     };
-    release_token(masters, key, names, token, timing, Purpose::Undo).await;
+    release_token(masters, rounds, undone, Purpose::Undo).await;
     Err(Refused::Failed(failure, None))
 }
 
-/// Deletes our key on every master (a reader's token: removes our share, see READ_RELEASE).
+/// Deletes our key on every master (`rounds`: a reader's, removes our share, see READ_RELEASE).
 /// A real release ([`Purpose::Release`], not the clean-up of a failed or interrupted attempt)
 /// also gives up what is left of our place in the queue and tells the next waiter (see
 /// RELEASE). The clean-up is sent again when the attempt may overtake it (see `undo`).
 pub(in crate::lock) async fn release_token(
     masters: &Masters,
-    key: &str,
-    names: &Names,
-    token: &str,
-    timing: Timing,
+    rounds: Rounds,
+    holding: Holding<'_>,
     purpose: Purpose,
 ) -> Released {
+    let Holding {
+        key,
+        names,
+        token,
+        timing,
+    } = holding;
     let start = Instant::now();
-    let (lock_keys, reader_keys) = (names.lock_keys(key), names.reader_keys(key));
-    let (script, keys): (&Lua, &[&str]) = match Kind::of_token(token) {
-        Kind::Reader => (&READ_RELEASE, &reader_keys),
-        _ => (&RELEASE, &lock_keys),
-    };
+    let (script, keys) = (rounds.release, &names.keys(key)[..rounds.keys]);
     let channel = if purpose.announces() {
         keys::released_channel(key)
     } else {

@@ -27,7 +27,8 @@
 //!
 //! Only a lock gets tokens: a semaphore slot (`--limit`) is one of up to L held at once, and
 //! a resource that refuses every token below the highest it has seen would refuse all holders
-//! but the latest, live or not. [`grant`] refuses a slot before it reads anything, so the
+//! but the latest, live or not. A slot is refused before anything is read (its seam says so:
+//! `semaphore`, and so does a reader's), so the
 //! library refuses what the command line does (`--fence --limit` is a usage error there).
 //!
 //! What is left when masters lose data (no persistence): a master that restarts empty counts
@@ -49,7 +50,7 @@
 
 use std::time::Instant;
 
-use super::held::{Kind, Lock};
+use super::held::Lock;
 use crate::lock::quorum::outcome::MasterFailure;
 use crate::lock::quorum::round::{Masters, Round, Until};
 use crate::lock::quorum::tally::{Decision, Loss, Vote};
@@ -84,14 +85,12 @@ pub enum FenceError {
 /// How many read-and-propose attempts before giving up.
 const ATTEMPTS: usize = 5;
 
-/// Obtains the next fencing token for `lock`, while it is held; refused for a semaphore slot.
+/// Obtains the next fencing token for `lock`, while it is held. Only for the lock: the client
+/// asks the lock's kind first (`Seam::fence`), and refuses a slot or a share before this.
 pub(in crate::lock) async fn grant(masters: &Masters, lock: &Lock) -> Result<u64, FenceError> {
-    match lock.kind() {
-        Kind::Slot { limit } => return Err(FenceError::NotExclusive { limit }),
-        Kind::Reader => return Err(FenceError::Shared),
-        Kind::Lock => {}
-    }
-    let key = keys::fence(lock.key());
+    let names = keys::Names::of(lock.key());
+    let layout = names.keys(lock.key());
+    let key = &names.fence;
     let legacy = keys::legacy_fence(lock.key());
     let timeout = lock.timing().node_timeout;
     for _ in 0..ATTEMPTS {
@@ -101,22 +100,21 @@ pub(in crate::lock) async fn grant(masters: &Masters, lock: &Lock) -> Result<u64
         let start = Instant::now();
         let read = masters
             .round(start + timeout, Until::AllAnswered, answered, |node| {
-                read_counters(node, &key, &legacy)
+                read_counters(node, key, &legacy)
             })
             .await;
         masters.trace("fence read", lock.key(), &read, start.elapsed());
-        let latest = latest(masters, &read, [&key, &legacy])?;
+        let latest = latest(masters, &read, [key, &legacy])?;
         let proposal = latest + 1;
         let proposal_text = proposal.to_string();
         let args: [&[u8]; 1] = [proposal_text.as_bytes()];
-        let keys = [key.as_str()];
         let start = Instant::now();
         let round = masters
             .round(
                 start + timeout,
                 Until::DecidedAndSent,
                 binary_vote,
-                |node| node.eval(&FENCE_PROPOSE, &keys, &args),
+                |node| node.eval(&FENCE_PROPOSE, &layout, &args),
             )
             .await;
         masters.trace("fence propose", lock.key(), &round, start.elapsed());

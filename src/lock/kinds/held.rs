@@ -75,8 +75,8 @@ impl Timing {
 
 /// What a [`Lock`] holds: the lock itself, one slot of a semaphore (`--limit`, see
 /// `semaphore`), or a reader's share of a shared lock (`--shared`, see `shared`). Renewal,
-/// release and validity work the same for all three; the operations of
-/// [`crate::lock::Redlock`] dispatch on it.
+/// release and validity work the same for all three: the operations of
+/// [`crate::lock::Redlock`] ask its seam (`kinds::seam`), never which it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// The key K holds our token on a majority.
@@ -111,15 +111,6 @@ impl Kind {
     /// Taken with `--shared`.
     pub fn is_reader(self) -> bool {
         self == Kind::Reader
-    }
-
-    /// A fresh token for this kind.
-    pub(super) fn new_token(self) -> String {
-        match self {
-            Kind::Lock => new_token(),
-            Kind::Slot { limit } => slot_token(limit),
-            Kind::Reader => reader_token(),
-        }
     }
 }
 
@@ -215,7 +206,7 @@ pub(in crate::lock) fn slot_token(limit: u32) -> String {
 
 /// A fresh token for a reader's share (`--shared`): `shr-<32 hex digits>`. The queue's Lua
 /// tells readers from writers by this prefix (`queue_lua::READER_PREFIX`).
-pub(super) fn reader_token() -> String {
+pub(in crate::lock) fn reader_token() -> String {
     format!(
         "{}{}",
         crate::lock::scripts::queue_lua::READER_PREFIX,
@@ -259,7 +250,7 @@ mod tests {
         assert_eq!(Kind::of_token(&slot_token(3)), Kind::Slot { limit: 3 });
         assert_eq!(Kind::of_token("shr-"), Kind::Lock);
         for kind in [Kind::Lock, Kind::Reader, Kind::Slot { limit: 2 }] {
-            assert_eq!(Kind::of_token(&kind.new_token()), kind);
+            assert_eq!(Kind::of_token(&super::super::seam(kind).new_token()), kind);
         }
     }
 

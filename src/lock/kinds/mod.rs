@@ -2,15 +2,18 @@
 //! rounds. The top layer of `lock/`: it names every layer below, and only `lock/mod.rs` names
 //! it.
 //!
-//! Holds, bottom up: `held` (a held lock or slot and the validity that bounds it), `cancel`,
-//! `wakeup` (why a turn starts), `undo` (removing a failed attempt's partial hold without
-//! being overtaken by it), `attempt` (why an attempt failed; the backoff), `waiter` (a waiter
-//! and its lease), `exclusive` and `slots` (a newcomer's rounds for the lock and for a slot),
-//! `queue_turn` and `queue` (waiting in line), `late` (refusals that come after the decision),
-//! `client` ([`client::Redlock`]: the one wait loop
-//! each kind plugs into, and the lock's operations), `semaphore` (a slot's operations and why
-//! they are sound), `shared` (a reader's operations, and why readers and writers exclude each
-//! other over a majority), `fence` (fencing tokens).
+//! One engine, and each kind one seam it calls (`seam`: the trait, with how to add a kind).
+//! Holds, bottom up: `held` (a held lock of any kind, the validity that bounds it, and
+//! [`Kind`], read back from a token only there), `cancel`, `wakeup` (why a turn starts),
+//! `undo` (removing a failed attempt's partial hold without being overtaken by it), `attempt`
+//! (why an attempt failed; the backoff), `fence` (fencing tokens), `seam` (what the engine asks
+//! of a kind, and the [`seam::Request`] to take one), `waiter` (a waiter and its lease); the
+//! kinds, each one implementation of the seam: `exclusive` (the lock, and the rounds a reader
+//! shares), `shared` (a reader's share, and why readers and writers exclude each other over a
+//! majority), `semaphore` (a slot, and why at most L hold) with its rounds in `slots`; and the
+//! engine: `queue_turn` and `queue` (waiting in line), `take` (the one wait loop), `renewal`,
+//! `late` (refusals that come after the decision), and `client` ([`client::Redlock`], the one
+//! `impl Redlock`).
 //!
 //! Promises (each argued in its module's header): at most one holder of a lock, at most L of a
 //! semaphore, no reader beside a writer, each within its validity; waiters served in arrival
@@ -25,9 +28,24 @@ pub(super) mod held;
 pub(super) mod late;
 pub(super) mod queue;
 pub(super) mod queue_turn;
+pub(super) mod renewal;
+pub(super) mod seam;
 pub(super) mod semaphore;
 pub(super) mod shared;
 pub(super) mod slots;
+pub(super) mod take;
 pub(super) mod undo;
 pub(super) mod waiter;
 pub(super) mod wakeup;
+
+use held::Kind;
+
+/// The seam of `kind` (see `seam`): the one place a kind, known from the request or read back
+/// from a token (`Kind::of_token`), becomes the code that serves it.
+pub(in crate::lock) fn seam(kind: Kind) -> Box<dyn seam::Seam> {
+    match kind {
+        Kind::Lock => Box::new(exclusive::Exclusive),
+        Kind::Reader => Box::new(shared::Reader),
+        Kind::Slot { limit } => Box::new(semaphore::Slot { limit }),
+    }
+}

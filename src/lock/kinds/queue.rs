@@ -127,20 +127,16 @@ use std::time::{Duration, Instant};
 
 use super::attempt::retry_delay;
 use super::cancel::Cancel;
-use super::exclusive::release_token;
-use super::held::{Kind, Lock};
+use super::held::Lock;
 use super::queue_turn::Turns;
-use super::slots::{self, Seat, SlotKeys};
+use super::seam::{Holding, Seam};
 use super::undo::Purpose;
 pub(in crate::lock) use super::waiter::{HEARTBEAT, Waiter, lease};
 use super::wakeup::{Found, Wakeup, timer};
 use crate::lock::quorum::outcome::{AttemptFailure, Conflict};
 use crate::lock::quorum::round::Masters;
-use crate::lock::quorum::tally::{Vote, slot_quorum};
-use crate::lock::scripts::queue::LEAVE;
-use crate::lock::scripts::slots::LEAVE_SLOT;
+use crate::lock::quorum::tally::Vote;
 use crate::lock::wire::endpoint::Endpoint;
-use crate::lock::wire::lua::Lua;
 use crate::lock::wire::notices::Notices;
 use crate::lock::wire::resp::Reply;
 
@@ -169,7 +165,7 @@ pub(in crate::lock) async fn wait_in_line(
     let channel = crate::lock::scripts::keys::wake_channel(waiter.key, &waiter.token);
     let deadline = Instant::now() + timing.node_timeout;
     let deadline = give_up_at.map_or(deadline, |at| at.min(deadline));
-    let listened = listen_on(masters, waiter.kind);
+    let listened = listen_on(masters, waiter.seam);
     let subscribed = tokio::select! {
         notices = Notices::subscribe(listened, &channel, deadline) => Some(notices),
         () = cancel.cancelled() => None,
@@ -293,12 +289,8 @@ fn describe(cause: Wakeup) -> &'static str {
 /// failed turn (see the module header). Listening on all N would cost every master a
 /// connection and a subscription per waiter, a third of the CPU of a contended hand-off
 /// (BENCHMARKS.md); for an odd N and the lock, q = N − q + 1, as many as before.
-fn listen_on(masters: &Masters, kind: Kind) -> Vec<&Endpoint> {
-    let n = masters.nodes.len();
-    let quorum = match kind {
-        Kind::Lock | Kind::Reader => masters.quorum(),
-        Kind::Slot { limit } => slot_quorum(n, limit),
-    };
+fn listen_on<'a>(masters: &'a Masters, seam: &dyn Seam) -> Vec<&'a Endpoint> {
+    let quorum = seam.quorum(masters.nodes.len());
     let mut nodes: Vec<&Endpoint> = masters.nodes.iter().collect();
     fastrand::shuffle(&mut nodes);
     nodes.truncate(quorum);
@@ -310,21 +302,17 @@ fn listen_on(masters: &Masters, kind: Kind) -> Vec<&Endpoint> {
 /// undo wakes nobody, the waiter itself being the one its going lets in.
 async fn undo(masters: &Masters, turns: &Turns<'_>, purpose: Purpose) {
     let waiter = turns.waiter;
-    let (key, token, timing) = (waiter.key, &waiter.token, waiter.timing);
-    match waiter.kind {
-        Kind::Lock | Kind::Reader => {
-            release_token(masters, key, waiter.names, token, timing, purpose).await;
-        }
-        Kind::Slot { limit } => {
-            let seat = Seat {
-                ticket: &turns.ticket,
-                lease_ms: &turns.lease_ms,
-                record: &turns.waiting_record,
-                keep_ms: &turns.keep_ms,
-            };
-            slots::release_slot(masters, key, token, limit, timing, purpose, Some(&seat)).await;
-        }
-    }
+    let holding = Holding {
+        key: waiter.key,
+        names: waiter.names,
+        token: &waiter.token,
+        timing: waiter.timing,
+    };
+    let seat = turns.queued.seat();
+    waiter
+        .seam
+        .release(masters, holding, purpose, Some(&seat))
+        .await;
 }
 
 /// Removes the waiter's place on every master (waking the waiters its going lets in there).
@@ -332,14 +320,9 @@ async fn undo(masters: &Masters, turns: &Turns<'_>, purpose: Purpose) {
 /// wire (see `undo`).
 async fn leave(masters: &Masters, waiter: &Waiter<'_>, purpose: Purpose) {
     let names = waiter.names;
-    let lock_keys = names.lock_keys(waiter.key);
-    let slot_keys = SlotKeys::of(waiter.key);
-    let slot_keys = slot_keys.all();
-    let (script, keys, limit): (&Lua, &[&str], String) = match waiter.kind {
-        Kind::Lock | Kind::Reader => (&LEAVE, &lock_keys, String::new()),
-        Kind::Slot { limit } => (&LEAVE_SLOT, &slot_keys, limit.to_string()),
-    };
-    let limit = &limit;
+    let call = waiter.seam.leave();
+    let keys = names.keys(waiter.key);
+    let (keys, rest, script) = (&keys[..call.keys], call.args(), call.script);
     let start = Instant::now();
     let round = masters
         .round(
@@ -350,15 +333,14 @@ async fn leave(masters: &Masters, waiter: &Waiter<'_>, purpose: Purpose) {
                 _ => Vote::Error,
             },
             |node| {
-                let args: [&[u8]; 5] = [
+                let mut args: Vec<&[u8]> = vec![
                     waiter.token.as_bytes(),
                     node.publish_command().as_bytes(),
                     names.wake_prefix.as_bytes(),
                     names.wake_suffix.as_bytes(),
-                    limit.as_bytes(),
                 ];
-                let arity = if limit.is_empty() { 4 } else { 5 };
-                async move { node.eval(script, keys, &args[..arity]).await }
+                args.extend_from_slice(&rest);
+                async move { node.eval(script, keys, &args).await }
             },
         )
         .await;

@@ -1,9 +1,11 @@
-//! One turn of a waiter in the fair queue (see `queue`): WAIT (or a slot's WAIT_SLOT) on every
-//! master at once, and what the answers say: the lock taken, or where the waiter stands.
+//! One turn of a waiter in the fair queue (see `queue`): its kind's WAIT (the lock's, a
+//! reader's READ_WAIT, a slot's WAIT_SLOT: see `seam`) on every master at once, and what the
+//! answers say: the lock taken, or where the waiter stands.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use super::held::{Kind, Lock};
+use super::held::Lock;
+use super::seam::{InTheWay, Queued, Wait};
 use super::waiter::{Waiter, keep, lease};
 use super::wakeup::Wakeup;
 use crate::lock::quorum::outcome::{AttemptFailure, Conflict};
@@ -11,11 +13,7 @@ use crate::lock::quorum::round::{Masters, Until};
 use crate::lock::quorum::tally::Decision;
 use crate::lock::quorum::tally::Loss;
 use crate::lock::scripts::holder::Holder;
-use crate::lock::scripts::queue::{Turn, WAIT, turn, wait_vote};
-use crate::lock::scripts::shared::READ_WAIT;
-use crate::lock::wire::lua::Lua;
-use crate::lock::wire::node::NodeError;
-use crate::lock::wire::resp::Reply;
+use crate::lock::scripts::queue::{Turn, wait_vote};
 
 /// What one turn found.
 pub(in crate::lock) struct Polled {
@@ -37,15 +35,10 @@ pub(in crate::lock) struct Polled {
     pub outsider: bool,
 }
 
-/// The arguments of a waiter's WAIT, built once.
+/// A waiter's turns: the waiter and the arguments of its every turn, built once.
 pub(in crate::lock) struct Turns<'a> {
     pub waiter: &'a Waiter<'a>,
-    pub ttl_ms: Vec<u8>,
-    pub record: String,
-    pub ticket: String,
-    pub waiting_record: String,
-    pub lease_ms: String,
-    pub keep_ms: String,
+    pub queued: Queued,
 }
 
 impl<'a> Turns<'a> {
@@ -67,18 +60,21 @@ impl<'a> Turns<'a> {
                 .record(&waiter.token)
             })
             .unwrap_or_default();
-        Turns {
-            waiter,
+        let queued = Queued {
+            token: waiter.token.clone(),
             ttl_ms: waiter.timing.ttl_ms(),
             record,
             ticket: waiter.ticket.to_string(),
             waiting_record,
             lease_ms: lease(&waiter.timing).as_millis().to_string(),
             keep_ms: keep(&waiter.timing).as_millis().to_string(),
-        }
+        };
+        Turns { waiter, queued }
     }
 
-    /// One turn on every master; `cause`: what started it (see `wakeup`).
+    /// One turn on every master, as the waiter's kind asks for it (see `seam`), decided by the
+    /// kind's quorum; a waiter whose position is below the kind's room somewhere may take it at
+    /// its next turn. `cause` is what started it (see `wakeup`), said when it takes the lock.
     pub(in crate::lock) async fn take(
         &self,
         masters: &Masters,
@@ -86,45 +82,11 @@ impl<'a> Turns<'a> {
         cause: Wakeup,
     ) -> Polled {
         let waiter = self.waiter;
-        if let Kind::Slot { limit } = waiter.kind {
-            return self.take_slot(masters, join, limit, cause).await;
-        }
-        let names = waiter.names;
-        let lock_keys = names.lock_keys(waiter.key);
-        let reader_keys = names.reader_keys(waiter.key);
-        // A reader's turn is the lock's, with its own rule for who may enter (see `shared`).
-        let (script, keys): (&Lua, &[&str]) = match waiter.kind {
-            Kind::Reader => (&READ_WAIT, &reader_keys),
-            _ => (&WAIT, &lock_keys),
-        };
-        let args: [&[u8]; 8] = [
-            waiter.token.as_bytes(),
-            &self.ttl_ms,
-            self.record.as_bytes(),
-            self.ticket.as_bytes(),
-            self.waiting_record.as_bytes(),
-            self.lease_ms.as_bytes(),
-            self.keep_ms.as_bytes(),
-            if join { b"1" } else { b"" },
-        ];
-        let request = (script, keys, &args[..]);
-        self.turn(masters, (masters.quorum(), 1), request, turn, cause)
-            .await
-    }
-
-    /// One turn (`request`: the script, keys and arguments of WAIT or a slot's WAIT_SLOT, each
-    /// answer read by `decode`), decided by `quorum`; a waiter whose position is below `room`
-    /// somewhere may take it at its next turn (1 for the lock; L for a slot). `cause` is what
-    /// started it, said when it takes the lock.
-    pub(in crate::lock) async fn turn(
-        &self,
-        masters: &Masters,
-        (quorum, room): (usize, usize),
-        (script, keys, args): (&Lua, &[&str], &[&[u8]]),
-        decode: fn(&Result<Reply, NodeError>) -> Option<Turn>,
-        cause: Wakeup,
-    ) -> Polled {
-        let waiter = self.waiter;
+        let seam = waiter.seam;
+        let Wait { call, room, decode } = seam.wait(&self.queued, join);
+        let quorum = seam.quorum(masters.nodes.len());
+        let keys = waiter.names.keys(waiter.key);
+        let (keys, args) = (&keys[..call.keys], call.args());
         let start = Instant::now();
         let round = masters
             .round_with(
@@ -135,7 +97,7 @@ impl<'a> Turns<'a> {
                 // urgent; a won one still returns at quorum.
                 Until::WonOrAllAnswered,
                 wait_vote,
-                |node| node.eval(script, keys, args),
+                |node| node.eval(call.script, keys, &args),
             )
             .await;
         let elapsed = start.elapsed();
@@ -151,7 +113,7 @@ impl<'a> Turns<'a> {
             conflict: None,
             outsider: false,
         };
-        let mut held = Held::default();
+        let mut held = InTheWay::default();
         for answer in round.answers.iter().flatten() {
             match decode(answer) {
                 Some(Turn::Taken) => polled.placed += 1,
@@ -166,7 +128,7 @@ impl<'a> Turns<'a> {
                     held.free &= place.refusal.free;
                     held.shared |= place.refusal.shared;
                     // Readers announce their releases like holders of the lock: not outsiders.
-                    polled.outsider |= waiter.kind.limit().is_none()
+                    polled.outsider |= seam.outsiders()
                         && !place.refusal.free
                         && !place.refusal.shared
                         && place.refusal.holder.is_none();
@@ -190,7 +152,7 @@ impl<'a> Turns<'a> {
                 let mut refusals = round.failures(masters);
                 refusals.retain(|f| f.cause().is_configuration());
                 Ok(Lock {
-                    kind: waiter.kind,
+                    kind: seam.kind(),
                     key: waiter.key.to_string(),
                     token: waiter.token.clone(),
                     timing: waiter.timing,
@@ -200,23 +162,11 @@ impl<'a> Turns<'a> {
                 })
             }
             Decision::Won => Err(AttemptFailure::TooSlow { elapsed }),
-            Decision::Lost(Loss::Refused) => Err(match waiter.kind {
-                Kind::Lock | Kind::Reader => AttemptFailure::Held {
-                    holder: held.holder.map(Box::new),
-                    expires_in: held.expires_in,
-                    free: held.free,
-                    shared: held.shared,
-                    waiters: held.waiters,
-                    place: (held.place > 0).then_some(held.place),
-                },
-                Kind::Slot { limit } => AttemptFailure::Full {
-                    limit,
-                    holders: Vec::new(),
-                    frees_in: held.expires_in,
-                    waiters: held.waiters,
-                    place: (held.place > 0).then_some(held.place),
-                },
-            }),
+            Decision::Lost(Loss::Refused) => {
+                let (failure, partial) = seam.refused_turn(held, polled.first);
+                polled.partial |= partial;
+                Err(failure)
+            }
             Decision::Lost(Loss::Unreachable) | Decision::Undecided => {
                 Err(AttemptFailure::Unreachable {
                     needed: quorum,
@@ -225,28 +175,5 @@ impl<'a> Turns<'a> {
             }
         };
         polled
-    }
-}
-
-/// What the masters that refused a turn said, merged.
-struct Held {
-    holder: Option<Holder>,
-    expires_in: Option<Duration>,
-    free: bool,
-    shared: bool,
-    waiters: usize,
-    place: usize,
-}
-
-impl Default for Held {
-    fn default() -> Held {
-        Held {
-            holder: None,
-            expires_in: None,
-            free: true,
-            shared: false,
-            waiters: 0,
-            place: 0,
-        }
     }
 }

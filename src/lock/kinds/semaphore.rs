@@ -9,7 +9,7 @@
 //! **The scheme.**
 //! 1. Each master keeps at most L live slots per key, each with its own expiry: the slots key
 //!    is a sorted set of holder tokens scored by the master's time at which each slot expires
-//!    (see `semaphore_scripts`). The script that takes a slot prunes the expired ones, counts,
+//!    (see `scripts::slots`). The script that takes a slot prunes the expired ones, counts,
 //!    and adds ours only below L, atomically.
 //! 2. A holder needs slots on q = floor(L·N/(L+1)) + 1 masters ([`quorum`]), taken in one
 //!    round like the lock: all masters at once, each under the per-node timeout, decided as
@@ -79,99 +79,122 @@
 //! `release`, `extend` and the `--renew-while` renewer, given only the key and the token,
 //! treat it as a slot of that limit.
 
-use std::time::Duration;
-
-use super::cancel::Cancel;
-use super::client::Redlock;
-use super::held::{Kind, Lock, Timing};
-use super::slots::SlotKeys;
-use crate::lock::quorum::outcome::{AcquireError, AttemptFailure, ExtendError};
-use crate::lock::quorum::slot_verdict::SlotsInspection;
+use super::attempt::Refused;
+use super::fence::FenceError;
+use super::held::{Kind, Lock, slot_token};
+use super::seam::{Boxed, Call, Holding, InTheWay, Queued, Request, Seam, Seat, Wait};
+use super::slots::{attempt_slot, release_slot};
+use super::undo::Purpose;
+use crate::lock::quorum::outcome::{AttemptFailure, Released};
+use crate::lock::quorum::round::Masters;
 use crate::lock::quorum::tally::slot_quorum;
-use crate::lock::scripts::holder::Holder;
-use crate::lock::scripts::slots::EXTEND_SLOT;
-use crate::lock::scripts::slots::{INSPECT_SLOTS, inspected_slots};
+use crate::lock::scripts::keys::{Names, SLOT_KEYS};
+use crate::lock::scripts::slots::{EXTEND_SLOT, LEAVE_SLOT, WAIT_SLOT, slot_turn};
 
-impl Redlock {
-    /// The number of this client's masters a slot of a semaphore of `limit` needs.
-    pub fn slot_quorum(&self, limit: u32) -> usize {
-        slot_quorum(self.masters.nodes.len(), limit)
-    }
-
-    /// Takes one of `limit` slots of `key` on [`Redlock::slot_quorum`] masters, waiting as
-    /// [`Redlock::acquire`] does: in the key's fair queue, in arrival order, woken when a
-    /// release leaves room, until `wait` is spent or `cancel` fires. The [`Lock`] it returns
-    /// is renewed, released and timed like the lock. A key in use as a lock, or as a semaphore
-    /// of another limit, fails at once with [`AcquireError::Conflict`].
-    #[allow(clippy::too_many_arguments)]
-    pub fn acquire_slot(
-        &self,
-        key: &str,
-        limit: u32,
-        timing: Timing,
-        holder: Option<&Holder>,
-        wait: Duration,
-        cancel: &Cancel,
-        on_retry: &mut dyn FnMut(&AttemptFailure),
-    ) -> Result<Lock, AcquireError> {
-        let kind = Kind::Slot { limit };
-        self.take(key, kind, timing, holder, wait, cancel, on_retry)
-    }
-
-    /// Renews a slot (see [`Redlock::extend`]), decided by the slot quorum.
-    pub(in crate::lock) fn extend_slot(
-        &self,
-        lock: &mut Lock,
-        limit: u32,
-    ) -> Result<(), ExtendError> {
-        let names = SlotKeys::of(lock.key());
-        let ttl_ms = lock.timing.ttl_ms();
-        let limit_text = limit.to_string();
-        let args: [&[u8]; 3] = [lock.token.as_bytes(), &ttl_ms, limit_text.as_bytes()];
-        let renewed = self.runtime.block_on(self.renewal(
-            lock,
-            self.slot_quorum(limit),
-            (&EXTEND_SLOT, &names.all(), &args),
-        ));
-        lock.validity_end = renewed?;
-        Ok(())
-    }
-
-    /// Makes a slot expire `remaining` from now (see [`Redlock::expire_in`]).
-    pub(in crate::lock) fn expire_slot_in(
-        &self,
-        lock: &Lock,
-        limit: u32,
-        remaining: Duration,
-    ) -> bool {
-        let names = SlotKeys::of(lock.key());
-        let ms = remaining.as_millis().to_string().into_bytes();
-        let limit_text = limit.to_string();
-        let args: [&[u8]; 3] = [lock.token.as_bytes(), &ms, limit_text.as_bytes()];
-        self.runtime.block_on(self.expiry(
-            lock,
-            self.slot_quorum(limit),
-            (&EXTEND_SLOT, &names.all(), &args),
-        ))
-    }
+/// A slot's seam (see `seam`): the slot quorum, the slots' scripts over the first
+/// [`SLOT_KEYS`] keys with the limit among their arguments (its rounds in `slots`), room for
+/// L at the head of the line, and a refusal means the semaphore is full.
+pub(in crate::lock) struct Slot {
+    pub limit: u32,
 }
 
-impl Redlock {
-    /// Reads the semaphore `key` on every master (waits for all of them, up to one node
-    /// timeout). Judge it with [`crate::lock::judge_slots`].
-    pub fn inspect_slots(&self, key: &str, node_timeout: Duration) -> Vec<SlotsInspection> {
-        let names = SlotKeys::of(key);
-        let keys = names.all();
-        let read =
-            self.masters
-                .read_everywhere("inspect slots", key, &INSPECT_SLOTS, &keys, node_timeout);
-        self.runtime
-            .block_on(read)
-            .into_iter()
-            .map(|(master, answer)| SlotsInspection {
-                master: master.clone(),
-                state: answer.and_then(inspected_slots),
-            })
-            .collect()
+impl Seam for Slot {
+    fn kind(&self) -> Kind {
+        Kind::Slot { limit: self.limit }
+    }
+
+    fn new_token(&self) -> String {
+        slot_token(self.limit)
+    }
+
+    fn quorum(&self, n: usize) -> usize {
+        slot_quorum(n, self.limit)
+    }
+
+    fn attempt<'a>(
+        &'a self,
+        masters: &'a Masters,
+        request: &'a Request<'a>,
+        names: &'a Names,
+        token: &'a str,
+    ) -> Boxed<'a, Result<Lock, Refused>> {
+        Box::pin(attempt_slot(masters, request, names, token, self.limit))
+    }
+
+    fn release<'a>(
+        &'a self,
+        masters: &'a Masters,
+        holding: Holding<'a>,
+        purpose: Purpose,
+        seat: Option<&'a Seat<'a>>,
+    ) -> Boxed<'a, Released> {
+        Box::pin(release_slot(masters, holding, self.limit, purpose, seat))
+    }
+
+    /// WAIT_SLOT: the lock's turn arguments, with the limit third.
+    fn wait(&self, queued: &Queued, join: bool) -> Wait {
+        let limit = self.limit.to_string();
+        let args = [
+            queued.token.as_bytes(),
+            &queued.ttl_ms,
+            limit.as_bytes(),
+            queued.record.as_bytes(),
+            queued.ticket.as_bytes(),
+            queued.waiting_record.as_bytes(),
+            queued.lease_ms.as_bytes(),
+            queued.keep_ms.as_bytes(),
+            if join { b"1" } else { b"" },
+        ];
+        Wait {
+            call: Call {
+                script: &WAIT_SLOT,
+                keys: SLOT_KEYS,
+                args: args.map(<[u8]>::to_vec).to_vec(),
+            },
+            room: self.limit as usize,
+            decode: slot_turn,
+        }
+    }
+
+    /// Full. Who holds the slots is not in a turn's answer: it says nothing rather than guess.
+    /// A turn that may have taken a slot somewhere, even where the round did not wait for the
+    /// answer, gives it back (the next turn would renew it, but a waiter that gives up now
+    /// would leave it to its TTL).
+    fn refused_turn(&self, in_the_way: InTheWay, first: bool) -> (AttemptFailure, bool) {
+        let full = AttemptFailure::Full {
+            limit: self.limit,
+            holders: Vec::new(),
+            frees_in: in_the_way.expires_in,
+            waiters: in_the_way.waiters,
+            place: (in_the_way.place > 0).then_some(in_the_way.place),
+        };
+        (full, first)
+    }
+
+    /// A slot's turn is refused by the slots, never by a holder of K.
+    fn outsiders(&self) -> bool {
+        false
+    }
+
+    fn extend(&self, token: &str, ms: &[u8]) -> Call {
+        let limit = self.limit.to_string();
+        Call {
+            script: &EXTEND_SLOT,
+            keys: SLOT_KEYS,
+            args: vec![token.as_bytes().to_vec(), ms.to_vec(), limit.into_bytes()],
+        }
+    }
+
+    fn leave(&self) -> Call {
+        Call {
+            script: &LEAVE_SLOT,
+            keys: SLOT_KEYS,
+            args: vec![self.limit.to_string().into_bytes()],
+        }
+    }
+
+    /// A slot is one of up to L held at once (see `fence`).
+    fn fence(&self) -> Result<(), FenceError> {
+        Err(FenceError::NotExclusive { limit: self.limit })
     }
 }

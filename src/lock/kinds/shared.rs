@@ -75,77 +75,122 @@
 //! `release`, `extend` and the `--renew-while` renewer, given only the key and the token,
 //! treat it as a reader.
 
-use std::time::Duration;
+use super::attempt::Refused;
+use super::exclusive::{self, Rounds, held, turn_args};
+use super::fence::FenceError;
+use super::held::{Kind, Lock, reader_token};
+use super::seam::{Boxed, Call, Holding, InTheWay, Queued, Request, Seam, Seat, Wait};
+use super::undo::Purpose;
+use crate::lock::quorum::outcome::{AttemptFailure, Released};
+use crate::lock::quorum::round::Masters;
+use crate::lock::quorum::tally::majority;
+use crate::lock::scripts::keys::{LOCK_KEYS, Names, READER_KEYS};
+use crate::lock::scripts::queue::{LEAVE, turn};
+use crate::lock::scripts::shared::{READ_ACQUIRE, READ_EXTEND, READ_RELEASE, READ_WAIT};
 
-use super::cancel::Cancel;
-use super::client::Redlock;
-use super::held::{Kind, Lock, Timing};
-use crate::lock::quorum::outcome::{AcquireError, AttemptFailure, ExtendError};
-use crate::lock::quorum::reader_verdict::ReadersInspection;
-use crate::lock::scripts::holder::Holder;
-use crate::lock::scripts::keys::Names;
-use crate::lock::scripts::shared::{INSPECT_READERS, READ_EXTEND, inspected_readers};
+/// A reader's seam (see `seam`): the lock's rounds and turn with the readers' scripts over the
+/// first [`READER_KEYS`] keys, decided by the majority; a refusal means K is held (by a
+/// writer, or for a reader behind a waiting writer, by the line); it leaves the line as a
+/// writer does (LEAVE).
+pub(in crate::lock) struct Reader;
 
-impl Redlock {
-    /// Takes `key` as a reader (`--shared`): a share on a majority of masters, alongside any
-    /// other readers, never alongside a writer; waits as [`Redlock::acquire`] does, in the
-    /// key's one fair line with the writers. The [`Lock`] it returns is renewed, released and
-    /// timed like the lock. A key in use as a semaphore fails at once with
-    /// [`AcquireError::Conflict`].
-    pub fn acquire_shared(
-        &self,
-        key: &str,
-        timing: Timing,
-        holder: Option<&Holder>,
-        wait: Duration,
-        cancel: &Cancel,
-        on_retry: &mut dyn FnMut(&AttemptFailure),
-    ) -> Result<Lock, AcquireError> {
-        self.take(key, Kind::Reader, timing, holder, wait, cancel, on_retry)
+impl Reader {
+    fn rounds() -> Rounds {
+        Rounds {
+            kind: Kind::Reader,
+            acquire: &READ_ACQUIRE,
+            release: &READ_RELEASE,
+            keys: READER_KEYS,
+            what: "a share of ",
+        }
+    }
+}
+
+impl Seam for Reader {
+    fn kind(&self) -> Kind {
+        Kind::Reader
     }
 
-    /// Renews a reader's share (see [`Redlock::extend`]), decided by the majority.
-    pub(super) fn extend_share(&self, lock: &mut Lock) -> Result<(), ExtendError> {
-        let names = Names::of(lock.key());
-        let keys = names.reader_keys(lock.key());
-        let ttl_ms = lock.timing.ttl_ms();
-        let args: [&[u8]; 2] = [lock.token.as_bytes(), &ttl_ms];
-        let renewed =
-            self.runtime
-                .block_on(self.renewal(lock, self.quorum(), (&READ_EXTEND, &keys, &args)));
-        lock.validity_end = renewed?;
-        Ok(())
+    fn new_token(&self) -> String {
+        reader_token()
     }
 
-    /// Makes a reader's share expire `remaining` from now (see [`Redlock::expire_in`]).
-    pub(super) fn expire_share_in(&self, lock: &Lock, remaining: Duration) -> bool {
-        let names = Names::of(lock.key());
-        let keys = names.reader_keys(lock.key());
-        let ms = remaining.as_millis().to_string().into_bytes();
-        let args: [&[u8]; 2] = [lock.token.as_bytes(), &ms];
-        self.runtime
-            .block_on(self.expiry(lock, self.quorum(), (&READ_EXTEND, &keys, &args)))
+    fn quorum(&self, n: usize) -> usize {
+        majority(n)
     }
 
-    /// Reads the readers of `key` on every master (waits for all of them, up to one node
-    /// timeout), for `status` and `list`.
-    pub fn inspect_readers(&self, key: &str, node_timeout: Duration) -> Vec<ReadersInspection> {
-        let names = Names::of(key);
-        let keys = [names.readers.as_str(), names.reader_holders.as_str()];
-        let read = self.masters.read_everywhere(
-            "inspect readers",
-            key,
-            &INSPECT_READERS,
-            &keys,
-            node_timeout,
-        );
-        self.runtime
-            .block_on(read)
-            .into_iter()
-            .map(|(master, answer)| ReadersInspection {
-                master: master.clone(),
-                state: answer.and_then(inspected_readers),
-            })
-            .collect()
+    fn attempt<'a>(
+        &'a self,
+        masters: &'a Masters,
+        request: &'a Request<'a>,
+        names: &'a Names,
+        token: &'a str,
+    ) -> Boxed<'a, Result<Lock, Refused>> {
+        Box::pin(exclusive::attempt(
+            masters,
+            Reader::rounds(),
+            request,
+            names,
+            token,
+        ))
+    }
+
+    fn release<'a>(
+        &'a self,
+        masters: &'a Masters,
+        holding: Holding<'a>,
+        purpose: Purpose,
+        _seat: Option<&'a Seat<'a>>,
+    ) -> Boxed<'a, Released> {
+        Box::pin(exclusive::release_token(
+            masters,
+            Reader::rounds(),
+            holding,
+            purpose,
+        ))
+    }
+
+    /// The lock's turn, with its own rule for who may enter (READ_WAIT).
+    fn wait(&self, queued: &Queued, join: bool) -> Wait {
+        Wait {
+            call: Call {
+                script: &READ_WAIT,
+                keys: READER_KEYS,
+                args: turn_args(queued, join),
+            },
+            room: 1,
+            decode: turn,
+        }
+    }
+
+    fn refused_turn(&self, in_the_way: InTheWay, _first: bool) -> (AttemptFailure, bool) {
+        (held(in_the_way), false)
+    }
+
+    /// Readers announce their releases like holders of the lock: a refusal by K held without
+    /// a record is an outsider's.
+    fn outsiders(&self) -> bool {
+        true
+    }
+
+    fn extend(&self, token: &str, ms: &[u8]) -> Call {
+        Call {
+            script: &READ_EXTEND,
+            keys: READER_KEYS,
+            args: vec![token.as_bytes().to_vec(), ms.to_vec()],
+        }
+    }
+
+    fn leave(&self) -> Call {
+        Call {
+            script: &LEAVE,
+            keys: LOCK_KEYS,
+            args: Vec::new(),
+        }
+    }
+
+    /// Readers hold K together, and a fencing token needs the lock alone.
+    fn fence(&self) -> Result<(), FenceError> {
+        Err(FenceError::Shared)
     }
 }

@@ -1,27 +1,22 @@
-//! A slot's own rounds (see `semaphore` for why they are sound): the slot quorum, the keys a
-//! slot script touches, the newcomer's attempt (ACQUIRE_SLOT), a waiter's turn (WAIT_SLOT) and
-//! the release (RELEASE_SLOT, also the clean-up of a partial hold). Free functions over the
-//! masters, so that the client's wait loop, the queue and the semaphore's operations share them
-//! without naming one another.
+//! A slot's own rounds (see `semaphore` for why they are sound, and for the slot's seam, which
+//! runs them): the newcomer's attempt (ACQUIRE_SLOT) and the release (RELEASE_SLOT, also the
+//! clean-up of a partial hold, which puts a waiter's place back).
 
 use std::time::Instant;
 
 use super::attempt::Refused;
-use super::held::{Kind, Lock, Timing};
-use super::queue_turn::{Polled, Turns};
+use super::held::{Kind, Lock};
+use super::seam::{Holding, Request, Seat};
 use super::undo::{self, Purpose};
 use super::waiter::keep;
-use super::wakeup::Wakeup;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
 use crate::lock::quorum::round::{Masters, Until};
 use crate::lock::quorum::slot_refusals::{conflict, full};
 use crate::lock::quorum::tally::{Decision, Loss, majority, slot_quorum};
-use crate::lock::scripts::holder::Holder;
-use crate::lock::scripts::keys::{self, Names};
+use crate::lock::scripts::keys::{self, Names, SLOT_KEYS};
 use crate::lock::scripts::lock::binary_vote;
 use crate::lock::scripts::slots::{
-    ACQUIRE_SLOT, RELEASE_SLOT, SlotRefusal, WAIT_SLOT, granted_ticket, slot_refusal, slot_turn,
-    slot_vote,
+    ACQUIRE_SLOT, RELEASE_SLOT, SlotRefusal, granted_ticket, slot_refusal, slot_vote,
 };
 
 /// How many masters must draw a ticket for a newcomer to join the queue: N − majority + 1, as
@@ -34,59 +29,27 @@ fn tickets_needed(nodes: usize) -> usize {
     nodes - majority(nodes) + 1
 }
 
-/// Every key a slot script touches (see `semaphore_scripts`): K, its holder record and queue
-/// (`Names`), and the semaphore's own three.
-pub(in crate::lock) struct SlotKeys<'a> {
-    key: &'a str,
-    names: Names,
-    slots: String,
-    limit: String,
-    holders: String,
-}
-
-impl<'a> SlotKeys<'a> {
-    pub(in crate::lock) fn of(key: &'a str) -> SlotKeys<'a> {
-        SlotKeys {
-            key,
-            names: Names::of(key),
-            slots: keys::slots(key),
-            limit: keys::limit(key),
-            holders: keys::slot_holders(key),
-        }
-    }
-
-    pub(in crate::lock) fn all(&self) -> [&str; 9] {
-        let n = &self.names;
-        [
-            self.key,
-            &n.holder,
-            &n.queue,
-            &n.lease,
-            &n.waiters,
-            &n.tickets,
-            &self.slots,
-            &self.limit,
-            &self.holders,
-        ]
-    }
-}
-
 /// One attempt as a newcomer: a slot on every master at once (where the queue leaves one
 /// free), decided at the slot quorum; on failure whatever partial hold it left is removed,
 /// so that contenders do not split the slots until the TTL runs out. A refused caller that
 /// `will_wait` also gets its ticket for the queue, as for the lock (see `queue`).
 pub(in crate::lock) async fn attempt_slot(
     masters: &Masters,
-    key: &str,
+    request: &Request<'_>,
+    names: &Names,
     token: &str,
     limit: u32,
-    timing: Timing,
-    holder: Option<&Holder>,
-    will_wait: bool,
 ) -> Result<Lock, Refused> {
+    let (key, timing, holder) = (request.key, request.timing, request.holder);
+    let will_wait = request.will_wait();
     let quorum = slot_quorum(masters.nodes.len(), limit);
     let record = holder.map(|h| h.record(token)).unwrap_or_default();
-    let names = SlotKeys::of(key);
+    let undone = Holding {
+        key,
+        names,
+        token,
+        timing,
+    };
     let ttl_ms = timing.ttl_ms();
     let limit_text = limit.to_string();
     let keep_ms = keep(&timing).as_millis().to_string();
@@ -98,7 +61,8 @@ pub(in crate::lock) async fn attempt_slot(
         if will_wait { b"1" } else { b"" },
         keep_ms.as_bytes(),
     ];
-    let keys = names.all();
+    let keys = names.keys(key);
+    let keys = &keys[..SLOT_KEYS];
     let start = Instant::now();
     let round = masters
         .round_with(
@@ -113,7 +77,7 @@ pub(in crate::lock) async fn attempt_slot(
                 Until::Decided
             },
             slot_vote,
-            |node| node.eval(&ACQUIRE_SLOT, &keys, &args),
+            |node| node.eval(&ACQUIRE_SLOT, keys, &args),
         )
         .await;
     let elapsed = start.elapsed();
@@ -128,7 +92,7 @@ pub(in crate::lock) async fn attempt_slot(
         // Even when a quorum said yes: holders that disagree are an error to report,
         // not a race to win.
         (Some(conflict), _) => {
-            release_slot(masters, key, token, limit, timing, Purpose::Undo, None).await;
+            release_slot(masters, undone, limit, Purpose::Undo, None).await;
             return Err(Refused::Conflict(conflict));
         }
         (None, Decision::Won) if elapsed + timing.drift() < timing.ttl => {
@@ -180,18 +144,9 @@ pub(in crate::lock) async fn attempt_slot(
     // Unless every master refused, some may have given us a slot (also those that did not
     // answer in time, or whose answer the round did not wait for): give those back.
     if round.tally.no() < masters.nodes.len() {
-        release_slot(masters, key, token, limit, timing, Purpose::Undo, None).await;
+        release_slot(masters, undone, limit, Purpose::Undo, None).await;
     }
     Err(Refused::Failed(failure, ticket.filter(|_| will_wait)))
-}
-
-/// A waiter's place in the queue, as the undo of its own failed turn puts it back (see
-/// RELEASE_SLOT): its ticket, lease and record, and the queue keys' TTL.
-pub(in crate::lock) struct Seat<'a> {
-    pub ticket: &'a str,
-    pub lease_ms: &'a str,
-    pub record: &'a str,
-    pub keep_ms: &'a str,
 }
 
 /// Removes our slot on every master. [`Purpose::Release`]: a real release, which also gives up
@@ -201,21 +156,25 @@ pub(in crate::lock) struct Seat<'a> {
 /// in are woken (see RELEASE_SLOT). Bounded by one node timeout, as the lock's release.
 pub(in crate::lock) async fn release_slot(
     masters: &Masters,
-    key: &str,
-    token: &str,
+    holding: Holding<'_>,
     limit: u32,
-    timing: Timing,
     purpose: Purpose,
     seat: Option<&Seat<'_>>,
 ) -> Released {
-    let names = SlotKeys::of(key);
+    let Holding {
+        key,
+        names,
+        token,
+        timing,
+    } = holding;
     let channel = if purpose.announces() {
         keys::released_channel(key)
     } else {
         String::new()
     };
     let limit_text = limit.to_string();
-    let (keys, names, channel, limit_text) = (&names.all(), &names.names, &channel, &limit_text);
+    let keys = names.keys(key);
+    let (keys, channel, limit_text) = (&keys[..SLOT_KEYS], &channel, &limit_text);
     let seat_args: [&[u8]; 4] = match seat {
         Some(seat) => [seat.ticket, seat.lease_ms, seat.record, seat.keep_ms].map(str::as_bytes),
         None => [b""; 4],
@@ -253,46 +212,6 @@ pub(in crate::lock) async fn release_slot(
         _ => Released::Unknown {
             failures: round.failures(masters),
         },
-    }
-}
-
-impl Turns<'_> {
-    /// A waiter's turn for a slot (see WAIT_SLOT), decided by the slot quorum.
-    pub(in crate::lock) async fn take_slot(
-        &self,
-        masters: &Masters,
-        join: bool,
-        limit: u32,
-        cause: Wakeup,
-    ) -> Polled {
-        let waiter = self.waiter;
-        let names = SlotKeys::of(waiter.key);
-        let limit_text = limit.to_string();
-        let args: [&[u8]; 9] = [
-            waiter.token.as_bytes(),
-            &self.ttl_ms,
-            limit_text.as_bytes(),
-            self.record.as_bytes(),
-            self.ticket.as_bytes(),
-            self.waiting_record.as_bytes(),
-            self.lease_ms.as_bytes(),
-            self.keep_ms.as_bytes(),
-            if join { b"1" } else { b"" },
-        ];
-        let quorum = slot_quorum(masters.nodes.len(), limit);
-        let request = (&*WAIT_SLOT, &names.all()[..], &args[..]);
-        let mut polled = self
-            .turn(masters, (quorum, limit as usize), request, slot_turn, cause)
-            .await;
-        if let Err(AttemptFailure::Full { holders, .. }) = &mut polled.outcome {
-            // Who holds the slots is not in a turn's answer: say nothing rather than guess.
-            holders.clear();
-            // A turn that may have taken a slot somewhere, even where the round did not wait
-            // for the answer, gives it back (the next turn would renew it, but a waiter that
-            // gives up now would leave it to its TTL).
-            polled.partial |= polled.first;
-        }
-        polled
     }
 }
 

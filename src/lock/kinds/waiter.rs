@@ -3,7 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::held::{Kind, Timing};
+use super::held::Timing;
+use super::seam::Seam;
 use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::keys::Names;
 
@@ -31,6 +32,6 @@ pub(in crate::lock) struct Waiter<'a> {
     pub since: Instant,
     pub timing: Timing,
     pub holder: Option<&'a Holder>,
-    /// What it waits for: the lock, or a slot of a semaphore (see `semaphore`).
-    pub kind: Kind,
+    /// What it waits for: the lock, a slot of a semaphore or a reader's share, as its seam.
+    pub seam: &'a dyn Seam,
 }

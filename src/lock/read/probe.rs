@@ -173,26 +173,11 @@ async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Resul
     };
     let (key, shared_key, slots_key) = (scratch_key(), scratch_key(), scratch_key());
     let names = keys::Names::of(&key);
-    let keys = names.lock_keys(key.as_str());
+    let keys = &names.keys(key.as_str())[..keys::LOCK_KEYS];
     let shared_names = keys::Names::of(&shared_key);
-    let reader_keys = shared_names.reader_keys(shared_key.as_str());
-    let (slots, limit, slot_holders) = (
-        keys::slots(&slots_key),
-        keys::limit(&slots_key),
-        keys::slot_holders(&slots_key),
-    );
+    let reader_keys = &shared_names.keys(shared_key.as_str())[..keys::READER_KEYS];
     let slot_names = keys::Names::of(&slots_key);
-    let slot_keys = [
-        slots_key.as_str(),
-        &slot_names.holder,
-        &slot_names.queue,
-        &slot_names.lease,
-        &slot_names.waiters,
-        &slot_names.tickets,
-        &slots,
-        &limit,
-        &slot_holders,
-    ];
+    let slot_keys = &slot_names.keys(slots_key.as_str())[..keys::SLOT_KEYS];
     // Everything with a TTL of 1 to 2 s: nothing is left behind even if a step fails.
     let (holder, waiter): (&[u8], &[u8]) = (b"doctor-holder", b"doctor-waiter");
     let publish: &'static [u8] = if scratch.sharded {
@@ -211,34 +196,34 @@ async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Resul
         }
     };
     expect(
-        run(&ACQUIRE, &keys, vec![holder, b"1000", b"", b"", b"2000"]).await,
+        run(&ACQUIRE, keys, vec![holder, b"1000", b"", b"", b"2000"]).await,
         true,
     )?;
     // Refused, drawing a ticket; then placed in the queue; then leaving it.
     expect(
-        run(&ACQUIRE, &keys, vec![waiter, b"1000", b"", b"1", b"2000"]).await,
+        run(&ACQUIRE, keys, vec![waiter, b"1000", b"", b"1", b"2000"]).await,
         false,
     )?;
     let wait = vec![waiter, b"1000", b"", b"1", b"", b"1000", b"2000", b"1"];
-    expect(run(&WAIT, &keys, wait).await, false)?;
+    expect(run(&WAIT, keys, wait).await, false)?;
     expect(
-        run(&LEAVE, &keys, vec![waiter, publish, b"", b""]).await,
+        run(&LEAVE, keys, vec![waiter, publish, b"", b""]).await,
         true,
     )?;
     let release = vec![holder, b"", publish, b"", b""];
-    expect(run(&RELEASE, &keys, release).await, true)?;
+    expect(run(&RELEASE, keys, release).await, true)?;
     // A reader's share (`--shared`) and a semaphore's slot (`--limit`): their scripts run
     // commands the lock's do not (PEXPIREAT, ZCOUNT), which an ACL may still refuse.
     let reader: &[u8] = b"shr-doctor";
     let share = vec![reader, b"1000", b"", b"", b"2000"];
-    expect(run(&READ_ACQUIRE, &reader_keys, share).await, true)?;
+    expect(run(&READ_ACQUIRE, reader_keys, share).await, true)?;
     let unshare = vec![reader, b"", publish, b"", b""];
-    expect(run(&READ_RELEASE, &reader_keys, unshare).await, true)?;
+    expect(run(&READ_RELEASE, reader_keys, unshare).await, true)?;
     let slot: &[u8] = b"sem2-doctor";
     let take = vec![slot, b"1000", b"2", b"", b"", b"2000"];
-    expect(run(&ACQUIRE_SLOT, &slot_keys, take).await, true)?;
+    expect(run(&ACQUIRE_SLOT, slot_keys, take).await, true)?;
     let give_back = vec![slot, b"", publish, b"", b"", b"2", b"", b"", b"", b""];
-    expect(run(&RELEASE_SLOT, &slot_keys, give_back).await, true)?;
+    expect(run(&RELEASE_SLOT, slot_keys, give_back).await, true)?;
     // The ticket counter would outlive the test by its TTL: remove it now.
     let del: [&[u8]; 2] = [b"DEL", names.tickets.as_bytes()];
     match tokio::time::timeout(timeout, node.command(&del)).await {

@@ -37,7 +37,7 @@
 //!    as timed out.
 //!    What stays in memory is the names (at most [`MAX_KEYS`] per master; distinct keys are
 //!    counted by a 64-bit hash of each, not kept) and one batch of reads, each read capped by
-//!    the transport (see `READ`).
+//!    the transport (see `scripts::scan`'s READ).
 //!
 //! It writes nothing, and reads fencing counters only with commands that leave their access
 //! time alone (`EXISTS`, `PTTL`, `OBJECT IDLETIME`): a `GET` would reset the idle time that
@@ -48,7 +48,6 @@
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashSet};
 use std::hash::{BuildHasher, RandomState};
-use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
@@ -57,8 +56,8 @@ use crate::lock::quorum::outcome::{Inspection, MasterState};
 use crate::lock::quorum::round::Masters;
 use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::keys::{self, RESERVED_PREFIX};
+use crate::lock::scripts::scan::PAGE;
 use crate::lock::wire::endpoint::Endpoint;
-use crate::lock::wire::lua::Lua;
 use crate::lock::wire::master::Master;
 use crate::lock::wire::node::{Node, NodeError};
 
@@ -68,7 +67,6 @@ mod page;
 mod read;
 
 pub(in crate::lock) use batches::{read_locks, read_strays};
-pub(in crate::lock) use page::PAGE;
 use page::{PAGE_BUDGET, WHOLE_NAME, is_over_caps, scan_reply};
 
 pub use read::{FenceRead, LockRead, Malformed, QueueRead, ReadersRead, Ttl};
@@ -475,8 +473,3 @@ async fn scan_master(
         cursor = next;
     }
 }
-
-/// Reads one lock's keys on one master; see `read`. Its bit is its own, as every script's
-/// (`lock/tests.rs`): one shared with another script would make a connection that loaded that
-/// one send EVALSHA for this one unloaded, and pay a NOSCRIPT and an EVAL each time.
-pub(in crate::lock) static READ: LazyLock<Lua> = LazyLock::new(|| Lua::new(read::SCRIPT, 1 << 27));

@@ -190,8 +190,8 @@ fn wake_prefix(tag: &str) -> String {
     prefix
 }
 
-/// Every name a lock's scripts touch, computed once per operation: the cheap way to pass eight
-/// keys around (the slot tag of a key with a `}` but no hash tag costs a search).
+/// Every name a lock's scripts touch, computed once per operation: the cheap way to pass a
+/// dozen keys around (the slot tag of a key with a `}` but no hash tag costs a search).
 pub struct Names {
     pub holder: String,
     pub queue: String,
@@ -204,9 +204,23 @@ pub struct Names {
     /// A shared lock's readers and their records (`--shared`).
     pub readers: String,
     pub reader_holders: String,
+    /// A semaphore's holder records.
+    pub slot_holders: String,
+    pub fence: String,
     pub wake_prefix: String,
     pub wake_suffix: String,
 }
+
+/// How many of [`Names::keys`] each family of scripts takes (a script reads KEYS up to its
+/// family's last, so each takes the first ones): the lock's queue-aware scripts (through the
+/// readers, which refuse a writer; see `shared`), ...
+pub const LOCK_KEYS: usize = 9;
+/// ... a reader's (and their records), ...
+pub const READER_KEYS: usize = 10;
+/// ... a slot's (and the slots' records), ...
+pub const SLOT_KEYS: usize = 11;
+/// ... and those that read the fencing counter (FENCE_PROPOSE, INSPECT, `list`'s READ).
+pub const ALL_KEYS: usize = 12;
 
 impl Names {
     pub fn of(key: &str) -> Names {
@@ -222,14 +236,21 @@ impl Names {
             limit: name("limit"),
             readers: name("readers"),
             reader_holders: name("readerholders"),
+            slot_holders: name("holders"),
+            fence: name("fence"),
             wake_prefix: wake_prefix(&tag),
             wake_suffix: format!(":{key}"),
         }
     }
 
-    /// The KEYS of the lock's queue-aware scripts, in their order (see `scripts::queue`): the
-    /// readers key last, which refuses a writer (see `shared`).
-    pub fn lock_keys<'a>(&'a self, key: &'a str) -> [&'a str; 9] {
+    /// The KEYS of every script of lock `key`, built here alone, in one order with one meaning
+    /// per position (as the Lua numbers them, from 1): 1 K, 2 its holder record, 3 the queue
+    /// (token -> ticket), 4 the leases, 5 the waiters' records, 6 the ticket counter (see
+    /// `scripts::queue`), 7 a semaphore's slots, 8 its limit (see `scripts::slots`), 9 a shared
+    /// lock's readers, 10 their records (see `scripts::shared`), 11 the slots' records, 12 the
+    /// fencing counter. A script takes the first [`LOCK_KEYS`], [`READER_KEYS`], [`SLOT_KEYS`]
+    /// or [`ALL_KEYS`] of them (the lock's EXTEND: the first two).
+    pub fn keys<'a>(&'a self, key: &'a str) -> [&'a str; ALL_KEYS] {
         [
             key,
             &self.holder,
@@ -240,34 +261,9 @@ impl Names {
             &self.slots,
             &self.limit,
             &self.readers,
-        ]
-    }
-
-    /// The KEYS of a reader's scripts: the lock's, then the readers and their records (see
-    /// `scripts::shared`).
-    pub fn reader_keys<'a>(&'a self, key: &'a str) -> [&'a str; 10] {
-        let [
-            k,
-            holder,
-            queue,
-            lease,
-            waiters,
-            tickets,
-            slots,
-            limit,
-            readers,
-        ] = self.lock_keys(key);
-        [
-            k,
-            holder,
-            queue,
-            lease,
-            waiters,
-            tickets,
-            slots,
-            limit,
-            readers,
             &self.reader_holders,
+            &self.slot_holders,
+            &self.fence,
         ]
     }
 }
@@ -307,6 +303,32 @@ mod tests {
         "foo{{bar}}zap",
         "a:b:c",
     ];
+
+    #[test]
+    fn the_layout_names_each_key_as_its_own_function_does() {
+        for key in LAYOUT_CASES {
+            let names = Names::of(key);
+            let expected = [
+                key.to_string(),
+                holder(key),
+                queue(key),
+                lease(key),
+                waiters(key),
+                tickets(key),
+                slots(key),
+                limit(key),
+                readers(key),
+                reader_holders(key),
+                slot_holders(key),
+                fence(key),
+            ];
+            assert_eq!(
+                names.keys(key),
+                expected.each_ref().map(String::as_str),
+                "{key:?}"
+            );
+        }
+    }
 
     #[test]
     fn auxiliary_keys_share_the_lock_keys_slot() {

@@ -19,6 +19,7 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
+use super::bit;
 use super::holder::Holder;
 use super::queue_lua::{FUNCTIONS, SHARED_MARKER};
 use super::replies::MasterState;
@@ -65,7 +66,7 @@ return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current,
         redis.call('ZCARD', KEYS[3]), ticket}
 ",
         ],
-        1,
+        bit(&ACQUIRE),
     )
 });
 
@@ -153,7 +154,7 @@ if ARGV[1] ~= '__redlock:shared' and redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 ",
-        2,
+        bit(&EXTEND),
     )
 });
 
@@ -201,22 +202,12 @@ if mine then
   redis.call('DEL', KEYS[1])
   released = 1
 end
-local waiting = false
-if queued then
-  if ARGV[2] ~= '' then
-    drop(ARGV[1])
-  end
-  local after
-  after, waiting = eligible_lock(now)
-  wake_newly(before, after, ARGV[1], ARGV[3], ARGV[4], ARGV[5])
-end
-if ARGV[2] ~= '' and released == 1 and not waiting then
-  redis.pcall(ARGV[3], ARGV[2], '')
-end
+hand_off(before, queued and function() return eligible_lock(now) end, ARGV[1], ARGV[2] ~= '',
+         ARGV[3], ARGV[4], ARGV[5], ARGV[2], function() return released == 1 end)
 return released
 ",
         ],
-        4,
+        bit(&RELEASE),
     )
 });
 
@@ -224,7 +215,8 @@ return released
 pub const INSPECTED_WAITERS: usize = 100;
 
 /// Reads the lock's state on one master in one round trip, queue included, changing nothing.
-/// KEYS: lock, holder, fencing counter, queue, leases, waiters' records.
+/// KEYS: the whole layout (`keys::Names::keys`), of which it reads the lock 1, holder 2,
+/// queue 3, leases 4, waiters' records 5 and fencing counter 12.
 /// Returns {token or nil, PTTL of the lock, holder record or nil, counter or nil (or {the
 /// error GET gave}: a counter of another type is the counter's problem, not the lock's), the
 /// master's time in ms, {token, ticket, lease, record or nil}* for the first
@@ -234,22 +226,22 @@ pub static INSPECT: LazyLock<Lua> = LazyLock::new(|| {
         r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local queued = redis.call('ZRANGE', KEYS[4], 0, 99, 'WITHSCORES')
+local queued = redis.call('ZRANGE', KEYS[3], 0, 99, 'WITHSCORES')
 local waiters = {}
 for i = 1, #queued, 2 do
   waiters[#waiters + 1] = queued[i]
   waiters[#waiters + 1] = queued[i + 1]
-  waiters[#waiters + 1] = redis.call('ZSCORE', KEYS[5], queued[i])
-  waiters[#waiters + 1] = redis.call('HGET', KEYS[6], queued[i])
+  waiters[#waiters + 1] = redis.call('ZSCORE', KEYS[4], queued[i])
+  waiters[#waiters + 1] = redis.call('HGET', KEYS[5], queued[i])
 end
-local counter = redis.pcall('GET', KEYS[3])
+local counter = redis.pcall('GET', KEYS[12])
 if type(counter) == 'table' then
   counter = {counter.err}
 end
 return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]),
-        counter, tostring(now), waiters, redis.call('ZCARD', KEYS[4])}
+        counter, tostring(now), waiters, redis.call('ZCARD', KEYS[3])}
 ",
-        8,
+        bit(&INSPECT),
     )
 });
 
@@ -325,20 +317,21 @@ pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> In
 }
 
 /// Fencing: sets the counter to the proposed number only if that is greater than what the
-/// master has (a missing counter counts as 0). KEYS: counter. ARGV: proposed number.
+/// master has (a missing counter counts as 0). KEYS: the whole layout (`keys::Names::keys`),
+/// of which it reads the counter, 12. ARGV: proposed number.
 /// Returns 1 when set, 0 when the master already had that number or more. Lua numbers are
 /// doubles: exact up to 2^53, far beyond any count of grants.
 pub static FENCE_PROPOSE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
         r"
-local current = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+local current = tonumber(redis.call('GET', KEYS[12]) or '0') or 0
 if tonumber(ARGV[1]) > current then
-  redis.call('SET', KEYS[1], ARGV[1])
+  redis.call('SET', KEYS[12], ARGV[1])
   return 1
 end
 return 0
 ",
-        16,
+        bit(&FENCE_PROPOSE),
     )
 });
 

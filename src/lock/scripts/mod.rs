@@ -7,7 +7,8 @@
 //! a lock's state, a conflict, a queued waiter), `lock` (the lock's scripts: ACQUIRE, EXTEND,
 //! RELEASE, INSPECT, FENCE), `queue` (the fair queue's: WAIT, LEAVE), `slots` (the semaphore's),
 //! `shared` (the readers': their shares, and the marker K holds while they do), and
-//! `queue_lua` (the Lua functions every queue-aware script shares).
+//! `queue_lua` (the Lua functions every queue-aware script shares), `scan` (`list`'s READ and
+//! PAGE); and [`TABLE`], every script in one table, where each gets its bit.
 //!
 //! Promises: each script is atomic on its master, writes a TTL on every key it writes, and
 //! answers in a shape its decoder checks (an unexpected reply is an error naming the master,
@@ -48,6 +49,7 @@ pub mod lock;
 pub(super) mod queue;
 pub(super) mod queue_lua;
 pub(super) mod replies;
+pub(super) mod scan;
 pub(super) mod shared;
 pub(super) mod slots;
 
@@ -56,3 +58,44 @@ pub(super) mod slots;
 /// The Lua's `LONGEST`: a slot or share scored later than the master's time plus this was not
 /// written by redlock (see the header).
 pub const LONGEST_TTL_MS: u64 = 366 * 24 * 3600 * 1000;
+
+use std::sync::LazyLock;
+
+use crate::lock::wire::lua::Lua;
+
+/// Every script redlock runs, by name, in one table: a script's row is its bit in a
+/// connection's mask of scripts already loaded (`Lua::bit`, see [`bit`]), so no two scripts
+/// can share one (which would make a connection send EVALSHA for a script it never loaded),
+/// and `lock/tests.rs` checks the table itself. A script not in it fails at its first use.
+pub(in crate::lock) static TABLE: [(&str, &LazyLock<Lua>); 20] = [
+    ("ACQUIRE", &lock::ACQUIRE),
+    ("EXTEND", &lock::EXTEND),
+    ("RELEASE", &lock::RELEASE),
+    ("INSPECT", &lock::INSPECT),
+    ("FENCE_PROPOSE", &lock::FENCE_PROPOSE),
+    ("WAIT", &queue::WAIT),
+    ("LEAVE", &queue::LEAVE),
+    ("ACQUIRE_SLOT", &slots::ACQUIRE_SLOT),
+    ("WAIT_SLOT", &slots::WAIT_SLOT),
+    ("EXTEND_SLOT", &slots::EXTEND_SLOT),
+    ("RELEASE_SLOT", &slots::RELEASE_SLOT),
+    ("LEAVE_SLOT", &slots::LEAVE_SLOT),
+    ("INSPECT_SLOTS", &slots::INSPECT_SLOTS),
+    ("READ_ACQUIRE", &shared::READ_ACQUIRE),
+    ("READ_WAIT", &shared::READ_WAIT),
+    ("READ_EXTEND", &shared::READ_EXTEND),
+    ("READ_RELEASE", &shared::READ_RELEASE),
+    ("INSPECT_READERS", &shared::INSPECT_READERS),
+    ("READ (list)", &scan::READ),
+    ("PAGE (list)", &scan::PAGE),
+];
+
+/// The bit of `script`: one, at its row in [`TABLE`]. Called as each script is built, once
+/// per process.
+pub(in crate::lock) fn bit(script: &LazyLock<Lua>) -> u32 {
+    let row = TABLE
+        .iter()
+        .position(|(_, row)| std::ptr::eq(*row, script))
+        .expect("every script has a row in scripts::TABLE");
+    1 << row
+}

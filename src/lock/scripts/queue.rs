@@ -7,7 +7,8 @@
 //! `KEYS[4]` the leases (token -> the master's time in ms when that place lapses), `KEYS[5]`
 //! the waiters' records (token -> JSON), `KEYS[6]` the ticket counter; then `KEYS[7]` and
 //! `KEYS[8]`, a semaphore's slots and limit (refused), and `KEYS[9]`, a shared lock's readers
-//! (a writer is refused where they hold: see `shared`).
+//! (a writer is refused where they hold: see `shared`): the first `keys::LOCK_KEYS` of the one
+//! layout, `keys::Names::keys`, where every script finds each key at the same position.
 //!
 //! Two rules keep the queue from ever leaving anything behind:
 //! - every script that adds to a queue key runs `keep` before its first write, which gives the
@@ -40,6 +41,7 @@
 
 use std::sync::LazyLock;
 
+use super::bit;
 use super::holder::Holder;
 use super::lock::{Refusal, SEMAPHORE_CHECK, semaphore_in_use, ttl};
 use super::queue_lua::{FUNCTIONS, SHARED_MARKER};
@@ -67,15 +69,13 @@ pub static WAIT: LazyLock<Lua> = LazyLock::new(|| {
             r"
 local now = now_ms()
 local first = first_live(now)
-local placed = redis.call('ZSCORE', KEYS[3], ARGV[1])
-if not placed and ARGV[8] == '' then
+local ms = tonumber(ARGV[7])
+local in_line, placed = place(ARGV[1], ARGV[4], ARGV[5], ms, ARGV[8])
+if not in_line then
   return 0
 end
-local ms = tonumber(ARGV[7])
 local lease = now + tonumber(ARGV[6])
-keep(ms)
 if not placed then
-  join(ARGV[1], ARGV[4], ARGV[5], ms)
   first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
 end
 local current = held_value()
@@ -94,7 +94,7 @@ return {placed and 1 or 2, redis.call('ZRANK', KEYS[3], ARGV[1]), redis.call('ZC
         redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current}
 ",
         ],
-        256,
+        bit(&WAIT),
     )
 });
 
@@ -113,12 +113,12 @@ local before = eligible_lock(now)
 if redis.call('ZSCORE', KEYS[3], ARGV[1]) == false then
   return 0
 end
-drop(ARGV[1])
-wake_newly(before, eligible_lock(now), ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+hand_off(before, function() return eligible_lock(now) end, ARGV[1], true, ARGV[2], ARGV[3],
+         ARGV[4], '')
 return 1
 ",
         ],
-        512,
+        bit(&LEAVE),
     )
 });
 

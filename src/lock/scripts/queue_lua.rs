@@ -12,7 +12,13 @@
 /// before the first live writer, when the lock is free or held by readers; a slot script has
 /// its own) and publishes to each newly eligible one except the caller
 /// (`wake_newly`). So every change that lets a waiter in is announced by the master where it
-/// happens, and nothing else is.
+/// happens, and nothing else is. The tail every releasing or leaving script ends with is one
+/// function, `hand_off`: the caller's place dropped (`leaving`), the eligible waiters read
+/// again (`eligible`, the script's own rule; `false` where nobody is queued: nothing to drop or
+/// wake), the newly eligible woken, and, with nobody waiting, a real release (a `channel`)
+/// that `announce` confirms published on the key's release channel.
+/// `place` is the start of every waiter's turn (WAIT, READ_WAIT, WAIT_SLOT): the caller's place
+/// kept, or made when it may `join`; `false` when this master has none and it may not.
 /// The value K holds while readers hold it (`shared`): never a token, so that other clients'
 /// `SET K x NX` fails and their `GET K == token` release finds it is not theirs.
 pub const SHARED_MARKER: &str = "__redlock:shared";
@@ -160,6 +166,32 @@ local function wake_newly(before, after, caller, publish, prefix, suffix)
     if not known then
       redis.pcall(publish, prefix .. token .. suffix, '')
     end
+  end
+end
+local function place(token, ticket, record, ms, may_join)
+  local placed = redis.call('ZSCORE', KEYS[3], token)
+  if not placed and may_join == '' then
+    return false, false
+  end
+  keep(ms)
+  if not placed then
+    join(token, ticket, record, ms)
+  end
+  return true, placed
+end
+local function hand_off(before, eligible, caller, leaving, publish, prefix, suffix, channel,
+                        announce)
+  local waiting = false
+  if eligible then
+    if leaving then
+      drop(caller)
+    end
+    local after
+    after, waiting = eligible()
+    wake_newly(before, after, caller, publish, prefix, suffix)
+  end
+  if channel ~= '' and not waiting and announce() then
+    redis.pcall(publish, channel, '')
   end
 end
 ";

@@ -35,6 +35,7 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
+use super::bit;
 use super::holder::Holder;
 use super::lock::SEMAPHORE_CHECK;
 use super::queue_lua::FUNCTIONS;
@@ -135,9 +136,6 @@ local function reader_eligible(token)
 end
 ";
 
-/// Script bits apart from the lock's, the queue's and the slots' (see `Lua::bit`).
-const BIT: u32 = 1 << 12;
-
 /// Takes a share as a newcomer: where K is free or held by readers and no writer waits in the
 /// queue (where it would be eligible at the back of the line; a reader behind a waiting
 /// writer queues). ARGV: token, TTL ms, holder record (may
@@ -172,7 +170,7 @@ return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current,
         redis.call('ZCARD', KEYS[3]), ticket}
 ",
         ],
-        BIT,
+        bit(&READ_ACQUIRE),
     )
 });
 
@@ -189,16 +187,12 @@ pub static READ_WAIT: LazyLock<Lua> = LazyLock::new(|| {
             r"
 local now = now_ms()
 first_live(now)
-local placed = redis.call('ZSCORE', KEYS[3], ARGV[1])
-if not placed and ARGV[8] == '' then
+local ms = tonumber(ARGV[7])
+local in_line, placed = place(ARGV[1], ARGV[4], ARGV[5], ms, ARGV[8])
+if not in_line then
   return 0
 end
-local ms = tonumber(ARGV[7])
 local lease = now + tonumber(ARGV[6])
-keep(ms)
-if not placed then
-  join(ARGV[1], ARGV[4], ARGV[5], ms)
-end
 fresh(KEYS[4], ms, 'ZADD', KEYS[4], lease, ARGV[1])
 local current = redis.call('GET', KEYS[1])
 if not current or current == SHARED then
@@ -212,7 +206,7 @@ return {placed and 1 or 2, redis.call('ZRANK', KEYS[3], ARGV[1]), redis.call('ZC
         redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current}
 ",
         ],
-        BIT << 1,
+        bit(&READ_WAIT),
     )
 });
 
@@ -237,7 +231,7 @@ keep_readers(at, now)
 return 1
 ",
         ],
-        BIT << 2,
+        bit(&READ_EXTEND),
     )
 });
 
@@ -283,22 +277,13 @@ if score then
     keep_readers(until_past(KEYS[9], ARGV[1], now, now), now)
   end
 end
-local waiting = false
-if queued then
-  if ARGV[2] ~= '' then
-    drop(ARGV[1])
-  end
-  local after
-  after, waiting = eligible_writer(now)
-  wake_newly(before, after, ARGV[1], ARGV[3], ARGV[4], ARGV[5])
-end
-if ARGV[2] ~= '' and released == 1 and not waiting and redis.call('EXISTS', KEYS[1]) == 0 then
-  redis.pcall(ARGV[3], ARGV[2], '')
-end
+hand_off(before, queued and function() return eligible_writer(now) end, ARGV[1], ARGV[2] ~= '',
+         ARGV[3], ARGV[4], ARGV[5], ARGV[2],
+         function() return released == 1 and redis.call('EXISTS', KEYS[1]) == 0 end)
 return released
 ",
         ],
-        BIT << 3,
+        bit(&READ_RELEASE),
     )
 });
 
@@ -312,17 +297,17 @@ pub static INSPECT_READERS: LazyLock<Lua> = LazyLock::new(|| {
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local last = string.format('%d', now + 31622400000)
-local out = {redis.call('ZCOUNT', KEYS[1], string.format('(%d', now), last)}
-local live = redis.call('ZRANGEBYSCORE', KEYS[1], string.format('(%d', now), last,
+local out = {redis.call('ZCOUNT', KEYS[9], string.format('(%d', now), last)}
+local live = redis.call('ZRANGEBYSCORE', KEYS[9], string.format('(%d', now), last,
                         'WITHSCORES', 'LIMIT', 0, 1000)
 for i = 1, #live, 2 do
   out[#out + 1] = live[i]
   out[#out + 1] = tonumber(live[i + 1]) - now
-  out[#out + 1] = redis.call('HGET', KEYS[2], live[i])
+  out[#out + 1] = redis.call('HGET', KEYS[10], live[i])
 end
 return out
 ",
-        BIT << 4,
+        bit(&INSPECT_READERS),
     )
 });
 

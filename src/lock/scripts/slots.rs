@@ -46,6 +46,7 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
+use super::bit;
 use super::holder::Holder;
 use super::lock::Refusal;
 use super::queue::{Place, Turn};
@@ -60,20 +61,21 @@ use crate::lock::wire::resp::Reply;
 /// with their records), `live_slots` (how many slots have not expired), `expire_slots` and
 /// `keep_slots` (give the slot keys an expiry time, and store the limit with it), `take` (a new
 /// slot, in the order the header argues) and `renew` (our slot's new time). KEYS, for every
-/// script here: 1 K, 2 K's holder record, 3-6 K's queue (see `queue_scripts`), 7 the slots,
-/// 8 the limit, 9 the slots' holder records.
+/// script here, the first `keys::SLOT_KEYS` of the one layout (`keys::Names::keys`): 1 K,
+/// 2 K's holder record, 3-6 K's queue (see `scripts::queue`), 7 the slots, 8 the limit, 9-10
+/// a shared lock's readers and their records (unread here), 11 the slots' holder records.
 const PRELUDE: &str = r"
 local now = now_ms()
 local function prune()
   local gone = redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', now, 'LIMIT', 0, 100)
   if #gone > 0 then
     redis.call('ZREM', KEYS[7], unpack(gone))
-    redis.call('HDEL', KEYS[9], unpack(gone))
+    redis.call('HDEL', KEYS[11], unpack(gone))
   end
   local foreign = beyond(KEYS[7], now)
   if #foreign > 0 then
     redis.call('ZREM', KEYS[7], unpack(foreign))
-    redis.call('HDEL', KEYS[9], unpack(foreign))
+    redis.call('HDEL', KEYS[11], unpack(foreign))
   end
 end
 local function live_slots()
@@ -81,7 +83,7 @@ local function live_slots()
 end
 local function expire_slots(at)
   redis.call('PEXPIREAT', KEYS[7], at)
-  redis.call('PEXPIREAT', KEYS[9], at)
+  redis.call('PEXPIREAT', KEYS[11], at)
 end
 local function keep_slots(at, l)
   expire_slots(at)
@@ -94,8 +96,8 @@ local function take(token, ttl, l, record)
   redis.call('ZADD', KEYS[7], score, token)
   redis.call('PEXPIREAT', KEYS[7], at)
   if record ~= '' then
-    redis.call('HSET', KEYS[9], token, record)
-    redis.call('PEXPIREAT', KEYS[9], at)
+    redis.call('HSET', KEYS[11], token, record)
+    redis.call('PEXPIREAT', KEYS[11], at)
   end
   set_until(KEYS[8], l, at, now)
 end
@@ -123,15 +125,11 @@ local function full(extra)
   local out = {'full', frees, extra, redis.call('ZCARD', KEYS[3])}
   for i = 1, #taken, 2 do
     out[#out + 1] = taken[i]
-    out[#out + 1] = redis.call('HGET', KEYS[9], taken[i])
+    out[#out + 1] = redis.call('HGET', KEYS[11], taken[i])
   end
   return out
 end
 ";
-
-/// Script bits far from the lock's and the queue's (see `Lua::bit`), so that new scripts of
-/// theirs can take the next low bits.
-const BIT: u32 = 1 << 20;
 
 /// Takes a slot as a newcomer. ARGV: token, TTL in ms, L, holder record (may be empty), ticket
 /// wanted ('1' when the caller will wait: every answer then draws a ticket, a slot taken
@@ -179,7 +177,7 @@ end
 return full(ticket)
 ",
         ],
-        BIT,
+        bit(&ACQUIRE_SLOT),
     )
 });
 
@@ -201,16 +199,11 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   return {'lock', redis.call('GET', KEYS[1]) == SHARED and 1 or 0}
 end
 first_live(now)
-local placed = redis.call('ZSCORE', KEYS[3], ARGV[1])
-if not placed and ARGV[9] == '' then
+local ms = tonumber(ARGV[8])
+if not place(ARGV[1], ARGV[5], ARGV[6], ms, ARGV[9]) then
   return 0
 end
-local ms = tonumber(ARGV[8])
 local lease = now + tonumber(ARGV[7])
-keep(ms)
-if not placed then
-  join(ARGV[1], ARGV[5], ARGV[6], ms)
-end
 fresh(KEYS[4], ms, 'ZADD', KEYS[4], lease, ARGV[1])
 prune()
 if redis.call('ZSCORE', KEYS[7], ARGV[1]) then
@@ -232,7 +225,7 @@ end
 return full(position)
 ",
         ],
-        BIT << 1,
+        bit(&WAIT_SLOT),
     )
 });
 
@@ -253,7 +246,7 @@ renew(ARGV[1], ARGV[2], ARGV[3])
 return 1
 ",
         ],
-        BIT << 2,
+        bit(&EXTEND_SLOT),
     )
 });
 
@@ -278,14 +271,12 @@ pub static RELEASE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
 local before = eligible_slots(ARGV[6])
 local removed = redis.call('ZREM', KEYS[7], ARGV[1])
 if removed == 1 then
-  redis.call('HDEL', KEYS[9], ARGV[1])
+  redis.call('HDEL', KEYS[11], ARGV[1])
 end
 if live_slots() == 0 then
-  redis.call('DEL', KEYS[8], KEYS[9])
+  redis.call('DEL', KEYS[8], KEYS[11])
 end
-if ARGV[2] ~= '' then
-  drop(ARGV[1])
-elseif removed == 1 and ARGV[7] ~= '' then
+if ARGV[2] == '' and removed == 1 and ARGV[7] ~= '' then
   local ms = tonumber(ARGV[10])
   local lease = now + tonumber(ARGV[8])
   keep(ms)
@@ -295,15 +286,12 @@ elseif removed == 1 and ARGV[7] ~= '' then
     fresh(KEYS[5], ms, 'HSET', KEYS[5], ARGV[1], ARGV[9])
   end
 end
-local after, waiting = eligible_slots(ARGV[6])
-wake_newly(before, after, ARGV[1], ARGV[3], ARGV[4], ARGV[5])
-if ARGV[2] ~= '' and removed == 1 and not waiting then
-  redis.pcall(ARGV[3], ARGV[2], '')
-end
+hand_off(before, function() return eligible_slots(ARGV[6]) end, ARGV[1], ARGV[2] ~= '',
+         ARGV[3], ARGV[4], ARGV[5], ARGV[2], function() return removed == 1 end)
 return removed
 ",
         ],
-        BIT << 3,
+        bit(&RELEASE_SLOT),
     )
 });
 
@@ -320,12 +308,12 @@ local before = eligible_slots(ARGV[5])
 if redis.call('ZSCORE', KEYS[3], ARGV[1]) == false then
   return 0
 end
-drop(ARGV[1])
-wake_newly(before, eligible_slots(ARGV[5]), ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+hand_off(before, function() return eligible_slots(ARGV[5]) end, ARGV[1], true, ARGV[2],
+         ARGV[3], ARGV[4], '')
 return 1
 ",
         ],
-        BIT << 5,
+        bit(&LEAVE_SLOT),
     )
 });
 

@@ -1,7 +1,8 @@
 //! Unit tests of `client`.
 
 use super::*;
-use crate::lock::kinds::held::new_token;
+use crate::lock::kinds::attempt::retry_delay;
+use crate::lock::kinds::held::{Timing, new_token, reader_token};
 
 #[test]
 fn retry_delays_grow_and_stay_bounded() {
@@ -26,6 +27,6 @@ fn a_reader_gets_no_fencing_token_and_nothing_is_asked_of_the_masters() {
     let master = Master::parse("redis://127.0.0.1:1").unwrap();
     let client = Redlock::new(vec![master], None).unwrap();
     let timing = Timing::new(Duration::from_secs(10));
-    let reader = Lock::from_token("k", &Kind::Reader.new_token(), timing);
+    let reader = Lock::from_token("k", &reader_token(), timing);
     assert_eq!(client.fence(&reader), Err(FenceError::Shared));
 }

@@ -4,6 +4,7 @@ use super::super::held::{limit_of_token, new_token, slot_token};
 use super::*;
 use crate::lock::quorum::slot_refusals::full;
 use crate::lock::quorum::tally::slot_quorum;
+use crate::lock::scripts::holder::Holder;
 
 #[test]
 fn the_quorum_admits_at_most_l_holders_and_is_the_majority_for_one() {

@@ -1,18 +1,15 @@
 //! One page of `list`'s scan when its names are too long for a reply at the smallest SCAN
-//! count (see the header of `scan`): [`PAGE`], the script that sends back every name up to
-//! [`WHOLE_NAME`] bytes whole and only the start and length of any other, and the reading of
-//! a page's reply, SCAN's or PAGE's.
+//! count (see the header of `scan`): the bounds of PAGE (`scripts::scan`, the script that
+//! sends back every name up to [`WHOLE_NAME`] bytes whole and only the start and length of any
+//! other), and the reading of a page's reply, SCAN's or PAGE's.
 
-use std::sync::LazyLock;
-
-use crate::lock::wire::lua::Lua;
 use crate::lock::wire::resp::{BadReply, Reply};
 
-/// The longest name [`PAGE`] sends back whole: above every name redlock writes (see the module
+/// The longest name PAGE sends back whole: above every name redlock writes (see the module
 /// header), below the transport's cap on one string.
 pub(super) const WHOLE_NAME: usize = 320 << 10;
 
-/// The most bytes of names one [`PAGE`] reply holds whole: below the transport's cap on a
+/// The most bytes of names one PAGE reply holds whole: below the transport's cap on a
 /// reply, with room for the rest of it.
 pub(super) const PAGE_BUDGET: usize = 960 << 10;
 
@@ -26,7 +23,7 @@ pub(super) fn is_over_caps(why: &str) -> bool {
         || why.starts_with(one_string)
 }
 
-/// A page of names: the next cursor, the names, and (from [`PAGE`]) the start and length of
+/// A page of names: the next cursor, the names, and (from PAGE) the start and length of
 /// each name too long to send whole.
 pub(super) type Page = (Vec<u8>, Vec<Vec<u8>>, Vec<(Vec<u8>, usize)>);
 
@@ -54,32 +51,6 @@ pub(super) fn scan_reply(reply: &Reply) -> Option<Page> {
         .collect::<Option<Vec<_>>>()?;
     Some((cursor, names, long))
 }
-
-/// One page of the scan, read on the master for a page whose names are too long for a reply:
-/// the same SCAN, then every name whole that is at most ARGV[4] bytes and fits in a page of
-/// ARGV[5] bytes, and of any other its first ARGV[6] bytes and its length. ARGV: cursor,
-/// pattern, count. Reads nothing but names, writes nothing. Returns {next cursor, {name, ...},
-/// {start, length, ...}}.
-pub(in crate::lock) static PAGE: LazyLock<Lua> = LazyLock::new(|| {
-    Lua::new(
-        r"
-local page = redis.call('SCAN', ARGV[1], 'MATCH', ARGV[2], 'COUNT', ARGV[3])
-local whole, budget, shown = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local names, long = {}, {}
-for _, name in ipairs(page[2]) do
-  if #name <= whole and #name <= budget then
-    names[#names + 1] = name
-    budget = budget - #name
-  else
-    long[#long + 1] = string.sub(name, 1, shown)
-    long[#long + 1] = #name
-  end
-end
-return {page[1], names, long}
-",
-        1 << 28,
-    )
-});
 
 #[cfg(test)]
 mod tests {

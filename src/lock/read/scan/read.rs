@@ -3,75 +3,13 @@
 
 use std::time::Duration;
 
-use super::READ;
 use crate::lock::scripts::replies::{QueuedWaiter, queued_waiters};
+use crate::lock::scripts::scan::READ;
 use crate::lock::scripts::shared::{Share, shares_of};
 use crate::lock::scripts::{LONGEST_TTL_MS, keys};
 use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
-
-/// KEYS: lock, holder, fence, queue, lease, waiters, tickets, readers, reader holders (see
-/// `shared`). ARGV: how many waiters to read, the longest TTL redlock gives in ms
-/// (`scripts::LONGEST_TTL_MS`).
-///
-/// Returns {TIME seconds, TIME microseconds, token or false, PTTL lock, holder record or false,
-/// PTTL holder, {PTTL fence, OBJECT IDLETIME fence or -1, TYPE fence, OBJECT ENCODING fence}
-/// or false (`TYPE` and `OBJECT` leave the access time alone), ZCARD queue, PTTL queue,
-/// PTTL lease, PTTL waiters, PTTL tickets, {token, ticket, lease or false, record or false}*
-/// (the first waiters by ticket, as INSPECT gives them to `status`), {token, lease, ...} (lapsed
-/// leases: at or before the master's time in ms, as the queue's own scripts count them), {live
-/// readers, PTTL readers, PTTL reader holders, {token, ms left, record or false}* (the first live
-/// readers, as many as waiters; a share scored past the horizon below is none), TYPE readers, TYPE reader holders, how many shares are scored
-/// past the master's time plus the longest TTL (not redlock's: see `scripts`)}}. A key of an unexpected type reads as missing (pcall) rather than
-/// failing the whole read. `false`, never `nil`, in the tables: a nil would end the reply there.
-pub(super) const SCRIPT: &str = r"
-local function try(...)
-  local ok, value = pcall(redis.call, ...)
-  if ok then return value end
-  return false
-end
-local function kind(key)
-  local found = try('TYPE', key)
-  return found and found.ok or ''
-end
-local now = redis.call('TIME')
-local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-local fence = false
-if redis.call('EXISTS', KEYS[3]) == 1 then
-  fence = {redis.call('PTTL', KEYS[3]), try('OBJECT', 'IDLETIME', KEYS[3]) or -1,
-           kind(KEYS[3]), try('OBJECT', 'ENCODING', KEYS[3]) or ''}
-end
-local limit = tonumber(ARGV[1])
-local waiters = {}
-local queued = try('ZRANGE', KEYS[4], 0, limit - 1, 'WITHSCORES') or {}
-for i = 1, #queued, 2 do
-  waiters[#waiters + 1] = queued[i]
-  waiters[#waiters + 1] = queued[i + 1]
-  waiters[#waiters + 1] = try('ZSCORE', KEYS[5], queued[i])
-  waiters[#waiters + 1] = try('HGET', KEYS[6], queued[i])
-end
-local lapsed = try('ZRANGEBYSCORE', KEYS[5], '-inf', string.format('%d', now_ms), 'WITHSCORES',
-                   'LIMIT', 0, limit) or {}
-local shares = {}
-local last = string.format('%d', now_ms + tonumber(ARGV[2]))
-local live = try('ZRANGEBYSCORE', KEYS[8], string.format('(%d', now_ms), last, 'WITHSCORES',
-                 'LIMIT', 0, limit) or {}
-for i = 1, #live, 2 do
-  shares[#shares + 1] = live[i]
-  shares[#shares + 1] = tonumber(live[i + 1]) - now_ms
-  shares[#shares + 1] = try('HGET', KEYS[9], live[i])
-end
-local readers = {try('ZCOUNT', KEYS[8], string.format('(%d', now_ms), last) or 0,
-                 redis.call('PTTL', KEYS[8]), redis.call('PTTL', KEYS[9]), shares,
-                 kind(KEYS[8]), kind(KEYS[9]),
-                 try('ZCOUNT', KEYS[8], '(' .. last, '+inf') or 0}
-return {now[1], now[2], try('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), try('GET', KEYS[2]),
-        redis.call('PTTL', KEYS[2]), fence, try('ZCARD', KEYS[4]) or 0,
-        redis.call('PTTL', KEYS[4]), redis.call('PTTL', KEYS[5]), redis.call('PTTL', KEYS[6]),
-        redis.call('PTTL', KEYS[7]), waiters, lapsed,
-        readers}
-";
 
 /// A key's time to live, as PTTL tells it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -184,18 +122,7 @@ pub(super) async fn read_lock(
     names: &keys::Names,
     max_waiters: usize,
 ) -> Result<LockRead, NodeError> {
-    let fence = keys::fence(key);
-    let names = [
-        key,
-        &names.holder,
-        &fence,
-        &names.queue,
-        &names.lease,
-        &names.waiters,
-        &names.tickets,
-        &names.readers,
-        &names.reader_holders,
-    ];
+    let names = names.keys(key);
     let limit = max_waiters.max(1).to_string();
     let longest = LONGEST_TTL_MS.to_string();
     let reply = node

@@ -3,7 +3,7 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use super::BIT;
+use crate::lock::scripts::bit;
 use crate::lock::scripts::holder::Holder;
 use crate::lock::wire::lua::Lua;
 use crate::lock::wire::node::NodeError;
@@ -24,11 +24,11 @@ local live = redis.call('ZRANGEBYSCORE', KEYS[7], string.format('(%d', now), las
 for i = 1, #live, 2 do
   out[#out + 1] = live[i]
   out[#out + 1] = tonumber(live[i + 1]) - now
-  out[#out + 1] = redis.call('HGET', KEYS[9], live[i])
+  out[#out + 1] = redis.call('HGET', KEYS[11], live[i])
 end
 return out
 ",
-        BIT << 4,
+        bit(&INSPECT_SLOTS),
     )
 });
 

@@ -1,0 +1,76 @@
+//! Renewal, for a lock of any kind: one round of the kind's extension script (see `seam`),
+//! decided by the kind's quorum, and what it means for the validity (see `held`): the new
+//! validity is measured from the start of the round, and counts only if the quorum confirmed
+//! before the current validity ran out. Never deletes anything.
+
+use std::time::Instant;
+
+use super::held::Lock;
+use super::seam::Call;
+use crate::lock::quorum::outcome::ExtendError;
+use crate::lock::quorum::round::{Masters, Until};
+use crate::lock::quorum::tally::Decision;
+use crate::lock::scripts::keys::Names;
+use crate::lock::scripts::lock::binary_vote;
+
+/// One extension round of `lock` (`call`: its kind's script and arguments), decided by
+/// `quorum`: the new validity end, measured from the start of the round, if the quorum
+/// confirmed before the current validity ran out.
+pub(in crate::lock) async fn renewal(
+    masters: &Masters,
+    lock: &Lock,
+    quorum: usize,
+    call: &Call,
+) -> Result<Instant, ExtendError> {
+    let names = Names::of(lock.key());
+    let keys = names.keys(lock.key());
+    let (keys, args) = (&keys[..call.keys], call.args());
+    let start = Instant::now();
+    // Past the validity an answer no longer counts, so there is no point waiting longer
+    // (a lock built from a token has no known validity: give it one node timeout).
+    let node_deadline = start + lock.timing.node_timeout;
+    let deadline = if lock.validity_end > start {
+        node_deadline.min(lock.validity_end)
+    } else {
+        node_deadline
+    };
+    let round = masters
+        .round_with(quorum, deadline, Until::Conclusive, binary_vote, |node| {
+            node.eval(call.script, keys, &args)
+        })
+        .await;
+    masters.trace("extend", lock.key(), &round, start.elapsed());
+    let in_time = lock.validity_end <= start || Instant::now() < lock.validity_end;
+    match round.tally.decision() {
+        Decision::Won if in_time => Ok(lock.timing.validity_end(start)),
+        _ if round.tally.refused_by_majority() => Err(ExtendError::Gone),
+        _ => Err(ExtendError::Unconfirmed {
+            failures: round.failures(masters),
+        }),
+    }
+}
+
+/// One round that sets `lock`'s expiry (`call`: its kind's extension script, with the time
+/// left); true when `quorum` masters confirmed.
+pub(in crate::lock) async fn expiry(
+    masters: &Masters,
+    lock: &Lock,
+    quorum: usize,
+    call: &Call,
+) -> bool {
+    let names = Names::of(lock.key());
+    let keys = names.keys(lock.key());
+    let (keys, args) = (&keys[..call.keys], call.args());
+    let start = Instant::now();
+    let round = masters
+        .round_with(
+            quorum,
+            start + lock.timing.node_timeout,
+            Until::DecidedAndSent,
+            binary_vote,
+            |node| node.eval(call.script, keys, &args),
+        )
+        .await;
+    masters.trace("expire", lock.key(), &round, start.elapsed());
+    round.tally.decision() == Decision::Won
+}

@@ -1,0 +1,213 @@
+//! The seam between the engine and a kind: what the lock, a semaphore's slot and a reader's
+//! share each say for themselves, so that the engine (`client`, the one wait loop in `take`,
+//! a waiter's turn in `queue_turn`, the queue in `queue`, renewal in `renewal`) never asks
+//! which kind it serves.
+//!
+//! A kind is one implementation of [`Seam`], in its own file with the argument for why it is
+//! sound: the lock in `exclusive`, a reader's share in `shared`, a slot in `semaphore` (its
+//! rounds in `slots`). Each gives:
+//! - **its quorum** for N masters ([`Seam::quorum`]): the majority, or a slot's
+//!   floor(L·N/(L+1)) + 1; the queue's own quorum (tickets, places) stays the majority;
+//! - **its tokens** ([`Seam::new_token`]), which say what they hold, so that a token that
+//!   comes in from outside (`release`/`extend --token`, re-entrance) is read back by
+//!   `held::Kind::of_token`, the one place that parses one;
+//! - **its scripts and their arguments**: a newcomer's attempt and the release (also the
+//!   undo of a partial hold) as whole rounds ([`Seam::attempt`], [`Seam::release`]), since
+//!   they decide and clean up differently; a waiter's turn ([`Seam::wait`]), the extension
+//!   ([`Seam::extend`]) and leaving the line ([`Seam::leave`]) as one [`Call`] each, which
+//!   the engine sends. Every call names its keys by how many of the one KEYS layout it takes
+//!   (`keys::Names::keys`);
+//! - **what a refusal means** ([`Seam::refused_turn`], [`Seam::outsiders`]): a lock held, or
+//!   a semaphore full; and whether it may be fenced ([`Seam::fence`]).
+//!
+//! The kind a request takes becomes its seam in one place (`kinds::seam`); nothing in the
+//! engine matches on a [`Kind`].
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use super::attempt::Refused;
+use super::fence::FenceError;
+use super::held::{Kind, Lock, Timing};
+use super::undo::Purpose;
+use crate::lock::quorum::outcome::{AttemptFailure, Released};
+use crate::lock::quorum::round::Masters;
+use crate::lock::scripts::holder::Holder;
+use crate::lock::scripts::keys::Names;
+use crate::lock::scripts::queue::Turn;
+use crate::lock::wire::lua::Lua;
+use crate::lock::wire::node::NodeError;
+use crate::lock::wire::resp::Reply;
+
+/// A round a kind runs itself, boxed so that the engine can hold any kind's.
+pub(in crate::lock) type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// One script as the engine sends it: the script, how many of the KEYS layout it takes
+/// (`keys::Names::keys`), and its arguments (for LEAVE, those after the four every LEAVE
+/// takes: token, publish command, wake channel prefix and suffix).
+pub(in crate::lock) struct Call {
+    pub script: &'static Lua,
+    pub keys: usize,
+    pub args: Vec<Vec<u8>>,
+}
+
+impl Call {
+    /// The arguments as a script takes them.
+    pub(in crate::lock) fn args(&self) -> Vec<&[u8]> {
+        self.args.iter().map(Vec::as_slice).collect()
+    }
+}
+
+/// A waiter's turn, as a kind asks for it: the script (WAIT and its kin), how many places at
+/// the head of the line may take it at once (1 for the lock; L for a slot), and how each
+/// master's answer reads.
+pub(in crate::lock) struct Wait {
+    pub call: Call,
+    pub room: usize,
+    pub decode: fn(&Result<Reply, NodeError>) -> Option<Turn>,
+}
+
+/// What to take, with a lock of any kind: the one request [`crate::lock::Redlock::acquire`]
+/// takes.
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    pub key: &'a str,
+    /// The lock, a slot of a semaphore (`--limit`) or a reader's share (`--shared`).
+    pub kind: Kind,
+    pub timing: Timing,
+    /// Who holds it, recorded beside it for `status`; `None`: no record.
+    pub holder: Option<&'a Holder>,
+    /// How long to wait for it: `Duration::ZERO`, one attempt; a wait too long for the clock
+    /// to represent (`Duration::MAX`), until it is taken or cancelled.
+    pub wait: Duration,
+}
+
+impl Request<'_> {
+    /// Whether a refused attempt waits (and so asks for a ticket in the queue).
+    pub(in crate::lock) fn will_wait(&self) -> bool {
+        !self.wait.is_zero()
+    }
+}
+
+/// A waiter's arguments to every turn, built once per wait (see `queue_turn`): its token, the
+/// TTL, its holder record now and dated from when the wait began, its ticket, its lease and
+/// the queue keys' TTL.
+pub(in crate::lock) struct Queued {
+    pub token: String,
+    pub ttl_ms: Vec<u8>,
+    pub record: String,
+    pub ticket: String,
+    pub waiting_record: String,
+    pub lease_ms: String,
+    pub keep_ms: String,
+}
+
+impl Queued {
+    /// The place a waiter's own undo puts back (see [`Seat`]).
+    pub(in crate::lock) fn seat(&self) -> Seat<'_> {
+        Seat {
+            ticket: &self.ticket,
+            lease_ms: &self.lease_ms,
+            record: &self.waiting_record,
+            keep_ms: &self.keep_ms,
+        }
+    }
+}
+
+/// What the masters that refused a turn said, merged: who holds it (the longest TTL), whether
+/// it is free or held by readers, how many wait, and the waiter's place (1-based; 0: none).
+pub(in crate::lock) struct InTheWay {
+    pub holder: Option<Holder>,
+    pub expires_in: Option<Duration>,
+    pub free: bool,
+    pub shared: bool,
+    pub waiters: usize,
+    pub place: usize,
+}
+
+impl Default for InTheWay {
+    fn default() -> InTheWay {
+        InTheWay {
+            holder: None,
+            expires_in: None,
+            free: true,
+            shared: false,
+            waiters: 0,
+            place: 0,
+        }
+    }
+}
+
+/// What a token holds, as a release or an undo names it.
+#[derive(Clone, Copy)]
+pub(in crate::lock) struct Holding<'a> {
+    pub key: &'a str,
+    pub names: &'a Names,
+    pub token: &'a str,
+    pub timing: Timing,
+}
+
+/// A waiter's place in the queue, as the undo of its own failed turn puts it back (see
+/// RELEASE_SLOT): its ticket, lease and record, and the queue keys' TTL.
+pub(in crate::lock) struct Seat<'a> {
+    pub ticket: &'a str,
+    pub lease_ms: &'a str,
+    pub record: &'a str,
+    pub keep_ms: &'a str,
+}
+
+/// One kind, as the engine calls it (see the module header).
+pub(in crate::lock) trait Seam {
+    /// What it is, as the API names it.
+    fn kind(&self) -> Kind;
+
+    /// A fresh token, which says what it holds (see `held`).
+    fn new_token(&self) -> String;
+
+    /// How many of `n` masters must confirm a hold, its renewal and its release round.
+    fn quorum(&self, n: usize) -> usize;
+
+    /// One attempt as a newcomer with `token`: taken, or refused (with a ticket for the queue
+    /// when the request will wait and enough masters drew one); whatever a failed attempt may
+    /// have left is removed before it returns.
+    fn attempt<'a>(
+        &'a self,
+        masters: &'a Masters,
+        request: &'a Request<'a>,
+        names: &'a Names,
+        token: &'a str,
+    ) -> Boxed<'a, Result<Lock, Refused>>;
+
+    /// Gives back what `holding` holds on every master: a release ([`Purpose::Release`]),
+    /// or the undo of a failed or interrupted attempt or turn, which with `seat` (a waiter's
+    /// own turn) puts its place back where taking had removed it.
+    fn release<'a>(
+        &'a self,
+        masters: &'a Masters,
+        holding: Holding<'a>,
+        purpose: Purpose,
+        seat: Option<&'a Seat<'a>>,
+    ) -> Boxed<'a, Released>;
+
+    /// A waiter's turn (told to `join` the line where it has no place).
+    fn wait(&self, queued: &Queued, join: bool) -> Wait;
+
+    /// What a turn refused by the quorum means (`in_the_way`: what the refusals said), and
+    /// whether it may still have taken something, where a master named it `first` (then the
+    /// turn is undone).
+    fn refused_turn(&self, in_the_way: InTheWay, first: bool) -> (AttemptFailure, bool);
+
+    /// Whether a turn can be refused by a holder of K outside the queue (a token without a
+    /// holder record, whose release announces nothing): the lock's and a reader's can.
+    fn outsiders(&self) -> bool;
+
+    /// The extension of `token` to `ms` from now: compare-and-pexpire, never re-creating.
+    fn extend(&self, token: &str, ms: &[u8]) -> Call;
+
+    /// Leaving the line (LEAVE, or its kin).
+    fn leave(&self) -> Call;
+
+    /// Whether a holder of this kind may get a fencing token.
+    fn fence(&self) -> Result<(), FenceError>;
+}
