@@ -6,7 +6,7 @@
 //! bounds are `#[ignore]`d (`cargo test --test models -- --ignored`, minutes).
 
 mod queue_model;
-// rw_model compiles three files of queue_model again over its own types (`wire.rs` names
-// `super::master::Request`, `symmetry.rs` `super::system::State`): templates, not shared code.
+// rw_model compiles three files of queue_model again over its own types (`wire.rs` names its
+// model's `master::Request`, `symmetry.rs` its `system::State`): templates, not shared code.
 #[allow(clippy::duplicate_mod)]
 mod rw_model;

@@ -42,7 +42,7 @@ impl Kind {
     }
 
     /// How many masters a holder needs: the majority for the lock, floor(L·N/(L+1)) + 1 for
-    /// a slot (`semaphore::quorum`).
+    /// a slot (`tally::slot_quorum`).
     pub fn quorum(self) -> usize {
         match self {
             Kind::Lock => MAJORITY,

@@ -34,7 +34,7 @@ fn tickets_needed(nodes: usize) -> usize {
     nodes - majority(nodes) + 1
 }
 
-/// Every key a slot script touches (see `semaphore_scripts`): K, its holder record and queue
+/// Every key a slot script touches (see `scripts::slots`): K, its holder record and queue
 /// (`Names`), and the semaphore's own three.
 pub(in crate::lock) struct SlotKeys<'a> {
     key: &'a str,

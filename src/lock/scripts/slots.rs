@@ -32,10 +32,10 @@
 //! extend or remove its own slot, and an extension never re-creates a slot that expired.
 //!
 //! Waiters for a slot use the lock's fair queue (`queue`, with its keys and shared functions
-//! from `queue_scripts`): a newcomer takes a free slot only if the live waiters leave one for
+//! from `queue_lua`): a newcomer takes a free slot only if the live waiters leave one for
 //! it, a waiter takes one when its position leaves room (slots taken + position < L), and a
 //! change that lets waiters in (a release, a clean-up, a waiter leaving) wakes those it lets in
-//! (`eligible_slots`, `queue_scripts::wake_newly`). The queue only adds refusals:
+//! (`eligible_slots`, `queue_lua::wake_newly`). The queue only adds refusals:
 //! every slot is still taken by the same count below L, so it changes nothing in the argument
 //! in `semaphore`.
 //!
@@ -60,7 +60,7 @@ use crate::lock::wire::resp::Reply;
 /// with their records), `live_slots` (how many slots have not expired), `expire_slots` and
 /// `keep_slots` (give the slot keys an expiry time, and store the limit with it), `take` (a new
 /// slot, in the order the header argues) and `renew` (our slot's new time). KEYS, for every
-/// script here: 1 K, 2 K's holder record, 3-6 K's queue (see `queue_scripts`), 7 the slots,
+/// script here: 1 K, 2 K's holder record, 3-6 K's queue (see `scripts::queue`), 7 the slots,
 /// 8 the limit, 9 the slots' holder records.
 const PRELUDE: &str = r"
 local now = now_ms()
