@@ -4,8 +4,8 @@
 //! properties read), with a model's own fields in `own` and its requests, answers and ways to
 //! sleep as type parameters. How a client decides on its answers is each model's.
 
-use super::MASTERS;
 use super::wire::{Wire, stop_awaiting, write_all};
+use super::{MASTERS, TICKETS};
 
 /// Where a client is; `S` says how it sleeps between turns.
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
@@ -104,6 +104,17 @@ impl<R: Copy, A: Copy, S: Copy, X> Client<R, A, S, X> {
     pub fn unsubscribe(&mut self) {
         self.listening = 0;
         self.noticed = false;
+    }
+
+    /// Its newcomer round lost: each refusal drew a ticket, and with tickets from
+    /// N - majority + 1 masters it joins the queue with the highest, else it backs off outside.
+    pub fn join_or_back_off(&mut self, tickets: impl Iterator<Item = u8> + Clone) {
+        self.phase = if tickets.clone().count() >= TICKETS {
+            self.ticket = tickets.max().expect("tickets");
+            Phase::Joining
+        } else {
+            Phase::Outside
+        };
     }
 
     /// Its round won: it holds.

@@ -5,9 +5,9 @@
 
 use super::Token;
 
-/// What a model keeps of a place: at least its ticket and its token.
-pub trait Place: Copy {
-    fn ticket(&self) -> u8;
+/// What a model keeps of a place: its ticket and its token first, so that its order (derived)
+/// is Redis's, by ticket then token (tokens are unique).
+pub trait Place: Copy + Ord {
     fn token(&self) -> Token;
 }
 
@@ -39,8 +39,7 @@ impl<P: Place> Queue<P> {
 
     /// `ZADD`: the place, in its order.
     pub fn insert(&mut self, place: P) {
-        let key = |p: &P| (p.ticket(), p.token());
-        let at = self.iter().take_while(|p| key(p) < key(&place)).count();
+        let at = self.iter().take_while(|p| **p < place).count();
         assert!(
             self.0[PLACES - 1].is_none(),
             "more places than the model allows"

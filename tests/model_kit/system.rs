@@ -9,7 +9,7 @@ use std::fmt::Debug;
 use std::hash::Hash;
 
 use super::client::{Client, Phase};
-use super::{MASTERS, Token, symmetry};
+use super::{MAJORITY, MASTERS, Token, symmetry};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
 pub struct State<M, C> {
@@ -168,8 +168,6 @@ pub trait Protocol {
     fn lapse(&self, master: &mut Self::Master, token: Token);
     /// `token`'s lock, slot or share ran out of TTL on `master` (no script runs).
     fn expire(&self, master: &mut Self::Master, token: Token, client: &ClientOf<Self>);
-    /// The clients (a bit each) with a live place on a majority (the ghost `behind`).
-    fn placed_on_a_majority(&self, state: &StateOf<Self>) -> u8;
 
     /// A sleeping client reads its notices.
     fn woken(&self, _client: &mut ClientOf<Self>) {}
@@ -419,7 +417,7 @@ fn run<P: Protocol>(
     let sent = state.clients[token as usize].sent[master].pop();
     let sent = sent.expect("a request on the wire");
     if model.is_arrival(sent.request) && !state.clients[token as usize].arrived {
-        let behind = model.placed_on_a_majority(state) & !(1 << token);
+        let behind = placed_on_a_majority(model, state) & !(1 << token);
         let client = &mut state.clients[token as usize];
         client.arrived = true;
         client.behind = behind;
@@ -437,4 +435,19 @@ fn run<P: Protocol>(
         model.answer(client, master, answer);
     }
     ran
+}
+
+/// The clients (a bit each) with a live place on at least a majority of masters: those a
+/// client arriving now is behind.
+fn placed_on_a_majority<P: Protocol>(model: &P, state: &StateOf<P>) -> u8 {
+    let placed = |t: Token| {
+        state
+            .masters
+            .iter()
+            .filter(|m| model.has_place(m, t))
+            .count()
+    };
+    (0..state.clients.len() as Token)
+        .filter(|&t| placed(t) >= MAJORITY)
+        .fold(0, |bits, t| bits | 1 << t)
 }

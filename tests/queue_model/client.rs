@@ -4,7 +4,7 @@
 
 use super::master::{Answer, Request};
 use super::protocol::{Kind, Rules, Sleep};
-use crate::model_kit::{MASTERS, TICKETS, client};
+use crate::model_kit::{MASTERS, client};
 
 /// What this model keeps of a client besides what every model does.
 #[derive(Clone, Copy, Debug, Default, Hash, PartialEq, Eq, PartialOrd, Ord)]
@@ -54,14 +54,8 @@ impl Client {
                     if refused < MASTERS {
                         self.send(UNDO);
                     }
-                    // Each refusal drew a ticket (in the fix, each slot given too): it joins
-                    // with the highest of N - majority + 1.
-                    self.phase = if tickets.clone().count() >= TICKETS {
-                        self.ticket = tickets.max().expect("tickets");
-                        Phase::Joining
-                    } else {
-                        Phase::Outside
-                    };
+                    // In the fix, each slot given drew a ticket too.
+                    self.join_or_back_off(tickets);
                 }
             }
             Phase::Turn => {

@@ -21,10 +21,6 @@ pub struct Place {
 }
 
 impl queue::Place for Place {
-    fn ticket(&self) -> u8 {
-        self.ticket
-    }
-
     fn token(&self) -> Token {
         self.token
     }

@@ -4,7 +4,6 @@
 
 use super::client::{Client, Own, UNDO};
 use super::master::{Answer, Master, Ran, Request, Token};
-use super::properties;
 use super::protocol::{Kind, Protocol, Rules, Sleep};
 use super::start::{self, Start};
 use crate::model_kit::system::{self, Bounds};
@@ -118,10 +117,6 @@ impl system::Protocol for QueueModel {
         if master.lock == Some(token) {
             master.lock = None;
         }
-    }
-
-    fn placed_on_a_majority(&self, state: &State) -> u8 {
-        properties::placed_on_a_majority(state)
     }
 
     fn woken(&self, client: &mut Client) {

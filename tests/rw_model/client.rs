@@ -5,7 +5,7 @@
 
 use super::master::{Answer, Request};
 use super::protocol::{Mode, Rules};
-use crate::model_kit::{MASTERS, TICKETS, client};
+use crate::model_kit::{MASTERS, client};
 
 /// What this model keeps of a client besides what every model does.
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
@@ -66,13 +66,7 @@ impl Client {
                     if refused < MASTERS {
                         self.send(self.release(false));
                     }
-                    // Each refusal drew a ticket: it joins with the highest of N - majority + 1.
-                    self.phase = if tickets.clone().count() >= TICKETS {
-                        self.ticket = tickets.max().expect("tickets");
-                        Phase::Joining
-                    } else {
-                        Phase::Outside
-                    };
+                    self.join_or_back_off(tickets);
                 }
             }
             Phase::Turn => {

@@ -37,10 +37,6 @@ pub struct Place {
 }
 
 impl queue::Place for Place {
-    fn ticket(&self) -> u8 {
-        self.ticket
-    }
-
     fn token(&self) -> Token {
         self.token
     }

@@ -4,7 +4,7 @@ use stateright::Property;
 
 use super::client::{Client, Phase};
 use super::master::{Key, Master, Token};
-use super::protocol::{MAJORITY, Mode};
+use super::protocol::Mode;
 use super::system::{RwModel, State};
 
 /// The names of the properties, as the tests and traces use them.
@@ -77,13 +77,6 @@ pub fn of(model: &RwModel) -> Vec<Property<RwModel>> {
         properties.push(Property::always(ELIGIBLE_WOKEN, eligible_woken));
     }
     properties
-}
-
-/// The clients (a bit each) with a live place on at least a majority of masters.
-pub fn placed_on_a_majority(state: &State) -> u8 {
-    (0..state.clients.len() as Token)
-        .filter(|&t| state.masters.iter().filter(|m| m.has_place(t)).count() >= MAJORITY)
-        .fold(0, |bits, t| bits | 1 << t)
 }
 
 fn holding(state: &State) -> impl Iterator<Item = (Token, &Client)> + Clone {

@@ -3,7 +3,6 @@
 
 use super::client::{Client, Own, Timer};
 use super::master::{Answer, Master, Ran, Request, Token};
-use super::properties;
 use super::protocol::{LISTEN_SETS, Mode, Rules};
 use super::start::{self, Start};
 use crate::model_kit::system::{self, Bounds};
@@ -113,10 +112,6 @@ impl system::Protocol for RwModel {
 
     fn expire(&self, master: &mut Master, token: Token, client: &Client) {
         master.expire(token, client.own.mode);
-    }
-
-    fn placed_on_a_majority(&self, state: &State) -> u8 {
-        properties::placed_on_a_majority(state)
     }
 
     fn joins(&self, client: &mut Client) {
