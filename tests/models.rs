@@ -5,8 +5,6 @@
 //! `cargo test --test models -- --nocapture` prints each check's states and time; the larger
 //! bounds are `#[ignore]`d (`cargo test --test models -- --ignored`, minutes).
 
+mod model_kit;
 mod queue_model;
-// rw_model compiles three files of queue_model again over its own types (`wire.rs` names
-// `super::master::Request`, `symmetry.rs` `super::system::State`): templates, not shared code.
-#[allow(clippy::duplicate_mod)]
 mod rw_model;

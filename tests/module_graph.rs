@@ -7,22 +7,30 @@
 //! short reading of paths. What it reads, and what it leaves out:
 //! - every `use` statement (braces expanded) and every inline `crate::...` / `super::...`
 //!   path outside comments; `self::` paths stay in the module's own subtree;
-//! - a path names the deepest module it walks through (`crate::lock::queue::Waiter` names
-//!   `lock::queue`); an item re-exported by a `mod.rs` counts as that module's;
+//! - a path names the deepest module it walks through (`lock::kinds::queue::Waiter`, after
+//!   `crate::`, names `lock::kinds::queue`); an item re-exported by a `mod.rs` counts as that
+//!   module's;
 //! - a module naming its own descendants is not an arrow: that is what a `mod.rs` does when it
 //!   declares and re-exports its children (the arrow back, from a child to its parent, is
 //!   kept);
+//! - `impl T` (or `impl Trait for T`) outside the module that defines `T` is an arrow to `T`'s
+//!   module, however `T` came into scope: the block adds to `T`, so it belongs with it;
 //! - `main.rs` is its own crate (it names the library as `redlock_cli::`), and unit-test files
 //!   (`tests.rs`) and inline `mod tests` blocks are left out: they belong to the module they
 //!   test.
+//!
+//! docs/architecture.md's claims about who names whom are checked against the same graph
+//! (`claims`).
+
+mod claims;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// A module's path below the crate root: `["lock", "queue"]`.
-type Module = Vec<String>;
+pub(crate) type Module = Vec<String>;
 
-fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
@@ -33,8 +41,8 @@ fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The module a file under `src/` is: `lock/queue.rs` and `lock/queue/mod.rs` are both
-/// `lock::queue`; `lib.rs` is the root.
+/// The module a file under `src/` is: `lock/kinds/queue.rs` and `lock/kinds/queue/mod.rs`
+/// would both be `lock::kinds::queue`; `lib.rs` is the root.
 fn module_of(relative: &Path) -> Module {
     let mut parts: Vec<String> = relative
         .iter()
@@ -86,7 +94,7 @@ fn without_renames(tree: &str) -> String {
 }
 
 /// `a::{b, c::{d, e}}` as `a::b`, `a::c::d`, `a::c::e`.
-fn expand(tree: &str) -> Vec<String> {
+pub(crate) fn expand(tree: &str) -> Vec<String> {
     let tree: String = tree.chars().filter(|c| !c.is_whitespace()).collect();
     let Some(open) = tree.find('{') else {
         return vec![tree];
@@ -179,6 +187,63 @@ fn without_visibility(code: &str) -> String {
     out
 }
 
+/// The types that `impl` blocks in `code` add to, as written (`Redlock`, or a path to it):
+/// the self type of `impl T` and of `impl Trait for T`, without its generics.
+fn implemented_types(code: &str) -> Vec<String> {
+    let mut types = Vec::new();
+    for line in code.lines() {
+        let Some(rest) = line.trim_start().strip_prefix("impl") else {
+            continue;
+        };
+        // `impl<'a, T: X>`: the generics, then the header up to its block.
+        let rest = match rest.strip_prefix('<') {
+            Some(generics) => after_closing_angle(generics),
+            None if rest.starts_with(' ') => rest,
+            None => continue,
+        };
+        let header = rest.split('{').next().unwrap_or(rest);
+        let header = header.split(" where ").next().unwrap_or(header);
+        let self_type = header.rsplit(" for ").next().unwrap_or(header).trim();
+        let self_type = self_type.trim_start_matches('&').trim_start_matches("mut ");
+        let name: String = self_type
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+            .collect();
+        if !name.is_empty() {
+            types.push(name);
+        }
+    }
+    types
+}
+
+/// The text after the `>` that closes an angle bracket already opened.
+fn after_closing_angle(text: &str) -> &str {
+    let mut depth = 1;
+    for (i, c) in text.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' if depth == 1 => return &text[i + 1..],
+            '>' => depth -= 1,
+            _ => {}
+        }
+    }
+    ""
+}
+
+/// The path by which `code` names the type `written` (an `impl`'s self type): itself when it
+/// is a `crate::` or `super::` path, else the `use` path that brought its last segment into
+/// scope; `None` for a type of the module's own (or of no known module: std's, a crate's).
+fn path_of_type(written: &str, paths: &[String]) -> Option<String> {
+    if written.starts_with("crate::") || written.starts_with("super::") {
+        return Some(written.to_string());
+    }
+    let name = written.rsplit("::").next()?;
+    paths
+        .iter()
+        .find(|p| p.rsplit("::").next() == Some(name))
+        .cloned()
+}
+
 /// The deepest known module `path` walks through, seen from `from` (a file's module; `parent`
 /// is what `super` means there).
 fn target(path: &str, parent: &Module, modules: &BTreeSet<Module>) -> Option<Module> {
@@ -211,7 +276,7 @@ fn target(path: &str, parent: &Module, modules: &BTreeSet<Module>) -> Option<Mod
 }
 
 /// The crate's module graph: module -> the modules it names.
-fn graph() -> BTreeMap<Module, BTreeSet<Module>> {
+pub(crate) fn graph() -> BTreeMap<Module, BTreeSet<Module>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     source_files(&src, &mut files);
@@ -231,9 +296,15 @@ fn graph() -> BTreeMap<Module, BTreeSet<Module>> {
         parent.pop();
         let text = std::fs::read_to_string(file).unwrap();
         let code = without_visibility(&without_comments(without_inline_tests(&text)));
-        let arrows: BTreeSet<Module> = named_paths(&code)
+        let paths = named_paths(&code);
+        let implemented = implemented_types(&code)
+            .into_iter()
+            .filter_map(|t| path_of_type(&t, &paths));
+        let arrows: BTreeSet<Module> = paths
             .iter()
-            .filter_map(|p| target(p, &parent, &known))
+            .cloned()
+            .chain(implemented)
+            .filter_map(|p| target(&p, &parent, &known))
             .filter(|t| t != module && !t.starts_with(module))
             .collect();
         graph.insert(module.clone(), arrows);
@@ -398,4 +469,16 @@ fn the_reader_sees_use_statements_and_inline_paths() {
         target("crate::lock::Cancel", &parent, &modules),
         Some(vec!["lock".to_string()])
     );
+    let impls = "impl Redlock {\nimpl<'a> Turns<'a> {\n    impl fmt::Display for super::x::Wakeup {\n\
+                 impl<T: A<B>> Tr for &Y<T> where T: C {\nfn implied() {}";
+    assert_eq!(
+        implemented_types(impls),
+        ["Redlock", "Turns", "super::x::Wakeup", "Y"]
+    );
+    let paths = ["super::client::Redlock".to_string()];
+    assert_eq!(
+        path_of_type("Redlock", &paths).as_deref(),
+        Some("super::client::Redlock")
+    );
+    assert_eq!(path_of_type("Turns", &paths), None);
 }

@@ -1,70 +1,28 @@
 //! One master: the keys of one lock, and the queue's Lua scripts, each one atomic step.
 //!
-//! Each script below follows its Lua line for line (src/lock/scripts/lock.rs: ACQUIRE, RELEASE;
-//! src/lock/scripts/queue.rs: WAIT, LEAVE and the shared `first_live`, `drop`, `wake_first`),
-//! keeping only what decides who may hold, who is first, and who is told.
+//! Each script below follows its Lua line for line, keeping only what decides who may hold,
+//! who is first, and who is told: ACQUIRE and RELEASE (src/lock/scripts/lock.rs), WAIT and
+//! LEAVE (src/lock/scripts/queue.rs), and the functions they share (`first_live`, `drop`,
+//! `eligible_lock`, `wake_newly`: src/lock/scripts/queue_lua.rs). Today's protocol
+//! (`Protocol::Today`) is the Lua at the time of issue 23, whose `wake_first` the fix replaced
+//! by `wake_newly`.
 
 use super::protocol::{Kind, Rules};
+pub use crate::model_kit::Token;
+use crate::model_kit::queue::{self, Queue};
+pub use crate::model_kit::system::answered;
 
-/// A client's token; tokens are never reused, so a client has one for its whole life.
-pub type Token = u8;
-
-/// A place in the queue: the sorted set `KEYS[3]` (token scored by ticket). Its lease
-/// (`KEYS[4]`) is not kept: a place is there while its lease runs, and gone once it lapsed
-/// (`Master::lapse`). A lapsed place the real master still stores is dropped by `first_live`
-/// before any script looks at the queue, so it decides nothing: dropping it at once is the
-/// same.
+/// A place in the queue: the sorted set `KEYS[3]` (token scored by ticket; see
+/// `model_kit::queue` for its lease).
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Place {
     pub ticket: u8,
     pub token: Token,
 }
 
-/// The most places one queue holds in the model (one per client).
-const PLACES: usize = 4;
-
-/// The queue, in Redis's order: by ticket, then by token.
-#[derive(Clone, Copy, Debug, Default, Hash, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Queue([Option<Place>; PLACES]);
-
-impl Queue {
-    pub fn iter(&self) -> impl Iterator<Item = &Place> {
-        self.0.iter().flatten()
-    }
-
-    pub fn first(&self) -> Option<&Place> {
-        self.0[0].as_ref()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0[0].is_none()
-    }
-
-    /// Keeps the places `keep` says to, in order.
-    fn retain(&mut self, keep: impl Fn(&Place) -> bool) {
-        let mut kept = Queue::default();
-        for (slot, place) in kept.0.iter_mut().zip(self.iter().filter(|p| keep(p))) {
-            *slot = Some(*place);
-        }
-        *self = kept;
-    }
-
-    /// `ZADD`: the place, in its order.
-    pub fn insert(&mut self, place: Place) {
-        let at = self
-            .iter()
-            .take_while(|p| (p.ticket, p.token) < (place.ticket, place.token));
-        let at = at.count();
-        assert!(
-            self.0[PLACES - 1].is_none(),
-            "more places than the model allows"
-        );
-        self.0[at..].rotate_right(1);
-        self.0[at] = Some(place);
-    }
-
-    fn position(&self, token: Token) -> Option<usize> {
-        self.iter().position(|p| p.token == token)
+impl queue::Place for Place {
+    fn token(&self) -> Token {
+        self.token
     }
 }
 
@@ -75,7 +33,7 @@ pub struct Master {
     pub lock: Option<Token>,
     /// The slots key of a semaphore: the tokens (a bit each) that hold a slot here.
     pub slots: u8,
-    pub queue: Queue,
+    pub queue: Queue<Place>,
     /// `KEYS[6]`, the ticket counter.
     pub counter: u8,
 }
@@ -111,14 +69,7 @@ pub enum Answer {
 }
 
 /// What running one script did that the rest of the system sees.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Ran {
-    pub answer: Option<Answer>,
-    /// The waiters (a bit each) on whose wake channels it published.
-    pub woke: u8,
-    /// RELEASE deleted the caller's lock.
-    pub released: bool,
-}
+pub type Ran = crate::model_kit::system::Ran<Answer>;
 
 impl Master {
     /// Runs `request` from `from`, atomically, as Redis runs a script.
@@ -202,7 +153,7 @@ impl Master {
 
     /// `drop(token)`.
     pub(crate) fn drop_place(&mut self, token: Token) {
-        self.queue.retain(|p| p.token != token);
+        self.queue.remove(token);
     }
 
     pub(crate) fn position(&self, token: Token) -> Option<usize> {
@@ -289,12 +240,5 @@ impl Master {
     /// `wake_first`: the first live waiter (a bit), which the script publishes to.
     fn wake_first(&self) -> u8 {
         self.first_live().map_or(0, |first| 1 << first)
-    }
-}
-
-pub(crate) fn answered(answer: Answer) -> Ran {
-    Ran {
-        answer: Some(answer),
-        ..Ran::default()
     }
 }

@@ -1,6 +1,15 @@
 //! A model of the fair queue's protocol (src/lock/kinds/queue.rs), checked exhaustively by
 //! stateright: every interleaving of every step, within the bounds each test names.
 //!
+//! # The Lua it mirrors
+//! ACQUIRE, RELEASE (src/lock/scripts/lock.rs); WAIT, LEAVE (src/lock/scripts/queue.rs); the
+//! slots' ACQUIRE_SLOT, WAIT_SLOT, RELEASE_SLOT, LEAVE_SLOT (src/lock/scripts/slots.rs); the
+//! functions they share, `first_live`, `drop`, `eligible_lock`, `wake_newly`
+//! (src/lock/scripts/queue_lua.rs), and the slots' `eligible_slots`. Each script is one atomic
+//! step in `master` and `slots`, line for line in what decides who holds, who is first and who
+//! is told. The system around the masters (connections, notices, timers, faults, reductions)
+//! is tests/model_kit, shared with tests/rw_model.
+//!
 //! # What is modelled
 //! Three masters and a few clients, each wanting the lock once (or a slot of a semaphore of
 //! limit 2, whose holder needs all three masters: `Kind::Slots`).
@@ -81,10 +90,10 @@
 //!   in seconds; `Start::Empty` starts from nothing.
 //! - **Reductions** (`QueueModel::reduced`), which lose no state that breaks a property: the
 //!   masters are interchangeable, so states that differ only by their names are explored once
-//!   (`symmetry`), and a step that commutes with every other and changes nothing a property
-//!   reads (a request that is a no-op where it runs, now and ever; an arrival or a
+//!   (`model_kit::symmetry`), and a step that commutes with every other and changes nothing a
+//!   property reads (a request that is a no-op where it runs, now and ever; an arrival or a
 //!   subscription while nobody can die) is taken first, alone (partial-order reduction, see
-//!   `QueueModel::independent_steps`). A trace is told with the names of its start.
+//!   `model_kit::system`). A trace is told with the names of its start.
 //!
 //! # Findings
 //! Today's protocol loses wake-ups, three ways (`todays_*`). The fix of issue 23 (as specified
@@ -100,19 +109,18 @@
 //! it took: `cargo test --test models queue_model -- --nocapture`. Larger bounds:
 //! `fixed_protocol_holds_within_larger_bounds` (ignored; minutes).
 
-mod check;
 mod client;
 mod master;
 mod properties;
 mod protocol;
 mod slots;
 mod start;
-mod symmetry;
 mod system;
 mod trace;
-mod wire;
 
 use stateright::Checker;
+
+use crate::model_kit::check;
 
 use protocol::{Kind, Protocol};
 use start::Start;

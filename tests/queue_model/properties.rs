@@ -3,8 +3,7 @@
 use stateright::Property;
 
 use super::client::Phase;
-use super::master::Token;
-use super::protocol::{MAJORITY, Sleep};
+use super::protocol::Sleep;
 use super::system::{QueueModel, State};
 
 /// The properties checked for `model`.
@@ -28,13 +27,6 @@ pub fn of(model: &QueueModel) -> Vec<Property<QueueModel>> {
         properties.push(Property::always("no lost wake-up", no_lost_wake_up));
     }
     properties
-}
-
-/// The clients (a bit each) with a live place on at least a majority of masters.
-pub fn placed_on_a_majority(state: &State) -> u8 {
-    (0..state.clients.len() as Token)
-        .filter(|&t| state.masters.iter().filter(|m| m.has_place(t)).count() >= MAJORITY)
-        .fold(0, |bits, t| bits | 1 << t)
 }
 
 fn holders(state: &State) -> usize {

@@ -1,7 +1,7 @@
 //! The rules a run follows: which version of the protocol (today's, src/lock at the time of
 //! issue 23, or the fix), and what the clients wait for (the lock, or a slot of a semaphore).
 
-use super::client::MASTERS;
+pub use crate::model_kit::{MAJORITY, MASTERS, TICKETS};
 
 /// Which version of the protocol the model runs.
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
@@ -42,7 +42,7 @@ impl Kind {
     }
 
     /// How many masters a holder needs: the majority for the lock, floor(L·N/(L+1)) + 1 for
-    /// a slot (`semaphore::quorum`).
+    /// a slot (`tally::slot_quorum`).
     pub fn quorum(self) -> usize {
         match self {
             Kind::Lock => MAJORITY,
@@ -50,9 +50,6 @@ impl Kind {
         }
     }
 }
-
-/// The queue's own quorum (tickets, places), whatever the kind.
-pub const MAJORITY: usize = MASTERS / 2 + 1;
 
 /// How a waiter sleeps between turns (`wait_in_line`'s `delay`).
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
@@ -131,6 +128,3 @@ impl Rules {
         }
     }
 }
-
-/// A newcomer joins the queue with tickets from N - majority + 1 masters (see `queue`).
-pub const TICKETS: usize = MASTERS - MAJORITY + 1;

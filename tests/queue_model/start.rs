@@ -1,9 +1,10 @@
 //! Where runs start.
 
-use super::client::{Client, MASTERS, Phase};
+use super::client::{Client, Own, Phase};
 use super::master::{Master, Place, Token};
 use super::protocol::{Kind, Rules, Sleep};
 use super::system::State;
+use crate::model_kit::MASTERS;
 
 #[derive(Clone, Copy, Debug)]
 pub enum Start {
@@ -30,7 +31,7 @@ pub fn states(start: Start, rules: Rules) -> Vec<State> {
         Start::Empty { newcomers } => {
             return vec![State {
                 masters: Default::default(),
-                clients: vec![Client::new(); newcomers],
+                clients: vec![Client::new(Own::default()); newcomers],
                 timers: 0,
             }];
         }
@@ -44,7 +45,7 @@ pub fn states(start: Start, rules: Rules) -> Vec<State> {
         phase: Phase::Holding,
         arrived: true,
         served: true,
-        ..Client::new()
+        ..Client::new(Own::default())
     };
     let holders = rules.kind.limit() as Token;
     let holding = (1 << holders) - 1;
@@ -79,7 +80,7 @@ pub fn states(start: Start, rules: Rules) -> Vec<State> {
             } else {
                 Phase::Sleeping(Sleep::Heartbeat)
             },
-            ..Client::new()
+            ..Client::new(Own::default())
         };
         if ticket > waiters {
             for state in &mut states {
@@ -101,7 +102,9 @@ pub fn states(start: Start, rules: Rules) -> Vec<State> {
         states = grown;
     }
     for state in &mut states {
-        state.clients.extend((0..newcomers).map(|_| Client::new()));
+        state
+            .clients
+            .extend((0..newcomers).map(|_| Client::new(Own::default())));
     }
     states
 }

@@ -1,70 +1,19 @@
-//! A path the checker found, told step by step in the terms of the issue.
+//! A path the checker found, told step by step in the terms of the issue (the replay is
+//! `model_kit::trace`'s).
 
 use std::fmt::Write;
 
 use stateright::Path;
 
-use super::client::{Client, MASTERS, Phase};
+use super::client::{Client, Phase};
 use super::master::{Answer, Master, Ran, Request};
 use super::protocol::{Kind, Sleep};
-use super::symmetry;
 use super::system::{Action, QueueModel, State};
+use crate::model_kit::trace::{self, listed, publishes};
 
-/// One line per step, then the state the path ends in. A path of a reduced model goes through
-/// representatives, whose masters are renamed at every step: it is told with the names of its
-/// start throughout.
+/// One line per step, between the state the path starts in and the one it ends in.
 pub fn tell(model: &QueueModel, path: Path<State, Action>) -> String {
-    let mut told = String::new();
-    let steps = path.into_vec();
-    let mut state = steps[0].0.clone();
-    // Master `m` of the path's state is master `order[m]` of `state`.
-    let mut order = [0, 1, 2];
-    for (n, (representative, action)) in steps.iter().enumerate() {
-        if n > 0 && model.reduced {
-            order = symmetry::order(&state);
-            assert_eq!(&symmetry::canonical(state.clone()), representative);
-        }
-        let Some(action) = *action else {
-            let _ = writeln!(told, "then:\n{}", describe(&state));
-            continue;
-        };
-        let action = named(action, order);
-        let mut next = state.clone();
-        let ran = model.apply(&mut next, action);
-        let _ = writeln!(
-            told,
-            "{:3}. {}",
-            n + 1,
-            step(model, &state, action, ran, &next)
-        );
-        state = next;
-    }
-    told
-}
-
-/// `action` of a representative, on the state it stands for.
-fn named(action: Action, order: [usize; MASTERS]) -> Action {
-    match action {
-        Action::Run { client, master } => Action::Run {
-            client,
-            master: order[master],
-        },
-        Action::Listen { client, masters } => Action::Listen {
-            client,
-            masters: (0..MASTERS)
-                .filter(|m| masters & (1 << m) != 0)
-                .fold(0, |bits, m| bits | 1 << order[m]),
-        },
-        Action::Lapse { client, master } => Action::Lapse {
-            client,
-            master: order[master],
-        },
-        Action::Expire { client, master } => Action::Expire {
-            client,
-            master: order[master],
-        },
-        other => other,
-    }
+    trace::tell(model, path, |s, a, r, n| step(model, s, a, r, n), describe)
 }
 
 fn step(
@@ -93,6 +42,7 @@ fn step(
             }
             _ => format!("c{c}'s heartbeat fires: WAIT to every master"),
         },
+        Action::Extend(_) => unreachable!("no renewals in this model"),
         Action::Release(c) => format!("c{c} releases: RELEASE to every master"),
         Action::Leave(c) => format!("c{c} gives up: LEAVE to every master"),
         Action::Crash(c) => format!("c{c} dies"),
@@ -106,13 +56,7 @@ fn step(
             let ran = ran.expect("a script ran");
             let mut line = format!("m{master} runs c{client}'s {}: ", request_name(request));
             line += &outcome(model.kind, request, ran);
-            for (woken, waiter) in state.clients.iter().enumerate() {
-                if ran.woke & (1 << woken) != 0 {
-                    let heard = waiter.listening & (1 << master) != 0;
-                    let lost = ", which does not listen there: lost";
-                    line += &format!("; publishes to c{woken}{}", if heard { "" } else { lost });
-                }
-            }
+            line += &publishes::<QueueModel>(state, ran.woke, master, |c| format!("c{c}"));
             let before = phase(&state.clients[client as usize]);
             if before != after(client) {
                 line += &format!("; c{client} is now {}", after(client));
@@ -162,15 +106,6 @@ fn phase(client: &Client) -> String {
         Phase::Sleeping(Sleep::Heartbeat) => "asleep until its heartbeat (or a notice)".into(),
         phase => format!("{phase:?}").to_lowercase(),
     }
-}
-
-/// The names of the clients or masters (`prefix` c or m) whose bits are set.
-fn listed(prefix: char, bits: u8) -> String {
-    let names: Vec<String> = (0..8)
-        .filter(|i| bits & (1 << i) != 0)
-        .map(|i| format!("{prefix}{i}"))
-        .collect();
-    names.join(" and ")
 }
 
 /// The masters' keys and where each client is.

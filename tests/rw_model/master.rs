@@ -1,12 +1,17 @@
-//! One master: K, the readers' shares, the queue, and the design's scripts, each one atomic step
-//! (25-design.md, "Scripts" and "Fair queue"; the queue's own as in src/lock/scripts/queue_lua.rs,
-//! queue.rs and lock.rs), keeping what decides who may hold, who is eligible and who is told.
+//! One master: K, the readers' shares, the queue, and the scripts, each one atomic step,
+//! keeping what decides who may hold, who is eligible and who is told: READ_ACQUIRE,
+//! READ_WAIT, READ_EXTEND, READ_RELEASE (src/lock/scripts/shared.rs); the writer's ACQUIRE,
+//! EXTEND and RELEASE (src/lock/scripts/lock.rs); WAIT and LEAVE (src/lock/scripts/queue.rs);
+//! and the functions they share, `first_live`, `drop`, `eligible_lock`, `wake_newly`
+//! (src/lock/scripts/queue_lua.rs).
 
 use super::protocol::{Flaw, Mode, Rules};
+use crate::model_kit::queue::{self, Queue};
+pub use crate::model_kit::system::answered;
 
-/// A client's token; tokens are never reused, so a client has one for its whole life. A
-/// reader's says so (`shr-...`), which is how the scripts know a place's mode.
-pub type Token = u8;
+/// A client's token. A reader's says so (`shr-...`), which is how the scripts know a place's
+/// mode.
+pub use crate::model_kit::Token;
 
 /// What `K` holds on one master.
 #[derive(Clone, Copy, Debug, Default, Hash, PartialEq, Eq, PartialOrd, Ord)]
@@ -31,39 +36,9 @@ pub struct Place {
     pub reader: bool,
 }
 
-/// The most places one queue holds in the model (one per client of ours).
-const PLACES: usize = 4;
-
-/// The queue, in Redis's order: by ticket, then by token.
-#[derive(Clone, Copy, Debug, Default, Hash, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Queue([Option<Place>; PLACES]);
-
-impl Queue {
-    pub fn iter(&self) -> impl Iterator<Item = &Place> {
-        self.0.iter().flatten()
-    }
-
-    /// `ZADD`: the place, in its order.
-    pub fn insert(&mut self, place: Place) {
-        let key = |p: &Place| (p.ticket, p.token);
-        let at = self.iter().take_while(|p| key(p) < key(&place)).count();
-        assert!(
-            self.0[PLACES - 1].is_none(),
-            "more places than the model allows"
-        );
-        self.0[at..].rotate_right(1);
-        self.0[at] = Some(place);
-    }
-
-    fn remove(&mut self, token: Token) {
-        if let Some(at) = self.position(token) {
-            self.0[at] = None;
-            self.0[at..].rotate_left(1);
-        }
-    }
-
-    pub fn position(&self, token: Token) -> Option<usize> {
-        self.iter().position(|p| p.token == token)
+impl queue::Place for Place {
+    fn token(&self) -> Token {
+        self.token
     }
 }
 
@@ -73,7 +48,7 @@ pub struct Master {
     pub key: Key,
     /// The readers key: the tokens (a bit each) with a live share here.
     pub readers: u8,
-    pub queue: Queue,
+    pub queue: Queue<Place>,
     /// The ticket counter.
     pub counter: u8,
 }
@@ -114,21 +89,7 @@ pub enum Answer {
 }
 
 /// What running one script did that the rest of the system sees.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Ran {
-    pub answer: Option<Answer>,
-    /// The waiters (a bit each) on whose wake channels it published.
-    pub woke: u8,
-    /// A release or an undo gave up the caller's K or share here.
-    pub released: bool,
-}
-
-fn answered(answer: Answer) -> Ran {
-    Ran {
-        answer: Some(answer),
-        ..Ran::default()
-    }
-}
+pub type Ran = crate::model_kit::system::Ran<Answer>;
 
 impl Master {
     /// Runs `request` from `from` (of `mode`), atomically, as Redis runs a script.

@@ -1,8 +1,14 @@
-//! A model of issue 25's readers-writer lock (`--shared`, the design in
-//! /work/notes/25-design.md) over three masters, checked exhaustively by stateright: every
-//! interleaving of every step, within the bounds each test names. It is built like
-//! tests/queue_model (the fair queue of the lock and the slots), whose symmetry reduction and
-//! connections (`wire`) it shares by path.
+//! A model of issue 25's readers-writer lock (`--shared`, argued in src/lock/kinds/shared.rs)
+//! over three masters, checked exhaustively by stateright: every interleaving of every step,
+//! within the bounds each test names. The system around the masters (connections, notices,
+//! timers, faults, reductions) is tests/model_kit, shared with tests/queue_model (the fair
+//! queue of the lock and the slots).
+//!
+//! # The Lua it mirrors
+//! READ_ACQUIRE, READ_WAIT, READ_EXTEND, READ_RELEASE (src/lock/scripts/shared.rs); the
+//! writer's ACQUIRE, EXTEND, RELEASE (src/lock/scripts/lock.rs); WAIT and LEAVE
+//! (src/lock/scripts/queue.rs); and what they share, `first_live`, `drop`, `eligible_lock`,
+//! `wake_newly` (src/lock/scripts/queue_lua.rs). Each script is one atomic step in `master`.
 //!
 //! # What is modelled
 //! Three masters and two to four clients, each a reader or a writer wanting K once, and in some
@@ -77,48 +83,45 @@
 //!   reachable from the empty state, or the empty state itself.
 //! - **Reductions**: the masters are interchangeable (`symmetry`), and steps that commute with
 //!   every other and change nothing a property reads go first, alone (partial-order
-//!   reduction, `RwModel::independent_steps`).
+//!   reduction, `model_kit::system`).
 //!
 //! # Teeth
 //! Each known-bad rule (`protocol::Flaw`) breaks a property, and a test asserts that the
 //! checker finds the counterexample, printing its shortest trace: a newcomer reader that
 //! ignores the queue, and a waiting reader that ignores a writer ahead, overtake the writer;
 //! a release that publishes to the first newly eligible reader only leaves the second asleep
-//! while the first holds, and after; a reader quorum of one lets a writer in with a reader; a reader's release that
-//! deletes the marker while another reader holds lets a foreign `SET NX` in.
+//! while the first holds, and after; a reader quorum of one lets a writer in with a reader; a
+//! reader's release that deletes the marker while another reader holds lets a foreign
+//! `SET NX` in.
 //!
 //! # Findings
-//! The design holds within every bound tried (see /work/notes/25-findings.md). One cost, not a
-//! flaw: a reader keeps its place until its release (as the lock's WAIT does), so while a
+//! The design holds within every bound tried (issue 25's findings). One cost, not a flaw: a
+//! reader keeps its place until its release (as the lock's WAIT does), so while a
 //! reader that came through the queue holds, every newcomer reader is refused and queues
 //! (tickets, a subscription, a join turn that lets it in). The alternative rule, a newcomer
 //! reader let in where no writer waits (`Rules::readers_pass_readers`), holds too:
 //! `the_alternative_newcomer_rule_holds`.
 //!
 //! # Bounds and cost
-//! `cargo test --test models rw_model -- --nocapture` prints each check's states and time (the whole
-//! target: about 8 s in a debug build on a loaded 2-core machine; the largest check, 724 000
-//! states); larger bounds: `the_design_holds_within_larger_bounds` (ignored; 5 minutes).
+//! `cargo test --test models rw_model -- --nocapture` prints each check's states and time
+//! (the whole target: about 8 s in a debug build on a loaded 2-core machine; the largest
+//! check, 724 000 states); larger bounds: `the_design_holds_within_larger_bounds` (ignored; 5 minutes).
 
-#[path = "../queue_model/check.rs"]
-mod check;
 mod client;
 mod master;
 mod properties;
 mod protocol;
 mod start;
-#[path = "../queue_model/symmetry.rs"]
-mod symmetry;
 mod system;
 mod trace;
-#[path = "../queue_model/wire.rs"]
-mod wire;
 
 use properties::{ALONE, ELIGIBLE_WOKEN, LOST_WAKE_UP, READER_ORDER};
 use protocol::Mode::{Foreign as F, Reader as R, Writer as W};
 use protocol::{Flaw, Rules};
 use start::Start;
 use system::RwModel;
+
+use crate::model_kit::check;
 
 /// Checks that every property holds in `model` (and that every `sometimes` is met), telling
 /// the path to any counterexample.

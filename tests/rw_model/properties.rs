@@ -4,7 +4,7 @@ use stateright::Property;
 
 use super::client::{Client, Phase};
 use super::master::{Key, Master, Token};
-use super::protocol::{MAJORITY, Mode};
+use super::protocol::Mode;
 use super::system::{RwModel, State};
 
 /// The names of the properties, as the tests and traces use them.
@@ -25,19 +25,19 @@ pub fn of(model: &RwModel) -> Vec<Property<RwModel>> {
         Property::always(ALONE, |_, s: &State| writer_alone(s)),
         Property::always(KEPT, |model: &RwModel, s: &State| {
             holding(s).all(|(t, c)| {
-                let kept = s.masters.iter().filter(|m| has_k(m, t, c.mode)).count();
-                kept >= model.rules.quorum(c.mode)
+                let kept = s.masters.iter().filter(|m| has_k(m, t, c.own.mode)).count();
+                kept >= model.rules.quorum(c.own.mode)
             })
         }),
         Property::always(READER_ORDER, |_, s: &State| {
-            let readers = holding(s).filter(|(_, c)| c.mode == Mode::Reader);
+            let readers = holding(s).filter(|(_, c)| c.own.mode == Mode::Reader);
             readers.clone().all(|(_, c)| {
-                let writers = earlier(s, c).filter(|e| e.mode == Mode::Writer);
+                let writers = earlier(s, c).filter(|e| e.own.mode == Mode::Writer);
                 writers.clone().all(|e| e.served || !e.is_alive())
             })
         }),
         Property::always(WRITER_ORDER, |_, s: &State| {
-            let writers = holding(s).filter(|(_, c)| c.mode == Mode::Writer);
+            let writers = holding(s).filter(|(_, c)| c.own.mode == Mode::Writer);
             writers
                 .clone()
                 .all(|(_, c)| earlier(s, c).all(|e| e.served || !e.is_alive()))
@@ -49,19 +49,22 @@ pub fn of(model: &RwModel) -> Vec<Property<RwModel>> {
     ];
     if model.start.readers_may_share() {
         properties.push(Property::sometimes(READERS_SHARE, |_, s: &State| {
-            holding(s).filter(|(_, c)| c.mode == Mode::Reader).count() >= 2
+            holding(s)
+                .filter(|(_, c)| c.own.mode == Mode::Reader)
+                .count()
+                >= 2
         }));
     }
     if model.start.line_may_share() {
         properties.push(Property::sometimes(LINE_SHARES, |_, s: &State| {
-            let readers = holding(s).filter(|(_, c)| c.mode == Mode::Reader && c.queued);
+            let readers = holding(s).filter(|(_, c)| c.own.mode == Mode::Reader && c.own.queued);
             readers.count() >= 2
         }));
     }
     let foreign = model.start.clients().any(|m| m == Mode::Foreign);
     if foreign {
         properties.push(Property::sometimes(FOREIGN_HOLDS, |_, s: &State| {
-            holding(s).any(|(_, c)| c.mode == Mode::Foreign)
+            holding(s).any(|(_, c)| c.own.mode == Mode::Foreign)
         }));
     }
     if !model.crash && !foreign {
@@ -74,13 +77,6 @@ pub fn of(model: &RwModel) -> Vec<Property<RwModel>> {
         properties.push(Property::always(ELIGIBLE_WOKEN, eligible_woken));
     }
     properties
-}
-
-/// The clients (a bit each) with a live place on at least a majority of masters.
-pub fn placed_on_a_majority(state: &State) -> u8 {
-    (0..state.clients.len() as Token)
-        .filter(|&t| state.masters.iter().filter(|m| m.has_place(t)).count() >= MAJORITY)
-        .fold(0, |bits, t| bits | 1 << t)
 }
 
 fn holding(state: &State) -> impl Iterator<Item = (Token, &Client)> + Clone {
@@ -112,7 +108,7 @@ fn has_k(master: &Master, token: Token, mode: Mode) -> bool {
 /// readers may hold together.
 fn writer_alone(state: &State) -> bool {
     let alone = holding(state)
-        .filter(|(_, c)| c.mode != Mode::Reader)
+        .filter(|(_, c)| c.own.mode != Mode::Reader)
         .count();
     alone == 0 || (alone == 1 && holding(state).count() == 1)
 }
@@ -140,7 +136,7 @@ fn no_lost_wake_up(state: &State) -> bool {
         || !state
             .clients
             .iter()
-            .any(|c| matches!(c.phase, Phase::Sleeping | Phase::Outside))
+            .any(|c| matches!(c.phase, Phase::Sleeping(_) | Phase::Outside))
 }
 
 /// A waiter eligible on its quorum is told, or took K at its own turn: in a state where nothing
@@ -154,6 +150,7 @@ fn eligible_woken(model: &RwModel, state: &State) -> bool {
                 .masters
                 .iter()
                 .filter(|m| m.eligible() & (1 << t) != 0);
-            c.phase != Phase::Sleeping || eligible.count() < model.rules.quorum(c.mode)
+            !matches!(c.phase, Phase::Sleeping(_))
+                || eligible.count() < model.rules.quorum(c.own.mode)
         })
 }

@@ -1,13 +1,7 @@
-//! The rules a run follows: issue 25's design (/work/notes/25-design.md), or that design with
-//! one known-bad rule, which some check must catch (the model has teeth).
+//! The rules a run follows: issue 25's design (argued in src/lock/kinds/shared.rs), or that
+//! design with one known-bad rule, which some check must catch (the model has teeth).
 
-use super::client::MASTERS;
-
-/// The majority: the writer's quorum, the reader's in the design, and the queue's own.
-pub const MAJORITY: usize = MASTERS / 2 + 1;
-
-/// A newcomer joins the queue with tickets from N - majority + 1 masters (see `queue`).
-pub const TICKETS: usize = MASTERS - MAJORITY + 1;
+pub use crate::model_kit::{MAJORITY, MASTERS, TICKETS};
 
 /// What a client takes K as.
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
@@ -44,7 +38,7 @@ pub enum Flaw {
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Rules {
     pub flaw: Option<Flaw>,
-    /// The alternative newcomer rule (25-findings.md): a newcomer reader takes a share where
+    /// The alternative newcomer rule (issue 25's findings): a newcomer reader takes a share where
     /// no live WRITER waits (where it would be eligible at the back of the line), rather than
     /// only where nobody waits at all, which queues it behind readers that hold (a reader
     /// keeps its place until its release).

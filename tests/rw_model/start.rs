@@ -1,10 +1,10 @@
 //! Where runs start.
 
-use super::client::MASTERS;
-use super::client::{Client, Phase};
+use super::client::{self, Client, Phase, Timer};
 use super::master::{Key, Master, Place, Token};
 use super::protocol::{LISTEN_SETS, Mode};
 use super::system::State;
+use crate::model_kit::MASTERS;
 
 /// A state reachable from the empty one (each client arriving in turn, each round answered by
 /// every master before the next client arrives), chosen so that a hand-off is about to happen.
@@ -82,7 +82,7 @@ pub fn states(start: Start) -> Vec<State> {
             phase: Phase::Holding,
             arrived: true,
             served: true,
-            ..Client::new(mode)
+            ..client::new(mode)
         });
     }
     let mut waited = 0u8;
@@ -97,25 +97,26 @@ pub fn states(start: Start) -> Vec<State> {
                 reader: mode == Mode::Reader,
             });
         }
-        clients.push(Client {
+        let mut waiter = Client {
             phase: if joining {
                 Phase::Joining
             } else {
-                Phase::Sleeping
+                Phase::Sleeping(Timer)
             },
             ticket,
             arrived: true,
             // Those placed before it arrived were placed everywhere.
             behind: waited,
-            queued: !joining,
-            ..Client::new(mode)
-        });
+            ..client::new(mode)
+        };
+        waiter.own.queued = !joining;
+        clients.push(waiter);
         if !joining {
             waited |= 1 << token;
         }
     }
     master.counter = (start.waiting.len() + start.joining.len()) as u8;
-    clients.extend(start.newcomers.iter().map(|&mode| Client::new(mode)));
+    clients.extend(start.newcomers.iter().map(|&mode| client::new(mode)));
     let mut states = vec![State {
         masters: [master; MASTERS],
         clients,

@@ -1,14 +1,15 @@
-//! The whole system as a stateright `Model`: three masters, a few clients, the connections
-//! between them, the wake notices, the timers and the faults; its actions.
+//! The model as stateright explores it: the readers-writer lock's masters and clients over
+//! `model_kit::system` (the connections, notices, timers and faults).
 
-use stateright::{Model, Property};
-
-use super::client::MASTERS;
-use super::client::{Client, Phase};
-use super::master::{Master, Ran, Request, Token};
+use super::client::{Client, Own, Timer};
+use super::master::{Answer, Master, Ran, Request, Token};
 use super::protocol::{LISTEN_SETS, Mode, Rules};
 use super::start::{self, Start};
-use super::{properties, symmetry};
+use crate::model_kit::system::{self, Bounds};
+
+pub use crate::model_kit::system::Action;
+
+pub type State = system::State<Master, Client>;
 
 /// What is checked: the rules, where the run starts, which faults.
 #[derive(Clone, Copy, Debug)]
@@ -25,283 +26,95 @@ pub struct RwModel {
     pub timers: u8,
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
-pub struct State {
-    pub masters: [Master; MASTERS],
-    pub clients: Vec<Client>,
-    /// How many timers fired so far.
-    pub timers: u8,
-}
+system::explored!(RwModel);
 
-#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Action {
-    /// A newcomer sends ACQUIRE (the foreign client SET NX) to every master.
-    Arrive(Token),
-    /// The oldest request on `client`'s connection to `master` runs there.
-    Run { client: Token, master: usize },
-    /// A refused newcomer subscribes on `masters` (a bit each), then sends WAIT everywhere.
-    Listen { client: Token, masters: u8 },
-    /// A sleeping waiter reads its notices (`Notices::next`): a turn.
-    Wake(Token),
-    /// A sleeping waiter's heartbeat or backoff fires (a turn), or a refused newcomer's backoff
-    /// (it arrives again).
-    Timer(Token),
-    /// The holder renews: EXTEND to every master, answers awaited.
-    Extend(Token),
-    /// The holder releases (it sends RELEASE everywhere and is gone).
-    Release(Token),
-    /// A waiter gives up or is interrupted: LEAVE everywhere (after an undo, mid-turn).
-    Leave(Token),
-    /// A client dies.
-    Crash(Token),
-    /// A dead client's place lapses on `master` (its lease ran out).
-    Lapse { client: Token, master: usize },
-    /// A dead client's K or share expires on `master` (its TTL ran out).
-    Expire { client: Token, master: usize },
-}
+impl system::Protocol for RwModel {
+    type Master = Master;
+    type Parts = (Request, Answer, Timer, Own);
 
-impl Model for RwModel {
-    type State = State;
-    type Action = Action;
+    /// Always reduced (both reductions, as in tests/queue_model).
+    fn bounds(&self) -> Bounds {
+        let (crash, leave, timers) = (self.crash, self.leave, self.timers);
+        Bounds {
+            crash,
+            leave,
+            timers,
+            reduced: true,
+        }
+    }
 
     fn init_states(&self) -> Vec<State> {
         start::states(self.start)
     }
 
-    fn actions(&self, state: &State, actions: &mut Vec<Action>) {
-        if self.independent_steps(state, actions) {
-            return;
-        }
-        let crashed = state.clients.iter().any(|c| c.phase == Phase::Crashed);
-        let left = state.clients.iter().any(|c| c.phase == Phase::Left);
-        let timer = state.timers < self.timers;
-        for (i, client) in state.clients.iter().enumerate() {
-            let token = i as Token;
-            match client.phase {
-                Phase::Start => actions.push(Action::Arrive(token)),
-                Phase::Joining => {
-                    for masters in LISTEN_SETS {
-                        actions.push(Action::Listen {
-                            client: token,
-                            masters,
-                        });
-                    }
-                }
-                Phase::Sleeping => {
-                    if client.noticed {
-                        actions.push(Action::Wake(token));
-                    }
-                    // A timer may fire while a notice is still on the wire (then the turn
-                    // finds it unread after).
-                    if timer {
-                        actions.push(Action::Timer(token));
-                    }
-                }
-                Phase::Outside if timer => actions.push(Action::Timer(token)),
-                Phase::Holding => {
-                    actions.push(Action::Release(token));
-                    if self.extend && !client.renewed && client.mode != Mode::Foreign {
-                        actions.push(Action::Extend(token));
-                    }
-                }
-                _ => {}
-            }
-            for master in 0..MASTERS {
-                if !client.sent[master].is_empty() {
-                    actions.push(Action::Run {
-                        client: token,
-                        master,
-                    });
-                }
-            }
-            if self.leave && !left && matches!(client.phase, Phase::Turn | Phase::Sleeping) {
-                actions.push(Action::Leave(token));
-            }
-            if self.crash && !crashed && client.is_alive() {
-                actions.push(Action::Crash(token));
-            }
-            if client.phase == Phase::Crashed {
-                for (master, m) in state.masters.iter().enumerate() {
-                    if m.has_place(token) {
-                        actions.push(Action::Lapse {
-                            client: token,
-                            master,
-                        });
-                    }
-                    let mut expired = *m;
-                    expired.expire(token, client.mode);
-                    if expired != *m {
-                        actions.push(Action::Expire {
-                            client: token,
-                            master,
-                        });
-                    }
-                }
-            }
+    fn listen_sets(&self) -> &'static [u8] {
+        &LISTEN_SETS
+    }
+
+    fn is_timer(&self, _: Timer) -> bool {
+        true
+    }
+
+    fn arrival(&self, client: &Client) -> Request {
+        match client.own.mode {
+            Mode::Foreign => Request::Set,
+            _ => Request::Acquire,
         }
     }
 
-    fn next_state(&self, state: &State, action: Action) -> Option<State> {
-        let mut next = state.clone();
-        self.apply(&mut next, action);
-        Some(symmetry::canonical(next))
+    fn is_arrival(&self, request: Request) -> bool {
+        request == Request::Acquire
     }
 
-    fn properties(&self) -> Vec<Property<Self>> {
-        properties::of(self)
-    }
-}
-
-impl RwModel {
-    /// Pushes the steps of one client that commute with every step of every other client and
-    /// change nothing a property reads, if there are such; then exploring only them loses no
-    /// state that breaks a property (partial-order reduction, as in tests/queue_model). Any
-    /// path reordered to take each such step as soon as it is enabled ends in the same state,
-    /// and a state that the reduced exploration skips still has such a step pending: it is not
-    /// settled, and holders, arrivals and who was served are those of the state after it.
-    /// - A request not waited for that changes nothing on its master, now or ever (a release,
-    ///   an undo, a LEAVE or a DEL where the caller has no K, no share and no place: only its
-    ///   own later requests, behind this one on the connection, could give it one).
-    /// - A newcomer's arrival (its requests are then on the wire, which only delays them) and
-    ///   its subscription (nobody publishes to it before its WAIT places it), while no client
-    ///   may still die: a death before either is not the same as one after.
-    fn independent_steps(&self, state: &State, actions: &mut Vec<Action>) -> bool {
-        let may_die = self.crash && !state.clients.iter().any(|c| c.phase == Phase::Crashed);
-        for (i, client) in state.clients.iter().enumerate() {
-            let token = i as Token;
-            for (master, wire) in client.sent.iter().enumerate() {
-                let Some(sent) = wire.oldest() else { continue };
-                let m = state.masters[master];
-                let mut after = m;
-                let ran = after.run(token, client.mode, sent.request, self.rules);
-                let inert = matches!(
-                    sent.request,
-                    Request::Release { .. } | Request::Leave | Request::Del
-                );
-                if inert && after == m && ran.woke == 0 {
-                    actions.push(Action::Run {
-                        client: token,
-                        master,
-                    });
-                    return true;
-                }
-            }
-            match client.phase {
-                Phase::Start if !may_die => actions.push(Action::Arrive(token)),
-                Phase::Joining if !may_die => {
-                    for masters in LISTEN_SETS {
-                        actions.push(Action::Listen {
-                            client: token,
-                            masters,
-                        });
-                    }
-                }
-                _ => continue,
-            }
-            return true;
-        }
-        false
+    fn wait(&self, ticket: u8) -> Request {
+        Request::Wait { ticket }
     }
 
-    /// Applies `action`; returns what a script that ran did (for the trace).
-    pub fn apply(&self, state: &mut State, action: Action) -> Option<Ran> {
-        fn client(state: &mut State, c: Token) -> &mut Client {
-            &mut state.clients[c as usize]
-        }
-        match action {
-            Action::Arrive(c) => {
-                let client = client(state, c);
-                let request = match client.mode {
-                    Mode::Foreign => Request::Set,
-                    _ => Request::Acquire,
-                };
-                client.round(request, Phase::Acquiring);
-            }
-            Action::Run { client, master } => return Some(self.run(state, client, master)),
-            Action::Listen { client: c, masters } => {
-                let client = client(state, c);
-                client.listening = masters;
-                client.queued = true;
-                let ticket = client.ticket;
-                client.round(Request::Wait { ticket }, Phase::Turn);
-            }
-            Action::Wake(c) => {
-                let client = client(state, c);
-                client.noticed = false;
-                let ticket = client.ticket;
-                client.round(Request::Wait { ticket }, Phase::Turn);
-            }
-            Action::Timer(c) => {
-                state.timers += 1;
-                let client = client(state, c);
-                if client.phase == Phase::Outside {
-                    let request = match client.mode {
-                        Mode::Foreign => Request::Set,
-                        _ => Request::Acquire,
-                    };
-                    client.round(request, Phase::Acquiring);
-                } else {
-                    let ticket = client.ticket;
-                    client.round(Request::Wait { ticket }, Phase::Turn);
-                }
-            }
-            Action::Extend(c) => {
-                let client = client(state, c);
-                client.renewed = true;
-                client.round(Request::Extend, Phase::Renewing);
-            }
-            Action::Release(c) => {
-                let client = client(state, c);
-                client.send(client.release(true));
-                client.phase = Phase::Done;
-            }
-            Action::Leave(c) => {
-                let client = client(state, c);
-                if client.phase == Phase::Turn {
-                    // The interrupted turn may have taken K somewhere: undo, then leave.
-                    client.stop_listening();
-                    client.send(Request::Release { announce: false });
-                }
-                client.send(Request::Leave);
-                client.unsubscribe();
-                client.phase = Phase::Left;
-            }
-            Action::Crash(c) => {
-                let client = client(state, c);
-                client.stop_listening();
-                client.unsubscribe();
-                client.phase = Phase::Crashed;
-            }
-            Action::Lapse { client, master } => state.masters[master].lapse(client),
-            Action::Expire { client, master } => {
-                let mode = state.clients[client as usize].mode;
-                state.masters[master].expire(client, mode);
-            }
-        }
-        None
+    fn release(&self, client: &Client, announce: bool) -> Request {
+        client.release(announce)
     }
 
-    fn run(&self, state: &mut State, token: Token, master: usize) -> Ran {
-        let sent = state.clients[token as usize].sent[master].pop();
-        let sent = sent.expect("a request on the wire");
-        if sent.request == Request::Acquire && !state.clients[token as usize].arrived {
-            let behind = properties::placed_on_a_majority(state) & !(1 << token);
-            let client = &mut state.clients[token as usize];
-            client.arrived = true;
-            client.behind = behind;
-        }
-        let mode = state.clients[token as usize].mode;
-        let ran = state.masters[master].run(token, mode, sent.request, self.rules);
-        for (i, waiter) in state.clients.iter_mut().enumerate() {
-            // Published on a channel it does not listen to here: nobody hears it.
-            if ran.woke & (1 << i) != 0 && waiter.listening & (1 << master) != 0 {
-                waiter.noticed = true;
-            }
-        }
-        let client = &mut state.clients[token as usize];
-        if let (true, Some(answer)) = (sent.awaited, ran.answer) {
-            client.answer(master, answer, self.rules);
-        }
-        ran
+    fn leave(&self) -> Request {
+        Request::Leave
+    }
+
+    fn unawaited(&self, request: Request) -> bool {
+        matches!(
+            request,
+            Request::Release { .. } | Request::Leave | Request::Del
+        )
+    }
+
+    fn may_renew(&self, client: &Client) -> bool {
+        self.extend && !client.own.renewed && client.own.mode != Mode::Foreign
+    }
+
+    fn renew(&self, client: &mut Client) -> Request {
+        client.own.renewed = true;
+        Request::Extend
+    }
+
+    fn run(&self, master: &mut Master, from: Token, client: &Client, request: Request) -> Ran {
+        master.run(from, client.own.mode, request, self.rules)
+    }
+
+    fn answer(&self, client: &mut Client, master: usize, answer: Answer) {
+        client.answer(master, answer, self.rules);
+    }
+
+    fn has_place(&self, master: &Master, token: Token) -> bool {
+        master.has_place(token)
+    }
+
+    fn lapse(&self, master: &mut Master, token: Token) {
+        master.lapse(token);
+    }
+
+    fn expire(&self, master: &mut Master, token: Token, client: &Client) {
+        master.expire(token, client.own.mode);
+    }
+
+    fn joins(&self, client: &mut Client) {
+        client.own.queued = true;
     }
 }

@@ -1,71 +1,25 @@
-//! A path the checker found, told step by step.
+//! A path the checker found, told step by step (the replay is `model_kit::trace`'s).
 
 use std::fmt::Write;
 
 use stateright::Path;
 
-use super::client::{Client, MASTERS, Phase};
+use super::client::{Client, Phase};
 use super::master::{Answer, Key, Master, Ran, Request};
 use super::protocol::Mode;
-use super::symmetry;
 use super::system::{Action, RwModel, State};
+use crate::model_kit::trace::{self, listed, publishes};
 
-/// One line per step, then the state the path ends in. The path goes through representatives,
-/// whose masters are renamed at every step: it is told with the names of its start throughout.
+/// One line per step, between the state the path starts in and the one it ends in.
 pub fn tell(model: &RwModel, path: Path<State, Action>) -> String {
-    let steps = path.into_vec();
-    let mut state = steps[0].0.clone();
-    let mut told = describe(&state, "from:");
-    // Master `m` of the path's state is master `order[m]` of `state`.
-    let mut order = [0, 1, 2];
-    for (n, (representative, action)) in steps.iter().enumerate() {
-        if n > 0 {
-            order = symmetry::order(&state);
-            assert_eq!(&symmetry::canonical(state.clone()), representative);
-        }
-        let Some(action) = *action else {
-            told += &describe(&state, "then:");
-            continue;
-        };
-        let action = named(action, order);
-        let mut next = state.clone();
-        let ran = model.apply(&mut next, action);
-        let _ = writeln!(told, "{:3}. {}", n + 1, step(&state, action, ran, &next));
-        state = next;
-    }
-    told
-}
-
-/// `action` of a representative, on the state it stands for.
-fn named(action: Action, order: [usize; MASTERS]) -> Action {
-    match action {
-        Action::Run { client, master } => Action::Run {
-            client,
-            master: order[master],
-        },
-        Action::Listen { client, masters } => Action::Listen {
-            client,
-            masters: (0..MASTERS)
-                .filter(|m| masters & (1 << m) != 0)
-                .fold(0, |bits, m| bits | 1 << order[m]),
-        },
-        Action::Lapse { client, master } => Action::Lapse {
-            client,
-            master: order[master],
-        },
-        Action::Expire { client, master } => Action::Expire {
-            client,
-            master: order[master],
-        },
-        other => other,
-    }
+    trace::tell(model, path, step, describe)
 }
 
 fn step(state: &State, action: Action, ran: Option<Ran>, next: &State) -> String {
     let name = |c: u8| name(&state.clients[c as usize], c);
     match action {
         Action::Arrive(c) => {
-            let request = match state.clients[c as usize].mode {
+            let request = match state.clients[c as usize].own.mode {
                 Mode::Foreign => "SET NX",
                 _ => "ACQUIRE",
             };
@@ -99,14 +53,7 @@ fn step(state: &State, action: Action, ran: Option<Ran>, next: &State) -> String
                 request_name(request),
                 outcome(request, ran)
             );
-            for (woken, waiter) in state.clients.iter().enumerate() {
-                if ran.woke & (1 << woken) != 0 {
-                    let heard = waiter.listening & (1 << master) != 0;
-                    let lost = ", which does not listen there: lost";
-                    let lost = if heard { "" } else { lost };
-                    line += &format!("; publishes to {}{lost}", name(woken as u8));
-                }
-            }
+            line += &publishes::<RwModel>(state, ran.woke, master, name);
             let (before, after) = (
                 &state.clients[client as usize],
                 &next.clients[client as usize],
@@ -121,7 +68,7 @@ fn step(state: &State, action: Action, ran: Option<Ran>, next: &State) -> String
 
 /// A client's name: its number and its mode (r: reader, w: writer, f: the foreign client).
 fn name(client: &Client, token: u8) -> String {
-    let mode = match client.mode {
+    let mode = match client.own.mode {
         Mode::Reader => 'r',
         Mode::Writer => 'w',
         Mode::Foreign => 'f',
@@ -164,23 +111,14 @@ fn outcome(request: Request, ran: Ran) -> String {
 
 fn phase(client: &Client) -> String {
     match client.phase {
-        Phase::Sleeping => "asleep until its timer (or a notice)".into(),
+        Phase::Sleeping(_) => "asleep until its timer (or a notice)".into(),
         phase => format!("{phase:?}").to_lowercase(),
     }
 }
 
-/// The names of the clients or masters (`prefix` c or m) whose bits are set.
-fn listed(prefix: char, bits: u8) -> String {
-    let names: Vec<String> = (0..8)
-        .filter(|i| bits & (1 << i) != 0)
-        .map(|i| format!("{prefix}{i}"))
-        .collect();
-    names.join(" and ")
-}
-
 /// The masters' keys and where each client is.
-fn describe(state: &State, title: &str) -> String {
-    let mut told = format!("{title}\n");
+fn describe(state: &State) -> String {
+    let mut told = String::new();
     for (m, master) in state.masters.iter().enumerate() {
         let _ = writeln!(told, "     m{m}: {}", keys(state, master));
     }

@@ -1,10 +1,10 @@
 //! `redlock list`: every lock on the masters that redlock's own keys name, with its holder and
-//! queue; with `--problems`, the leak scan. Glue: the scan is `lock::scan`, the verdict
+//! queue; with `--problems`, the leak scan. Glue: the scan is `Redlock::scan`, the verdict
 //! `lock::judge`; `view` and `problems` are pure functions of each lock read, `render` prints.
 //!
 //! The report streams: the scan keeps the locks' names only (sorted: the report is in key
 //! order), and the locks are read, judged and printed [`READ_BATCH`] at a time, so memory does
-//! not grow with the number of locks beyond their names (see `lock::scan`).
+//! not grow with the number of locks beyond their names (see `Redlock::scan`).
 //!
 //! Exit status: 0; with `--problems`, 1 when anything was found. 69 (78 for a configuration
 //! cause) when a majority of the masters could not be scanned fully, and with `--problems`

@@ -81,7 +81,7 @@ impl Timing {
 pub enum Kind {
     /// The key K holds our token on a majority.
     Lock,
-    /// One of at most `limit` slots of K, held on a quorum of `semaphore::quorum` masters.
+    /// One of at most `limit` slots of K, held on a quorum of `tally::slot_quorum` masters.
     Slot { limit: u32 },
     /// A reader's share of K (`--shared`), held on a majority alongside other readers.
     Reader,

@@ -31,7 +31,7 @@
 //! 4. **Hand-off.** Every script that changes who may take the lock on a master (RELEASE,
 //!    also where the releaser held only its place; the clean-up of a partial hold; LEAVE; the
 //!    slot scripts alike) publishes, on that master, to each waiter it newly lets in there,
-//!    never to the caller (`queue_scripts::FUNCTIONS`). A release thus wakes the first waiter
+//!    never to the caller (`queue_lua::FUNCTIONS`). A release thus wakes the first waiter
 //!    alone, once per master; the others hear nothing, so a hand-off costs the same with 4
 //!    waiters or 64.
 //! 5. **Leaving.** A waiter that is interrupted or gives up removes its place on every master
@@ -101,7 +101,7 @@
 //!   returning. (One gap: if that very turn finds the lock free and the waiter first, it
 //!   takes it; order only, never safety.)
 //! - **Nothing is left behind.** Every queue key gets a TTL of two leases on every write (see
-//!   `queue_scripts`), places lapse by lease, and a winner's place goes with its release on
+//!   `scripts::queue`), places lapse by lease, and a winner's place goes with its release on
 //!   every master (or lapses, if it dies holding the lock).
 //!
 //! Clocks: a lease is measured by each master's own clock (`TIME`), never compared between

@@ -11,7 +11,7 @@
 //!    is a sorted set of holder tokens scored by the master's time at which each slot expires
 //!    (see `scripts::slots`). The script that takes a slot prunes the expired ones, counts,
 //!    and adds ours only below L, atomically.
-//! 2. A holder needs slots on q = floor(L·N/(L+1)) + 1 masters ([`quorum`]), taken in one
+//! 2. A holder needs slots on q = floor(L·N/(L+1)) + 1 masters ([`slot_quorum`]), taken in one
 //!    round like the lock: all masters at once, each under the per-node timeout, decided as
 //!    soon as q said yes or q can no longer be reached (`Tally::with_quorum`).
 //! 3. Its validity is the lock's: TTL − elapsed − drift, measured on this host's monotonic

@@ -2,7 +2,7 @@
 //!
 //! Fault-free, every turn after the first is started by a notice: each change that lets a
 //! waiter take the lock (or a slot) is announced by the master where it happens (see
-//! `queue_scripts::FUNCTIONS`). The timers are the fallback for what no notice covers, and
+//! `queue_lua::FUNCTIONS`). The timers are the fallback for what no notice covers, and
 //! each turn says which of them started it, so a lost wake-up shows (`-v`, and the metrics'
 //! `redlock_wakeups_total{cause}`):
 //! - [`Wakeup::Heartbeat`] is the timer of a waiter that expects a notice: one that is not

@@ -32,7 +32,7 @@ use crate::lock::wire::resp::Reply;
 /// Takes the lock, unless others are queued for it (see `queue`): `SET K token NX PX ttl`, then
 /// the holder record with the same TTL. Nobody waiting costs three `EXISTS` more than a bare
 /// `SET NX` (the queue, a semaphore's slots, readers): no clock, no ticket.
-/// KEYS: see `queue_scripts`. ARGV: token, ttl in ms, holder record (may be empty), ticket
+/// KEYS: see `scripts::queue`. ARGV: token, ttl in ms, holder record (may be empty), ticket
 /// wanted ('1' when the caller will wait: a refusal then also draws a ticket), keep ms.
 /// Returns 1 when the lock was taken, or was already taken with this very token (the same
 /// request sent again after a connection failed; tokens are never reused); otherwise {holder
@@ -171,13 +171,13 @@ pub(in crate::lock) fn binary_vote(answer: &Result<Reply, NodeError>) -> Vote {
 /// release (not the clean-up of a failed attempt or turn) also gives up the releaser's place in
 /// the queue (a waiter keeps it while it holds the lock, see WAIT). Either way, a waiter that
 /// this very change lets take the lock on this master is woken, on its own channel (see
-/// `queue_scripts::wake_newly`): also where the releaser held only its place (its turn took
+/// `queue_lua::wake_newly`): also where the releaser held only its place (its turn took
 /// the lock elsewhere), and also for a clean-up (a newcomer's partial hold kept the first
 /// waiter out); the caller's own undo wakes nobody. A real release with nobody queued
 /// announces on the key's release channel (for waiters that are not queued: an earlier
 /// redlock). Announcing is best effort (`pcall`): an ACL that denies PUBLISH must not turn a
 /// done release into an error.
-/// KEYS: see `queue_scripts`. ARGV: token, release channel (empty: a clean-up, which keeps the
+/// KEYS: see `scripts::queue`. ARGV: token, release channel (empty: a clean-up, which keeps the
 /// place), the command to announce with (PUBLISH, or SPUBLISH on a cluster: every channel is
 /// in the lock's slot), wake channel prefix, wake channel suffix.
 /// Returns 1 when deleted, 0 when the key is missing or holds another token.

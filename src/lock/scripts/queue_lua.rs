@@ -1,5 +1,5 @@
 //! The Lua functions every queue-aware script shares (the lock's in `scripts`, the queue's own
-//! in `queue_scripts`, the slots' in `semaphore_scripts`): the master's clock, a place dropped,
+//! in `scripts::queue`, the slots' in `scripts::slots`): the master's clock, a place dropped,
 //! the first live waiter, who may take the lock, and the wake-ups. Text only, below all three,
 //! so that none of them needs another for its pieces.
 

@@ -29,7 +29,7 @@
 //! deleted it).
 //!
 //! KEYS, for every script here: 1 K, 2 K's holder record (a writer's), 3-6 K's queue (see
-//! `queue_scripts`), 7 the semaphore's slots, 8 its limit (a key in use as a semaphore is
+//! `scripts::queue`), 7 the semaphore's slots, 8 its limit (a key in use as a semaphore is
 //! refused, as by the lock's ACQUIRE), 9 the readers, 10 their holder records.
 
 use std::sync::LazyLock;

@@ -32,10 +32,10 @@
 //! extend or remove its own slot, and an extension never re-creates a slot that expired.
 //!
 //! Waiters for a slot use the lock's fair queue (`queue`, with its keys and shared functions
-//! from `queue_scripts`): a newcomer takes a free slot only if the live waiters leave one for
+//! from `queue_lua`): a newcomer takes a free slot only if the live waiters leave one for
 //! it, a waiter takes one when its position leaves room (slots taken + position < L), and a
 //! change that lets waiters in (a release, a clean-up, a waiter leaving) wakes those it lets in
-//! (`eligible_slots`, `queue_scripts::wake_newly`). The queue only adds refusals:
+//! (`eligible_slots`, `queue_lua::wake_newly`). The queue only adds refusals:
 //! every slot is still taken by the same count below L, so it changes nothing in the argument
 //! in `semaphore`.
 //!

@@ -1,40 +1,43 @@
 //! A client's connections to the masters: the requests written to each and not yet run, in
-//! order. Shared with tests/rw_model, which includes this file by its path: each model has
-//! its own `master::Request`.
+//! order, whatever a model's requests are (`R`).
 
-use super::master::Request;
-
-/// The most requests one connection carries at once in the model: an ACQUIRE still running,
+/// The most requests one connection carries at once in the models: an ACQUIRE still running,
 /// its undo, the join turn's WAIT, which a turn won elsewhere leaves on the wire, then a
 /// renewal and a release (or an undo and a LEAVE): five.
 const WIRE: usize = 5;
 
 /// A request on the wire, in its connection's order.
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Sent {
-    pub request: Request,
+pub struct Sent<R> {
+    pub request: R,
     /// The round that sent it still waits for its answer (a decided round stops listening).
     pub awaited: bool,
 }
 
 /// One connection's requests on the wire, oldest first: a master runs them in that order.
-#[derive(Clone, Copy, Debug, Default, Hash, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Wire([Option<Sent>; WIRE]);
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Wire<R>([Option<Sent<R>>; WIRE]);
 
-impl Wire {
-    fn push(&mut self, sent: Sent) {
+impl<R> Default for Wire<R> {
+    fn default() -> Self {
+        Wire(std::array::from_fn(|_| None))
+    }
+}
+
+impl<R: Copy> Wire<R> {
+    fn push(&mut self, sent: Sent<R>) {
         let free = self.0.iter_mut().find(|slot| slot.is_none());
         *free.expect("more requests on one connection than the model allows") = Some(sent);
     }
 
     /// Takes the oldest request.
-    pub fn pop(&mut self) -> Option<Sent> {
+    pub fn pop(&mut self) -> Option<Sent<R>> {
         let oldest = self.0[0].take();
         self.0.rotate_left(1);
         oldest
     }
 
-    pub fn oldest(&self) -> Option<Sent> {
+    pub fn oldest(&self) -> Option<Sent<R>> {
         self.0[0]
     }
 
@@ -44,14 +47,14 @@ impl Wire {
 }
 
 /// Writes `request` to every connection, its answers `awaited` or not.
-pub fn write_all(wires: &mut [Wire], request: Request, awaited: bool) {
+pub fn write_all<R: Copy>(wires: &mut [Wire<R>], request: R, awaited: bool) {
     for wire in wires {
         wire.push(Sent { request, awaited });
     }
 }
 
 /// The round is decided (or abandoned): later answers are not listened to.
-pub fn stop_awaiting(wires: &mut [Wire]) {
+pub fn stop_awaiting<R>(wires: &mut [Wire<R>]) {
     for sent in wires
         .iter_mut()
         .flat_map(|wire| wire.0.iter_mut().flatten())

@@ -1,5 +1,4 @@
-//! Running the checker over a model, and what the tests conclude from it. Shared with
-//! tests/rw_model, which includes this file by its path.
+//! Running the checker over a model, and what the tests conclude from it.
 
 use std::fmt::Debug;
 use std::hash::Hash;

@@ -1,9 +1,12 @@
-//! Symmetry reduction over the masters' names. Shared with tests/rw_model, which includes this
-//! file by its path: it reads only the shape both models' states have (masters; clients with
-//! answers, requests on the wire and subscriptions, per master).
+//! Symmetry reduction over the masters' names, for any model: it reads only what every
+//! model's state has (masters; clients with answers, requests on the wire and subscriptions,
+//! per master).
 
-use super::client::MASTERS;
+use super::MASTERS;
+use super::client::Client;
 use super::system::State;
+
+type Of<M, R, A, S, X> = State<M, Client<R, A, S, X>>;
 
 /// The masters are interchangeable (same scripts, same start, every client treats them
 /// alike): of the states that differ only by a renaming of the masters, one stands for all, so
@@ -11,7 +14,13 @@ use super::system::State;
 /// concerns each one (its keys, and each client's answer from it, requests to it, and
 /// subscription there): every renaming of a state sorts to the same one. Properties do not name
 /// masters, so they hold for a state exactly when they hold for its representative.
-pub fn canonical(state: State) -> State {
+pub fn canonical<M, R, A, S, X>(state: Of<M, R, A, S, X>) -> Of<M, R, A, S, X>
+where
+    M: Copy + Ord,
+    R: Copy + Ord,
+    A: Copy + Ord,
+    Client<R, A, S, X>: Clone,
+{
     let order = order(&state);
     if order == [0, 1, 2] {
         return state;
@@ -20,7 +29,12 @@ pub fn canonical(state: State) -> State {
 }
 
 /// The renaming `canonical` applies: master `order[m]` of `state` becomes master `m`.
-pub fn order(state: &State) -> [usize; MASTERS] {
+pub fn order<M, R, A, S, X>(state: &Of<M, R, A, S, X>) -> [usize; MASTERS]
+where
+    M: Copy + Ord,
+    R: Copy + Ord,
+    A: Copy + Ord,
+{
     let column = |m: usize| {
         let per_client = state
             .clients
@@ -39,7 +53,13 @@ pub fn order(state: &State) -> [usize; MASTERS] {
     order
 }
 
-fn rename(state: &State, order: [usize; MASTERS]) -> State {
+fn rename<M, R, A, S, X>(state: &Of<M, R, A, S, X>, order: [usize; MASTERS]) -> Of<M, R, A, S, X>
+where
+    M: Copy,
+    R: Copy,
+    A: Copy,
+    Client<R, A, S, X>: Clone,
+{
     let mut renamed = state.clone();
     for (to, &from) in order.iter().enumerate() {
         renamed.masters[to] = state.masters[from];
