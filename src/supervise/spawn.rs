@@ -26,7 +26,7 @@
 //! Why this and not `std::process::Command` with a `pre_exec` hook (tried, and kept in git
 //! history): std then forks, copying redlock's page tables, and the child's copy-on-write
 //! faults come before its exec. Measured in paired whole-process runs of `redlock run -- true`
-//! with 5 masters (farm-bench, 100 pairs each): this path took 0.936x and 0.939x the time of
+//! with 5 masters (A and B alternated, 100 pairs each): this path took 0.936x and 0.939x the time of
 //! std's. The behaviour of both is the same, and `tests/spawn.rs` proves it for this one:
 //! process group, parent-death signal, exit codes 126/127, a script without `#!` run by
 //! /bin/sh, signal dispositions.
