@@ -27,8 +27,9 @@ use super::module_graph::{expand, source_files};
 use crate::common::manual;
 
 /// Snake_case names that comments and docs quote from outside the crate: C functions, Redis
-/// INFO fields, a `getrusage` field.
-const OUTSIDE: [&str; 7] = [
+/// INFO fields, a `getrusage` field, a method clap derives.
+const OUTSIDE: [&str; 8] = [
+    "augment_args",
     "close_range",
     "cluster_slots_assigned",
     "failed_calls",
