@@ -126,7 +126,7 @@ fn the_plain_runner_recipes_run() {
             "{recipe}\n{}",
             ended.describe()
         );
-        bench.check(&workspace, recipe);
+        bench.check(&workspace, recipe, None);
     }
 }
 
@@ -165,9 +165,10 @@ impl Bench {
         root
     }
 
-    /// After `recipe` ran in `workspace`: the stubs it names ran, under the lock, and the lock
-    /// is free.
-    fn check(&self, workspace: &Path, recipe: &str) {
+    /// After `recipe` ran in `workspace`: the stubs it names ran, under the lock, whose
+    /// holder record carried `note` (the job's URL, which no recipe has to pass: redlock
+    /// reads it from the CI's variables), and the lock is free.
+    fn check(&self, workspace: &Path, recipe: &str, note: Option<&str>) {
         let ran = std::fs::read_to_string(workspace.join("ran")).unwrap_or_default();
         for stub in ["migrate.sh", "deploy.sh"] {
             let named = recipe.contains(&format!("./{stub}"));
@@ -176,6 +177,15 @@ impl Bench {
                 named,
                 "{stub} ran: {ran:?}\n{recipe}"
             );
+            if named {
+                let said = std::fs::read_to_string(workspace.join(format!("{stub}.status")));
+                let status: serde_json::Value = serde_json::from_str(&said.unwrap()).unwrap();
+                assert_eq!(
+                    status["holder"]["note"].as_str(),
+                    note,
+                    "{stub}: {status}\n{recipe}"
+                );
+            }
         }
         assert!(
             self.cluster.key_gone_everywhere(KEY),
@@ -185,14 +195,14 @@ impl Bench {
 }
 
 /// Writes `deploy.sh` and `migrate.sh` into `workspace`: each fails unless the lock is held
-/// (asking the binary under test by its path: a deploy needs no redlock on its PATH), and
-/// records that it ran in `ran`.
+/// (asking the binary under test by its path: a deploy needs no redlock on its PATH), keeps
+/// what `status --json` said in `STUB.status`, and records that it ran in `ran`.
 fn write_stubs(workspace: &Path) {
     let redlock = std::fs::canonicalize(crate::common::redlock_binary()).unwrap();
     for stub in ["migrate.sh", "deploy.sh"] {
         let path = workspace.join(stub);
         let script = format!(
-            "#!/bin/sh\n'{}' status -q --key {KEY} > /dev/null || \
+            "#!/bin/sh\n'{}' status --json --key {KEY} > {stub}.status || \
              {{ echo \"{stub}: the lock is not held\" >&2; exit 1; }}\necho {stub} >> ran\n",
             redlock.display()
         );

@@ -1,8 +1,8 @@
 //! What another client of the masters wrote never reaches the terminal raw: escape sequences,
 //! other control characters and Unicode's bidirectional controls, written by a foreign client
-//! into a lock's name, its token, its holder record, its queue's entries and a stray key, are
-//! shown escaped by `status`, `list` and `list --problems`, in text and in JSON, checked byte by
-//! byte; and the JSON still carries the exact text.
+//! into a lock's name, its token, its holder record (its note too), its queue's entries and a
+//! stray key, are shown escaped by `status`, `list` and `list --problems`, in text and in JSON,
+//! checked byte by byte; and the JSON still carries the exact text.
 
 use std::process::Output;
 
@@ -59,6 +59,7 @@ fn redis(server: &Server, args: &[&str]) {
 fn record(token: Option<&str>, since_ms: u64) -> String {
     let mut record = json!({
         "host": HOSTILE, "pid": 7, "user": HOSTILE, "command": HOSTILE, "since_ms": since_ms,
+        "note": HOSTILE,
     });
     if let Some(token) = token {
         record["token"] = Value::from(token);
@@ -131,6 +132,7 @@ fn status_and_list_show_what_a_foreign_client_wrote_escaped() {
 
     let text = run(&cluster, &["status", "--key", KEY]);
     assert!(text.contains(&format!("user {shown}")), "{text}");
+    assert!(text.contains(&format!(", for \"{shown}")), "{text}");
     // A token is cut to 8 characters before it is escaped: the escape is whole.
     assert!(text.contains(r"token tx\u{1b}[2J\u{1b}]…"), "{text}");
     assert!(text.contains(r"token w2x\u{1b}[2J\u{1b}…"), "{text}");
@@ -139,8 +141,10 @@ fn status_and_list_show_what_a_foreign_client_wrote_escaped() {
         .expect("status --json is JSON");
     assert_eq!(status["token"], token.as_str());
     assert_eq!(status["holder"]["command"], HOSTILE);
+    assert_eq!(status["holder"]["note"], HOSTILE);
     assert_eq!(status["queue"][0]["token"], named.as_str());
     assert_eq!(status["queue"][0]["holder"]["host"], HOSTILE);
+    assert_eq!(status["queue"][0]["holder"]["note"], HOSTILE);
     assert_eq!(status["queue"][1]["token"], anonymous.as_str());
 
     let text = run(&cluster, &["list"]);
@@ -149,6 +153,7 @@ fn status_and_list_show_what_a_foreign_client_wrote_escaped() {
         "{text}"
     );
     assert!(text.contains(&format!("user {shown}")), "{text}");
+    assert!(text.contains(&format!(", for \"{shown}")), "{text}");
     assert!(text.contains(r"waiter w2x\u{1b}[2J\u{1b}…"), "{text}");
 
     let list: Value =
@@ -157,6 +162,7 @@ fn status_and_list_show_what_a_foreign_client_wrote_escaped() {
     assert_eq!(lock["key"], KEY);
     assert_eq!(lock["token"], token.as_str());
     assert_eq!(lock["holder"]["user"], HOSTILE);
+    assert_eq!(lock["holder"]["note"], HOSTILE);
     assert_eq!(lock["queue"][0]["token"], named.as_str());
     assert_eq!(lock["queue"][1]["token"], anonymous.as_str());
 

@@ -35,6 +35,7 @@ mod list;
 mod messages;
 mod metrics;
 mod module_graph;
+mod note;
 mod proxy_faults;
 mod queue;
 mod queue_cleanup;

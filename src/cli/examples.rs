@@ -40,6 +40,8 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
             "redlock run --key deploy-prod --ttl 30s -- ./deploy.sh --env prod",
             "redlock run --key report --ttl 5m --conflict-exit-code 0 -- ./report.sh",
             "redlock run --key backups --limit 3 --ttl 1m --wait 2h -- ./backup.sh",
+            "redlock run --key deploy-prod --wait 30m --note \"release 2.4, INC-7\" \\\n    \
+             -- ./deploy.sh",
             "redlock run -s redis://r1:6379 -s redis://r2:6379 -s redis://r3:6379 \\\n    \
              --key release --wait 10m -- make release",
             "redlock run --key report --ttl 5m \\\n    \

@@ -323,6 +323,18 @@ pub struct LockArgs {
     /// line: a reader that comes behind a waiting writer waits for it.
     #[arg(long, conflicts_with = "limit")]
     pub shared: bool,
+
+    /// Say why, or for which job, the lock is held: status, list, a conflict and a waiter
+    /// show it beside the holder. At most 256 bytes. Default: in a CI job (GitHub Actions,
+    /// GitLab CI, Jenkins, Buildkite), the job's URL; --note '' gives none.
+    #[arg(
+        long,
+        value_name = "TEXT",
+        value_hint = ValueHint::Other,
+        env = "REDLOCK_NOTE",
+        hide_env_values = true
+    )]
+    pub note: Option<String>,
 }
 
 /// How `acquire` prints the lock.

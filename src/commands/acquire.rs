@@ -49,7 +49,8 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     // SAFETY: getppid cannot fail.
     let parent = unsafe { libc::getppid() };
     let holder_pid = settings.renew_while.unwrap_or(parent);
-    let holder = Holder::of_process(holder_pid.unsigned_abs());
+    let holder =
+        Holder::of_process(holder_pid.unsigned_abs()).with_note(acquiring::note(&settings.lock));
     let mut seen = Observations::of(key, settings.lock.shared);
     let taken = acquiring::acquire(
         &client,

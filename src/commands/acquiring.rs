@@ -55,6 +55,19 @@ fn interrupted(inbox: &Receiver<Event>, key: &str) -> Failure {
     Failure::new(exit::killed_by(signal), "")
 }
 
+/// The note for the holder record, as `settings` have it; said with -v, with where it came
+/// from (an automatic one is easy to forget).
+pub fn note(settings: &LockSettings) -> Option<String> {
+    let note = settings.note.as_ref()?;
+    log::info!(
+        "lock {:?}: the holder record's note is {} (from {})",
+        settings.key,
+        crate::escape::quoted(&note.text),
+        note.from
+    );
+    Some(note.text.clone())
+}
+
 /// Takes the lock as `settings` say. While waiting, says who is in the way (with -v, or when
 /// stderr is a terminal). A wait that a signal ended fails with 128+N, quietly. `seen` gets
 /// the time spent and the outcome, for `--metrics-file`.

@@ -43,7 +43,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
         return finish(ending, &words);
     }
 
-    let holder = Holder::this_process(&words);
+    let holder = Holder::this_process(&words).with_note(acquiring::note(&settings.lock));
     let mut seen = Observations::of(key, settings.lock.shared);
     // A signal during the write cuts it short and changes nothing else: the command's status
     // (or the failure) is what redlock exits with, at once.

@@ -6,6 +6,7 @@
 
 pub mod env;
 pub mod file;
+pub mod note;
 pub mod secrets;
 mod settings;
 pub mod tls;

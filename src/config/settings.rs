@@ -20,6 +20,8 @@ pub struct LockSettings {
     pub limit: Option<u32>,
     /// `--shared`: take the lock as a reader, shared with other readers.
     pub shared: bool,
+    /// The note the holder record carries (see `note`).
+    pub note: Option<note::Note>,
 }
 
 impl LockSettings {
@@ -73,6 +75,7 @@ pub fn lock_settings(args: &LockArgs, defaults: &Defaults) -> Result<LockSetting
         fence: args.fence,
         limit: args.limit,
         shared: args.shared,
+        note: note::resolve(args.note.as_deref(), note::from_env)?,
     })
 }
 

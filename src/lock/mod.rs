@@ -48,7 +48,7 @@ pub use read::scan::{
     FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, Malformed, MasterScan,
     OversizedName, QueueRead, ReadersRead, Scan, ScanEnd, ScanOptions, StrayKey, StrayName, Ttl,
 };
-pub use scripts::holder::Holder;
+pub use scripts::holder::{Holder, MAX_NOTE, cut_bytes};
 pub use scripts::keys;
 pub use scripts::lock::INSPECTED_WAITERS;
 pub use scripts::queue_lua::SHARED_MARKER;

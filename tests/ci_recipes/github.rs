@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use yaml_rust2::{Yaml, YamlLoader};
 
 use super::{Bench, Kind, recipes, write_stubs};
-use crate::common::ci::github::Job;
+use crate::common::ci::github::{self, Job};
 
 #[test]
 fn the_github_actions_workflows_run() {
@@ -26,7 +26,7 @@ fn the_github_actions_workflows_run() {
             write_stubs(&runner.workspace);
             let failed = run_steps(&bench, &mut runner, &job["steps"]);
             assert!(failed.is_empty(), "{}\n{workflow}", failed.join("\n"));
-            bench.check(&runner.workspace, workflow);
+            bench.check(&runner.workspace, workflow, Some(github::JOB_URL));
             assert_eq!(
                 runner.settled(),
                 Vec::<i32>::new(),

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use yaml_rust2::{Yaml, YamlLoader};
 
 use super::{Bench, Kind, recipes, write_stubs};
-use crate::common::ci::gitlab::Job;
+use crate::common::ci::gitlab::{self, Job};
 
 /// Top-level keys of a `.gitlab-ci.yml` that are not jobs.
 const NOT_JOBS: [&str; 5] = ["variables", "default", "stages", "workflow", "include"];
@@ -50,7 +50,7 @@ fn the_gitlab_ci_files_run() {
                 let ended = runner.start(&after).end();
                 assert_eq!(ended.status.code(), Some(0), "{}\n{file}", ended.describe());
             }
-            bench.check(&runner.workspace, file);
+            bench.check(&runner.workspace, file, Some(gitlab::JOB_URL));
         }
     }
 }

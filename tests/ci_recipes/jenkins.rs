@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use super::{Bench, Kind, recipes, write_stubs};
-use crate::common::ci::jenkins::Job;
+use crate::common::ci::jenkins::{self, Job};
 
 /// One `sh` step: its script, and the variable its stdout goes to.
 struct Step {
@@ -48,7 +48,7 @@ fn the_jenkinsfiles_run() {
             run(&mut runner, step, &mut failed);
         }
         assert!(failed.is_empty(), "{}\n{file}", failed.join("\n"));
-        bench.check(&runner.workspace, file);
+        bench.check(&runner.workspace, file, Some(jenkins::JOB_URL));
     }
 }
 

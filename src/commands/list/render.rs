@@ -218,8 +218,15 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
 fn waiter_text(waiter: &InLine, total: usize) -> String {
     let who = waiter.holder.as_ref().map_or_else(
         || format!("waiter {}", escape::cut(&waiter.token, TOKEN_SHOWN)),
-        // "host (pid, user, "command") for 1m 2s": the same words as a holder.
-        |h| h.describe().replacen(") for ", ") waiting for ", 1),
+        // "host (pid, user, "command") for 1m 2s": the same words as a holder. The age is
+        // the last `) for ` (a command or a note may hold those words too).
+        |h| {
+            let mut line = h.describe();
+            if let Some(at) = line.rfind(") for ") {
+                line.replace_range(at..at + ") for ".len(), ") waiting for ");
+            }
+            line
+        },
     );
     format!(
         "{who} (ticket {}; in line on {} of {})",

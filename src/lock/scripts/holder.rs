@@ -24,6 +24,10 @@ pub struct Holder {
     /// When the lock was taken, in milliseconds since the Unix epoch (wall clock: only for
     /// display, never for validity).
     pub since_ms: u64,
+    /// Why, or for which job, it is held (`--note`, or the CI job's URL): free text, at most
+    /// [`MAX_NOTE`] bytes when redlock writes it. A record without one (an older redlock's)
+    /// reads as `None`.
+    pub note: Option<String>,
 }
 
 impl Holder {
@@ -35,7 +39,13 @@ impl Holder {
             user: username(),
             command: recorded(shell_words(command)),
             since_ms: unix_millis(SystemTime::now()),
+            note: None,
         }
+    }
+
+    /// The same record, with `note` (none: no note).
+    pub fn with_note(self, note: Option<String>) -> Holder {
+        Holder { note, ..self }
     }
 
     /// A record naming another process of this host (the script that called `acquire`), with
@@ -67,6 +77,9 @@ impl Holder {
             "user": self.user,
             "command": self.command,
             "since_ms": self.since_ms,
+            // Added beside the others, never in place of one: a reader of the older shape
+            // (an older redlock's `status`) skips a field it does not know.
+            "note": self.note,
         })
     }
 
@@ -99,6 +112,12 @@ impl Holder {
             user: value.get("user")?.as_str()?.to_string(),
             command: value.get("command")?.as_str()?.to_string(),
             since_ms: value.get("since_ms")?.as_u64()?,
+            // Absent in an older redlock's record; anything but text (another writer's) is no
+            // note rather than no record.
+            note: value
+                .get("note")
+                .and_then(Value::as_str)
+                .map(str::to_string),
         })
     }
 
@@ -110,13 +129,21 @@ impl Holder {
 
     /// `ci-3 (pid 4412, user ci, "make deploy") for 2m10s`, on one line: the record may have
     /// been written by anyone, so its text is escaped (see `crate::escape`), the command cut
-    /// to 60 characters first.
+    /// to 60 characters first. A note goes inside the parentheses, quoted
+    /// (`"make deploy", for "https://ci.example/job/123") for 2m10s`), so that the age stays
+    /// the line's last words whatever the note says: the wait's progress line and `list`'s
+    /// waiters find it there.
     pub fn describe(&self) -> String {
         let mut held = self.held_for();
         // Whole seconds read better than "2m 10s 412ms 118us".
         held = Duration::from_secs(held.as_secs());
+        let note = self
+            .note
+            .as_deref()
+            .map(|note| format!(", for {}", escape::quoted(&shown_note(note))))
+            .unwrap_or_default();
         format!(
-            "{} (pid {}, user {}, \"{}\") for {}",
+            "{} (pid {}, user {}, \"{}\"{note}) for {}",
             escape::visible(&self.host),
             self.pid,
             escape::visible(&self.user),
@@ -131,22 +158,48 @@ impl Holder {
 /// replies `resp` caps, and it is only ever shown cut to one line anyway.
 pub const MAX_RECORDED_COMMAND: usize = 4096;
 
-/// `command` cut to [`MAX_RECORDED_COMMAND`] bytes (at a character boundary), with an
-/// ellipsis when cut.
-fn recorded(mut command: String) -> String {
-    if command.len() > MAX_RECORDED_COMMAND {
-        let mut end = MAX_RECORDED_COMMAND - '…'.len_utf8();
-        while !command.is_char_boundary(end) {
+/// `command` cut to [`MAX_RECORDED_COMMAND`] bytes.
+fn recorded(command: String) -> String {
+    cut_bytes(command, MAX_RECORDED_COMMAND)
+}
+
+/// `text` cut to at most `max` bytes (at a character boundary), with an ellipsis when cut:
+/// what a record keeps of a text that may be longer than it holds.
+pub fn cut_bytes(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max - '…'.len_utf8();
+        while !text.is_char_boundary(end) {
             end -= 1;
         }
-        command.truncate(end);
-        command.push('…');
+        text.truncate(end);
+        text.push('…');
     }
-    command
+    text
 }
 
 /// The most characters of a command line a description shows.
 const SHOWN_COMMAND: usize = 60;
+
+/// The most bytes of a note redlock writes (`--note` longer is refused, exit 64; an automatic
+/// one is cut). Room for a CI job's URL (a GitHub Actions run's is under 120 bytes for
+/// ordinary names) and a few words besides; the record is read back by every contender at
+/// every turn and by `status` and `list`, and its note is shown whole on one line.
+pub const MAX_NOTE: usize = 256;
+
+/// `note` as a description shows it: whole when redlock wrote it, cut to [`MAX_NOTE`]
+/// characters (before escaping) when another writer made it longer.
+fn shown_note(note: &str) -> std::borrow::Cow<'_, str> {
+    match note.char_indices().nth(MAX_NOTE) {
+        None => note.into(),
+        Some(_) => {
+            let end = note
+                .char_indices()
+                .nth(MAX_NOTE - 1)
+                .map_or(note.len(), |(i, _)| i);
+            format!("{}…", &note[..end]).into()
+        }
+    }
+}
 
 pub(in crate::lock) fn unix_millis(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH)
@@ -263,6 +316,56 @@ mod tests {
         // A record without a token (another tool's, or an older redlock's) names nobody.
         let untokened = holder.to_json().to_string();
         assert_eq!(Holder::from_record(untokened.as_bytes(), b"t1"), None);
+    }
+
+    #[test]
+    fn a_note_is_one_more_field_of_the_record() {
+        let holder = Holder::this_process(&["make".into()]).with_note(Some("INC-7".into()));
+        let record: Value = serde_json::from_str(&holder.record("t1")).unwrap();
+        assert_eq!(record["note"], "INC-7");
+        // What an older redlock reads is all there, of the same types.
+        for field in ["host", "user", "command"] {
+            assert!(record[field].is_string(), "{field}: {record}");
+        }
+        assert!(
+            record["pid"].is_u64() && record["since_ms"].is_u64(),
+            "{record}"
+        );
+        assert_eq!(
+            Holder::from_record(holder.record("t1").as_bytes(), b"t1"),
+            Some(holder.clone())
+        );
+        // An older redlock's record has none; another writer's odd one is no note.
+        let mut older = record.clone();
+        older.as_object_mut().unwrap().remove("note");
+        let read = Holder::from_record(older.to_string().as_bytes(), b"t1").unwrap();
+        assert_eq!(read.note, None);
+        older["note"] = Value::from(7);
+        assert_eq!(
+            Holder::from_json(older.to_string().as_bytes())
+                .unwrap()
+                .note,
+            None
+        );
+    }
+
+    #[test]
+    fn a_note_is_shown_quoted_before_the_age() {
+        let mut holder = Holder::this_process(&["make".into()]);
+        holder.host = "ci-3".into();
+        holder.user = "ci".into();
+        holder.pid = 7;
+        holder.note = Some("job 1) for 9s \"x\"\n".into());
+        let line = holder.describe();
+        assert!(
+            line.starts_with(r#"ci-3 (pid 7, user ci, "make", for "job 1) for 9s \"x\"\n") for "#),
+            "{line}"
+        );
+        assert!(line.ends_with(") for 0s"), "{line}");
+        // Another writer's longer note is cut, never shown whole.
+        holder.note = Some("n".repeat(MAX_NOTE * 4));
+        let line = holder.describe();
+        assert!(line.contains(&format!("\"{}…\") for ", "n".repeat(MAX_NOTE - 1))));
     }
 
     #[test]

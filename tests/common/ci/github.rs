@@ -27,6 +27,9 @@ pub const SIGINT_WAIT: Duration = Duration::from_millis(7500);
 /// How long it waits after SIGTERM (`_sigtermTimeout`), before SIGKILL.
 pub const SIGTERM_WAIT: Duration = Duration::from_millis(2500);
 
+/// The run's URL, as the variables a step sees make it.
+pub const JOB_URL: &str = "https://github.com/acme/shop/actions/runs/1658821493";
+
 /// One job: its workspace, its environment, what its steps wrote to $GITHUB_ENV and
 /// $GITHUB_PATH so far.
 pub struct Job {
@@ -90,6 +93,10 @@ impl Job {
         cmd.env("PATH", path.join(":"))
             .env("GITHUB_ACTIONS", "true")
             .env("CI", "true")
+            // What the run's URL is made of (redlock's automatic note names it).
+            .env("GITHUB_SERVER_URL", "https://github.com")
+            .env("GITHUB_REPOSITORY", "acme/shop")
+            .env("GITHUB_RUN_ID", "1658821493")
             .env("GITHUB_WORKSPACE", &self.workspace)
             .env("RUNNER_TEMP", &self.temp)
             .env("GITHUB_ENV", &env_file)

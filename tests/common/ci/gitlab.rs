@@ -25,6 +25,9 @@ pub const GRACEFUL_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 /// How long it waits after SIGKILL before giving up on the process (`process.KillTimeout`).
 pub const KILL_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The job's URL, as `CI_JOB_URL` gives it (redlock's automatic note).
+pub const JOB_URL: &str = "https://gitlab.example.com/acme/shop/-/jobs/4242";
+
 /// One job: its project directory (the working directory of every stage) and its variables.
 pub struct Job {
     pub workspace: PathBuf,
@@ -64,6 +67,7 @@ impl Job {
             .env("GITLAB_CI", "true")
             .env("CI", "true")
             .env("CI_PROJECT_DIR", &self.workspace)
+            .env("CI_JOB_URL", JOB_URL)
             .process_group(0)
             .stdin(Stdio::piped());
         let mut started = Started::spawn(&mut cmd);

@@ -25,6 +25,9 @@ use super::{has_in_environment, processes, signal};
 /// The shared deadline of one process tree's SIGTERMs (`SoftKillWaitSeconds`).
 pub const SOFT_KILL_WAIT: Duration = Duration::from_secs(5);
 
+/// The build's URL, as `BUILD_URL` gives it (redlock's automatic note).
+pub const JOB_URL: &str = "https://jenkins.example.com/job/deploy/15/";
+
 /// One build: its workspace, its environment, the cookie of its steps.
 pub struct Job {
     pub workspace: PathBuf,
@@ -95,6 +98,8 @@ impl Job {
             .current_dir(&self.workspace)
             .envs(&self.env)
             .env("WORKSPACE", &self.workspace)
+            .env("JENKINS_URL", "https://jenkins.example.com/")
+            .env("BUILD_URL", JOB_URL)
             // The launcher's own copy; the script alone gets the real cookie.
             .env("JENKINS_SERVER_COOKIE", "please-do-not-kill-me")
             .stdin(Stdio::null())
