@@ -1,8 +1,8 @@
 //! What a section costs in CPU, on the masters and on the client (issue 35, item 3): P
 //! processes take turns on ONE key, S critical sections each, with `redlock run` over 5 local
-//! masters and `flock(1)` on one file, R times in a row, the tools interleaved run by run, so
-//! that each comparison holds figures taken in the same minute on a machine shared with
-//! other builds.
+//! masters and `flock(1)` on one file, R times in a row, the tools interleaved run by run (each
+//! run starting with the next tool), so that each comparison holds figures taken in the same
+//! minute on a machine shared with other builds.
 //!
 //! Each process is a thread standing in for a looping shell script (`support/sections.rs`),
 //! running `redlock run --key K --ttl 10s --wait 300s -- bash -c SECTION` or
@@ -163,7 +163,12 @@ fn main() {
         eprintln!("herd: {p} processes x {s} sections, {runs} runs");
         let mut by_tool: Vec<Vec<Measured>> = tools.iter().map(|_| Vec::new()).collect();
         for run in 1..=runs {
-            for (tool, measured) in tools.iter().zip(&mut by_tool) {
+            // Each run starts with the next tool: the tool that runs second in a round was
+            // measured about 6% cheaper on the masters than the first, with the same build in
+            // both places, so a fixed order would bias a before/after comparison.
+            for i in 0..tools.len() {
+                let k = (i + run - 1) % tools.len();
+                let (tool, measured) = (&tools[k], &mut by_tool[k]);
                 let m = measure(&fresh_dir(), &cluster, tool, p, s);
                 println!("{}", run_line(p, s, run, tool.name(), &m));
                 if let Some(commands) = &m.commands {
