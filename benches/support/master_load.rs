@@ -13,7 +13,8 @@
 //!   script runs is counted too, and its time is also within the script's (see `queue.rs`).
 //!
 //! The bench's own CONFIG RESETSTAT and INFO calls run on the masters too: a few per master per
-//! run, left out of the commands, and a few tens of microseconds of CPU in the CPU figures.
+//! run, left out of the commands (`redlock run` sends neither), and a few tens of microseconds
+//! of CPU in the CPU figures.
 
 use std::collections::BTreeMap;
 
@@ -93,8 +94,9 @@ impl MasterLoad {
                 entry.1 += usec;
             }
         }
-        // The bench's own CONFIG RESETSTAT, once per master.
+        // The bench's own CONFIG RESETSTAT and INFO (`redlock run` sends neither).
         commands.remove("config|resetstat");
+        commands.remove("info");
         Load {
             cpu: Cpu {
                 user_us: after.user_us - self.before.user_us,
