@@ -34,3 +34,19 @@ pub fn loadavg() -> String {
     let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     text.split_whitespace().next().unwrap_or("?").to_string()
 }
+
+/// CPU (user + system) of every child this process has reaped so far, and of the children
+/// they reaped, in microseconds (getrusage RUSAGE_CHILDREN): a run's client CPU is the
+/// difference across it, when the run reaps every process it starts.
+#[allow(dead_code)] // only `herd.rs` reads it
+pub fn children_cpu_us() -> f64 {
+    // SAFETY: getrusage writes one struct rusage into the zeroed one we own.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        let rc = libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        assert_eq!(rc, 0, "getrusage(RUSAGE_CHILDREN)");
+        usage
+    };
+    let us = |t: libc::timeval| t.tv_sec as f64 * 1e6 + t.tv_usec as f64;
+    us(usage.ru_utime) + us(usage.ru_stime)
+}
