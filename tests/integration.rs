@@ -43,6 +43,7 @@ mod run;
 mod run_options;
 mod safety;
 mod scripts;
+mod sd_notify;
 mod semaphore;
 mod shared;
 mod shared_review;
