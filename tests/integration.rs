@@ -52,6 +52,7 @@ mod spawn;
 mod status_output;
 mod stdout_errors;
 mod supervise_faults;
+mod systemd_units;
 mod terminal;
 mod tls;
 mod tls_self_signed;

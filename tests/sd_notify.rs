@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::common::{Cluster, Inspector, Running, WAIT_FOR_GATE, describe, eventually};
+use crate::common::{
+    Cluster, Inspector, Running, WAIT_FOR_GATE, describe, eventually, send_signal,
+};
 
 /// One datagram as systemd received it, with what the hook saw when it arrived.
 #[derive(Clone, Debug)]
@@ -331,4 +333,33 @@ fn with_sd_notify_command_the_command_gets_the_socket_and_redlock_leaves_ready_t
             .all(|d| !d.text.contains("READY=1") && !d.text.contains("WATCHDOG=1")),
         "{received:#?}"
     );
+}
+
+#[test]
+fn a_stop_by_systemd_says_why_before_the_release() {
+    let cluster = Cluster::start(1);
+    let systemd = Systemd::at_path(nothing());
+    let mut run = Running::start(
+        cluster
+            .redlock()
+            .env("NOTIFY_SOCKET", &systemd.address)
+            .args(["run", "--key", "stopped", "--ttl", "10s"]),
+    );
+    run.wait_ready();
+    systemd.wait_for("READY=1");
+    send_signal(run.child.id(), libc::SIGTERM);
+    let output = run.wait_output();
+    assert_eq!(output.status.code(), Some(143), "{}", describe(&output));
+    let received = systemd.received();
+    let why = systemd
+        .position("STATUS=stopping: SIGTERM received, forwarded to the command")
+        .unwrap_or_else(|| panic!("{received:#?}"));
+    let last = received.last().unwrap();
+    assert!(
+        why < received.len() - 1
+            && last.text
+                == "STOPPING=1\nSTATUS=the command exited (143); releasing lock \"stopped\"",
+        "{received:#?}"
+    );
+    assert!(cluster.key_gone_everywhere("stopped"));
 }

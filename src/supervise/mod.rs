@@ -365,6 +365,10 @@ impl Run<'_> {
             "forwarding {} to the command", signals::name(signal)
         );
         let _ = if signals::is_terminating(signal) {
+            self.notify.status(&format!(
+                "stopping: {} received, forwarded to the command",
+                signals::name(signal)
+            ));
             self.child.signal_group_awake(signal)
         } else {
             self.child.signal_group(signal)
