@@ -85,7 +85,6 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
         (signals.events.clone(), &signals.inbox),
         &notify,
     );
-    notify.stopping(&ended(&ending, &format!("releasing lock {key:?}")));
     let lost = matches!(
         ending,
         Ending::Stopped {
@@ -95,9 +94,14 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     );
     match settings.hold_min {
         Some(hold) if !lost && started.elapsed() < hold => {
+            let then = format!("leaving lock {key:?} to expire after --hold-min");
+            notify.stopping(&ended(&ending, &then));
             releasing::hold_until(&client, &lock, hold - started.elapsed());
         }
-        _ => releasing::report_release(&client, &lock),
+        _ => {
+            notify.stopping(&ended(&ending, &format!("releasing lock {key:?}")));
+            releasing::report_release(&client, &lock);
+        }
     }
     late.finish();
     seen.held = Some(started.elapsed());

@@ -174,11 +174,6 @@ impl Supervisor {
         self.confirmed = false;
     }
 
-    /// Whether renewals keep a majority and no stop has begun.
-    pub fn is_kept(&self) -> bool {
-        self.confirmed && self.stop == Stop::NotNeeded
-    }
-
     /// The renewal thread says the lock is gone.
     pub fn on_lost(&mut self, now: Instant, reason: LossReason) -> Action {
         match self.stop {
