@@ -1039,7 +1039,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__run)
-            opts="-k -t -w -s -v -q -h -V --key --ttl --wait --no-wait --node-timeout --drift-factor --fence --conflict-exit-code --limit --shared --note --kill-after --hold-min --max-duration --metrics-file --server --config --password-file --tls-ca-cert --tls-cert --tls-key --verbose --log-format --quiet --help --version"
+            opts="-k -t -w -s -v -q -h -V --key --ttl --wait --no-wait --node-timeout --drift-factor --fence --conflict-exit-code --limit --shared --note --kill-after --hold-min --max-duration --metrics-file --sd-notify --server --config --password-file --tls-ca-cert --tls-cert --tls-key --verbose --log-format --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1156,6 +1156,10 @@ _redlock() {
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o filenames
                     fi
+                    return 0
+                    ;;
+                --sd-notify)
+                    COMPREPLY=($(compgen -W "redlock command" -- "${cur}"))
                     return 0
                     ;;
                 --server)

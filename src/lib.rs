@@ -16,6 +16,7 @@ pub mod exit;
 pub mod files;
 pub mod lock;
 pub mod metrics;
+pub mod notify;
 pub mod plural;
 pub mod stdio;
 pub mod supervise;

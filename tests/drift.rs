@@ -28,10 +28,11 @@ use crate::common::manual;
 
 /// Snake_case names that comments and docs quote from outside the crate: C functions, Redis
 /// INFO fields, a `getrusage` field, a method clap derives.
-const OUTSIDE: [&str; 8] = [
+const OUTSIDE: [&str; 9] = [
     "augment_args",
     "close_range",
     "cluster_slots_assigned",
+    "epoll_ctl",
     "failed_calls",
     "inet_aton",
     "posix_spawn",

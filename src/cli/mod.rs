@@ -16,6 +16,7 @@ mod global;
 mod ops;
 mod placement;
 mod renew_while;
+mod sd_notify;
 
 pub use durations::{LONGEST_DURATION, parse_duration, parse_wait};
 pub use errors::{one_line, subcommand_in};
@@ -25,6 +26,7 @@ pub use global::{LogFormat, MasterArgs, OutputArgs, QuietArg};
 pub use ops::{ConfigArgs, DoctorArgs, ListArgs, MetricsArgs};
 pub use placement::{GlobalArgs, check_placement};
 pub use renew_while::{RENEW_WHILE, RenewWhileArgs};
+pub use sd_notify::{NotifyArgs, SdNotify};
 
 /// What `redlock --version` prints after the name: the version, then the commit and the
 /// target, as users paste them into bug reports (build.rs finds them). `-V` prints the version
@@ -485,6 +487,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub metrics: MetricsArgs,
+
+    #[command(flatten)]
+    pub notify: NotifyArgs,
 
     /// The command to run and its arguments (put them after --).
     // Completed as a command line of its own: a command name, then its own arguments.

@@ -10,6 +10,7 @@ use crate::config::{self, Context};
 use crate::exit::{self, Failure};
 use crate::lock::{Holder, Lock, Master};
 use crate::metrics::Observations;
+use crate::notify::Notifier;
 use crate::supervise::watch;
 
 use super::bounded::{Ended, bounded};
@@ -58,7 +59,7 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
         &holder,
         &signals,
         global.quiet,
-        &mut seen,
+        (&mut seen, &Notifier::none()),
     );
     // The lock is taken (or not) already: the metrics wait until the token is handed over.
     let record = || {

@@ -9,10 +9,11 @@ use crate::config::LockSettings;
 use crate::exit::{self, Failure};
 use crate::lock::{AcquireError, AttemptFailure, Cancel, Holder, Lock, Redlock, Request, Wakeup};
 use crate::metrics::{Observations, Outcome};
+use crate::notify::Notifier;
 use crate::plural::counted;
 use crate::supervise::{self, Event, signals};
 
-use super::progress::WaitProgress;
+use super::progress::{self, WaitProgress};
 use super::releasing::report_release;
 use super::wording;
 
@@ -69,19 +70,29 @@ pub fn note(settings: &LockSettings) -> Option<String> {
 }
 
 /// Takes the lock as `settings` say. While waiting, says who is in the way (with -v, or when
-/// stderr is a terminal). A wait that a signal ended fails with 128+N, quietly. `seen` gets
-/// the time spent and the outcome, for `--metrics-file`.
+/// stderr is a terminal), and tells systemd in STATUS= when it listens (`notify`). A wait that
+/// a signal ended fails with 128+N, quietly. `seen` gets the time spent and the outcome, for
+/// `--metrics-file`.
 pub fn acquire(
     client: &Redlock,
     settings: &LockSettings,
     holder: &Holder,
     signals: &Signals,
     quiet: bool,
-    seen: &mut Observations,
+    (seen, notify): (&mut Observations, &Notifier),
 ) -> Result<Lock, Failure> {
     let mut progress = WaitProgress::new(&settings.key, quiet, settings.wait);
     let asked = std::time::Instant::now();
-    let mut on_retry = |failure: &AttemptFailure| progress.update(failure);
+    let mut told = String::new();
+    let mut on_retry = |failure: &AttemptFailure| {
+        progress.update(failure);
+        // Each change once: a waiter may be retried often, and systemd reads every datagram.
+        let status = progress::wait_status(&settings.key, failure);
+        if status != told {
+            notify.status(&status);
+            told = status;
+        }
+    };
     let kind = settings.kind();
     let quorum = match kind.limit() {
         Some(limit) => {

@@ -8,7 +8,9 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use crate::lock::AttemptFailure;
+use std::time::UNIX_EPOCH;
+
+use crate::lock::{AttemptFailure, Holder};
 
 use super::wording::{self, list};
 
@@ -45,50 +47,7 @@ impl<'a> WaitProgress<'a> {
         if !self.enabled {
             return;
         }
-        let why = match failure {
-            AttemptFailure::Held {
-                holder,
-                free,
-                shared,
-                waiters,
-                place,
-                ..
-            } => {
-                let who = match holder {
-                    _ if *free => "free, others first".to_string(),
-                    // As the give-up line says it (`wording`): readers hold no token of a holder.
-                    _ if *shared => "held by readers (--shared)".to_string(),
-                    Some(holder) => format!("held by {}", holder.describe()),
-                    None => "held by another client".into(),
-                };
-                match place {
-                    Some(place) => format!("{who}; place {place} of {waiters} in line"),
-                    None => who,
-                }
-            }
-            AttemptFailure::Unreachable { failures, .. } => {
-                let how = wording::how_failed(failures.iter().map(|f| &f.error));
-                format!("masters {how}: {}", list(failures))
-            }
-            AttemptFailure::TooSlow { .. } => "masters too slow".into(),
-            AttemptFailure::Full {
-                limit,
-                holders,
-                waiters,
-                place,
-                ..
-            } => {
-                let taken = format!(
-                    "{} taken{}",
-                    wording::all_slots(*limit),
-                    wording::slot_holders(holders)
-                );
-                match place {
-                    Some(place) => format!("{taken}; place {place} of {waiters} in line"),
-                    None => taken,
-                }
-            }
-        };
+        let why = reason(failure, Age::HeldFor);
         let line = format!("waiting for lock {:?}: {why}", self.key);
         if self.terminal {
             // Redraw at most a few times a second; the holder's age changes every second.
@@ -113,6 +72,84 @@ impl<'a> WaitProgress<'a> {
     pub fn finish(&mut self) {
         if self.drawn {
             eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+/// How a holder's age is said: "for 2m10s" on a line drawn now, "since <UTC time>" in a
+/// status that stays up until the next change (systemd's STATUS=).
+#[derive(Clone, Copy)]
+enum Age {
+    HeldFor,
+    Since,
+}
+
+impl Age {
+    fn describe(self, holder: &Holder) -> String {
+        match self {
+            Age::HeldFor => holder.describe(),
+            Age::Since => {
+                let since = UNIX_EPOCH + Duration::from_millis(holder.since_ms);
+                let line = holder.describe();
+                format!(
+                    "{}) since {}",
+                    strip_age(&line),
+                    humantime::format_rfc3339_seconds(since)
+                )
+            }
+        }
+    }
+}
+
+/// What systemd's STATUS= says while waiting: who is in the way, and our place in line.
+pub fn wait_status(key: &str, failure: &AttemptFailure) -> String {
+    format!("waiting for lock {key:?}: {}", reason(failure, Age::Since))
+}
+
+/// Why the lock could not be taken yet, in words.
+fn reason(failure: &AttemptFailure, age: Age) -> String {
+    match failure {
+        AttemptFailure::Held {
+            holder,
+            free,
+            shared,
+            waiters,
+            place,
+            ..
+        } => {
+            let who = match holder {
+                _ if *free => "free, others first".to_string(),
+                // As the give-up line says it (`wording`): readers hold no token of a holder.
+                _ if *shared => "held by readers (--shared)".to_string(),
+                Some(holder) => format!("held by {}", age.describe(holder)),
+                None => "held by another client".into(),
+            };
+            match place {
+                Some(place) => format!("{who}; place {place} of {waiters} in line"),
+                None => who,
+            }
+        }
+        AttemptFailure::Unreachable { failures, .. } => {
+            let how = wording::how_failed(failures.iter().map(|f| &f.error));
+            format!("masters {how}: {}", list(failures))
+        }
+        AttemptFailure::TooSlow { .. } => "masters too slow".into(),
+        AttemptFailure::Full {
+            limit,
+            holders,
+            waiters,
+            place,
+            ..
+        } => {
+            let taken = format!(
+                "{} taken{}",
+                wording::all_slots(*limit),
+                wording::slot_holders(holders)
+            );
+            match place {
+                Some(place) => format!("{taken}; place {place} of {waiters} in line"),
+                None => taken,
+            }
         }
     }
 }

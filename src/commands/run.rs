@@ -7,6 +7,7 @@ use crate::config;
 use crate::exit::{self, Failure};
 use crate::lock::Holder;
 use crate::metrics::{Observations, Outcome};
+use crate::notify::Notifier;
 use crate::supervise::{self, Ending, Lease, StopReason};
 
 use super::{acquiring, bounded, open_client, reentrance, releasing};
@@ -16,6 +17,11 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     let metrics_file = config::metrics_file(&args.metrics, &context.defaults)?;
     let settings = config::run_settings(args, &context.defaults)?;
     context.warn();
+    let notify = Notifier::from_env(settings.speaker);
+    notify.status(&format!(
+        "connecting to the masters for lock {:?}",
+        settings.lock.key
+    ));
     let signals = acquiring::listen_for_signals()?;
     let client = open_client(&context)?;
     let words: Vec<String> = settings
@@ -39,7 +45,9 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
             &settings.command,
             settings.supervise,
             (signals.events, &signals.inbox),
+            &notify,
         );
+        notify.stopping(&ended(&ending, "the enclosing redlock's lock"));
         return finish(ending, &words);
     }
 
@@ -56,10 +64,16 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
         &holder,
         &signals,
         global.quiet,
-        &mut seen,
+        (&mut seen, &notify),
     );
     let started = std::time::Instant::now();
-    let lock = taken.inspect_err(|_| record(&seen))?;
+    let lock = taken.inspect_err(|failure| {
+        record(&seen);
+        notify.stopping(&format!(
+            "gave up waiting for lock {key:?} (exit {})",
+            failure.code
+        ));
+    })?;
     let late = acquiring::LateRefusals::start(&client, &lock);
     let fence = acquiring::fence_if_asked(&client, &lock, settings.lock.fence)
         .inspect_err(|_| record(&seen))?;
@@ -69,6 +83,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
         &settings.command,
         settings.supervise,
         (signals.events.clone(), &signals.inbox),
+        &notify,
     );
     let lost = matches!(
         ending,
@@ -79,9 +94,14 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     );
     match settings.hold_min {
         Some(hold) if !lost && started.elapsed() < hold => {
+            let then = format!("leaving lock {key:?} to expire after --hold-min");
+            notify.stopping(&ended(&ending, &then));
             releasing::hold_until(&client, &lock, hold - started.elapsed());
         }
-        _ => releasing::report_release(&client, &lock),
+        _ => {
+            notify.stopping(&ended(&ending, &format!("releasing lock {key:?}")));
+            releasing::report_release(&client, &lock);
+        }
     }
     late.finish();
     seen.held = Some(started.elapsed());
@@ -101,6 +121,15 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     }
     record(&seen);
     finish(ending, &words)
+}
+
+/// systemd's last STATUS=: how the command ended, and what redlock does now (`then`).
+fn ended(ending: &Ending, then: &str) -> String {
+    match ending {
+        Ending::Exited(exit) => format!("the command exited ({}); {then}", exit.shell_code()),
+        Ending::Stopped { reason, .. } => format!("the command was stopped: {reason}; {then}"),
+        Ending::NotStarted(error) => format!("the command could not start ({error}); {then}"),
+    }
 }
 
 /// The exit code for how the command ended.

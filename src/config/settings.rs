@@ -4,6 +4,8 @@
 
 use super::file::Places;
 use super::*;
+use crate::cli::SdNotify;
+use crate::notify;
 
 /// How a lock is named and taken.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,6 +44,8 @@ pub struct RunSettings {
     pub lock: LockSettings,
     pub supervise: supervise::Options,
     pub hold_min: Option<Duration>,
+    /// Who speaks to systemd once the command runs (`--sd-notify`).
+    pub speaker: notify::Speaker,
     pub command: Vec<OsString>,
 }
 
@@ -224,6 +228,10 @@ pub fn run_settings(args: RunArgs, defaults: &Defaults) -> Result<RunSettings, F
         supervise: supervise::Options::new(ttl, kill_after).with_max_duration(args.max_duration),
         lock,
         hold_min: args.hold_min.filter(|d| !d.is_zero()),
+        speaker: match args.notify.sd_notify {
+            SdNotify::Redlock => notify::Speaker::Redlock,
+            SdNotify::Command => notify::Speaker::Command,
+        },
         command: args.command,
     })
 }

@@ -51,9 +51,9 @@ impl Exit {
     }
 }
 
-/// Starts `command` with `env` added to redlock's environment; stdin, stdout and stderr are
-/// inherited untouched.
-pub fn spawn(command: &[OsString], env: &[(&str, String)]) -> io::Result<Child> {
+/// Starts `command` with `env` added to redlock's environment and the variables named in
+/// `hidden` removed from it; stdin, stdout and stderr are inherited untouched.
+pub fn spawn(command: &[OsString], env: &[(&str, String)], hidden: &[&str]) -> io::Result<Child> {
     if command.is_empty() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -65,7 +65,13 @@ pub fn spawn(command: &[OsString], env: &[(&str, String)]) -> io::Result<Child> 
     let program = find_program(&command[0]);
     let terminal = foreground_terminal();
     let handled: Vec<i32> = super::signals::handled().collect();
-    let pid = super::spawn::spawn(program.as_os_str(), command, env, terminal, &handled)?;
+    let pid = super::spawn::spawn(
+        program.as_os_str(),
+        command,
+        (env, hidden),
+        terminal,
+        &handled,
+    )?;
     Ok(Child {
         pid,
         reaped: false,

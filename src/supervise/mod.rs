@@ -16,6 +16,10 @@
 //! out what it decides. Because the deadlines live here and not in the renewal thread, a renewal
 //! that hangs cannot delay the stop.
 //!
+//! The same loop speaks to systemd when it asked (`src/notify.rs`): READY=1 once the command
+//! started, STATUS= on each renewal and on a stop, and the watchdog's WATCHDOG=1, which is
+//! one of the supervisor's deadlines, so that only a loop that still runs sends it.
+//!
 //! None of this runs while redlock itself is stopped: the [`guard`] process, which is not
 //! stopped with it, holds the SIGKILL deadline too (moved after each confirmed renewal) and
 //! kills the group at it. A loop that wakes up past that deadline reports the lock lost,
@@ -24,6 +28,7 @@
 pub mod child;
 pub mod guard;
 pub mod job;
+mod options;
 pub mod renew;
 pub mod signals;
 mod spawn;
@@ -36,7 +41,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use crate::lock::{Lock, Redlock};
+use crate::notify::Notifier;
 use child::{Exit, StateChange};
+pub use options::Options;
 use renew::{LossReason, Renewal, Renewer};
 use supervisor::{Action, Supervisor};
 
@@ -55,52 +62,6 @@ pub enum Event {
 /// the lock, so that no signal is missed.
 pub fn channel() -> (Sender<Event>, Receiver<Event>) {
     std::sync::mpsc::channel()
-}
-
-/// Timing of renewal and of the stop on lock loss.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Options {
-    /// Extend the lock this often (TTL/3).
-    pub renew_every: Duration,
-    /// Time between SIGTERM and SIGKILL when the lock is lost.
-    pub kill_after: Duration,
-    /// How long before the validity ends the child must be dead: room for the signal to be
-    /// delivered and the processes to die (TTL/25, between 5 ms and 1 s).
-    pub stop_margin: Duration,
-    /// Stop the child once it has run this long (`--max-duration`).
-    pub max_duration: Option<Duration>,
-}
-
-impl Options {
-    /// The default grace between SIGTERM and SIGKILL: 5 s, or TTL/4 for short TTLs, so that
-    /// the whole stop still fits inside the validity.
-    pub fn default_kill_after(ttl: Duration) -> Duration {
-        (ttl / 4).min(Duration::from_secs(5))
-    }
-
-    /// The longest `--kill-after` a TTL allows: the stop must start after the first renewal
-    /// had a chance, and end inside the validity.
-    pub fn max_kill_after(ttl: Duration) -> Duration {
-        ttl / 2
-    }
-
-    pub fn new(ttl: Duration, kill_after: Duration) -> Options {
-        Options {
-            renew_every: ttl / 3,
-            kill_after,
-            // Generous: it only matters once the lock is being lost, and it must absorb a late
-            // wake-up of this thread on a loaded machine.
-            stop_margin: (ttl / 25).clamp(Duration::from_millis(5), Duration::from_secs(1)),
-            max_duration: None,
-        }
-    }
-
-    pub fn with_max_duration(self, max_duration: Option<Duration>) -> Options {
-        Options {
-            max_duration,
-            ..self
-        }
-    }
 }
 
 /// How a supervised run ended.
@@ -156,15 +117,18 @@ impl<'a> Lease<'a> {
     }
 }
 
-/// Runs `command` under `lease`, and returns how it ended. Releasing a held lock is the
-/// caller's: it happens on every path, including when this returns `NotStarted`.
+/// Runs `command` under `lease`, and returns how it ended, telling `notify` (systemd) as it
+/// goes. Releasing a held lock is the caller's: it happens on every path, including when this
+/// returns `NotStarted`.
 pub fn supervise(
     client: &Arc<Redlock>,
     lease: Lease<'_>,
     command: &[OsString],
-    options: Options,
+    mut options: Options,
     (events, inbox): (Sender<Event>, &Receiver<Event>),
+    notify: &Notifier,
 ) -> Ending {
+    options.watchdog_every = notify.watchdog_every();
     let held = lease.held();
     let mut env: Vec<(&str, String)> = held.map_or_else(Vec::new, |lock| {
         vec![
@@ -179,11 +143,23 @@ pub fn supervise(
     if let Lease::Held(_, Some(fence)) = lease {
         env.push(("REDLOCK_FENCE", fence.to_string()));
     }
-    let child = match child::spawn(command, &env) {
+    let child = match child::spawn(command, &env, notify.hidden_from_command()) {
         Ok(child) => child,
         Err(error) => return Ending::NotStarted(error),
     };
     log::info!(event = "started", pid = child.pid(); "started pid {}", child.pid());
+    let since = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    notify.ready(&match held {
+        Some(lock) => format!(
+            "holding lock {:?} since {since}; running pid {}",
+            lock.key(),
+            child.pid()
+        ),
+        None => format!(
+            "running pid {} under the enclosing redlock's lock",
+            child.pid()
+        ),
+    });
     let supervisor = Supervisor::new(Instant::now(), held.map(Lock::validity_end), options);
     let guard = start_guard(&child, supervisor.kill_at());
     // The child may have exited before this point; its SIGCHLD is then already queued. The
@@ -209,6 +185,8 @@ pub fn supervise(
         supervisor,
         key: held.map_or("", Lock::key),
         suspended: false,
+        notify,
+        since,
     };
     run.wait_for_exit(inbox, start_renewer);
     run.finish()
@@ -239,6 +217,10 @@ struct Run<'a> {
     key: &'a str,
     /// The command's stop was mirrored on redlock's job (see [`job`]): resume it on SIGCONT.
     suspended: bool,
+    /// systemd, when it listens.
+    notify: &'a Notifier,
+    /// When the command started, for systemd's STATUS=.
+    since: String,
 }
 
 /// Whether the event loop goes on.
@@ -292,7 +274,12 @@ impl Run<'_> {
     fn carry_out(&mut self, action: Action) {
         match action {
             Action::Wait | Action::StartRenewer => {}
+            Action::Ping => self.notify.ping(),
             Action::Terminate { reason, kill_at } => {
+                self.notify.status(&format!(
+                    "{}{reason}; stopping the command",
+                    lock_context(self.key)
+                ));
                 log::error!(
                     event = "stopping", key = self.key, reason:% = reason;
                     "{}{reason}; stopping the command (SIGTERM now, SIGKILL in {})",
@@ -330,6 +317,11 @@ impl Run<'_> {
              scheduled), before it could renew it; the command was killed",
             lock_context(self.key)
         );
+        self.notify.status(&format!(
+            "{}lost the lock: its validity ran out while redlock was stopped; the command was \
+             killed",
+            lock_context(self.key)
+        ));
         self.supervisor.killed_late();
         Flow::Continue
     }
@@ -373,6 +365,10 @@ impl Run<'_> {
             "forwarding {} to the command", signals::name(signal)
         );
         let _ = if signals::is_terminating(signal) {
+            self.notify.status(&format!(
+                "stopping: {} received, forwarded to the command",
+                signals::name(signal)
+            ));
             self.child.signal_group_awake(signal)
         } else {
             self.child.signal_group(signal)
@@ -387,6 +383,12 @@ impl Run<'_> {
                     return Flow::Continue;
                 };
                 log::debug!(event = "renewed", key = self.key; "renewed {:?}", self.key);
+                self.notify.holding(&format!(
+                    "holding lock {:?} since {}; last renewal {}",
+                    self.key,
+                    self.since,
+                    humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+                ));
                 let moved = self
                     .guard
                     .as_mut()
@@ -405,7 +407,15 @@ impl Run<'_> {
                 }
             }
             Renewal::Unconfirmed(failures) => {
+                self.supervisor.on_unconfirmed();
                 let why: Vec<String> = failures.iter().map(ToString::to_string).collect();
+                self.notify.holding(&format!(
+                    "holding lock {:?} since {}; renewal not confirmed by a majority ({}), \
+                     retrying",
+                    self.key,
+                    self.since,
+                    why.join(", ")
+                ));
                 log::info!(
                     event = "renewal_unconfirmed", key = self.key, outcome = "retrying";
                     "renewal of {:?} not confirmed by a majority ({}); retrying",

@@ -76,12 +76,13 @@ pub(super) fn map_stack(size: usize) -> Option<*mut libc::c_void> {
 }
 
 /// Starts `program` (a path, already looked up on PATH) with `argv` (argv[0] as the user typed
-/// it) and `env` added to redlock's environment, in a new process group, with the parent-death
-/// signal set and, when `terminal` is given, the terminal handed to its group. Returns its pid.
+/// it) and `env` added to redlock's environment (the names in `hidden` left out of it), in a
+/// new process group, with the parent-death signal set and, when `terminal` is given, the
+/// terminal handed to its group. Returns its pid.
 pub fn spawn(
     program: &OsStr,
     argv: &[OsString],
-    env: &[(&str, String)],
+    (env, hidden): (&[(&str, String)], &[&str]),
     terminal: Option<libc::c_int>,
     handled: &[libc::c_int],
 ) -> io::Result<libc::pid_t> {
@@ -92,7 +93,9 @@ pub fn spawn(
     let argv: Vec<CString> = argv.iter().map(|a| c(a)).collect::<io::Result<_>>()?;
     let mut envp = Vec::new();
     for (name, value) in std::env::vars_os() {
-        if env.iter().any(|(added, _)| OsStr::new(added) == name) {
+        if env.iter().any(|(added, _)| OsStr::new(added) == name)
+            || hidden.iter().any(|hidden| OsStr::new(hidden) == name)
+        {
             continue;
         }
         let mut pair = name;

@@ -32,6 +32,13 @@
 //! the default grace), one that begins just after a renewal once it lasts longer than
 //! TTL − drift − margin − grace. docs/run.md says the same to users.
 //!
+//! The systemd watchdog (with `WATCHDOG_USEC`, see `src/notify.rs`) is one more deadline of
+//! this schedule: [`Action::Ping`] every `watchdog_every`, only while no stop has begun and the
+//! last word of the renewal thread was a confirmed extension (or none has been due yet: the
+//! lock was just taken on a majority). The ping goes out from the loop that carries out these
+//! actions, never from the renewal thread, so a loop that hangs stops pinging, and systemd
+//! restarts a redlock that could no longer stop its command in time.
+//!
 //! V moves only on a confirmed extension, and only while no stop has begun. Nothing here
 //! touches a process or a clock: the caller passes `now` and carries out the [`Action`]s, so
 //! the schedule is unit-tested as it is.
@@ -71,6 +78,8 @@ pub enum Action {
     },
     /// Send SIGKILL to the group: the grace after SIGTERM is over.
     Kill,
+    /// Tell systemd's watchdog that redlock lives and keeps the lock.
+    Ping,
 }
 
 /// The deadlines of one supervised run.
@@ -83,6 +92,10 @@ pub struct Supervisor {
     max_end: Option<Instant>,
     /// The first renewal; `None` once the renewal thread runs (or with no lock).
     renew_due: Option<Instant>,
+    /// The next watchdog ping, when systemd asked for them.
+    ping_due: Option<Instant>,
+    /// The last renewal was confirmed by a majority (or none was due yet).
+    confirmed: bool,
     stop: Stop,
 }
 
@@ -95,6 +108,8 @@ impl Supervisor {
             validity_end,
             max_end: options.max_duration.map(|max| now + max),
             renew_due: validity_end.map(|_| now + options.renew_every),
+            ping_due: options.watchdog_every.map(|every| now + every),
+            confirmed: true,
             stop: Stop::NotNeeded,
         }
     }
@@ -115,7 +130,7 @@ impl Supervisor {
     /// Until when the caller may sleep, waiting for events; `None`: until the next event.
     pub fn next_deadline(&self) -> Option<Instant> {
         match &self.stop {
-            Stop::NotNeeded => [self.term_at(), self.max_end, self.renew_due]
+            Stop::NotNeeded => [self.term_at(), self.max_end, self.renew_due, self.ping_due]
                 .into_iter()
                 .flatten()
                 .min(),
@@ -149,7 +164,14 @@ impl Supervisor {
             return None;
         }
         self.validity_end = Some(until);
+        self.confirmed = true;
         self.kill_at()
+    }
+
+    /// An extension was not confirmed by a majority (it is retried): no watchdog ping until
+    /// one is.
+    pub fn on_unconfirmed(&mut self) {
+        self.confirmed = false;
     }
 
     /// The renewal thread says the lock is gone.
@@ -174,6 +196,17 @@ impl Supervisor {
                 } else if self.renew_due.is_some_and(|due| now >= due) {
                     self.renew_due = None;
                     Action::StartRenewer
+                } else if let Some(every) = self.options.watchdog_every
+                    && self.ping_due.is_some_and(|due| now >= due)
+                {
+                    // From now, not from the missed due time: after a stall, one ping, not a
+                    // burst of them.
+                    self.ping_due = Some(now + every);
+                    if self.confirmed {
+                        Action::Ping
+                    } else {
+                        Action::Wait
+                    }
                 } else {
                     Action::Wait
                 }
@@ -247,223 +280,4 @@ pub fn round_ms(d: Duration) -> Duration {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const TTL: Duration = Duration::from_secs(3);
-
-    fn options() -> Options {
-        Options::new(TTL, Options::default_kill_after(TTL))
-    }
-
-    /// A run started at `now` with a fresh lock valid for TTL − drift.
-    fn fresh(now: Instant) -> (Supervisor, Instant) {
-        let validity_end = now + TTL - Duration::from_millis(32);
-        (
-            Supervisor::new(now, Some(validity_end), options()),
-            validity_end,
-        )
-    }
-
-    #[test]
-    fn the_stop_fits_inside_the_validity() {
-        for ttl_ms in [100u64, 1_000, 3_000, 30_000, 600_000] {
-            let ttl = Duration::from_millis(ttl_ms);
-            let options = Options::new(ttl, Options::default_kill_after(ttl));
-            let now = Instant::now();
-            let validity_end = now + ttl;
-            let supervisor = Supervisor::new(now, Some(validity_end), options);
-            let term = supervisor.term_at().unwrap();
-            let kill = supervisor.kill_at().unwrap();
-            assert!(term + options.kill_after <= kill, "ttl {ttl:?}");
-            assert!(kill < validity_end, "ttl {ttl:?}");
-            // The first renewal happens well before the child would have to be stopped.
-            assert!(now + options.renew_every < term, "ttl {ttl:?}");
-        }
-    }
-
-    #[test]
-    fn default_kill_after_is_a_few_seconds_at_most() {
-        assert_eq!(
-            Options::default_kill_after(Duration::from_secs(60)),
-            Duration::from_secs(5)
-        );
-        assert_eq!(
-            Options::default_kill_after(Duration::from_secs(2)),
-            Duration::from_millis(500)
-        );
-    }
-
-    #[test]
-    fn without_renewal_the_first_renewal_then_term_then_kill() {
-        let start = Instant::now();
-        let (mut s, validity_end) = fresh(start);
-        let o = options();
-        // First the renewal is due.
-        let due = start + o.renew_every;
-        assert_eq!(s.next_deadline(), Some(due));
-        assert_eq!(s.on_timeout(due), Action::StartRenewer);
-        // Then, with no renewal confirmed, SIGTERM at V − margin − grace ...
-        let term = validity_end - o.stop_margin - o.kill_after;
-        assert_eq!(s.next_deadline(), Some(term));
-        assert_eq!(s.on_timeout(term - Duration::from_millis(1)), Action::Wait);
-        let kill = validity_end - o.stop_margin;
-        assert_eq!(
-            s.on_timeout(term),
-            Action::Terminate {
-                reason: StopReason::LockLost(LossReason::Expired),
-                kill_at: kill
-            }
-        );
-        // ... and SIGKILL at V − margin, once.
-        assert_eq!(s.next_deadline(), Some(kill));
-        assert_eq!(s.on_timeout(kill), Action::Kill);
-        assert_eq!(s.next_deadline(), None);
-        assert_eq!(s.on_timeout(kill), Action::Wait);
-        assert_eq!(
-            s.stop_reason(),
-            Some(&StopReason::LockLost(LossReason::Expired))
-        );
-    }
-
-    #[test]
-    fn woken_late_past_term_at_says_redlock_stalled_not_that_renewal_failed() {
-        let start = Instant::now();
-        let (mut s, validity_end) = fresh(start);
-        let o = options();
-        let term = validity_end - o.stop_margin - o.kill_after;
-        // Asleep until the first renewal was due, woken only after term_at.
-        let due = start + o.renew_every;
-        let woke = term + Duration::from_millis(10);
-        match s.on_timeout(woke) {
-            Action::Terminate {
-                reason:
-                    StopReason::LockLost(LossReason::Stalled {
-                        stalled,
-                        kill_after,
-                    }),
-                ..
-            } => {
-                assert_eq!(stalled, woke - due);
-                assert_eq!(kill_after, o.kill_after);
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn a_confirmed_extension_moves_both_deadlines_and_the_guards() {
-        let start = Instant::now();
-        let (mut s, _) = fresh(start);
-        let o = options();
-        let until = start + Duration::from_secs(4);
-        assert_eq!(s.on_extended(until), Some(until - o.stop_margin));
-        assert_eq!(s.kill_at(), Some(until - o.stop_margin));
-        assert_eq!(s.term_at(), Some(until - o.stop_margin - o.kill_after));
-    }
-
-    #[test]
-    fn once_a_stop_has_begun_an_extension_changes_nothing() {
-        let start = Instant::now();
-        let (mut s, validity_end) = fresh(start);
-        let o = options();
-        let action = s.on_lost(start, LossReason::Refused);
-        let kill_at = start + o.kill_after;
-        assert_eq!(
-            action,
-            Action::Terminate {
-                reason: StopReason::LockLost(LossReason::Refused),
-                kill_at
-            }
-        );
-        assert_eq!(s.on_extended(validity_end + TTL), None);
-        assert_eq!(s.next_deadline(), Some(kill_at));
-        // A second report of the loss does not restart the grace.
-        assert_eq!(s.on_lost(start, LossReason::Expired), Action::Wait);
-    }
-
-    #[test]
-    fn a_loss_late_in_the_validity_shortens_the_grace() {
-        let start = Instant::now();
-        let (mut s, validity_end) = fresh(start);
-        let o = options();
-        let late = validity_end - o.stop_margin - o.kill_after / 2;
-        assert_eq!(
-            s.on_lost(late, LossReason::Refused),
-            Action::Terminate {
-                reason: StopReason::LockLost(LossReason::Refused),
-                kill_at: validity_end - o.stop_margin
-            }
-        );
-    }
-
-    #[test]
-    fn whenever_the_loss_comes_sigkill_is_never_past_validity_minus_margin() {
-        let start = Instant::now();
-        let o = options();
-        for step in 0..=100u32 {
-            let (mut s, validity_end) = fresh(start);
-            let at = start + (validity_end - start) * step / 100;
-            match s.on_lost(at, LossReason::Refused) {
-                Action::Terminate { kill_at, .. } => {
-                    assert!(kill_at <= validity_end - o.stop_margin, "step {step}");
-                    assert!(kill_at <= at + o.kill_after, "step {step}");
-                }
-                other => panic!("{other:?}"),
-            }
-        }
-    }
-
-    #[test]
-    fn woken_past_the_kill_deadline_is_overdue_until_killed() {
-        let start = Instant::now();
-        let (mut s, _) = fresh(start);
-        let kill = s.kill_at().unwrap();
-        assert!(!s.overdue(kill - Duration::from_millis(1)));
-        assert!(s.overdue(kill));
-        assert!(s.overdue(kill + Duration::from_secs(60)));
-        s.killed_late();
-        assert!(!s.overdue(kill + Duration::from_secs(60)));
-        assert_eq!(s.next_deadline(), None);
-        assert_eq!(
-            s.stop_reason(),
-            Some(&StopReason::LockLost(LossReason::Expired))
-        );
-        // An extension confirmed too late is not taken.
-        assert_eq!(s.on_extended(kill + TTL), None);
-    }
-
-    #[test]
-    fn a_stop_in_progress_is_not_overdue() {
-        let start = Instant::now();
-        let (mut s, _) = fresh(start);
-        s.on_lost(start, LossReason::Refused);
-        assert!(!s.overdue(start + TTL * 10));
-    }
-
-    #[test]
-    fn max_duration_stops_with_the_full_grace_and_before_the_validity() {
-        let start = Instant::now();
-        let o = options().with_max_duration(Some(Duration::from_millis(200)));
-        let validity_end = start + TTL;
-        let mut s = Supervisor::new(start, Some(validity_end), o);
-        let end = start + Duration::from_millis(200);
-        assert_eq!(s.next_deadline(), Some(end));
-        assert_eq!(
-            s.on_timeout(end),
-            Action::Terminate {
-                reason: StopReason::MaxDuration(Duration::from_millis(200)),
-                kill_at: end + o.kill_after
-            }
-        );
-    }
-
-    #[test]
-    fn without_a_lock_of_its_own_only_max_duration_applies() {
-        let start = Instant::now();
-        let mut s = Supervisor::new(start, None, options());
-        assert_eq!(s.next_deadline(), None);
-        assert!(!s.overdue(start + Duration::from_secs(3600)));
-        assert_eq!(s.on_timeout(start + TTL), Action::Wait);
-    }
-}
+mod tests;
