@@ -43,6 +43,7 @@ mod real_causes;
 mod run;
 mod run_options;
 mod safety;
+mod script_cache;
 mod scripts;
 mod sd_notify;
 mod semaphore;
