@@ -27,8 +27,13 @@ struct Watcher {
 
 impl Watcher {
     fn start(cluster: &Cluster, key: &str, json: bool) -> Watcher {
+        Watcher::start_with(cluster, &[], key, json)
+    }
+
+    /// With global options (`-vv`) before `status`.
+    fn start_with(cluster: &Cluster, global: &[&str], key: &str, json: bool) -> Watcher {
         let mut cmd = cluster.redlock();
-        cmd.args(["status", "--watch", "--key", key]);
+        cmd.args(global).args(["status", "--watch", "--key", key]);
         if json {
             cmd.arg("--json");
         }
@@ -198,6 +203,56 @@ fn every_change_of_a_scripted_sequence_is_said_in_order_and_none_twice() {
             "taken", "released", "released", "taken", "released"
         ],
         "{stdout}"
+    );
+}
+
+/// A hand-off to a waiter is announced on the waiter's own channel only (the key's release
+/// channel stays silent while someone waits): the watch listens there too, and reads when it
+/// hears it. `-vv` says what started each read.
+#[test]
+fn a_hand_off_to_a_waiter_wakes_the_watch_by_the_waiters_notice() {
+    let cluster = Cluster::start(3);
+    let key = "handoff";
+    let first = holder(&cluster, key, &["--ttl", "30s"]);
+    let watcher = Watcher::start_with(&cluster, &["-vv"], key, true);
+    watcher.said(1, "current");
+    let mut cmd = cluster.redlock();
+    cmd.args(["run", "--key", key, "--ttl", "30s", "--wait", "30s"]);
+    let mut second = Running::start(&mut cmd);
+    // The watch saw the waiter in line and listens on its channel.
+    watcher
+        .stderr
+        .wait_for("a read after new subscriptions", SAY_WITHIN);
+    let notices_before = watcher
+        .stderr
+        .text()
+        .matches("a read after a notice\n")
+        .count();
+    let first_pid = u64::from(first.child.id());
+    finish(first);
+    second.wait_ready();
+    let released = watcher.said(2, "released");
+    assert_eq!(pid_of(&released), first_pid);
+    let taken = watcher.said(3, "taken");
+    assert_eq!(pid_of(&taken), u64::from(second.child.id()));
+    let notices = watcher
+        .stderr
+        .text()
+        .matches("a read after a notice\n")
+        .count();
+    assert!(
+        notices > notices_before,
+        "no read after the waiter's notice: {}",
+        watcher.stderr.text()
+    );
+    // With nobody waiting, the release is announced on the key's channel.
+    finish(second);
+    watcher.said(4, "released");
+    let (code, _, stderr) = watcher.stop(libc::SIGTERM);
+    assert_eq!(code, Some(0));
+    assert!(
+        stderr.matches("a read after a notice\n").count() > notices,
+        "no read after the release notice: {stderr}"
     );
 }
 

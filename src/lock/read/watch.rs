@@ -36,9 +36,11 @@
 //! A line is said only for a difference between a read and what was said before, and saying
 //! it records it (`Reported::update`): a holder is taken once and gone once, a class (split,
 //! unknown) is said on entering it, a master is said down once per outage and up once when it
-//! answers again. So no state is said twice, however often it is read. A split is read again
-//! ([`SETTLE`]) before it is said: contenders racing, and a hand-off that has reached some
-//! masters and not yet others, look split for a round trip.
+//! answers again. So no state is said twice, however often it is read. A read that may have
+//! caught a change halfway is read again ([`SETTLE`]) before it is said: contenders racing,
+//! and a release or hand-off that has reached some masters and not yet others, look split
+//! for a round trip (or unknown, with a master down: two that answered disagree, and the
+//! third could tip it either way).
 //!
 //! # It keeps going
 //! A master that does not answer is said down (once), and the watch goes on with the others;
@@ -72,7 +74,8 @@ const FOLLOW_UP: [Duration; 3] = [
     Duration::from_millis(400),
 ];
 
-/// How long a split read is read again before it is said (see "Never twice").
+/// The pauses before a read that looks caught halfway is read again, and said only if it
+/// stays so (see "Never twice", and [`halfway`]).
 const SETTLE: [Duration; 3] = [
     Duration::from_millis(10),
     Duration::from_millis(50),
@@ -105,7 +108,9 @@ pub(in crate::lock) async fn watch(
         () = listening.listen(masters, vec![released.clone()], node_timeout) => {}
         () = &mut stop => return,
     }
+    let mut why = Why::Start;
     loop {
+        log::debug!("watching {key:?}: a read after {why}");
         let read = tokio::select! {
             read = settled(masters, key, node_timeout) => read,
             () = &mut stop => return,
@@ -127,37 +132,83 @@ pub(in crate::lock) async fn watch(
                 () = &mut stop => return,
             }
             // What was announced before these subscriptions is in the next read.
+            why = Why::Subscribed;
             continue;
         }
         let now = Instant::now();
-        let mut next = now + FALLBACK;
-        if let Some(at) = reported.first_expiry().filter(|at| *at > now) {
-            next = next.min(at + EXPIRY_MARGIN);
+        let (mut next, mut timer) = (now + FALLBACK, Why::Fallback);
+        if let Some(at) = reported.first_expiry().filter(|at| *at > now)
+            && at + EXPIRY_MARGIN < next
+        {
+            (next, timer) = (at + EXPIRY_MARGIN, Why::Expiry);
         }
-        if let Some(delay) = follow_up.and_then(|i| FOLLOW_UP.get(i)) {
-            next = next.min(now + *delay);
+        if let Some(delay) = follow_up.and_then(|i| FOLLOW_UP.get(i))
+            && now + *delay < next
+        {
+            (next, timer) = (now + *delay, Why::FollowUp);
         }
-        tokio::select! {
-            () = listening.notices.next() => follow_up = Some(0),
+        why = tokio::select! {
+            () = listening.notices.next() => {
+                follow_up = Some(0);
+                Why::Notice
+            }
             () = tokio::time::sleep_until(next.into()) => {
                 follow_up = follow_up.map(|i| i + 1).filter(|i| *i < FOLLOW_UP.len());
+                timer
             }
             () = &mut stop => return,
-        }
+        };
     }
 }
 
-/// A read, read again while it is split (see [`SETTLE`]).
+/// What started a read (said with `-vv`, as a waiter's turns say theirs).
+#[derive(Clone, Copy, Debug)]
+enum Why {
+    Start,
+    Notice,
+    FollowUp,
+    Expiry,
+    Fallback,
+    Subscribed,
+}
+
+impl std::fmt::Display for Why {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Why::Start => "the start",
+            Why::Notice => "a notice",
+            Why::FollowUp => "a notice, following up",
+            Why::Expiry => "a holder's TTL could run out",
+            Why::Fallback => "the fallback timer",
+            Why::Subscribed => "new subscriptions",
+        })
+    }
+}
+
+/// A read, read again while it looks like a change caught halfway (see [`SETTLE`]).
 async fn settled(masters: &Masters, key: &str, node_timeout: Duration) -> Read {
     let mut read = observe(masters, key, node_timeout).await;
     for pause in SETTLE {
-        if read.observation.seen != Seen::Split {
+        if !halfway(&read.observation) {
             break;
         }
         tokio::time::sleep(pause).await;
         read = observe(masters, key, node_timeout).await;
     }
     read
+}
+
+/// Whether a read may have caught a change on some masters and not yet on others: split, or
+/// unknown although fewer than a majority of masters failed to answer (those that answered
+/// disagree: a release on its way, with a master down). Unknown because a majority did not
+/// answer is no such moment, and is said at once.
+fn halfway(read: &Observation) -> bool {
+    let failed = read.masters.iter().filter(|(_, e)| e.is_some()).count();
+    match read.seen {
+        Seen::Split => true,
+        Seen::Unknown => failed < read.masters.len() / 2 + 1,
+        Seen::Free | Seen::Held(_) => false,
+    }
 }
 
 /// The channels the watch listens on, and their subscriptions.
@@ -191,5 +242,38 @@ impl Listening {
         self.notices = Notices::subscribe_each(&masters.nodes, &names, deadline).await;
         self.channels = channels;
         self.since = Some(Instant::now());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lock::wire::master::Master;
+    use crate::lock::wire::node::NodeError;
+
+    fn read(seen: Seen, failed: usize) -> Observation {
+        let masters = (1..=3)
+            .map(|port| {
+                let master = Master::parse(&format!("redis://127.0.0.1:{port}")).unwrap();
+                (master, (port <= failed).then_some(NodeError::Timeout))
+            })
+            .collect();
+        let at = Instant::now();
+        Observation {
+            seen,
+            masters,
+            at,
+            done: at,
+        }
+    }
+
+    #[test]
+    fn a_read_that_may_have_caught_a_change_halfway_is_read_again() {
+        assert!(halfway(&read(Seen::Split, 0)));
+        // Two answered and disagree; the third could tip it either way: a release on its way.
+        assert!(halfway(&read(Seen::Unknown, 1)));
+        // A majority did not answer: unknown for as long as it does not.
+        assert!(!halfway(&read(Seen::Unknown, 2)));
+        assert!(!halfway(&read(Seen::Free, 1)));
     }
 }
