@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::common::{Captured, Cluster, Running, describe, eventually, send_signal};
+use crate::common::{
+    Captured, Cluster, RedisCluster, Running, describe, eventually, send_signal, sharded_pub_sub,
+};
 
 /// How long a watcher gets to say a change: its fallback read is every second, an expiry is
 /// read when the TTL runs out; generous for a loaded machine.
@@ -26,14 +28,10 @@ struct Watcher {
 }
 
 impl Watcher {
-    fn start(cluster: &Cluster, key: &str, json: bool) -> Watcher {
-        Watcher::start_with(cluster, &[], key, json)
-    }
-
-    /// With global options (`-vv`) before `status`.
-    fn start_with(cluster: &Cluster, global: &[&str], key: &str, json: bool) -> Watcher {
-        let mut cmd = cluster.redlock();
-        cmd.args(global).args(["status", "--watch", "--key", key]);
+    /// `redlock [GLOBAL OPTIONS] status --watch --key KEY [--json]`, `redlock` being `cmd`
+    /// (a cluster's, with its masters; global options such as `-vv` already added).
+    fn start(mut cmd: Command, key: &str, json: bool) -> Watcher {
+        cmd.args(["status", "--watch", "--key", key]);
         if json {
             cmd.arg("--json");
         }
@@ -95,6 +93,12 @@ impl Drop for Watcher {
     }
 }
 
+/// `cmd` with `-vv`: each read of the watch says what started it.
+fn verbose(mut cmd: Command) -> Command {
+    cmd.arg("-vv");
+    cmd
+}
+
 fn token_of(line: &Value) -> &str {
     line["token"].as_str().expect("the line names a token")
 }
@@ -130,7 +134,7 @@ fn finish(mut running: Running) {
 fn every_change_of_a_scripted_sequence_is_said_in_order_and_none_twice() {
     let cluster = Cluster::start(3);
     let key = "watched";
-    let watcher = Watcher::start(&cluster, key, true);
+    let watcher = Watcher::start(cluster.redlock(), key, true);
     let first = watcher.said(1, "current");
     assert_eq!(first["verdict"], "free", "{first}");
 
@@ -214,7 +218,7 @@ fn a_hand_off_to_a_waiter_wakes_the_watch_by_the_waiters_notice() {
     let cluster = Cluster::start(3);
     let key = "handoff";
     let first = holder(&cluster, key, &["--ttl", "30s"]);
-    let watcher = Watcher::start_with(&cluster, &["-vv"], key, true);
+    let watcher = Watcher::start(verbose(cluster.redlock()), key, true);
     watcher.said(1, "current");
     let mut cmd = cluster.redlock();
     cmd.args(["run", "--key", key, "--ttl", "30s", "--wait", "30s"]);
@@ -256,11 +260,45 @@ fn a_hand_off_to_a_waiter_wakes_the_watch_by_the_waiters_notice() {
     );
 }
 
+/// A Redis Cluster as the one master: the watch reads through the node the URL names, and
+/// hears the release on the node that owns the key's slot (sharded pub/sub, Redis 7).
+#[test]
+fn a_cluster_master_is_watched_through_the_node_that_owns_the_key() {
+    let cluster = RedisCluster::start(3);
+    let key = cluster.key_on(2, "watched-");
+    assert_ne!(cluster.owner(&key), 0);
+    let watcher = Watcher::start(verbose(cluster.redlock()), &key, true);
+    assert_eq!(watcher.said(1, "current")["verdict"], "free");
+    let mut acquire = cluster.redlock();
+    let output = acquire
+        .args(["acquire", "--key", &key, "--ttl", "30s"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let token = String::from_utf8(output.stdout).unwrap().trim().to_string();
+    assert_eq!(token_of(&watcher.said(2, "taken")), token);
+    let output = cluster
+        .redlock()
+        .args(["release", "--key", &key, "--token", &token])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    assert_eq!(token_of(&watcher.said(3, "released")), token);
+    let (code, _, stderr) = watcher.stop(libc::SIGTERM);
+    assert_eq!(code, Some(0), "{stderr}");
+    if sharded_pub_sub() {
+        assert!(
+            stderr.contains("a read after a notice\n"),
+            "the release was not heard: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn sigint_ends_the_watch_with_0_after_saying_who_holds() {
     let cluster = Cluster::start(1);
     let token = acquire(&cluster, "held");
-    let watcher = Watcher::start(&cluster, "held", false);
+    let watcher = Watcher::start(cluster.redlock(), "held", false);
     let text = watcher.stdout.wait_for("\n", SAY_WITHIN);
     assert!(
         text.contains(" current  lock \"held\" is held by ") && text.contains("(1 of 1 master"),
@@ -280,7 +318,7 @@ fn sigint_ends_the_watch_with_0_after_saying_who_holds() {
 fn a_paused_minority_is_said_once_and_the_watch_goes_on() {
     let mut cluster = Cluster::start(3);
     let key = "minority";
-    let watcher = Watcher::start(&cluster, key, true);
+    let watcher = Watcher::start(cluster.redlock(), key, true);
     watcher.said(1, "current");
     cluster.server(2).pause();
     let down = watcher.said(2, "down");
@@ -306,7 +344,7 @@ fn a_majority_out_of_reach_makes_the_state_unknown_until_it_answers() {
     let mut cluster = Cluster::start(3);
     let key = "majority";
     let token = acquire(&cluster, key);
-    let watcher = Watcher::start(&cluster, key, true);
+    let watcher = Watcher::start(cluster.redlock(), key, true);
     watcher.said(1, "current");
     cluster.server(1).pause();
     cluster.server(2).pause();
