@@ -1257,7 +1257,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__status)
-            opts="-k -s -v -q -h -V --key --json --node-timeout --server --config --password-file --tls-ca-cert --tls-cert --tls-key --verbose --log-format --quiet --help --version"
+            opts="-k -s -v -q -h -V --key --json --watch --node-timeout --server --config --password-file --tls-ca-cert --tls-cert --tls-key --verbose --log-format --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -40,7 +40,7 @@ complete -c redlock -n "__fish_redlock_needs_command" -f -a "run" -d 'Take the l
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "acquire" -d 'Take the lock and print its token, for scripts that release it in a later step'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "release" -d 'Release a lock taken with `acquire`, on every master'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "extend" -d 'Extend a lock taken with `acquire` to a full TTL again, on a majority of masters'
-complete -c redlock -n "__fish_redlock_needs_command" -f -a "status" -d 'Show who holds a lock, master by master, and the verdict'
+complete -c redlock -n "__fish_redlock_needs_command" -f -a "status" -d 'Show who holds a lock, master by master, and the verdict; with --watch, a line each time its holder changes'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "list" -d 'List every lock held on the masters, with its holder and queued waiters; with --problems, also look for leaks'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "doctor" -d 'Check the masters: reachable, a master and not a replica, version, eviction policy, persistence, clock skew, odd N, the same server listed twice'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "config" -d 'Show the settings redlock would use, and where each comes from (passwords redacted)'
@@ -144,7 +144,8 @@ complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-cert -d '
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand status" -l log-format -d 'How to write diagnostics on stderr: text (the default), or one JSON object per line' -r -f -a "text\t''
 json\t''"
-complete -c redlock -n "__fish_redlock_using_subcommand status" -l json -d 'Print one JSON object instead of text'
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l json -d 'Print one JSON object instead of text (with --watch: one a line)'
+complete -c redlock -n "__fish_redlock_using_subcommand status" -l watch -d 'Keep watching: print the holder now, then a line each time it changes (taken, released, expired, lost), a master goes down or comes back, or the state cannot be told; until SIGINT or SIGTERM (exit 0). Driven by the masters\' release notices, with a read at least every second'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s q -l quiet -d 'Quiet: `run` and `acquire` say nothing when the lock is held elsewhere; `status` prints no report. The exit code still says it'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'

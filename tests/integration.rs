@@ -52,6 +52,7 @@ mod shared_review;
 mod signals;
 mod spawn;
 mod status_output;
+mod status_watch;
 mod stdout_errors;
 mod supervise_faults;
 mod systemd_units;

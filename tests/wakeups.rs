@@ -182,15 +182,6 @@ fn acquire_slot(servers: &str, key: &str) -> String {
     String::from_utf8(output.stdout).unwrap().trim().to_string()
 }
 
-fn release_slot(cluster: &Cluster, key: &str, token: &str) {
-    let output = cluster
-        .redlock()
-        .args(["release", "--key", key, "--token", token])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", describe(&output));
-}
-
 /// The same race for a slot: `--limit 2` over 5 masters, where a slot needs 4. B holds one
 /// slot throughout. H took the other while A's release was on its way to master e: H holds
 /// slots everywhere but on e, where it keeps its place. H's release reaches e and x late: W,
@@ -252,7 +243,7 @@ fn a_slot_release_that_reaches_some_masters_late_still_wakes_the_next_waiter() {
     let output = h.wait_output();
     assert!(output.status.success(), "{}", describe(&output));
     assert!(a.wait_output().status.success());
-    release_slot(&cluster, key, &b);
+    cluster.release(key, &b);
     assert!((0..5).all(|i| slots(&cluster, i, key).is_empty()));
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }
@@ -320,10 +311,10 @@ fn a_slot_newcomer_behind_a_slow_master_is_queued_in_the_order_it_came() {
     );
     let mut second = newcomer("second");
     assert!(in_line(2), "the second newcomer was never queued");
-    release_slot(&cluster, key, &a);
+    cluster.release(key, &a);
     let output = first.wait_output();
     assert!(output.status.success(), "{}", describe(&output));
-    release_slot(&cluster, key, &b);
+    cluster.release(key, &b);
     let output = second.wait_output();
     assert!(output.status.success(), "{}", describe(&output));
     let order = std::fs::read_to_string(&order).unwrap();

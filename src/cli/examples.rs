@@ -72,6 +72,7 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
         &[
             "redlock status --key deploy-prod",
             "redlock status --key deploy-prod --json",
+            "redlock status --key deploy-prod --watch",
             "if redlock status -q --key deploy-prod >/dev/null; then echo held; fi",
         ],
     ),

@@ -146,10 +146,12 @@ pub enum Command {
         output: OutputArgs,
     },
 
-    /// Show who holds a lock, master by master, and the verdict.
+    /// Show who holds a lock, master by master, and the verdict; with --watch, a line each
+    /// time its holder changes.
     ///
     /// Exits 0 when a majority holds it, 1 when it is free, 2 when split (no majority
-    /// either way), 69 when too many masters are unreachable to tell.
+    /// either way), 69 when too many masters are unreachable to tell. --watch runs until
+    /// SIGINT or SIGTERM and exits 0.
     #[command(after_help = examples_help("status"))]
     Status {
         #[command(flatten)]
@@ -335,9 +337,16 @@ pub struct StatusArgs {
     #[arg(short, long, value_name = "KEY", value_hint = ValueHint::Other)]
     pub key: String,
 
-    /// Print one JSON object instead of text.
+    /// Print one JSON object instead of text (with --watch: one a line).
     #[arg(long)]
     pub json: bool,
+
+    /// Keep watching: print the holder now, then a line each time it changes (taken,
+    /// released, expired, lost), a master goes down or comes back, or the state cannot be
+    /// told; until SIGINT or SIGTERM (exit 0). Driven by the masters' release notices, with a
+    /// read at least every second.
+    #[arg(long, conflicts_with = "quiet")]
+    pub watch: bool,
 
     /// How long one master gets to answer. Default: 1s.
     #[arg(

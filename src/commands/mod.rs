@@ -19,6 +19,7 @@ mod show_config;
 mod status;
 mod status_shared;
 mod status_slots;
+mod status_watch;
 mod wording;
 
 use std::sync::Arc;

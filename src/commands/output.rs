@@ -16,6 +16,19 @@ pub fn print(text: &str) -> Result<(), Failure> {
     }
 }
 
+/// Writes one line of a stream (`status --watch`): `Ok(false)` when nobody reads any more (a
+/// closed pipe: the stream ends, quietly), an error as for [`print`] otherwise.
+pub fn print_unless_closed(text: &str) -> Result<bool, Failure> {
+    if crate::stdio::stdout_was_closed() {
+        return Err(closed_at_start());
+    }
+    match write_stdout(text) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(cannot_write(&e)),
+    }
+}
+
 /// Writes what the caller cannot do without (a token): any failure, a closed pipe included,
 /// is an error; and so is a standard output that was closed when redlock started, which
 /// swallows every write (see [`crate::stdio`]).

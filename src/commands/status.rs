@@ -32,7 +32,7 @@ use crate::lock::{
 use crate::plural::counted;
 
 use super::durations::{ms, round};
-use super::{open_client, output, status_shared, status_slots, wording};
+use super::{open_client, output, status_shared, status_slots, status_watch, wording};
 
 pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
     config::validate_key(&args.key)?;
@@ -40,6 +40,9 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
     let node_timeout = config::node_timeout(args.node_timeout, &context.defaults)?;
     context.warn();
     let client = open_client(&context)?;
+    if args.watch {
+        return status_watch::watch(&client, &args.key, node_timeout, args.json);
+    }
     let masters = client.inspect(&args.key, node_timeout);
     let states: Vec<MasterState> = masters.iter().map(|m| m.state.clone()).collect();
     let verdict = judge(&states);

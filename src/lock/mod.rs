@@ -48,6 +48,8 @@ pub use read::scan::{
     FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, Malformed, MasterScan,
     OversizedName, QueueRead, ReadersRead, Scan, ScanEnd, ScanOptions, StrayKey, StrayName, Ttl,
 };
+pub use read::watch::FALLBACK as WATCH_FALLBACK;
+pub use read::watch::changes::{Change, HeldAs, HolderSeen, Observation, Seen};
 pub use scripts::holder::{Holder, MAX_NOTE, cut_bytes};
 pub use scripts::keys;
 pub use scripts::lock::INSPECTED_WAITERS;

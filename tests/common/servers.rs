@@ -343,6 +343,28 @@ impl Cluster {
         cmd
     }
 
+    /// `redlock acquire --key KEY ARGS` on this cluster, which must succeed: the token.
+    pub fn acquire(&self, key: &str, args: &[&str]) -> String {
+        let output = self
+            .redlock()
+            .args(["acquire", "--key", key])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", super::describe(&output));
+        String::from_utf8(output.stdout).unwrap().trim().to_string()
+    }
+
+    /// `redlock release --key KEY --token TOKEN` on this cluster, which must succeed.
+    pub fn release(&self, key: &str, token: &str) {
+        let output = self
+            .redlock()
+            .args(["release", "--key", key, "--token", token])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", super::describe(&output));
+    }
+
     pub fn server(&mut self, i: usize) -> &mut Server {
         &mut self.servers[i]
     }

@@ -6,6 +6,7 @@
 //! The public methods block: `run` is a plain threaded program, and the small runtime inside
 //! (single-threaded, driven by the caller) only carries the connections.
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,12 +24,14 @@ use crate::lock::quorum::reader_verdict::ReadersInspection;
 use crate::lock::quorum::round::Masters;
 use crate::lock::quorum::slot_verdict::SlotsInspection;
 use crate::lock::quorum::tally::slot_quorum;
+use crate::lock::read::inspect;
 use crate::lock::read::probe::{Probe, probe_endpoint};
 use crate::lock::read::scan::{self, FoundLock, Scan, ScanOptions, StrayKey, StrayName};
-use crate::lock::scripts::keys::{ALL_KEYS, Names, READER_KEYS, SLOT_KEYS};
-use crate::lock::scripts::lock::{INSPECT, inspected};
-use crate::lock::scripts::shared::{INSPECT_READERS, inspected_readers};
-use crate::lock::scripts::slots::{INSPECT_SLOTS, inspected_slots};
+use crate::lock::read::watch::{
+    self,
+    changes::{Change, Observation},
+};
+use crate::lock::scripts::keys::Names;
 use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::master::Master;
 
@@ -204,70 +207,41 @@ impl Redlock {
     /// Reads the lock's state and fencing counter on every master (waits for all of them, up
     /// to one node timeout).
     pub fn inspect(&self, key: &str, node_timeout: Duration) -> Vec<Inspection> {
-        let names = Names::of(key);
-        let keys = names.keys(key);
-        let read =
-            self.masters
-                .read_everywhere("inspect", key, &INSPECT, &keys[..ALL_KEYS], node_timeout);
         self.runtime
-            .block_on(read)
-            .into_iter()
-            .map(|(master, answer)| {
-                let found = inspected(Some(answer));
-                Inspection {
-                    master: master.clone(),
-                    state: found.state,
-                    fence: found.fence,
-                    fence_problem: found.fence_problem,
-                    queue: found.queue,
-                    waiting: found.waiting,
-                }
-            })
-            .collect()
+            .block_on(inspect::lock(&self.masters, key, node_timeout))
     }
 
     /// Reads the semaphore `key` on every master (waits for all of them, up to one node
     /// timeout). Judge it with [`crate::lock::judge_slots`].
     pub fn inspect_slots(&self, key: &str, node_timeout: Duration) -> Vec<SlotsInspection> {
-        let names = Names::of(key);
-        let keys = names.keys(key);
-        let read = self.masters.read_everywhere(
-            "inspect slots",
-            key,
-            &INSPECT_SLOTS,
-            &keys[..SLOT_KEYS],
-            node_timeout,
-        );
         self.runtime
-            .block_on(read)
-            .into_iter()
-            .map(|(master, answer)| SlotsInspection {
-                master: master.clone(),
-                state: answer.and_then(inspected_slots),
-            })
-            .collect()
+            .block_on(inspect::slots(&self.masters, key, node_timeout))
     }
 
     /// Reads the readers of `key` on every master (waits for all of them, up to one node
     /// timeout), for `status` and `list`.
     pub fn inspect_readers(&self, key: &str, node_timeout: Duration) -> Vec<ReadersInspection> {
-        let names = Names::of(key);
-        let keys = names.keys(key);
-        let read = self.masters.read_everywhere(
-            "inspect readers",
-            key,
-            &INSPECT_READERS,
-            &keys[..READER_KEYS],
-            node_timeout,
-        );
         self.runtime
-            .block_on(read)
-            .into_iter()
-            .map(|(master, answer)| ReadersInspection {
-                master: master.clone(),
-                state: answer.and_then(inspected_readers),
-            })
-            .collect()
+            .block_on(inspect::readers(&self.masters, key, node_timeout))
+    }
+
+    /// Watches `key` (see `watch`): calls `say` with each change of who holds it, and the read
+    /// it was seen in, until `cancel` fires or `say` breaks. Masters that do not answer within
+    /// `node_timeout` are reported as a change, never as an error: the watch goes on.
+    pub fn watch(
+        &self,
+        key: &str,
+        node_timeout: Duration,
+        cancel: &Cancel,
+        say: impl FnMut(&Change, &Observation) -> ControlFlow<()>,
+    ) {
+        self.runtime.block_on(watch::watch(
+            &self.masters,
+            key,
+            node_timeout,
+            cancel.cancelled(),
+            say,
+        ));
     }
 
     /// Obtains the next fencing token for `lock`, while it is held (see `fence`). Only the lock

@@ -2,11 +2,15 @@
 //! anything. Above the quorum (it reads in rounds), below the kinds (the client offers it).
 //!
 //! Holds: `probe` (what one master, or each shard of a cluster, says about itself, for
-//! `doctor`: INFO, clock, scripts, pub/sub) and `scan` (every lock at once, for `list`: SCAN
-//! for redlock's own keys, then read rounds in batches).
+//! `doctor`: INFO, clock, scripts, pub/sub), `scan` (every lock at once, for `list`: SCAN
+//! for redlock's own keys, then read rounds in batches), `inspect` (one key, for `status`) and
+//! `watch` (one key's changes of holder, for `status --watch`: reads and subscriptions).
 //!
-//! Promises: nothing here writes a lock key; `probe` writes only scratch keys of its own, each
-//! with a TTL; memory in `scan` is bounded by one batch of reads.
+//! Promises: nothing here writes a lock key (a watch only reads and subscribes); `probe` writes
+//! only scratch keys of its own, each with a TTL; memory in `scan` is bounded by one batch of
+//! reads.
 
+pub(super) mod inspect;
 pub(super) mod probe;
 pub(super) mod scan;
+pub(super) mod watch;

@@ -33,7 +33,9 @@ use futures_util::future::join_all;
 use super::endpoint::Endpoint;
 use super::pipe::Pipe;
 
-/// Subscriptions to one waiter's wake channel on the masters that accepted one.
+/// Subscriptions to one waiter's wake channel on the masters that accepted one (or, for a
+/// watcher, to several channels; the default: none).
+#[derive(Default)]
 pub struct Notices {
     /// One subscribed connection per master that confirmed; a broken one is dropped.
     subscriptions: Vec<Pipe>,
@@ -47,7 +49,23 @@ impl Notices {
         channel: &str,
         deadline: Instant,
     ) -> Notices {
-        let subscriptions = nodes.into_iter().map(|node| async move {
+        Notices::subscribe_each(nodes, &[channel], deadline).await
+    }
+
+    /// Subscribes to every channel of `channels` on every node of `nodes` at once, each on a
+    /// connection of its own (see `Node::subscribe`); what is not confirmed before `deadline`
+    /// is left out, as in [`Notices::subscribe`]. A watcher (`watch`) listens this way to a
+    /// key's release channel and to the wake channels of its next waiters.
+    pub(crate) async fn subscribe_each<'a>(
+        nodes: impl IntoIterator<Item = &'a Endpoint>,
+        channels: &[&str],
+        deadline: Instant,
+    ) -> Notices {
+        let pairs: Vec<(&Endpoint, &str)> = nodes
+            .into_iter()
+            .flat_map(|node| channels.iter().map(move |channel| (node, *channel)))
+            .collect();
+        let subscriptions = pairs.into_iter().map(|(node, channel)| async move {
             let subscribed = tokio::time::timeout_at(deadline.into(), node.subscribe(channel));
             match subscribed.await {
                 Ok(Ok(pipe)) => Some(pipe),
@@ -69,7 +87,8 @@ impl Notices {
         Notices { subscriptions }
     }
 
-    /// How many masters we are subscribed on (0: only the backoff is left).
+    /// How many subscriptions are live: masters for [`Notices::subscribe`], masters times
+    /// channels for [`Notices::subscribe_each`] (0: only the backoff is left).
     pub fn subscribed(&self) -> usize {
         self.subscriptions.len()
     }
