@@ -30,6 +30,7 @@ pub use kinds::cancel::Cancel;
 pub use kinds::client::Redlock;
 pub use kinds::fence::FenceError;
 pub use kinds::held::{Kind, Lock, Timing};
+pub use kinds::order::OrderError;
 pub use kinds::seam::Request;
 pub use kinds::wakeup::Wakeup;
 pub use quorum::outcome::QueuedWaiter;
@@ -51,6 +52,7 @@ pub use read::scan::{
 pub use scripts::holder::{Holder, MAX_NOTE, cut_bytes};
 pub use scripts::keys;
 pub use scripts::lock::INSPECTED_WAITERS;
+pub use scripts::order::MAX_ORDER;
 pub use scripts::queue_lua::SHARED_MARKER;
 pub use scripts::shared::{Share, Shares};
 pub use scripts::slots::{Slot, Slots};
