@@ -19,7 +19,10 @@
 //! later does so after h's hold ended (the lock's own safety: holds do not overlap), so its
 //! raise reads a majority after h's raise landed; two majorities share a master, that master
 //! holds h or more (a register never goes down but by its TTL), and the run sees it: outdated.
-//! Step 1 is only the early exit; step 2, under the lock, is what decides.
+//! Step 1 is only the early exit; step 2, under the lock, is what decides. The model in
+//! tests/queue_model/orders.rs checks this with requests delayed, reordered and lost on a
+//! minority and a run that dies mid-raise, and catches a register set to a lower order and a
+//! decision on one answer.
 //!
 //! What a failed raise leaves: the masters it reached hold N. A lower order may then be
 //! called outdated although N's command never ran (it took the lock, and the register says
