@@ -2,8 +2,9 @@
 //! the highest that took the lock neither waits nor runs and exits 81 naming that order; the
 //! same order runs again; the register is kept on a majority (a minority paused, then another
 //! minority, still remembers it) with its TTL; a waiter whose order was overtaken while it
-//! waited is refused by the raise under the lock; hosts racing with the same and with
-//! different orders; what `status` and `list` show.
+//! waited is refused by the raise under the lock; a raise that misses a majority runs nothing
+//! and releases; hosts racing with the same and with different orders; what `status` and
+//! `list` show.
 
 use std::path::Path;
 use std::process::Output;
@@ -145,6 +146,24 @@ fn order_with_a_shared_or_counted_lock_or_out_of_range_is_a_usage_error() {
     }
 }
 
+/// Order `order` waits in line behind a holder of "deploy" (its check before waiting passed);
+/// meanwhile masters 1 and 2 get `register` as their order register; then the holder ends,
+/// and what the waiter did is returned.
+fn wait_behind_a_holder(cluster: &Cluster, order: u64, log: &Path, register: &str) -> Output {
+    let mut holder = Running::start(cluster.redlock().args(["run", "--key", "deploy"]));
+    holder.wait_ready();
+    std::thread::scope(|scope| {
+        let waiting = scope.spawn(|| deploy(cluster, "deploy", order, &["--wait", "30s"], log));
+        assert!(crate::common::eventually(Duration::from_secs(10), || {
+            queued(cluster) == 1
+        }));
+        cluster.servers[1].set(REGISTER, register);
+        cluster.servers[2].set(REGISTER, register);
+        holder.open_gate();
+        waiting.join().unwrap()
+    })
+}
+
 /// A waiter that passed the check before waiting, while a higher order took the lock on the
 /// masters (as another host's run leaves the register): the raise under the lock finds it,
 /// so the command never runs, and the lock is released for the next.
@@ -153,20 +172,8 @@ fn a_waiter_overtaken_while_it_waits_is_refused_under_the_lock() {
     let cluster = Cluster::start(3);
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log");
-    let mut holder = Running::start(cluster.redlock().args(["run", "--key", "deploy"]));
-    holder.wait_ready();
-    let waiter = std::thread::scope(|scope| {
-        let waiting = scope.spawn(|| deploy(&cluster, "deploy", 5, &["--wait", "30s"], &log));
-        // Queued (the check before waiting passed): then order 9's raise lands on a majority,
-        // as a run of order 9 that took the lock leaves the register.
-        assert!(crate::common::eventually(Duration::from_secs(10), || {
-            queued(&cluster) == 1
-        }));
-        cluster.servers[1].set(REGISTER, "9");
-        cluster.servers[2].set(REGISTER, "9");
-        holder.open_gate();
-        waiting.join().unwrap()
-    });
+    // Order 9's raise lands on a majority, as a run of order 9 that took the lock leaves it.
+    let waiter = wait_behind_a_holder(&cluster, 5, &log, "9");
     assert_eq!(waiter.status.code(), Some(81), "{}", describe(&waiter));
     assert!(
         stderr(&waiter).contains("order 9 already took it"),
@@ -179,6 +186,33 @@ fn a_waiter_overtaken_while_it_waits_is_refused_under_the_lock() {
     // The register was raised where it was lower: a later retry of 5 is refused before waiting.
     let again = deploy(&cluster, "deploy", 5, &[], &log);
     assert_eq!(again.status.code(), Some(81), "{}", describe(&again));
+}
+
+/// A raise that fewer than a majority confirm (here two masters hold something that is not a
+/// number where the register goes, written after the run's read): the command does not run,
+/// the lock is released, exit 69 naming the masters; the master it reached keeps the order.
+#[test]
+fn a_raise_that_misses_a_majority_skips_the_command_and_releases() {
+    let cluster = Cluster::start(3);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let waiter = wait_behind_a_holder(&cluster, 5, &log, "not a number");
+    assert_eq!(waiter.status.code(), Some(69), "{}", describe(&waiter));
+    let said = stderr(&waiter);
+    assert!(
+        said.contains("took lock \"deploy\" but too many masters answered with errors when its order register was raised to 5"),
+        "{said}"
+    );
+    assert!(said.contains("not a whole number"), "{said}");
+    assert_eq!(ran(&log), Vec::<u64>::new());
+    assert!(cluster.key_gone_everywhere("deploy"));
+    assert_eq!(cluster.servers[0].get(REGISTER).as_deref(), Some("5"));
+    // Once the registers are numbers again, the same order runs.
+    cluster.servers[1].del(REGISTER);
+    cluster.servers[2].del(REGISTER);
+    let retry = deploy(&cluster, "deploy", 5, &[], &log);
+    assert_eq!(retry.status.code(), Some(0), "{}", describe(&retry));
+    assert_eq!(ran(&log), [5]);
 }
 
 /// The order that ran is kept on a majority: with one master down while 3 runs, and then
