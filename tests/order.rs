@@ -320,6 +320,67 @@ fn hosts_racing_with_different_orders_never_run_an_older_after_a_newer() {
     }
 }
 
+/// A `run --order` or `acquire --order` inside a `run` of the same lock (re-entrance) takes
+/// nothing, and is still outdated below the highest order; with the order the enclosing run raised (REDLOCK_ORDER
+/// inherited, as in a CI job), it runs.
+#[test]
+fn a_nested_run_checks_its_order_under_the_enclosing_hold() {
+    let cluster = Cluster::start(1);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    assert!(deploy(&cluster, "deploy", 5, &[], &log).status.success());
+    let nested = |outer: &[&str], inner: &[&str]| {
+        cluster
+            .redlock()
+            .args(["run", "--key", "deploy"])
+            .args(outer)
+            .args([
+                "--",
+                crate::common::redlock_binary(),
+                "run",
+                "--key",
+                "deploy",
+            ])
+            .args(inner)
+            .args([
+                "--",
+                "sh",
+                "-c",
+                &format!("echo nested >> {}", log.display()),
+            ])
+            .output()
+            .unwrap()
+    };
+    let outdated = nested(&[], &["--order", "4"]);
+    assert_eq!(outdated.status.code(), Some(81), "{}", describe(&outdated));
+    assert!(stderr(&outdated).contains("order 5 already took it"));
+    let acquire = cluster
+        .redlock()
+        .args(["run", "--key", "deploy", "--"])
+        .args([
+            crate::common::redlock_binary(),
+            "acquire",
+            "--key",
+            "deploy",
+            "--order",
+            "4",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(acquire.status.code(), Some(81), "{}", describe(&acquire));
+    assert!(acquire.stdout.is_empty(), "{}", describe(&acquire));
+    let inherited = cluster
+        .redlock()
+        .env("REDLOCK_ORDER", "6")
+        .args(["run", "--key", "deploy", "--"])
+        .args([crate::common::redlock_binary(), "run", "--key", "deploy"])
+        .args(["--", "sh", "-c", &format!("echo 6 >> {}", log.display())])
+        .output()
+        .unwrap();
+    assert_eq!(inherited.status.code(), Some(0), "{}", describe(&inherited));
+    assert_eq!(ran(&log), [5, 6]);
+}
+
 #[test]
 fn status_and_list_show_the_highest_order_and_the_orders_in_line() {
     let cluster = Cluster::start(3);

@@ -9,7 +9,8 @@ use crate::metrics::{Observations, Outcome};
 use super::releasing::report_release;
 use super::wording;
 
-/// Step 1: fails at once when a higher order already took the lock, before any wait.
+/// Step 1: fails at once when a higher order already took the lock, before any wait (and
+/// under an enclosing redlock's hold of the same lock, where nothing is taken).
 pub fn check_before_waiting(
     client: &Redlock,
     settings: &LockSettings,
