@@ -157,7 +157,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__acquire)
-            opts="-k -t -w -f -s -v -q -h -V --key --ttl --wait --no-wait --node-timeout --drift-factor --fence --conflict-exit-code --limit --shared --note --format --renew-while --metrics-file --server --config --password-file --tls-ca-cert --tls-cert --tls-key --verbose --log-format --quiet --help --version"
+            opts="-k -t -w -f -s -v -q -h -V --key --ttl --wait --no-wait --node-timeout --drift-factor --fence --conflict-exit-code --order --outdated-exit-code --limit --shared --note --format --renew-while --metrics-file --server --config --password-file --tls-ca-cert --tls-cert --tls-key --verbose --log-format --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -220,6 +220,20 @@ _redlock() {
                     return 0
                     ;;
                 --conflict-exit-code)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --order)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --outdated-exit-code)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o nospace
@@ -1039,7 +1053,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__run)
-            opts="-k -t -w -s -v -q -h -V --key --ttl --wait --no-wait --node-timeout --drift-factor --fence --conflict-exit-code --limit --shared --note --kill-after --hold-min --max-duration --metrics-file --sd-notify --server --config --password-file --tls-ca-cert --tls-cert --tls-key --verbose --log-format --quiet --help --version"
+            opts="-k -t -w -s -v -q -h -V --key --ttl --wait --no-wait --node-timeout --drift-factor --fence --conflict-exit-code --order --outdated-exit-code --limit --shared --note --kill-after --hold-min --max-duration --metrics-file --sd-notify --server --config --password-file --tls-ca-cert --tls-cert --tls-key --verbose --log-format --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1102,6 +1116,20 @@ _redlock() {
                     return 0
                     ;;
                 --conflict-exit-code)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --order)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --outdated-exit-code)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o nospace

@@ -31,6 +31,9 @@ pub const OS_ERROR: i32 = 71;
 pub const CONFLICT: i32 = 75;
 /// Bad configuration: config file, environment, or server list (`EX_CONFIG`).
 pub const CONFIG: i32 = 78;
+/// `--order`: a higher order already took the lock, so this run is outdated and did not run
+/// its command. Above `sysexits.h`'s range and below the shell's 126.
+pub const OUTDATED: i32 = 81;
 /// `run`: the command ran longer than `--max-duration` and was stopped (as `timeout(1)`).
 pub const MAX_DURATION: i32 = 124;
 /// The command was found but could not be executed.
@@ -106,6 +109,11 @@ pub const TABLE: &[(Codes, &str)] = &[
     (
         Codes::Fixed(&[CONFIG]),
         "bad configuration: config file, environment, or server list",
+    ),
+    (
+        Codes::Fixed(&[OUTDATED]),
+        "outdated: a higher --order already took the lock, so the command did not run (see \
+         --outdated-exit-code)",
     ),
     (
         Codes::Fixed(&[MAX_DURATION]),
@@ -225,6 +233,7 @@ mod tests {
             OS_ERROR,
             CONFLICT,
             CONFIG,
+            OUTDATED,
             MAX_DURATION,
             CANNOT_EXECUTE,
             NOT_FOUND,

@@ -116,6 +116,19 @@ fn fencing_and_release_notices_on_a_cluster_master() {
         cluster.keys_without_ttl(),
         [format!("node {owner}: {}", keys::fence(&key))]
     );
+    // `--order`'s register too lives in the lock's slot (redirected there), with its TTL.
+    let ran = run(
+        cluster.redlock(),
+        &["run", "--key", &key, "--order", "5", "--", "true"],
+    );
+    assert!(ran.status.success(), "{}", describe(&ran));
+    let outdated = run(
+        cluster.redlock(),
+        &["run", "--key", &key, "--order", "4", "--", "true"],
+    );
+    assert_eq!(outdated.status.code(), Some(81), "{}", describe(&outdated));
+    assert_eq!(cluster.get(&keys::order(&key)).as_deref(), Some("5"));
+    assert_eq!(cluster.keys_without_ttl().len(), 1);
 
     // A waiter subscribes (SSUBSCRIBE) on the node that owns the key's slot, and the release
     // is announced there with SPUBLISH.

@@ -36,6 +36,7 @@ mod messages;
 mod metrics;
 mod module_graph;
 mod note;
+mod order;
 mod proxy_faults;
 mod queue;
 mod queue_cleanup;

@@ -143,7 +143,13 @@ fn a_successful_run_counts_its_wait_its_hold_and_its_success() {
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
     let scrape = Scrape::read(&file);
     assert_eq!(scrape.outcome("job", "acquired"), 1);
-    for outcome in ["conflict", "unavailable", "lost", "max_duration"] {
+    for outcome in [
+        "conflict",
+        "unavailable",
+        "lost",
+        "max_duration",
+        "outdated",
+    ] {
         assert_eq!(scrape.outcome("job", outcome), 0, "{outcome}");
     }
     assert_eq!(scrape.count("redlock_wait_seconds", "job"), 1);
@@ -467,6 +473,23 @@ fn outcomes_are_counted_by_mode() {
     let scrape = Scrape::read(&file);
     assert_eq!(scrape.outcome_of("rw", "reader", "conflict"), 1);
     assert_eq!(scrape.outcome_of("rw", "writer", "conflict"), 0);
+}
+
+/// An outdated run (`--order` lower than the highest that took the lock) counts as
+/// `outdated`, whether refused before waiting or by the raise under the lock, and only then.
+#[test]
+fn outdated_runs_are_counted() {
+    let cluster = Cluster::start(3);
+    let dir = tempfile::tempdir().unwrap();
+    let file = metrics_path(&dir);
+    let output = run(&cluster, &file, "deploy", &["--order", "5"], &["true"]);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert_eq!(Scrape::read(&file).outcome("deploy", "outdated"), 0);
+    let output = run(&cluster, &file, "deploy", &["--order", "4"], &["true"]);
+    assert_eq!(output.status.code(), Some(81), "{}", describe(&output));
+    let scrape = Scrape::read(&file);
+    assert_eq!(scrape.outcome("deploy", "outdated"), 1);
+    assert_eq!(scrape.outcome("deploy", "acquired"), 1);
 }
 
 /// Replacing the metrics file keeps its owner, group and mode (issue 33: one run as root made

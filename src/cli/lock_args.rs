@@ -74,6 +74,28 @@ pub struct LockArgs {
     )]
     pub conflict_exit_code: Option<u8>,
 
+    /// This run's order: a number that grows with each run, such as the CI pipeline's number.
+    /// A run whose order is lower than the highest that already took the lock is outdated: it
+    /// neither waits nor runs, and exits 81. The same order may run again (a retry). Only for
+    /// a lock (not with --limit or --shared).
+    #[arg(
+        long,
+        value_name = "N",
+        value_hint = ValueHint::Other,
+        env = "REDLOCK_ORDER"
+    )]
+    pub order: Option<u64>,
+
+    /// Exit with this code instead of 81 when a higher --order already took the lock (0 counts
+    /// a skipped deploy as a success).
+    #[arg(
+        long,
+        value_name = "CODE",
+        value_parser = clap::value_parser!(u8),
+        value_hint = ValueHint::Other
+    )]
+    pub outdated_exit_code: Option<u8>,
+
     /// Let up to L holders in at once (a counting semaphore) instead of one; L is 1 to 1000.
     /// Each holder needs a slot on floor(L*N/(L+1))+1 of the N masters (-v shows it), so fewer
     /// masters may be down than for a lock. Every holder of the key must use the same L.

@@ -15,7 +15,7 @@ use crate::supervise::watch;
 
 use super::bounded::{Ended, bounded};
 use super::reentrance::NESTED_PREFIX;
-use super::{acquiring, bounded, open_client, output, reentrance, releasing};
+use super::{acquiring, bounded, open_client, ordering, output, reentrance, releasing};
 
 pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
@@ -40,6 +40,9 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
         settings.lock.kind(),
         settings.lock.timing.node_timeout,
     )? {
+        // Under the enclosing hold, an order is checked as before waiting (see `run`).
+        let mut unrecorded = Observations::of(key, settings.lock.shared);
+        ordering::check_before_waiting(&client, &settings.lock, global.quiet, &mut unrecorded)?;
         let nested = format!("{NESTED_PREFIX}{token}");
         let fence = inherited_fence()?;
         output::print_all(&render(settings.format, key, &nested, None, None, fence))?;
@@ -50,9 +53,16 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     // SAFETY: getppid cannot fail.
     let parent = unsafe { libc::getppid() };
     let holder_pid = settings.renew_while.unwrap_or(parent);
-    let holder =
-        Holder::of_process(holder_pid.unsigned_abs()).with_note(acquiring::note(&settings.lock));
+    let holder = Holder::of_process(holder_pid.unsigned_abs())
+        .with_note(acquiring::note(&settings.lock))
+        .with_order(settings.lock.order);
     let mut seen = Observations::of(key, settings.lock.shared);
+    if let Err(failure) =
+        ordering::check_before_waiting(&client, &settings.lock, global.quiet, &mut seen)
+    {
+        bounded::record_metrics(Some(&signals), metrics_file.as_deref(), &seen);
+        return Err(failure);
+    }
     let taken = acquiring::acquire(
         &client,
         &settings.lock,
@@ -62,11 +72,14 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
         (&mut seen, &Notifier::none()),
     );
     // The lock is taken (or not) already: the metrics wait until the token is handed over.
-    let record = || {
-        bounded::record_metrics(Some(&signals), metrics_file.as_deref(), &seen);
+    let record = |seen: &Observations| {
+        bounded::record_metrics(Some(&signals), metrics_file.as_deref(), seen);
     };
-    let lock = taken.inspect_err(|_| record())?;
+    let lock = taken.inspect_err(|_| record(&seen))?;
     let late = acquiring::LateRefusals::start(&client, &lock);
+    ordering::raise_if_asked(&client, &lock, &settings.lock, global.quiet, &mut seen)
+        .inspect_err(|_| record(&seen))?;
+    let record = || record(&seen);
     let fence =
         acquiring::fence_if_asked(&client, &lock, settings.lock.fence).inspect_err(|_| record())?;
     if let Some(pid) = settings.renew_while

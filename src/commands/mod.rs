@@ -8,6 +8,7 @@ mod durations;
 mod extend;
 pub mod generate;
 mod list;
+mod ordering;
 mod output;
 mod progress;
 mod reentrance;

@@ -10,7 +10,7 @@ use crate::metrics::{Observations, Outcome};
 use crate::notify::Notifier;
 use crate::supervise::{self, Ending, Lease, StopReason};
 
-use super::{acquiring, bounded, open_client, reentrance, releasing};
+use super::{acquiring, bounded, open_client, ordering, reentrance, releasing};
 
 pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     let context = config::context(global)?;
@@ -33,6 +33,10 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     let key = &settings.lock.key;
     let node_timeout = settings.lock.timing.node_timeout;
     if reentrance::inherited_lock(&client, key, settings.lock.kind(), node_timeout)?.is_some() {
+        // Under the enclosing redlock's hold, an order is checked as before waiting: the
+        // enclosing run raised its own (REDLOCK_ORDER is inherited), or took it without one.
+        let mut unrecorded = Observations::of(key, settings.lock.shared);
+        ordering::check_before_waiting(&client, &settings.lock, global.quiet, &mut unrecorded)?;
         if settings.lock.fence && config::env::text(config::env::FENCE_ENV)?.is_none() {
             log::warn!(
                 "warning: --fence: the enclosing redlock took lock {key:?} without --fence, so \
@@ -51,13 +55,17 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
         return finish(ending, &words);
     }
 
-    let holder = Holder::this_process(&words).with_note(acquiring::note(&settings.lock));
+    let holder = Holder::this_process(&words)
+        .with_note(acquiring::note(&settings.lock))
+        .with_order(settings.lock.order);
     let mut seen = Observations::of(key, settings.lock.shared);
     // A signal during the write cuts it short and changes nothing else: the command's status
     // (or the failure) is what redlock exits with, at once.
     let record = |seen: &Observations| {
         bounded::record_metrics(Some(&signals), metrics_file.as_deref(), seen);
     };
+    ordering::check_before_waiting(&client, &settings.lock, global.quiet, &mut seen)
+        .inspect_err(|_| record(&seen))?;
     let taken = acquiring::acquire(
         &client,
         &settings.lock,
@@ -75,6 +83,8 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
         ));
     })?;
     let late = acquiring::LateRefusals::start(&client, &lock);
+    ordering::raise_if_asked(&client, &lock, &settings.lock, global.quiet, &mut seen)
+        .inspect_err(|_| record(&seen))?;
     let fence = acquiring::fence_if_asked(&client, &lock, settings.lock.fence)
         .inspect_err(|_| record(&seen))?;
     let ending = supervise::supervise(

@@ -6,14 +6,14 @@
 //! {"key": "deploy", "verdict": "held", "quorum": 2, "token": "…", "expires_in_ms": 28000,
 //!  "holder": {"host": "ci-3", "pid": 4412, "user": "ci", "command": "make deploy",
 //!             "since_ms": 1763700000000},
-//!  "fence": 41,
+//!  "fence": 41, "order": 103,
 //!  "shared": false, "readers": null, "reader_count": null, "readers_shown": null,
 //!  "waiting": 1,
 //!  "queue": [{"position": 1, "token": "…", "ticket": 17, "waited_ms": 12000,
 //!             "holder": {…}, "masters": 3}],
 //!  "masters": [{"server": "redis://r1:6379", "reachable": true, "held": true, "token": "…",
 //!               "ttl_ms": 28100, "holder": {…}, "error": null, "fence": 41,
-//!               "fence_error": null}, …]}
+//!               "fence_error": null, "order": 103}, …]}
 //! ```
 
 use std::fmt::Write;
@@ -131,6 +131,7 @@ fn to_json(key: &str, quorum: usize, verdict: &Verdict, masters: &[Inspection]) 
         _ => (None, None, None),
     };
     let fence = masters.iter().filter_map(|m| m.fence).max();
+    let order = masters.iter().filter_map(|m| m.order).max();
     let queue = queue_json(&line(masters));
     let waiting = masters.iter().map(|m| m.waiting).max().unwrap_or(0);
     let masters: Vec<Value> = masters
@@ -138,12 +139,14 @@ fn to_json(key: &str, quorum: usize, verdict: &Verdict, masters: &[Inspection]) 
         .map(|inspection| {
             let mut json = master_json(inspection);
             json["fence_error"] = inspection.fence_problem.clone().into();
+            json["order"] = inspection.order.into();
             json
         })
         .collect();
     json!({
         "key": key,
         "fence": fence,
+        "order": order,
         "verdict": verdict_name(verdict),
         "quorum": quorum,
         "token": token,
@@ -296,6 +299,12 @@ fn to_text(
         let _ = writeln!(
             out,
             "fencing counter: {fence} (the next --fence token is higher)"
+        );
+    }
+    if let Some(order) = masters.iter().filter_map(|m| m.order).max() {
+        let _ = writeln!(
+            out,
+            "highest order that took the lock: {order} (a run with a lower --order is outdated)"
         );
     }
     for inspection in masters {

@@ -18,6 +18,10 @@ pub struct LockSettings {
     pub conflict_exit_code: i32,
     /// Obtain a fencing token after taking the lock.
     pub fence: bool,
+    /// `--order`: this run's order (see `lock::OrderError::Outdated`).
+    pub order: Option<u64>,
+    /// The exit code for "a higher order already took the lock".
+    pub outdated_exit_code: i32,
     /// `--limit`: take one of this many slots (a semaphore) instead of the lock.
     pub limit: Option<u32>,
     /// `--shared`: take the lock as a reader, shared with other readers.
@@ -71,16 +75,43 @@ pub fn lock_settings(args: &LockArgs, defaults: &Defaults) -> Result<LockSetting
     if args.shared && args.fence {
         return Err(Failure::usage(shared_fence(&args.key)));
     }
+    check_order(args)?;
     Ok(LockSettings {
         key: args.key.clone(),
         timing,
         wait,
         conflict_exit_code: args.conflict_exit_code.map_or(exit::CONFLICT, i32::from),
         fence: args.fence,
+        order: args.order,
+        outdated_exit_code: args.outdated_exit_code.map_or(exit::OUTDATED, i32::from),
         limit: args.limit,
         shared: args.shared,
         note: note::resolve(args.note.as_deref(), note::from_env)?,
     })
+}
+
+/// `--order` needs a lock held alone, and a number Lua compares exactly.
+fn check_order(args: &LockArgs) -> Result<(), Failure> {
+    let Some(order) = args.order else {
+        return Ok(());
+    };
+    if order > crate::lock::MAX_ORDER {
+        return Err(Failure::usage(format!(
+            "--order {order} is too large: orders go up to {} (2^53-1); pass the pipeline's \
+             number or id as it is",
+            crate::lock::MAX_ORDER
+        )));
+    }
+    let alongside = match (args.limit, args.shared) {
+        (Some(limit), _) if limit > 1 => format!("--limit {limit}"),
+        (_, true) => "--shared".to_string(),
+        _ => return Ok(()),
+    };
+    Err(Failure::usage(format!(
+        "--order with {alongside} on {:?}: an order says which single run is newest, and \
+         {alongside} lets several hold the key at once; drop --order, or take the lock alone",
+        args.key
+    )))
 }
 
 /// `--fence` asked of a reader: refused, since readers hold the lock together.

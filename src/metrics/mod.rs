@@ -5,7 +5,7 @@
 //! whatever the outcome), `redlock_held_seconds` (histogram, seconds from taking the lock to
 //! releasing or losing it), `redlock_outcomes_total{mode,outcome}` (counter, by mode: reader
 //! for `--shared`, writer for the rest; and outcome: acquired, conflict, unavailable, lost,
-//! max_duration), `redlock_wakeups_total{cause}` (counter: locks taken after
+//! max_duration, outdated: a higher `--order` had taken the lock), `redlock_wakeups_total{cause}` (counter: locks taken after
 //! waiting in the fair queue, by what started the turn that took them: joined, notice,
 //! heartbeat, backoff; a heartbeat is a lost wake-up) and
 //! `redlock_last_success_timestamp_seconds` (gauge).
@@ -52,6 +52,8 @@ pub enum Outcome {
     Lost,
     /// `run --max-duration` stopped the command.
     MaxDuration,
+    /// A higher `--order` had already taken the lock: the command did not run.
+    Outdated,
 }
 
 impl Outcome {
@@ -62,6 +64,7 @@ impl Outcome {
             Outcome::Unavailable => "unavailable",
             Outcome::Lost => "lost",
             Outcome::MaxDuration => "max_duration",
+            Outcome::Outdated => "outdated",
         }
     }
 }

@@ -117,6 +117,7 @@ pub fn redlock_env(mut cmd: Command) -> Command {
         "REDLOCK_PASSWORD",
         "REDLOCK_PASSWORD_FILE",
         "REDLOCK_NOTE",
+        "REDLOCK_ORDER",
         // What makes redlock note a CI job's URL in the holder record (src/config/note.rs):
         // tests that run in a CI job would otherwise see it in every holder's description.
         "GITHUB_ACTIONS",

@@ -111,6 +111,7 @@
 
 mod client;
 mod master;
+mod orders;
 mod properties;
 mod protocol;
 mod slots;

@@ -198,6 +198,9 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
             let _ = writeln!(out, "  {line}");
         }
     }
+    if let Some(order) = lock.order {
+        let _ = writeln!(out, "  highest order that took it: {order}");
+    }
     if !lock.queue.is_empty() {
         let _ = writeln!(out, "  {} waiting:", lock.queue.len());
         for (position, waiter) in lock.queue.iter().enumerate() {
@@ -301,6 +304,7 @@ fn lock_json(masters: &[MasterScan], lock: &LockView) -> Value {
         "masters": per_master,
         "waiting": lock.waiting,
         "queue": super::super::status::queue_json(&lock.queue),
+        "order": lock.order,
     })
 }
 

@@ -26,6 +26,8 @@ pub struct LockView {
     /// How many readers hold it, as the masters count them (`lock::count_readers`): more than
     /// `readers` lists where a master has more live shares than `list` reads.
     pub reader_count: usize,
+    /// The highest order that took the lock (`--order`), on any master that answered.
+    pub order: Option<u64>,
 }
 
 /// The lock as listed, if it is worth listing: held, split or unknown, or with waiters.
@@ -75,6 +77,7 @@ pub fn view(lock: &FoundLock, scanned: &[MasterScan]) -> Option<LockView> {
         verdict,
         holding,
         waiting: masters.iter().map(|m| m.waiting).max().unwrap_or(0),
+        order: masters.iter().filter_map(|m| m.order).max(),
         queue: line(&masters),
         states,
     };
@@ -102,6 +105,7 @@ pub(super) mod tests {
             fence: None,
             queue: QueueRead::default(),
             readers: Default::default(),
+            order: None,
         }
     }
 

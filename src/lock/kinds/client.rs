@@ -14,6 +14,7 @@ use super::cancel::Cancel;
 use super::fence::{self, FenceError};
 use super::held::Lock;
 use super::late;
+use super::order::{self, OrderError};
 use super::seam::{Holding, Request};
 use super::undo::Purpose;
 use super::{renewal, seam, take};
@@ -250,6 +251,28 @@ impl Redlock {
     pub fn fence(&self, lock: &Lock) -> Result<u64, FenceError> {
         seam(lock.kind).fence()?;
         self.runtime.block_on(fence::grant(&self.masters, lock))
+    }
+
+    /// Whether a run with `order` is outdated on lock `key` before it waits (see `order`, step
+    /// 1): a master of a majority holds a higher order that took the lock.
+    pub fn check_order(
+        &self,
+        key: &str,
+        order: u64,
+        node_timeout: Duration,
+    ) -> Result<(), OrderError> {
+        self.runtime
+            .block_on(order::check(&self.masters, key, order, node_timeout))
+    }
+
+    /// Raises the order register of `lock`, just taken, to `order`, before its command runs
+    /// (see `order`, step 2): [`OrderError::Outdated`] when a higher order took it first. Only
+    /// the lock has orders: a slot or a share, which others hold beside it, fails as
+    /// [`Redlock::fence`] does, with nothing asked of the masters.
+    pub fn raise_order(&self, lock: &Lock, order: u64) -> Result<(), OrderError> {
+        seam(lock.kind).fence().map_err(|_| OrderError::NotAlone)?;
+        self.runtime
+            .block_on(order::raise(&self.masters, lock, order))
     }
 
     /// Asks every master at once what Redlock's safety depends on (see `probe`), waiting at

@@ -114,7 +114,7 @@ pub(in crate::lock) async fn grant(masters: &Masters, lock: &Lock) -> Result<u64
                 start + timeout,
                 Until::DecidedAndSent,
                 binary_vote,
-                |node| node.eval(&FENCE_PROPOSE, &layout, &args),
+                |node| node.eval(&FENCE_PROPOSE, &layout[..keys::FENCE_KEYS], &args),
             )
             .await;
         masters.trace("fence propose", lock.key(), &round, start.elapsed());

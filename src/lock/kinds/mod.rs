@@ -6,8 +6,9 @@
 //! Holds, bottom up: `held` (a held lock of any kind, the validity that bounds it, and
 //! [`Kind`], read back from a token only there), `cancel`, `wakeup` (why a turn starts),
 //! `undo` (removing a failed attempt's partial hold without being overtaken by it), `attempt`
-//! (why an attempt failed; the backoff), `fence` (fencing tokens), `seam` (what the engine asks
-//! of a kind, and the [`seam::Request`] to take one), `waiter` (a waiter and its lease); the
+//! (why an attempt failed; the backoff), `fence` (fencing tokens), `order` (`--order`: the
+//! highest order that took the lock), `seam` (what the engine asks of a kind, and the
+//! [`seam::Request`] to take one), `waiter` (a waiter and its lease); the
 //! kinds, each one implementation of the seam: `exclusive` (the lock, and the rounds a reader
 //! shares), `shared` (a reader's share, and why readers and writers exclude each other over a
 //! majority), `semaphore` (a slot, and why at most L hold) with its rounds in `slots`; and the
@@ -26,6 +27,7 @@ pub(super) mod exclusive;
 pub(super) mod fence;
 pub(super) mod held;
 pub(super) mod late;
+pub(super) mod order;
 pub(super) mod queue;
 pub(super) mod queue_turn;
 pub(super) mod renewal;

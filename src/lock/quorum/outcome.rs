@@ -120,4 +120,6 @@ pub struct Inspection {
     pub queue: Vec<QueuedWaiter>,
     /// How many wait there in all.
     pub waiting: usize,
+    /// The highest order that took the lock there (`--order`), where one did.
+    pub order: Option<u64>,
 }

@@ -38,6 +38,7 @@ pub(in crate::lock) async fn lock(
                 fence_problem: found.fence_problem,
                 queue: found.queue,
                 waiting: found.waiting,
+                order: found.order,
             }
         })
         .collect()

@@ -142,18 +142,19 @@ pub struct FoundLock {
 impl FoundLock {
     /// What each master has of the lock, as `inspect` tells it to `status`, for
     /// [`crate::lock::judge`] and [`crate::lock::line`]. No fencing counter: the scan does not read
-    /// its value (see the module header).
+    /// its value (see the module header). The order register it reads.
     pub fn inspections(&self, masters: &[MasterScan]) -> Vec<Inspection> {
         self.reads
             .iter()
             .zip(masters)
             .map(|(read, scan)| {
-                let (state, queue, waiting) = match read {
-                    Err(error) => (MasterState::Unreachable(error.clone()), Vec::new(), 0),
+                let (state, queue, waiting, order) = match read {
+                    Err(error) => (MasterState::Unreachable(error.clone()), Vec::new(), 0, None),
                     Ok(read) => (
                         read.state(),
                         read.queue.waiters.clone(),
                         usize::try_from(read.queue.len).unwrap_or(usize::MAX),
+                        read.order,
                     ),
                 };
                 Inspection {
@@ -163,6 +164,7 @@ impl FoundLock {
                     fence_problem: None,
                     queue,
                     waiting,
+                    order,
                 }
             })
             .collect()
@@ -229,9 +231,10 @@ const COUNT: usize = 1000;
 const MIN_COUNT: usize = 10;
 
 /// The kinds of key the read script covers; any other kind is a stray.
-const READ_KINDS: [&str; 8] = [
+const READ_KINDS: [&str; 9] = [
     "holder",
     "fence",
+    "order",
     "queue",
     "lease",
     "waiters",

@@ -28,6 +28,8 @@ pub struct Holder {
     /// [`MAX_NOTE`] bytes when redlock writes it. A record without one (an older redlock's)
     /// reads as `None`.
     pub note: Option<String>,
+    /// The run's order (`--order`, see `kinds::order`), when it gave one.
+    pub order: Option<u64>,
 }
 
 impl Holder {
@@ -40,12 +42,18 @@ impl Holder {
             command: recorded(shell_words(command)),
             since_ms: unix_millis(SystemTime::now()),
             note: None,
+            order: None,
         }
     }
 
     /// The same record, with `note` (none: no note).
     pub fn with_note(self, note: Option<String>) -> Holder {
         Holder { note, ..self }
+    }
+
+    /// The same record, with the run's `order` (none: no order).
+    pub fn with_order(self, order: Option<u64>) -> Holder {
+        Holder { order, ..self }
     }
 
     /// A record naming another process of this host (the script that called `acquire`), with
@@ -80,6 +88,7 @@ impl Holder {
             // Added beside the others, never in place of one: a reader of the older shape
             // (an older redlock's `status`) skips a field it does not know.
             "note": self.note,
+            "order": self.order,
         })
     }
 
@@ -118,6 +127,7 @@ impl Holder {
                 .get("note")
                 .and_then(Value::as_str)
                 .map(str::to_string),
+            order: value.get("order").and_then(Value::as_u64),
         })
     }
 
@@ -132,7 +142,8 @@ impl Holder {
     /// to 60 characters first. A note goes inside the parentheses, quoted
     /// (`"make deploy", for "https://ci.example/job/123") for 2m10s`), so that the age stays
     /// the line's last words whatever the note says: the wait's progress line and `list`'s
-    /// waiters find it there.
+    /// waiters find it there. A run's order (`--order`) goes before the note (`"make deploy",
+    /// order 103)`).
     pub fn describe(&self) -> String {
         let mut held = self.held_for();
         // Whole seconds read better than "2m 10s 412ms 118us".
@@ -142,8 +153,12 @@ impl Holder {
             .as_deref()
             .map(|note| format!(", for {}", escape::quoted(&shown_note(note))))
             .unwrap_or_default();
+        let order = self
+            .order
+            .map(|order| format!(", order {order}"))
+            .unwrap_or_default();
         format!(
-            "{} (pid {}, user {}, \"{}\"{note}) for {}",
+            "{} (pid {}, user {}, \"{}\"{order}{note}) for {}",
             escape::visible(&self.host),
             self.pid,
             escape::visible(&self.user),

@@ -81,6 +81,14 @@ pub fn fence(key: &str) -> String {
     auxiliary("fence", key)
 }
 
+/// The order register of lock `key` (`--order`, see `kinds::order`): the highest order that
+/// took the lock, a decimal number. Its TTL is [`crate::lock::scripts::LONGEST_TTL_MS`], set
+/// again by every run that takes the lock with the highest order: a register nobody raised
+/// for a year and a day is gone, and with it the memory of which orders are outdated.
+pub fn order(key: &str) -> String {
+    auxiliary("order", key)
+}
+
 /// Where earlier builds of redlock kept the fencing counter of `key`. Read (never written) when
 /// granting a token, so that numbers keep growing across the upgrade.
 pub fn legacy_fence(key: &str) -> String {
@@ -207,6 +215,8 @@ pub struct Names {
     /// A semaphore's holder records.
     pub slot_holders: String,
     pub fence: String,
+    /// The highest order that took the lock (`--order`).
+    pub order: String,
     pub wake_prefix: String,
     pub wake_suffix: String,
 }
@@ -219,8 +229,10 @@ pub const LOCK_KEYS: usize = 9;
 pub const READER_KEYS: usize = 10;
 /// ... a slot's (and the slots' records), ...
 pub const SLOT_KEYS: usize = 11;
-/// ... and those that read the fencing counter (FENCE_PROPOSE, INSPECT, `list`'s READ).
-pub const ALL_KEYS: usize = 12;
+/// ... those that read the fencing counter (FENCE_PROPOSE), ...
+pub const FENCE_KEYS: usize = 12;
+/// ... and those that read the order register (ORDER, INSPECT, `list`'s READ).
+pub const ALL_KEYS: usize = 13;
 
 impl Names {
     pub fn of(key: &str) -> Names {
@@ -238,6 +250,7 @@ impl Names {
             reader_holders: name("readerholders"),
             slot_holders: name("holders"),
             fence: name("fence"),
+            order: name("order"),
             wake_prefix: wake_prefix(&tag),
             wake_suffix: format!(":{key}"),
         }
@@ -248,8 +261,9 @@ impl Names {
     /// (token -> ticket), 4 the leases, 5 the waiters' records, 6 the ticket counter (see
     /// `scripts::queue`), 7 a semaphore's slots, 8 its limit (see `scripts::slots`), 9 a shared
     /// lock's readers, 10 their records (see `scripts::shared`), 11 the slots' records, 12 the
-    /// fencing counter. A script takes the first [`LOCK_KEYS`], [`READER_KEYS`], [`SLOT_KEYS`]
-    /// or [`ALL_KEYS`] of them (the lock's EXTEND: the first two).
+    /// fencing counter, 13 the order register. A script takes the first [`LOCK_KEYS`],
+    /// [`READER_KEYS`], [`SLOT_KEYS`], [`FENCE_KEYS`] or [`ALL_KEYS`] of them (the lock's
+    /// EXTEND: the first two).
     pub fn keys<'a>(&'a self, key: &'a str) -> [&'a str; ALL_KEYS] {
         [
             key,
@@ -264,6 +278,7 @@ impl Names {
             &self.reader_holders,
             &self.slot_holders,
             &self.fence,
+            &self.order,
         ]
     }
 }

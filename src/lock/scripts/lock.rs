@@ -216,11 +216,12 @@ pub const INSPECTED_WAITERS: usize = 100;
 
 /// Reads the lock's state on one master in one round trip, queue included, changing nothing.
 /// KEYS: the whole layout (`keys::Names::keys`), of which it reads the lock 1, holder 2,
-/// queue 3, leases 4, waiters' records 5 and fencing counter 12.
+/// queue 3, leases 4, waiters' records 5, fencing counter 12 and order register 13.
 /// Returns {token or nil, PTTL of the lock, holder record or nil, counter or nil (or {the
 /// error GET gave}: a counter of another type is the counter's problem, not the lock's), the
 /// master's time in ms, {token, ticket, lease, record or nil}* for the first
-/// [`INSPECTED_WAITERS`] places, how many places in all}.
+/// [`INSPECTED_WAITERS`] places, how many places in all, the order register or nil (nil too
+/// for a key of another type: `--order` fails there, see `scripts::order`)}.
 pub static INSPECT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
         r"
@@ -238,8 +239,12 @@ local counter = redis.pcall('GET', KEYS[12])
 if type(counter) == 'table' then
   counter = {counter.err}
 end
+local order = redis.pcall('GET', KEYS[13])
+if type(order) == 'table' then
+  order = false
+end
 return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]),
-        counter, tostring(now), waiters, redis.call('ZCARD', KEYS[3])}
+        counter, tostring(now), waiters, redis.call('ZCARD', KEYS[3]), order}
 ",
         bit(&INSPECT),
     )
@@ -257,6 +262,8 @@ pub(in crate::lock) struct Inspected {
     pub queue: Vec<QueuedWaiter>,
     /// How many are queued in all.
     pub waiting: usize,
+    /// The highest order that took the lock there (`--order`), where one did.
+    pub order: Option<u64>,
 }
 
 /// Decodes one master's INSPECT answer (or its absence).
@@ -267,6 +274,7 @@ pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> In
         fence_problem: None,
         queue: Vec::new(),
         waiting: 0,
+        order: None,
     };
     let fields = match answer {
         None => return unreachable(NodeError::Timeout),
@@ -307,12 +315,17 @@ pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> In
                 .and_then(|record| Holder::from_record(record, token)),
         },
     };
+    let order = fields
+        .get(7)
+        .and_then(Reply::text)
+        .and_then(|text| text.parse().ok());
     Inspected {
         state,
         fence,
         fence_problem,
         queue,
         waiting,
+        order,
     }
 }
 

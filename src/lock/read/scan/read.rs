@@ -59,6 +59,8 @@ pub struct LockRead {
     pub queue: QueueRead,
     /// The readers of a shared lock (`--shared`).
     pub readers: ReadersRead,
+    /// The order register (`--order`): the highest order that took the lock here.
+    pub order: Option<u64>,
 }
 
 /// A shared lock's readers on one master (see `shared`).
@@ -198,7 +200,14 @@ fn decode(reply: &Reply) -> Option<LockRead> {
             })
             .collect::<Option<_>>()?,
     };
-    let readers = match rest {
+    let (readers, order) = match rest {
+        [] => (&[][..], None),
+        [readers, order @ ..] => (std::slice::from_ref(readers), order.first()),
+    };
+    let order = order
+        .and_then(Reply::text)
+        .and_then(|text| text.parse().ok());
+    let readers = match readers {
         [] => ReadersRead::default(),
         [Reply::Array(readers)] => match readers.as_slice() {
             [Reply::Int(live), ttl, holders_ttl, shares @ ..] => {
@@ -237,6 +246,7 @@ fn decode(reply: &Reply) -> Option<LockRead> {
         fence,
         queue,
         readers,
+        order,
     })
 }
 

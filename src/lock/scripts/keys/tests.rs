@@ -33,6 +33,7 @@ fn the_layout_names_each_key_as_its_own_function_does() {
             reader_holders(key),
             slot_holders(key),
             fence(key),
+            order(key),
         ];
         assert_eq!(
             names.keys(key),
@@ -55,6 +56,7 @@ fn auxiliary_keys_share_the_lock_keys_slot() {
         for aux in [
             holder(key),
             fence(key),
+            order(key),
             released_channel(key),
             queue(key),
             lease(key),
@@ -127,6 +129,7 @@ fn distinct_locks_never_share_an_auxiliary_key() {
             [
                 holder(k),
                 fence(k),
+                order(k),
                 slots(k),
                 limit(k),
                 slot_holders(k),
@@ -167,6 +170,7 @@ fn parse_inverts_the_layout() {
         for (kind, name) in [
             ("holder", holder(key)),
             ("fence", fence(key)),
+            ("order", order(key)),
             ("queue", queue(key)),
             ("lease", lease(key)),
             ("waiters", waiters(key)),

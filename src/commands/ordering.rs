@@ -1,0 +1,108 @@
+//! `--order` from a command: the read before waiting, the raise once the lock is taken, and
+//! what an outdated run says (see the lock's `order` for why the raise decides).
+
+use crate::config::LockSettings;
+use crate::exit::{self, Failure};
+use crate::lock::{Lock, OrderError, Redlock};
+use crate::metrics::{Observations, Outcome};
+
+use super::releasing::report_release;
+use super::wording;
+
+/// Step 1: fails at once when a higher order already took the lock, before any wait (and
+/// under an enclosing redlock's hold of the same lock, where nothing is taken).
+pub fn check_before_waiting(
+    client: &Redlock,
+    settings: &LockSettings,
+    quiet: bool,
+    seen: &mut Observations,
+) -> Result<(), Failure> {
+    let Some(order) = settings.order else {
+        return Ok(());
+    };
+    let key = &settings.key;
+    client
+        .check_order(key, order, settings.timing.node_timeout)
+        .map_err(|error| failure(key, order, error, settings, quiet, seen, false))
+}
+
+/// Step 2: raises the order register of the lock just taken, before the command runs. On
+/// failure the lock is released and the failure says why.
+pub fn raise_if_asked(
+    client: &Redlock,
+    lock: &Lock,
+    settings: &LockSettings,
+    quiet: bool,
+    seen: &mut Observations,
+) -> Result<(), Failure> {
+    let Some(order) = settings.order else {
+        return Ok(());
+    };
+    log::info!(
+        "lock {:?}: raising its order register to {order}",
+        lock.key()
+    );
+    client.raise_order(lock, order).map_err(|error| {
+        report_release(client, lock);
+        failure(lock.key(), order, error, settings, quiet, seen, true)
+    })
+}
+
+/// The failure for `error`, counted in `seen`: outdated exits with `--outdated-exit-code`
+/// (quietly with `--quiet`, as a conflict), the rest as any failure of the masters. `raised`:
+/// the register was raised (the lock was taken, and has been released), not only read.
+fn failure(
+    key: &str,
+    order: u64,
+    error: OrderError,
+    settings: &LockSettings,
+    quiet: bool,
+    seen: &mut Observations,
+    raised: bool,
+) -> Failure {
+    let released = if raised {
+        " (the lock was released)"
+    } else {
+        ""
+    };
+    match error {
+        OrderError::Outdated { ran } => {
+            seen.outcomes.push(Outcome::Outdated);
+            let message = format!(
+                "order {order} is outdated on lock {key:?}: order {ran} already took it, so \
+                 this run skips its command{released} (exit {}, see --outdated-exit-code)",
+                settings.outdated_exit_code
+            );
+            Failure::new(
+                settings.outdated_exit_code,
+                if quiet { String::new() } else { message },
+            )
+        }
+        OrderError::Unreachable { failures } => {
+            seen.outcomes.push(Outcome::Unavailable);
+            let how_failed = wording::how_failed(failures.iter().map(|f| &f.error));
+            let what = if raised {
+                format!(
+                    "took lock {key:?} but too many masters {how_failed} when its order register \
+                     was raised to {order}, so this run skips its command (the lock was released)"
+                )
+            } else {
+                format!(
+                    "too many masters {how_failed} when the order register of lock {key:?} was \
+                     read for order {order}, so this run skips its command"
+                )
+            };
+            wording::masters_failed(&what, &failures)
+        }
+        OrderError::Expired => Failure::new(
+            exit::LOCK_LOST,
+            format!(
+                "lock {key:?} expired before its order register was raised to {order}; raise \
+                 --ttl"
+            ),
+        ),
+        OrderError::NotAlone => Failure::usage(format!(
+            "--order on {key:?} needs the lock held alone, not a slot or a reader's share"
+        )),
+    }
+}
