@@ -82,3 +82,35 @@ pub fn stderr_was_closed() -> bool {
 pub fn unguarded() -> bool {
     UNFILLED.load(Ordering::Relaxed)
 }
+
+/// Calls `gone` (on a thread of its own) once nobody can read standard output any more: the
+/// reading end of its pipe closed (`redlock status --watch | head -1`, once `head` exited), or
+/// its socket's peer hung up. A stream that prints only on a change would otherwise learn of
+/// it only at its next line, hours later perhaps. On a file or a terminal it never calls.
+pub fn when_stdout_is_gone(gone: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("redlock-stdout".into())
+        .spawn(move || {
+            // No event asked for: poll reports only POLLERR (a pipe without readers) and
+            // POLLHUP (a socket whose peer hung up), which it always reports.
+            let mut out = libc::pollfd {
+                fd: 1,
+                events: 0,
+                revents: 0,
+            };
+            loop {
+                // SAFETY: `out` is one valid pollfd that lives across the call.
+                let ready = unsafe { libc::poll(&mut out, 1, -1) };
+                if ready > 0 && out.revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+                    gone();
+                    return;
+                }
+                if ready < 0
+                    && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+                {
+                    return;
+                }
+            }
+        })
+        .map(drop)
+}

@@ -3,7 +3,7 @@
 //! The watching is the lock's (`Redlock::watch`: what drives a read, and why no change is
 //! missed or said twice, is argued there); this file words each change, in text or as one
 //! JSON object a line, and ends the watch on a signal (exit 0) or when nobody reads any more
-//! (`| head -1`: exit 0, quietly).
+//! (`| head -1`: exit 0, quietly, as soon as the reader is gone, not at the next line).
 //!
 //! A text line: the time (UTC, RFC 3339), the event padded to 8 columns, what happened:
 //!
@@ -50,6 +50,13 @@ pub fn watch(
     json: bool,
 ) -> Result<i32, Failure> {
     let signals = listen_for_signals()?;
+    // Nobody reads any more: end as a signal would, without waiting for the next line.
+    let cancel = signals.cancel.clone();
+    crate::stdio::when_stdout_is_gone(move || cancel.cancel()).map_err(|e| {
+        Failure::os(format!(
+            "cannot start a thread to watch standard output: {e}"
+        ))
+    })?;
     let mut failed = None;
     client.watch(key, node_timeout, &signals.cancel, |change, now| {
         let line = if json {

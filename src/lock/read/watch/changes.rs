@@ -5,6 +5,12 @@
 //! holders named, and the masters said to be down. [`Reported::update`] compares one
 //! [`Observation`] with it, returns the changes in the order they are said, and records them,
 //! so that a state already said is never said again (see `watch`, "Never twice").
+//!
+//! A forced release (`release --force`) is one more way for a holder to go, so one more
+//! variant, `Revoked`, beside `Released` and `Expired`: `observe` reads the revocation record
+//! that keeps the key closed (a field of the lock's inspection), [`Observation`] carries it,
+//! and the loop over the holders that are gone in [`Reported::update`] says `Revoked` for a
+//! holder gone while the key shows one. Nothing else here changes; the command words it.
 
 use std::time::{Duration, Instant};
 
