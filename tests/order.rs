@@ -3,8 +3,8 @@
 //! same order runs again; the register is kept on a majority (a minority paused, then another
 //! minority, still remembers it) with its TTL; a waiter whose order was overtaken while it
 //! waited is refused by the raise under the lock; a raise that misses a majority runs nothing
-//! and releases; hosts racing with the same and with different orders; what `status` and
-//! `list` show.
+//! and releases; hosts racing with the same and with different orders; a nested run raises
+//! its order under the enclosing hold; what `status` and `list` show.
 
 use std::path::Path;
 use std::process::Output;
@@ -379,6 +379,58 @@ fn a_nested_run_checks_its_order_under_the_enclosing_hold() {
         .unwrap();
     assert_eq!(inherited.status.code(), Some(0), "{}", describe(&inherited));
     assert_eq!(ran(&log), [5, 6]);
+}
+
+/// A nested run or acquire whose order is above what the enclosing run raised (the enclosing
+/// run took the lock without `--order`, or with a lower one) runs under that hold, so it raises
+/// the register there: an order between the two is outdated afterwards.
+#[test]
+fn a_nested_run_with_a_higher_order_raises_it_under_the_enclosing_hold() {
+    let cluster = Cluster::start(3);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    assert!(deploy(&cluster, "deploy", 5, &[], &log).status.success());
+    // `redlock run --key deploy -- redlock INNER...`: the enclosing run has no order.
+    let nested = |inner: &[&str]| {
+        cluster
+            .redlock()
+            .args([
+                "run",
+                "--key",
+                "deploy",
+                "--",
+                crate::common::redlock_binary(),
+            ])
+            .args(inner)
+            .output()
+            .unwrap()
+    };
+    let echo = format!("echo 7 >> {}", log.display());
+    let run = nested(&[
+        "run", "--key", "deploy", "--order", "7", "--", "sh", "-c", &echo,
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", describe(&run));
+    // On a majority at least (the raise is not waited for on the last master).
+    let holding = |order: &str| {
+        cluster
+            .servers
+            .iter()
+            .filter(|server| server.get(REGISTER).as_deref() == Some(order))
+            .count()
+    };
+    assert!(holding("7") >= 2);
+    let between = deploy(&cluster, "deploy", 6, &[], &log);
+    assert_eq!(between.status.code(), Some(81), "{}", describe(&between));
+    assert!(stderr(&between).contains("order 7 already took it"));
+    let acquire = nested(&["acquire", "--key", "deploy", "--order", "9"]);
+    assert_eq!(acquire.status.code(), Some(0), "{}", describe(&acquire));
+    assert!(holding("9") >= 2);
+    assert_eq!(
+        deploy(&cluster, "deploy", 8, &[], &log).status.code(),
+        Some(81)
+    );
+    assert_eq!(ran(&log), [5, 7]);
+    assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }
 
 #[test]
