@@ -433,6 +433,33 @@ fn a_nested_run_with_a_higher_order_raises_it_under_the_enclosing_hold() {
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }
 
+/// `--limit 1` is a semaphore's slot too: refused before anything is taken or waited for, even
+/// while another holds the key.
+#[test]
+fn order_with_limit_one_is_refused_before_taking_anything() {
+    let cluster = Cluster::start(1);
+    let mut holder = Running::start(
+        cluster
+            .redlock()
+            .args(["run", "--key", "deploy", "--limit", "1"]),
+    );
+    holder.wait_ready();
+    let output = cluster
+        .redlock()
+        .args([
+            "run", "--key", "deploy", "--limit", "1", "--order", "3", "--wait", "0",
+        ])
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    holder.open_gate();
+    assert!(holder.wait_output().status.success());
+    assert_eq!(output.status.code(), Some(64), "{}", describe(&output));
+    let said = stderr(&output);
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(said.contains("--order with --limit 1"), "{said}");
+}
+
 #[test]
 fn status_and_list_show_the_highest_order_and_the_orders_in_line() {
     let cluster = Cluster::start(3);
