@@ -24,8 +24,9 @@
 //! enclosing hold ([`raise_inherited`]): its command runs there, so its order took the lock
 //! as much as the enclosing run's did, and a later lower order must see it. The model in
 //! tests/queue_model/orders.rs checks this with requests delayed, reordered and lost on a
-//! minority and a run that dies mid-raise, and catches a register set to a lower order and a
-//! decision on one answer.
+//! minority, a run that dies mid-raise, and a raise that lands after its run decided, ran or
+//! died; it catches a register set to a lower order, a decision on one answer, and a raise
+//! whose answers are not heeded.
 //!
 //! What a failed raise leaves: the masters it reached hold N. A lower order may then be
 //! called outdated although N's command never ran (it took the lock, and the register says
