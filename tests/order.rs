@@ -146,6 +146,43 @@ fn order_with_a_shared_or_counted_lock_or_out_of_range_is_a_usage_error() {
     }
 }
 
+/// An order that is no whole number, from `--order` or from `REDLOCK_ORDER` (an unset CI
+/// variable gives an empty one): one line that names both and says what an order is, exit 64.
+#[test]
+fn an_order_that_is_no_whole_number_says_what_an_order_is() {
+    let cluster = Cluster::start(1);
+    let flag = |order: &str| {
+        cluster
+            .redlock()
+            .args(["run", "--key", "deploy", "--order", order, "--", "true"])
+            .output()
+            .unwrap()
+    };
+    let env = |order: &str| {
+        cluster
+            .redlock()
+            .env("REDLOCK_ORDER", order)
+            .args(["acquire", "--key", "deploy"])
+            .output()
+            .unwrap()
+    };
+    for output in [
+        flag("-3"),
+        flag("abc"),
+        flag("1.5"),
+        env(""),
+        env("$CI_PIPELINE_IID"),
+    ] {
+        assert_eq!(output.status.code(), Some(64), "{}", describe(&output));
+        let said = stderr(&output);
+        assert_eq!(said.lines().count(), 1, "{said}");
+        assert!(said.contains("REDLOCK_ORDER"), "{said}");
+        assert!(said.contains("a whole number"), "{said}");
+        assert!(output.stdout.is_empty(), "{}", describe(&output));
+    }
+    assert!(cluster.key_gone_everywhere("deploy"));
+}
+
 /// Order `order` waits in line behind a holder of "deploy" (its check before waiting passed);
 /// meanwhile masters 1 and 2 get `register` as their order register; then the holder ends,
 /// and what the waiter did is returned.
