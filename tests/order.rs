@@ -3,8 +3,8 @@
 //! same order runs again; the register is kept on a majority (a minority paused, then another
 //! minority, still remembers it) with its TTL; a waiter whose order was overtaken while it
 //! waited is refused by the raise under the lock; a raise that misses a majority runs nothing
-//! and releases; hosts racing with the same and with different orders; what `status` and
-//! `list` show.
+//! and releases; hosts racing with the same and with different orders; a nested run raises
+//! its order under the enclosing hold; what `status` and `list` show.
 
 use std::path::Path;
 use std::process::Output;
@@ -144,6 +144,43 @@ fn order_with_a_shared_or_counted_lock_or_out_of_range_is_a_usage_error() {
         );
         assert_eq!(stderr(&output).lines().count(), 1, "{}", describe(&output));
     }
+}
+
+/// An order that is no whole number, from `--order` or from `REDLOCK_ORDER` (an unset CI
+/// variable gives an empty one): one line that names both and says what an order is, exit 64.
+#[test]
+fn an_order_that_is_no_whole_number_says_what_an_order_is() {
+    let cluster = Cluster::start(1);
+    let flag = |order: &str| {
+        cluster
+            .redlock()
+            .args(["run", "--key", "deploy", "--order", order, "--", "true"])
+            .output()
+            .unwrap()
+    };
+    let env = |order: &str| {
+        cluster
+            .redlock()
+            .env("REDLOCK_ORDER", order)
+            .args(["acquire", "--key", "deploy"])
+            .output()
+            .unwrap()
+    };
+    for output in [
+        flag("-3"),
+        flag("abc"),
+        flag("1.5"),
+        env(""),
+        env("$CI_PIPELINE_IID"),
+    ] {
+        assert_eq!(output.status.code(), Some(64), "{}", describe(&output));
+        let said = stderr(&output);
+        assert_eq!(said.lines().count(), 1, "{said}");
+        assert!(said.contains("REDLOCK_ORDER"), "{said}");
+        assert!(said.contains("a whole number"), "{said}");
+        assert!(output.stdout.is_empty(), "{}", describe(&output));
+    }
+    assert!(cluster.key_gone_everywhere("deploy"));
 }
 
 /// Order `order` waits in line behind a holder of "deploy" (its check before waiting passed);
@@ -379,6 +416,85 @@ fn a_nested_run_checks_its_order_under_the_enclosing_hold() {
         .unwrap();
     assert_eq!(inherited.status.code(), Some(0), "{}", describe(&inherited));
     assert_eq!(ran(&log), [5, 6]);
+}
+
+/// A nested run or acquire whose order is above what the enclosing run raised (the enclosing
+/// run took the lock without `--order`, or with a lower one) runs under that hold, so it raises
+/// the register there: an order between the two is outdated afterwards.
+#[test]
+fn a_nested_run_with_a_higher_order_raises_it_under_the_enclosing_hold() {
+    let cluster = Cluster::start(3);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    assert!(deploy(&cluster, "deploy", 5, &[], &log).status.success());
+    // `redlock run --key deploy -- redlock INNER...`: the enclosing run has no order.
+    let nested = |inner: &[&str]| {
+        cluster
+            .redlock()
+            .args([
+                "run",
+                "--key",
+                "deploy",
+                "--",
+                crate::common::redlock_binary(),
+            ])
+            .args(inner)
+            .output()
+            .unwrap()
+    };
+    let echo = format!("echo 7 >> {}", log.display());
+    let run = nested(&[
+        "run", "--key", "deploy", "--order", "7", "--", "sh", "-c", &echo,
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", describe(&run));
+    // On a majority at least (the raise is not waited for on the last master).
+    let holding = |order: &str| {
+        cluster
+            .servers
+            .iter()
+            .filter(|server| server.get(REGISTER).as_deref() == Some(order))
+            .count()
+    };
+    assert!(holding("7") >= 2);
+    let between = deploy(&cluster, "deploy", 6, &[], &log);
+    assert_eq!(between.status.code(), Some(81), "{}", describe(&between));
+    assert!(stderr(&between).contains("order 7 already took it"));
+    let acquire = nested(&["acquire", "--key", "deploy", "--order", "9"]);
+    assert_eq!(acquire.status.code(), Some(0), "{}", describe(&acquire));
+    assert!(holding("9") >= 2);
+    assert_eq!(
+        deploy(&cluster, "deploy", 8, &[], &log).status.code(),
+        Some(81)
+    );
+    assert_eq!(ran(&log), [5, 7]);
+    assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
+}
+
+/// `--limit 1` is a semaphore's slot too: refused before anything is taken or waited for, even
+/// while another holds the key.
+#[test]
+fn order_with_limit_one_is_refused_before_taking_anything() {
+    let cluster = Cluster::start(1);
+    let mut holder = Running::start(
+        cluster
+            .redlock()
+            .args(["run", "--key", "deploy", "--limit", "1"]),
+    );
+    holder.wait_ready();
+    let output = cluster
+        .redlock()
+        .args([
+            "run", "--key", "deploy", "--limit", "1", "--order", "3", "--wait", "0",
+        ])
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    holder.open_gate();
+    assert!(holder.wait_output().status.success());
+    assert_eq!(output.status.code(), Some(64), "{}", describe(&output));
+    let said = stderr(&output);
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(said.contains("--order with --limit 1"), "{said}");
 }
 
 #[test]

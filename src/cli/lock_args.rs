@@ -81,6 +81,8 @@ pub struct LockArgs {
     #[arg(
         long,
         value_name = "N",
+        value_parser = parse_order,
+        allow_hyphen_values = true,
         value_hint = ValueHint::Other,
         env = "REDLOCK_ORDER"
     )]
@@ -124,4 +126,15 @@ pub struct LockArgs {
         hide_env_values = true
     )]
     pub note: Option<String>,
+}
+
+/// Parses `--order` (or `REDLOCK_ORDER`, which clap does not name in its error): a whole
+/// number, with a line that says what an order is (an empty or unexpanded CI variable is the
+/// usual mistake). Its upper bound is checked with the settings (`config`).
+fn parse_order(text: &str) -> Result<u64, String> {
+    text.parse().map_err(|_| {
+        "--order (or REDLOCK_ORDER) takes a whole number that grows with each run, such as \
+         the CI pipeline's number"
+            .to_string()
+    })
 }

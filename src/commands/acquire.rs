@@ -40,9 +40,14 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
         settings.lock.kind(),
         settings.lock.timing.node_timeout,
     )? {
-        // Under the enclosing hold, an order is checked as before waiting (see `run`).
+        // Under the enclosing hold, an order is raised there (see `run`).
         let mut unrecorded = Observations::of(key, settings.lock.shared);
-        ordering::check_before_waiting(&client, &settings.lock, global.quiet, &mut unrecorded)?;
+        ordering::raise_under_enclosing_hold(
+            &client,
+            &settings.lock,
+            global.quiet,
+            &mut unrecorded,
+        )?;
         let nested = format!("{NESTED_PREFIX}{token}");
         let fence = inherited_fence()?;
         output::print_all(&render(settings.format, key, &nested, None, None, fence))?;

@@ -9,21 +9,46 @@ use crate::metrics::{Observations, Outcome};
 use super::releasing::report_release;
 use super::wording;
 
-/// Step 1: fails at once when a higher order already took the lock, before any wait (and
-/// under an enclosing redlock's hold of the same lock, where nothing is taken).
+/// Step 1: fails at once when a higher order already took the lock, before any wait.
 pub fn check_before_waiting(
     client: &Redlock,
     settings: &LockSettings,
     quiet: bool,
     seen: &mut Observations,
 ) -> Result<(), Failure> {
+    ask(client, settings, quiet, seen, Stage::Read)
+}
+
+/// Under an enclosing redlock's hold of the same lock (re-entrance), where nothing is taken:
+/// the order is raised under that hold, as the enclosing run's own was, since this run's
+/// command runs there too (see the lock's `order`). Outdated below the highest order.
+pub fn raise_under_enclosing_hold(
+    client: &Redlock,
+    settings: &LockSettings,
+    quiet: bool,
+    seen: &mut Observations,
+) -> Result<(), Failure> {
+    ask(client, settings, quiet, seen, Stage::Nested)
+}
+
+/// The read (`Stage::Read`) or the raise under an enclosing hold (`Stage::Nested`).
+fn ask(
+    client: &Redlock,
+    settings: &LockSettings,
+    quiet: bool,
+    seen: &mut Observations,
+    stage: Stage,
+) -> Result<(), Failure> {
     let Some(order) = settings.order else {
         return Ok(());
     };
-    let key = &settings.key;
-    client
-        .check_order(key, order, settings.timing.node_timeout)
-        .map_err(|error| failure(key, order, error, settings, quiet, seen, false))
+    let (key, node_timeout) = (&settings.key, settings.timing.node_timeout);
+    let asked = if stage == Stage::Nested {
+        client.raise_inherited_order(key, order, node_timeout)
+    } else {
+        client.check_order(key, order, node_timeout)
+    };
+    asked.map_err(|error| failure(key, order, error, settings, quiet, seen, stage))
 }
 
 /// Step 2: raises the order register of the lock just taken, before the command runs. On
@@ -44,13 +69,31 @@ pub fn raise_if_asked(
     );
     client.raise_order(lock, order).map_err(|error| {
         report_release(client, lock);
-        failure(lock.key(), order, error, settings, quiet, seen, true)
+        failure(
+            lock.key(),
+            order,
+            error,
+            settings,
+            quiet,
+            seen,
+            Stage::Raised,
+        )
     })
 }
 
+/// What was asked of the order register when it failed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Read before waiting.
+    Read,
+    /// Raised once the lock was taken (and it has been released).
+    Raised,
+    /// Raised under an enclosing redlock's hold (nothing was taken, nothing released).
+    Nested,
+}
+
 /// The failure for `error`, counted in `seen`: outdated exits with `--outdated-exit-code`
-/// (quietly with `--quiet`, as a conflict), the rest as any failure of the masters. `raised`:
-/// the register was raised (the lock was taken, and has been released), not only read.
+/// (quietly with `--quiet`, as a conflict), the rest as any failure of the masters.
 fn failure(
     key: &str,
     order: u64,
@@ -58,9 +101,9 @@ fn failure(
     settings: &LockSettings,
     quiet: bool,
     seen: &mut Observations,
-    raised: bool,
+    stage: Stage,
 ) -> Failure {
-    let released = if raised {
+    let released = if stage == Stage::Raised {
         " (the lock was released)"
     } else {
         ""
@@ -81,16 +124,20 @@ fn failure(
         OrderError::Unreachable { failures } => {
             seen.outcomes.push(Outcome::Unavailable);
             let how_failed = wording::how_failed(failures.iter().map(|f| &f.error));
-            let what = if raised {
-                format!(
+            let what = match stage {
+                Stage::Raised => format!(
                     "took lock {key:?} but too many masters {how_failed} when its order register \
                      was raised to {order}, so this run skips its command (the lock was released)"
-                )
-            } else {
-                format!(
+                ),
+                Stage::Nested => format!(
+                    "too many masters {how_failed} when the order register of lock {key:?} was \
+                     raised to {order} under the enclosing redlock's hold, so this run skips its \
+                     command"
+                ),
+                Stage::Read => format!(
                     "too many masters {how_failed} when the order register of lock {key:?} was \
                      read for order {order}, so this run skips its command"
-                )
+                ),
             };
             wording::masters_failed(&what, &failures)
         }

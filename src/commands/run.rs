@@ -33,10 +33,15 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     let key = &settings.lock.key;
     let node_timeout = settings.lock.timing.node_timeout;
     if reentrance::inherited_lock(&client, key, settings.lock.kind(), node_timeout)?.is_some() {
-        // Under the enclosing redlock's hold, an order is checked as before waiting: the
-        // enclosing run raised its own (REDLOCK_ORDER is inherited), or took it without one.
+        // The command runs under the enclosing redlock's hold, so its order is raised there:
+        // the enclosing run may have taken the lock without one, or with a lower one.
         let mut unrecorded = Observations::of(key, settings.lock.shared);
-        ordering::check_before_waiting(&client, &settings.lock, global.quiet, &mut unrecorded)?;
+        ordering::raise_under_enclosing_hold(
+            &client,
+            &settings.lock,
+            global.quiet,
+            &mut unrecorded,
+        )?;
         if settings.lock.fence && config::env::text(config::env::FENCE_ENV)?.is_none() {
             log::warn!(
                 "warning: --fence: the enclosing redlock took lock {key:?} without --fence, so \

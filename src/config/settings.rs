@@ -102,8 +102,17 @@ fn check_order(args: &LockArgs) -> Result<(), Failure> {
             crate::lock::MAX_ORDER
         )));
     }
+    // A slot of one is still a slot (its own keys, no order register): refused here, before
+    // anything is taken or waited for, rather than after the slot is taken.
+    if args.limit == Some(1) {
+        return Err(Failure::usage(format!(
+            "--order with --limit 1 on {:?}: only the lock keeps orders, not a semaphore's \
+             slot; drop --limit 1 (the lock lets one in too), or drop --order",
+            args.key
+        )));
+    }
     let alongside = match (args.limit, args.shared) {
-        (Some(limit), _) if limit > 1 => format!("--limit {limit}"),
+        (Some(limit), _) => format!("--limit {limit}"),
         (_, true) => "--shared".to_string(),
         _ => return Ok(()),
     };

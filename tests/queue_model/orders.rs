@@ -20,7 +20,9 @@
 //!   ran out counts for nothing: `OrderError::Expired`). A run that dies frees it (its TTL
 //!   runs out) while its raise may still be on the wire.
 //! - **The network**: each request runs on its master at any moment after it was sent,
-//!   whatever else runs in between; one master may lose any request sent to it.
+//!   whatever else runs in between, also after its run decided without it (a raise is sent
+//!   to every master, and only a majority's answers are waited for), ran, finished or died;
+//!   one master may lose any request sent to it.
 //!
 //! # Properties
 //! - **No order runs after a higher one ran** (always).
@@ -33,6 +35,9 @@
 //!   after the higher one.
 //! - `Rule::FirstAnswer`: a run decides on the first answer instead of a majority's; the one
 //!   master the higher order's raise did not reach is enough to let an older order run.
+//! - `Rule::ReadOnly`: a run trusts its read before waiting and ignores what its raise under
+//!   the lock answers (step 1 taken for the decision): a newer order that took the lock while
+//!   it waited does not stop it.
 
 use stateright::{Checker, Model, Property};
 
@@ -48,6 +53,8 @@ pub enum Rule {
     OverwriteLower,
     /// Known-bad: a run decides once one master answered.
     FirstAnswer,
+    /// Known-bad: a run's raise never makes it outdated (only its read before waiting does).
+    ReadOnly,
 }
 
 #[derive(Clone, Debug)]
@@ -90,6 +97,8 @@ pub struct OrderState {
     registers: [u8; MASTERS],
     holder: Option<usize>,
     runs: Vec<Phase>,
+    /// Raises still on the wire of runs that decided without them (or ran, or finished).
+    late: Vec<[Request; MASTERS]>,
     /// The highest order whose command ran.
     highest_ran: u8,
     /// An order ran after a higher one.
@@ -146,6 +155,7 @@ impl Model for OrderModel {
             registers: [0; MASTERS],
             holder: None,
             runs: vec![Phase::Idle; self.orders.len()],
+            late: vec![[Request::Lost; MASTERS]; self.orders.len()],
             highest_ran: 0,
             older_after_newer: false,
             ran_again: false,
@@ -155,7 +165,7 @@ impl Model for OrderModel {
 
     fn actions(&self, state: &OrderState, actions: &mut Vec<Step>) {
         for (run, phase) in state.runs.iter().enumerate() {
-            if let Some(requests) = requests(phase) {
+            for requests in requests(phase).into_iter().chain([&state.late[run]]) {
                 for (master, request) in requests.iter().enumerate() {
                     if *request == Request::Sent {
                         actions.push(Step::Deliver { run, master });
@@ -187,14 +197,26 @@ impl Model for OrderModel {
             Step::Start(run) => next.runs[run] = Phase::Reading([Request::Sent; MASTERS]),
             Step::Deliver { run, master } => {
                 let order = self.orders[run];
-                let raise = matches!(state.runs[run], Phase::Raising(_) | Phase::Dead(_));
+                // A late request is a raise whose run has moved on: nobody hears its answer.
+                let late = state.late[run][master] == Request::Sent;
+                let raise = late || matches!(state.runs[run], Phase::Raising(_) | Phase::Dead(_));
                 let held = state.registers[master];
                 if raise && (order >= held || self.rule == Rule::OverwriteLower) {
                     next.registers[master] = order;
                 }
-                set(&mut next.runs[run], master, Request::Answered(held));
+                if late {
+                    next.late[run][master] = Request::Lost;
+                } else {
+                    set(&mut next.runs[run], master, Request::Answered(held));
+                }
             }
-            Step::Lose { run, master } => set(&mut next.runs[run], master, Request::Lost),
+            Step::Lose { run, master } => {
+                if state.late[run][master] == Request::Sent {
+                    next.late[run][master] = Request::Lost;
+                } else {
+                    set(&mut next.runs[run], master, Request::Lost);
+                }
+            }
             Step::Decide(run) => {
                 let order = self.orders[run];
                 let (raising, requests) = match state.runs[run] {
@@ -202,7 +224,15 @@ impl Model for OrderModel {
                     Phase::Raising(r) => (true, r),
                     _ => return None,
                 };
-                let outdated = answered(&requests).any(|held| held > order);
+                let outdated = answered(&requests).any(|held| held > order)
+                    && !(raising && self.rule == Rule::ReadOnly);
+                if raising {
+                    // What is still on the wire stays there; what answered is done with.
+                    next.late[run] = requests.map(|request| match request {
+                        Request::Sent => Request::Sent,
+                        _ => Request::Lost,
+                    });
+                }
                 next.runs[run] = match (outdated, raising) {
                     (true, _) => Phase::Outdated,
                     (false, false) => Phase::Waiting,
@@ -321,8 +351,8 @@ fn an_order_never_runs_after_a_higher_one() {
 
 /// The known-bad rules: each lets an older order run after a newer one.
 #[test]
-fn the_model_catches_a_register_that_goes_down_and_a_decision_on_one_answer() {
-    for rule in [Rule::OverwriteLower, Rule::FirstAnswer] {
+fn the_model_catches_a_register_that_goes_down_a_decision_on_one_answer_and_a_raise_unheard() {
+    for rule in [Rule::OverwriteLower, Rule::FirstAnswer, Rule::ReadOnly] {
         let checker = checked(OrderModel {
             orders: vec![1, 2, 3],
             rule,

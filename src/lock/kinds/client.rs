@@ -275,6 +275,22 @@ impl Redlock {
             .block_on(order::raise(&self.masters, lock, order))
     }
 
+    /// Raises the order register of `key`, held by an enclosing redlock of this process
+    /// (re-entrance), to `order` before the nested command runs (see `order`, step 2).
+    pub fn raise_inherited_order(
+        &self,
+        key: &str,
+        order: u64,
+        node_timeout: Duration,
+    ) -> Result<(), OrderError> {
+        self.runtime.block_on(order::raise_inherited(
+            &self.masters,
+            key,
+            order,
+            node_timeout,
+        ))
+    }
+
     /// Asks every master at once what Redlock's safety depends on (see `probe`), waiting at
     /// most `timeout` for each request.
     pub fn probe(&self, timeout: Duration) -> Vec<Probe> {

@@ -19,10 +19,14 @@
 //! later does so after h's hold ended (the lock's own safety: holds do not overlap), so its
 //! raise reads a majority after h's raise landed; two majorities share a master, that master
 //! holds h or more (a register never goes down but by its TTL), and the run sees it: outdated.
-//! Step 1 is only the early exit; step 2, under the lock, is what decides. The model in
+//! Step 1 is only the early exit; step 2, under the lock, is what decides. A run nested in a
+//! hold of the same lock (re-entrance) takes nothing but raises all the same, under the
+//! enclosing hold ([`raise_inherited`]): its command runs there, so its order took the lock
+//! as much as the enclosing run's did, and a later lower order must see it. The model in
 //! tests/queue_model/orders.rs checks this with requests delayed, reordered and lost on a
-//! minority and a run that dies mid-raise, and catches a register set to a lower order and a
-//! decision on one answer.
+//! minority, a run that dies mid-raise, and a raise that lands after its run decided, ran or
+//! died; it catches a register set to a lower order, a decision on one answer, and a raise
+//! whose answers are not heeded.
 //!
 //! What a failed raise leaves: the masters it reached hold N. A lower order may then be
 //! called outdated although N's command never ran (it took the lock, and the register says
@@ -85,12 +89,25 @@ pub(in crate::lock) async fn raise(
     lock: &Lock,
     order: u64,
 ) -> Result<(), OrderError> {
-    let round = ask(masters, lock.key(), order, true, lock.timing().node_timeout).await;
-    judge(masters, &round, order)?;
+    raise_inherited(masters, lock.key(), order, lock.timing().node_timeout).await?;
     if lock.validity().is_zero() {
         return Err(OrderError::Expired);
     }
     Ok(())
+}
+
+/// Step 2 for a run nested in a hold of the same lock (re-entrance, see `commands::reentrance`):
+/// it takes nothing, and its command runs under the enclosing hold, so its order is raised
+/// under that hold as the enclosing run's own would be. Its validity is the enclosing run's
+/// (unknown here): the enclosing supervisor stops this process's group before it ends.
+pub(in crate::lock) async fn raise_inherited(
+    masters: &Masters,
+    key: &str,
+    order: u64,
+    node_timeout: Duration,
+) -> Result<(), OrderError> {
+    let round = ask(masters, key, order, true, node_timeout).await;
+    judge(masters, &round, order)
 }
 
 /// One ORDER round: decided once a majority answered; a raise is also sent to every master
