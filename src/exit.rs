@@ -31,6 +31,8 @@ pub const OS_ERROR: i32 = 71;
 pub const CONFLICT: i32 = 75;
 /// Bad configuration: config file, environment, or server list (`EX_CONFIG`).
 pub const CONFIG: i32 = 78;
+/// `release --force`: nobody held the lock on a majority of masters, so nothing was revoked.
+pub const NOTHING_HELD: i32 = 79;
 /// `run`: the command ran longer than `--max-duration` and was stopped (as `timeout(1)`).
 pub const MAX_DURATION: i32 = 124;
 /// The command was found but could not be executed.
@@ -106,6 +108,10 @@ pub const TABLE: &[(Codes, &str)] = &[
     (
         Codes::Fixed(&[CONFIG]),
         "bad configuration: config file, environment, or server list",
+    ),
+    (
+        Codes::Fixed(&[NOTHING_HELD]),
+        "release --force: nobody held the lock, nothing was revoked",
     ),
     (
         Codes::Fixed(&[MAX_DURATION]),

@@ -6,6 +6,7 @@ mod bounded;
 mod doctor;
 mod durations;
 mod extend;
+mod force_release;
 pub mod generate;
 mod list;
 mod output;
@@ -36,6 +37,12 @@ pub fn dispatch(global: &GlobalArgs, command: Command) -> Result<i32, Failure> {
     match command {
         Command::Run { args, .. } => run::run(global, args),
         Command::Acquire { args, .. } => acquire::acquire(global, args),
+        Command::Release {
+            args,
+            force,
+            metrics,
+            ..
+        } if force.force => force_release::force_release(global, &args, &force, metrics),
         Command::Release { args, metrics, .. } => release::release(global, args, metrics),
         Command::Extend { args, .. } => extend::extend(global, args),
         Command::Status { args, .. } => status::status(global, args),

@@ -5,7 +5,8 @@
 //! whatever the outcome), `redlock_held_seconds` (histogram, seconds from taking the lock to
 //! releasing or losing it), `redlock_outcomes_total{mode,outcome}` (counter, by mode: reader
 //! for `--shared`, writer for the rest; and outcome: acquired, conflict, unavailable, lost,
-//! max_duration), `redlock_wakeups_total{cause}` (counter: locks taken after
+//! max_duration, revoked (lost to `release --force`), forced (a `release --force` that revoked
+//! it)), `redlock_wakeups_total{cause}` (counter: locks taken after
 //! waiting in the fair queue, by what started the turn that took them: joined, notice,
 //! heartbeat, backoff; a heartbeat is a lost wake-up) and
 //! `redlock_last_success_timestamp_seconds` (gauge).
@@ -52,6 +53,10 @@ pub enum Outcome {
     Lost,
     /// `run --max-duration` stopped the command.
     MaxDuration,
+    /// It was revoked while held, by `release --force` (counted in place of `Lost`).
+    Revoked,
+    /// This `release --force` revoked it.
+    Forced,
 }
 
 impl Outcome {
@@ -62,6 +67,8 @@ impl Outcome {
             Outcome::Unavailable => "unavailable",
             Outcome::Lost => "lost",
             Outcome::MaxDuration => "max_duration",
+            Outcome::Revoked => "revoked",
+            Outcome::Forced => "forced",
         }
     }
 }

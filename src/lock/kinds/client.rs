@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use super::cancel::Cancel;
 use super::fence::{self, FenceError};
-use super::held::Lock;
+use super::held::{Lock, Timing};
 use super::late;
+use super::revoke::{self, Forced};
 use super::seam::{Holding, Request};
 use super::undo::Purpose;
 use super::{renewal, seam, take};
@@ -25,6 +26,7 @@ use crate::lock::quorum::slot_verdict::SlotsInspection;
 use crate::lock::quorum::tally::slot_quorum;
 use crate::lock::read::probe::{Probe, probe_endpoint};
 use crate::lock::read::scan::{self, FoundLock, Scan, ScanOptions, StrayKey, StrayName};
+use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::keys::{ALL_KEYS, Names, READER_KEYS, SLOT_KEYS};
 use crate::lock::scripts::lock::{INSPECT, inspected};
 use crate::lock::scripts::shared::{INSPECT_READERS, inspected_readers};
@@ -177,6 +179,15 @@ impl Redlock {
         let seam = seam(lock.kind);
         self.runtime
             .block_on(seam.release(&self.masters, holding, Purpose::Release, None))
+    }
+
+    /// Revokes whoever holds `key` without their token, as `by` (its note the reason): the
+    /// holders are replaced on every master by a record that keeps the key closed until they
+    /// said they stopped, or their validity has surely ended (see `revoke`). Waits for every
+    /// master, up to one node timeout.
+    pub fn force_release(&self, key: &str, by: &Holder, timing: Timing) -> Forced {
+        self.runtime
+            .block_on(revoke::force(&self.masters, key, by, timing))
     }
 
     /// Whether [`Redlock::late_refusals`] has any master to ask (cheap: no I/O).

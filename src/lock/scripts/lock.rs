@@ -25,6 +25,7 @@ use super::queue_lua::{FUNCTIONS, SHARED_MARKER};
 use super::replies::MasterState;
 use super::replies::Vote;
 use super::replies::{QueuedWaiter, queued_waiters};
+use super::revoke::{ACKNOWLEDGE, MARKER};
 pub use crate::lock::wire::lua::Lua;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
@@ -142,15 +143,21 @@ pub(in crate::lock) fn refusal(reply: &Reply) -> Option<Refusal> {
 
 /// Extends the lock if it is still ours: compare-and-pexpire, never re-creating a missing key.
 /// KEYS: lock, holder. ARGV: token, ttl in ms.
-/// Returns 1 when extended, 0 when the key is missing or holds another token. The readers'
-/// marker (`SHARED_MARKER`) is nobody's token: "extending" it would cut K's TTL under live
-/// shares.
+/// Returns 1 when extended, 0 when the key is missing or holds another token, and
+/// `{'revoked', record}` when a forced release put its marker in the token's place (see
+/// `revoke`: the caller reads who, and whether the record names its token). The readers'
+/// marker (`SHARED_MARKER`) and the revocation's are nobody's token: "extending" one would
+/// cut K's TTL under live shares, or keep a revoked K closed longer.
 pub static EXTEND: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
         r"
-if ARGV[1] ~= '__redlock:shared' and redis.call('GET', KEYS[1]) == ARGV[1] then
+local current = redis.call('GET', KEYS[1])
+if ARGV[1] ~= '__redlock:shared' and ARGV[1] ~= '__redlock:revoked' and current == ARGV[1] then
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+if current == '__redlock:revoked' then
+  return {'revoked', redis.call('GET', KEYS[2])}
 end
 return 0
 ",
@@ -180,15 +187,24 @@ pub(in crate::lock) fn binary_vote(answer: &Result<Reply, NodeError>) -> Vote {
 /// KEYS: see `scripts::queue`. ARGV: token, release channel (empty: a clean-up, which keeps the
 /// place), the command to announce with (PUBLISH, or SPUBLISH on a cluster: every channel is
 /// in the lock's slot), wake channel prefix, wake channel suffix.
-/// Returns 1 when deleted, 0 when the key is missing or holds another token.
+/// A revoked holder's real release says that it stopped (see `revoke`): its token is crossed
+/// off the revocation record, and the last one crossed off deletes K, as its own release would
+/// have; that counts as released.
+/// Returns 1 when deleted (or acknowledged), 0 when the key is missing or holds another token.
 pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
         &[
             FUNCTIONS,
+            MARKER,
+            ACKNOWLEDGE,
             r"
 -- The readers' marker is nobody's token (see `shared`): releasing it would delete K under
--- live shares.
-local mine = ARGV[1] ~= SHARED and redis.call('GET', KEYS[1]) == ARGV[1]
+-- live shares; nor is the revocation's.
+local mine = ARGV[1] ~= SHARED and ARGV[1] ~= REVOKED and redis.call('GET', KEYS[1]) == ARGV[1]
+local acknowledged, opens = false, false
+if not mine and ARGV[2] ~= '' then
+  acknowledged, opens = acknowledge(ARGV[1])
+end
 -- Only our lock going, or our place (a real release), can change who may take the lock here:
 -- a clean-up that finds no lock of ours leaves the queue alone.
 local queued = (mine or ARGV[2] ~= '') and redis.call('EXISTS', KEYS[3]) == 1
@@ -196,8 +212,8 @@ local queued = (mine or ARGV[2] ~= '') and redis.call('EXISTS', KEYS[3]) == 1
 -- asked for effects replication, which now_ms does first.
 local now = queued and now_ms()
 local before = queued and eligible_lock(now)
-local released = 0
-if mine then
+local released = acknowledged and 1 or 0
+if mine or opens then
   redis.call('DEL', KEYS[2])
   redis.call('DEL', KEYS[1])
   released = 1
@@ -364,7 +380,11 @@ mod tests {
                 .code
                 .contains(&format!("ARGV[1] ~= '{SHARED_MARKER}'"))
         );
-        assert!(RELEASE.code.contains("local mine = ARGV[1] ~= SHARED and"));
+        assert!(
+            RELEASE
+                .code
+                .contains("local mine = ARGV[1] ~= SHARED and ARGV[1] ~= REVOKED")
+        );
     }
 
     fn bulk(text: &str) -> Reply {

@@ -7,7 +7,8 @@
 //! a lock's state, a conflict, a queued waiter), `lock` (the lock's scripts: ACQUIRE, EXTEND,
 //! RELEASE, INSPECT, FENCE), `queue` (the fair queue's: WAIT, LEAVE), `slots` (the semaphore's),
 //! `shared` (the readers': their shares, and the marker K holds while they do), and
-//! `queue_lua` (the Lua functions every queue-aware script shares), `scan` (`list`'s READ and
+//! `queue_lua` (the Lua functions every queue-aware script shares), `revoke` (a forced
+//! release's FORCE and its record), `scan` (`list`'s READ and
 //! PAGE); and [`TABLE`], every script in one table, where each gets its bit.
 //!
 //! Promises: each script is atomic on its master, writes a TTL on every key it writes, and
@@ -49,6 +50,7 @@ pub mod lock;
 pub(super) mod queue;
 pub(super) mod queue_lua;
 pub(super) mod replies;
+pub mod revoke;
 pub(super) mod scan;
 pub(super) mod shared;
 pub(super) mod slots;
@@ -67,7 +69,7 @@ use crate::lock::wire::lua::Lua;
 /// connection's mask of scripts already loaded (`Lua::bit`, see [`bit`]), so no two scripts
 /// can share one (which would make a connection send EVALSHA for a script it never loaded),
 /// and `lock/tests.rs` checks the table itself. A script not in it fails at its first use.
-pub(in crate::lock) static TABLE: [(&str, &LazyLock<Lua>); 20] = [
+pub(in crate::lock) static TABLE: [(&str, &LazyLock<Lua>); 21] = [
     ("ACQUIRE", &lock::ACQUIRE),
     ("EXTEND", &lock::EXTEND),
     ("RELEASE", &lock::RELEASE),
@@ -88,6 +90,7 @@ pub(in crate::lock) static TABLE: [(&str, &LazyLock<Lua>); 20] = [
     ("INSPECT_READERS", &shared::INSPECT_READERS),
     ("READ (list)", &scan::READ),
     ("PAGE (list)", &scan::PAGE),
+    ("FORCE", &revoke::FORCE),
 ];
 
 /// The bit of `script`: one, at its row in [`TABLE`]. Called as each script is built, once
