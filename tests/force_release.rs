@@ -206,19 +206,14 @@ fn a_holder_whose_supervisor_is_stopped_is_waited_out_and_cannot_renew_when_resu
     );
     next.wait_ready();
     let next_token = next.token();
-    // The old command was killed by the guard at its validity, before the next one started.
     let started = read_ns(&next.path("started"));
-    assert!(read_ns(&holder.path("alive")) <= started);
 
     // Resumed, the old holder cannot renew: its token is gone, the next holder keeps a majority.
     send_signal(redlock_pid, libc::SIGCONT);
-    let output = holder.wait_output();
-    assert_eq!(
-        output.status.code(),
-        Some(LOCK_LOST),
-        "{}",
-        describe(&output)
-    );
+    exited_with(&holder.wait_output(), LOCK_LOST);
+    // The old command was killed by the guard at its validity, before the next one started:
+    // the last time it said it was alive (read once it is certainly dead) is before that.
+    assert!(read_ns(&holder.path("alive")) <= started);
     assert!(cluster.holding("cron", &next_token) >= 2);
     assert_eq!(cluster.holding("cron", &old_token), 0);
     next.open_gate();
@@ -338,4 +333,36 @@ fn nothing_held_and_bad_uses_have_their_own_codes() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(USAGE), "{}", describe(&output));
+}
+
+#[test]
+fn status_and_list_show_who_revoked_when_why_and_until_when() {
+    let cluster = Cluster::start(3);
+    let token = acquire(&cluster, "shown");
+    let forced = force(&cluster, "shown", "INC-7: runner hung");
+    assert_eq!(forced.status.code(), Some(0), "{}", describe(&forced));
+    let run = |args: &[&str]| {
+        let output = cluster.redlock().args(args).output().unwrap();
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let said = "reason \"INC-7: runner hung\"";
+    for text in [run(&["status", "--key", "shown"]), run(&["list"])] {
+        assert!(
+            text.contains("is revoked by user ")
+                && text.contains(&format!("on {} (pid ", hostname()))
+                && text.contains(said)
+                && text.contains("at the latest"),
+            "{text}"
+        );
+    }
+    let status: serde_json::Value =
+        serde_json::from_str(&run(&["status", "--key", "shown", "--json"])).unwrap();
+    let list: serde_json::Value = serde_json::from_str(&run(&["list", "--json"])).unwrap();
+    for revoked in [&status["revoked"], &list["locks"][0]["revoked"]] {
+        assert_eq!(revoked["reason"], "INC-7: runner hung", "{revoked}");
+        assert_eq!(revoked["by"]["host"], hostname().as_str(), "{revoked}");
+        assert_eq!(revoked["revoked"][0]["token"], token.as_str(), "{revoked}");
+        let (at, until) = (&revoked["at_ms"], &revoked["until_ms"]);
+        assert!(at.as_u64().unwrap() < until.as_u64().unwrap(), "{revoked}");
+    }
 }

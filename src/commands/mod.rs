@@ -18,6 +18,7 @@ mod renew_while;
 mod run;
 mod show_config;
 mod status;
+mod status_revoked;
 mod status_shared;
 mod status_slots;
 mod wording;

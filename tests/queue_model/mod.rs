@@ -42,6 +42,8 @@
 //!   waiter does not listen on, or after its wait ended (it took the lock, left, or died).
 //! - **Timers** are actions: a sleep may end at any moment, so a heartbeat or backoff may start
 //!   a turn in the middle of any hand-off. Each test bounds how many timers fire in one run.
+//! - **A forced release**, where a test enables it (`revoke`): a forcer sends FORCE at any
+//!   moment; holders renew once, at any moment, and stop and release when a majority refuses.
 //! - **Faults**, where a test enables them: one client dies at any step (what it wrote still
 //!   arrives; its subscriptions end; later its place lapses and its lock or slot expires,
 //!   master by master, at any moments), and one waiter gives up or is interrupted (LEAVE,
@@ -113,6 +115,7 @@ mod client;
 mod master;
 mod properties;
 mod protocol;
+mod revoke;
 mod slots;
 mod start;
 mod system;
@@ -141,6 +144,7 @@ fn fixed(start: Start) -> QueueModel {
         leave: false,
         timers: 0,
         reduced: true,
+        force: None,
     }
 }
 

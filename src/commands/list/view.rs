@@ -3,8 +3,8 @@
 //! that hold it. Pure functions of a lock as read.
 
 use crate::lock::{
-    FoundLock, InLine, MasterScan, MasterState, Reader, ReadersInspection, SHARED_MARKER, Shares,
-    Verdict, count_readers, judge, judge_readers, line,
+    FoundLock, InLine, MasterScan, MasterState, Reader, ReadersInspection, Revocation,
+    SHARED_MARKER, Shares, Verdict, count_readers, judge, judge_readers, line,
 };
 
 /// One lock, as listed.
@@ -26,6 +26,8 @@ pub struct LockView {
     /// How many readers hold it, as the masters count them (`lock::count_readers`): more than
     /// `readers` lists where a master has more live shares than `list` reads.
     pub reader_count: usize,
+    /// Revoked by `release --force`: the record some master shows.
+    pub revocation: Option<Revocation>,
 }
 
 /// The lock as listed, if it is worth listing: held, split or unknown, or with waiters.
@@ -68,7 +70,9 @@ pub fn view(lock: &FoundLock, scanned: &[MasterScan]) -> Option<LockView> {
         Some((readers, count)) => (Some(readers), count),
         None => (None, 0),
     };
+    let revocation = super::super::status_revoked::found(&masters).cloned();
     let view = LockView {
+        revocation,
         readers,
         reader_count,
         key: lock.key.clone(),

@@ -232,6 +232,7 @@ impl Redlock {
                     fence_problem: found.fence_problem,
                     queue: found.queue,
                     waiting: found.waiting,
+                    revocation: found.revocation,
                 }
             })
             .collect()

@@ -124,4 +124,7 @@ pub struct Inspection {
     pub queue: Vec<QueuedWaiter>,
     /// How many wait there in all.
     pub waiting: usize,
+    /// The revocation record, where `release --force` revoked the lock there (K holds the
+    /// marker).
+    pub revocation: Option<Revocation>,
 }

@@ -186,6 +186,7 @@ mod tests {
             fence_problem: None,
             waiting: queue.len(),
             queue,
+            revocation: None,
         };
         let masters = [
             master(vec![waiter("b", 7, true), waiter("dead", 8, false)]),

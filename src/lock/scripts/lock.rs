@@ -25,7 +25,7 @@ use super::queue_lua::{FUNCTIONS, SHARED_MARKER};
 use super::replies::MasterState;
 use super::replies::Vote;
 use super::replies::{QueuedWaiter, queued_waiters};
-use super::revoke::{ACKNOWLEDGE, MARKER};
+use super::revoke::{ACKNOWLEDGE, MARKER, Revocation, revocation_in};
 pub use crate::lock::wire::lua::Lua;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
@@ -187,9 +187,10 @@ pub(in crate::lock) fn binary_vote(answer: &Result<Reply, NodeError>) -> Vote {
 /// KEYS: see `scripts::queue`. ARGV: token, release channel (empty: a clean-up, which keeps the
 /// place), the command to announce with (PUBLISH, or SPUBLISH on a cluster: every channel is
 /// in the lock's slot), wake channel prefix, wake channel suffix.
-/// A revoked holder's real release says that it stopped (see `revoke`): its token is crossed
-/// off the revocation record, and the last one crossed off deletes K, as its own release would
-/// have; that counts as released.
+/// A revoked holder's release says that it stopped (see `revoke`): its token is crossed off
+/// the revocation record, and the last one crossed off deletes K, as its own release would
+/// have, waking whoever that lets in; that counts as released. So does a clean-up: a revoked
+/// partial hold (a newcomer's attempt the force caught) is undone by one that never held.
 /// Returns 1 when deleted (or acknowledged), 0 when the key is missing or holds another token.
 pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
@@ -201,18 +202,15 @@ pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
 -- The readers' marker is nobody's token (see `shared`): releasing it would delete K under
 -- live shares; nor is the revocation's.
 local mine = ARGV[1] ~= SHARED and ARGV[1] ~= REVOKED and redis.call('GET', KEYS[1]) == ARGV[1]
-local acknowledged, opens = false, false
-if not mine and ARGV[2] ~= '' then
-  acknowledged, opens = acknowledge(ARGV[1])
-end
--- Only our lock going, or our place (a real release), can change who may take the lock here:
--- a clean-up that finds no lock of ours leaves the queue alone.
-local queued = (mine or ARGV[2] ~= '') and redis.call('EXISTS', KEYS[3]) == 1
+-- Only our lock going (or its revocation opening), or our place (a real release), can change
+-- who may take the lock here: a clean-up that finds neither leaves the queue alone.
+local opens = not mine and redis.call('GET', KEYS[1]) == REVOKED and acknowledges(ARGV[1])
+local queued = (mine or opens or ARGV[2] ~= '') and redis.call('EXISTS', KEYS[3]) == 1
 -- The clock before any write: on Redis 3.2 to 4, a script may write after TIME only once it
 -- asked for effects replication, which now_ms does first.
 local now = queued and now_ms()
 local before = queued and eligible_lock(now)
-local released = acknowledged and 1 or 0
+local released = 0
 if mine or opens then
   redis.call('DEL', KEYS[2])
   redis.call('DEL', KEYS[1])
@@ -273,6 +271,8 @@ pub(in crate::lock) struct Inspected {
     pub queue: Vec<QueuedWaiter>,
     /// How many are queued in all.
     pub waiting: usize,
+    /// The revocation record, where K holds the marker (see `revoke`).
+    pub revocation: Option<Revocation>,
 }
 
 /// Decodes one master's INSPECT answer (or its absence).
@@ -283,6 +283,7 @@ pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> In
         fence_problem: None,
         queue: Vec::new(),
         waiting: 0,
+        revocation: None,
     };
     let fields = match answer {
         None => return unreachable(NodeError::Timeout),
@@ -312,6 +313,10 @@ pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> In
         Some(Reply::Int(n)) => usize::try_from(*n).unwrap_or(0),
         _ => queue.len(),
     };
+    let revocation = revocation_in(
+        fields.first().and_then(Reply::bulk),
+        fields.get(2).and_then(Reply::bulk),
+    );
     let state = match fields.first().and_then(Reply::bulk) {
         None => MasterState::Free,
         Some(token) => MasterState::Held {
@@ -329,6 +334,7 @@ pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> In
         fence_problem,
         queue,
         waiting,
+        revocation,
     }
 }
 

@@ -15,10 +15,12 @@
 //! token would have kept it: a newcomer's `SET K x NX`, redlock's or a foreign client's, fails
 //! there exactly as it did before the force.
 //!
-//! **Who opens it early.** Only a revoked holder's own release (RELEASE with its token, a
-//! real release, not an undo) crosses its token off `revoked` ([`ACKNOWLEDGE`]); the last one
-//! crossed off deletes `K` and the record, and RELEASE's hand-off wakes the first waiter, as
-//! any release does. A revoked holder that never says so leaves `K` closed until the TTL.
+//! **Who opens it early.** Only the revoked holder's own release (RELEASE with its token)
+//! finds its token in `revoked` ([`ACKNOWLEDGE`]) and deletes `K` and the record, and
+//! RELEASE's hand-off wakes the first waiter, as any release does. Its undo does the same: a
+//! partial hold the force caught in a newcomer's failed attempt was never used (without it,
+//! the model in tests/queue_model finds the waiters left to a timer). A revoked holder that
+//! never says so leaves `K` closed until the TTL.
 //!
 //! **What a revoked holder hears.** EXTEND compares its token with `K`: the marker is not its
 //! token, so nothing is extended; instead of a bare 0 it answers `{'revoked', record}` (see
@@ -94,37 +96,20 @@ return {'forced', current, old or false, ms}
 /// The marker, as the Lua of FORCE and of the releases that [`ACKNOWLEDGE`] names it.
 pub(in crate::lock) const MARKER: &str = "local REVOKED = '__redlock:revoked'\n";
 
-/// The Lua a revoked holder's release runs (see the header): `acknowledge(token)` crosses
-/// `token` off the revocation record, if `K` is revoked and the record names it, and says
-/// whether it did and whether that was the last; it needs [`MARKER`] before it (then the caller deletes `K` and the record).
-/// A record that is not redlock's (not JSON, no list) names nobody. The record keeps its TTL
-/// (`K`'s, read just before): never a key without one.
+/// The Lua a revoked holder's release runs (see the header): `acknowledges(token)` says
+/// whether `token` is the one holder the revocation record in KEYS[2] revoked, so that its
+/// release (or its undo: a partial hold the force caught was never used) opens K. Read only:
+/// the caller deletes `K` and the record. A record that is not redlock's (not JSON, no list)
+/// names nobody; a record of several holders (none is written by this build) opens only by
+/// its TTL. It needs [`MARKER`] before it.
 pub(in crate::lock) const ACKNOWLEDGE: &str = r"
-local function acknowledge(token)
-  if redis.call('GET', KEYS[1]) ~= REVOKED then
-    return false, false
-  end
+local function acknowledges(token)
   local ok, record = pcall(cjson.decode, redis.call('GET', KEYS[2]) or '')
   if not ok or type(record) ~= 'table' or type(record.revoked) ~= 'table' then
-    return false, false
+    return false
   end
-  local left, found = {}, false
-  for _, revoked in ipairs(record.revoked) do
-    if type(revoked) == 'table' and revoked.token == token then
-      found = true
-    else
-      left[#left + 1] = revoked
-    end
-  end
-  if not found or #left == 0 then
-    return found, found
-  end
-  record.revoked = left
-  local ms = redis.call('PTTL', KEYS[1])
-  if ms > 0 then
-    redis.call('SET', KEYS[2], cjson.encode(record), 'PX', ms)
-  end
-  return true, false
+  local revoked = record.revoked
+  return #revoked == 1 and type(revoked[1]) == 'table' and revoked[1].token == token
 end
 ";
 
@@ -207,6 +192,15 @@ impl Revocation {
             humantime::format_rfc3339_seconds(at)
         )
     }
+}
+
+/// The revocation record `record`, where `token` (the value of K) is the marker.
+pub(in crate::lock) fn revocation_in(
+    token: Option<&[u8]>,
+    record: Option<&[u8]>,
+) -> Option<Revocation> {
+    (token? == REVOKED_MARKER.as_bytes()).then_some(())?;
+    Revocation::from_record(record?)
 }
 
 /// What one master's FORCE answer says.
