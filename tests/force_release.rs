@@ -366,3 +366,25 @@ fn status_and_list_show_who_revoked_when_why_and_until_when() {
         assert!(at.as_u64().unwrap() < until.as_u64().unwrap(), "{revoked}");
     }
 }
+
+#[test]
+fn readers_and_slots_are_not_revoked_by_this_build_and_nothing_changes() {
+    let cluster = Cluster::start(3);
+    for (key, kind) in [("read", "--shared"), ("slot", "--limit=2")] {
+        let output = cluster
+            .redlock()
+            .args(["acquire", "--key", key, "--ttl", "30s", kind])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", describe(&output));
+        let token = String::from_utf8(output.stdout).unwrap().trim().to_string();
+        let stderr = exited_with(&force(&cluster, key, "try"), USAGE);
+        assert!(stderr.contains("nothing was changed"), "{stderr}");
+        let extend = cluster
+            .redlock()
+            .args(["extend", "--key", key, "--token", &token, "--ttl", "30s"])
+            .output()
+            .unwrap();
+        assert!(extend.status.success(), "{}", describe(&extend));
+    }
+}

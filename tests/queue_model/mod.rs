@@ -5,7 +5,8 @@
 //! ACQUIRE, RELEASE (src/lock/scripts/lock.rs); WAIT, LEAVE (src/lock/scripts/queue.rs); the
 //! slots' ACQUIRE_SLOT, WAIT_SLOT, RELEASE_SLOT, LEAVE_SLOT (src/lock/scripts/slots.rs); the
 //! functions they share, `first_live`, `drop`, `eligible_lock`, `wake_newly`
-//! (src/lock/scripts/queue_lua.rs), and the slots' `eligible_slots`. Each script is one atomic
+//! (src/lock/scripts/queue_lua.rs), and the slots' `eligible_slots`; with a forcer, FORCE,
+//! EXTEND and RELEASE's `acknowledges` (src/lock/scripts/revoke.rs, `revoke`). Each script is one atomic
 //! step in `master` and `slots`, line for line in what decides who holds, who is first and who
 //! is told. The system around the masters (connections, notices, timers, faults, reductions)
 //! is tests/model_kit, shared with tests/rw_model.

@@ -37,6 +37,21 @@
 //! `tests/queue_model` checks the same rules (a revoked holder renewing late, a waiter woken
 //! by the acknowledgment), and that freeing K at once on force lets two in.
 //!
+//! **How each kind is revoked.** The lock: as above, one token per master. Readers and slots
+//! are left as they are by this build (FORCE answers `shared` or `semaphore`, changes nothing,
+//! and `release --force` exits 64), because each needs its own Lua and its own model run
+//! (`tests/rw_model`, the slots in `tests/queue_model`) before it may be trusted. The plan,
+//! which keeps the same argument:
+//! - readers (`shared`): K's readers' marker becomes the revocation marker, every live share
+//!   (KEYS[9], with its record from KEYS[10]) moves into `revoked`, and both keys go; the TTL
+//!   is the longest share's plus drift. READ_EXTEND answers `{'revoked', record}` as EXTEND
+//!   does; READ_RELEASE crosses its token off (rewriting the record with K's PTTL), and the last
+//!   one crossed off opens K with the readers' hand-off.
+//! - slots (`semaphore`): the slots key keeps each revoked slot, renamed (its token behind a
+//!   fixed prefix, the same score), so that the semaphore stays full exactly as long as the
+//!   revoked holders could hold; EXTEND_SLOT, not finding its token, finds the renamed one and
+//!   answers `{'revoked', record}`; RELEASE_SLOT removes it and wakes whoever that lets in.
+//!
 //! **What it assumes.** What Redlock assumes (bounded drift, masters that keep their keys): a
 //! master that restarts empty loses the marker as it would lose the token. A `K` set without a
 //! TTL by another client has no validity to wait out: it is kept closed for the force's TTL

@@ -187,10 +187,8 @@ pub(in crate::lock) fn binary_vote(answer: &Result<Reply, NodeError>) -> Vote {
 /// KEYS: see `scripts::queue`. ARGV: token, release channel (empty: a clean-up, which keeps the
 /// place), the command to announce with (PUBLISH, or SPUBLISH on a cluster: every channel is
 /// in the lock's slot), wake channel prefix, wake channel suffix.
-/// A revoked holder's release says that it stopped (see `revoke`): its token is crossed off
-/// the revocation record, and the last one crossed off deletes K, as its own release would
-/// have, waking whoever that lets in; that counts as released. So does a clean-up: a revoked
-/// partial hold (a newcomer's attempt the force caught) is undone by one that never held.
+/// A revoked holder's release (or clean-up: it never held) says that it stopped, and deletes
+/// K as its own release would have, waking whoever that lets in (see `revoke`).
 /// Returns 1 when deleted (or acknowledged), 0 when the key is missing or holds another token.
 pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
