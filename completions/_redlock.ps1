@@ -128,7 +128,7 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
         'redlock;release' {
             [CompletionResult]::new('-k', '-k', [CompletionResultType]::ParameterName, 'The lock''s name')
             [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'The lock''s name')
-            [CompletionResult]::new('--token', '--token', [CompletionResultType]::ParameterName, 'The token `acquire` printed')
+            [CompletionResult]::new('--token', '--token', [CompletionResultType]::ParameterName, 'The token `acquire` printed (required, but for `release --force`)')
             [CompletionResult]::new('--node-timeout', '--node-timeout', [CompletionResultType]::ParameterName, 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s')
             [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why (with --force): recorded with the revocation and shown to the revoked holder, to `status` and `list`. At most 256 bytes')
             [CompletionResult]::new('--metrics-file', '--metrics-file', [CompletionResultType]::ParameterName, 'Add what this command saw (seconds waited for the lock, seconds held, the outcome) to this Prometheus text file, for node_exporter''s textfile collector; merged with what other redlock processes wrote there. Default: `metrics_file` in the config file')
@@ -152,7 +152,7 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
         'redlock;extend' {
             [CompletionResult]::new('-k', '-k', [CompletionResultType]::ParameterName, 'The lock''s name')
             [CompletionResult]::new('--key', '--key', [CompletionResultType]::ParameterName, 'The lock''s name')
-            [CompletionResult]::new('--token', '--token', [CompletionResultType]::ParameterName, 'The token `acquire` printed')
+            [CompletionResult]::new('--token', '--token', [CompletionResultType]::ParameterName, 'The token `acquire` printed (required, but for `release --force`)')
             [CompletionResult]::new('--node-timeout', '--node-timeout', [CompletionResultType]::ParameterName, 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s')
             [CompletionResult]::new('-t', '-t', [CompletionResultType]::ParameterName, 'The new time to live, counted from now. Default: 30s (or `ttl` in the config file)')
             [CompletionResult]::new('--ttl', '--ttl', [CompletionResultType]::ParameterName, 'The new time to live, counted from now. Default: 30s (or `ttl` in the config file)')

@@ -122,7 +122,7 @@ set edit:completion:arg-completer[redlock] = {|@words|
         &'redlock;release'= {
             cand -k 'The lock''s name'
             cand --key 'The lock''s name'
-            cand --token 'The token `acquire` printed'
+            cand --token 'The token `acquire` printed (required, but for `release --force`)'
             cand --node-timeout 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s'
             cand --reason 'Why (with --force): recorded with the revocation and shown to the revoked holder, to `status` and `list`. At most 256 bytes'
             cand --metrics-file 'Add what this command saw (seconds waited for the lock, seconds held, the outcome) to this Prometheus text file, for node_exporter''s textfile collector; merged with what other redlock processes wrote there. Default: `metrics_file` in the config file'
@@ -145,7 +145,7 @@ set edit:completion:arg-completer[redlock] = {|@words|
         &'redlock;extend'= {
             cand -k 'The lock''s name'
             cand --key 'The lock''s name'
-            cand --token 'The token `acquire` printed'
+            cand --token 'The token `acquire` printed (required, but for `release --force`)'
             cand --node-timeout 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s'
             cand -t 'The new time to live, counted from now. Default: 30s (or `ttl` in the config file)'
             cand --ttl 'The new time to live, counted from now. Default: 30s (or `ttl` in the config file)'

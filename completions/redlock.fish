@@ -105,7 +105,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s q -l quiet -
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s k -l key -d 'The lock\'s name' -r -f
-complete -c redlock -n "__fish_redlock_using_subcommand release" -l token -d 'The token `acquire` printed' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l token -d 'The token `acquire` printed (required, but for `release --force`)' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l node-timeout -d 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l reason -d 'Why (with --force): recorded with the revocation and shown to the revoked holder, to `status` and `list`. At most 256 bytes' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l metrics-file -d 'Add what this command saw (seconds waited for the lock, seconds held, the outcome) to this Prometheus text file, for node_exporter\'s textfile collector; merged with what other redlock processes wrote there. Default: `metrics_file` in the config file' -r -F
@@ -122,7 +122,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand release" -s v -l verbose
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s k -l key -d 'The lock\'s name' -r -f
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -l token -d 'The token `acquire` printed' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l token -d 'The token `acquire` printed (required, but for `release --force`)' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l node-timeout -d 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s t -l ttl -d 'The new time to live, counted from now. Default: 30s (or `ttl` in the config file)' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db] (or ?db=N), rediss://... (TLS), valkey:// and valkeys:// alike, redis+unix:///path, or redis+cluster://host:port (rediss+cluster://) for a whole Redis Cluster. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r -f

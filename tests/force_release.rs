@@ -323,6 +323,20 @@ fn nothing_held_and_bad_uses_have_their_own_codes() {
             describe(&output)
         );
     }
+    // A token in the environment (after `eval "$(redlock acquire --format env)"`) is no
+    // obstacle: only one on the command line is refused.
+    let output = cluster
+        .redlock()
+        .env("REDLOCK_TOKEN", "0123456789abcdef")
+        .args(["release", "--force", "--key", "idle"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(NOTHING_HELD),
+        "{}",
+        describe(&output)
+    );
     let long = "x".repeat(300);
     let output = force(&cluster, "idle", &long);
     assert_eq!(output.status.code(), Some(USAGE), "{}", describe(&output));

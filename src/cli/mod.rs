@@ -295,10 +295,9 @@ pub struct TokenArgs {
     )]
     pub key: String,
 
-    /// The token `acquire` printed.
+    /// The token `acquire` printed (required, but for `release --force`).
     #[arg(
         long,
-        required = true,
         value_name = "TOKEN",
         value_hint = ValueHint::Other,
         env = "REDLOCK_TOKEN",
@@ -325,7 +324,7 @@ pub struct ForceArgs {
     /// stays closed until the revoked holders have stopped and said so, or their TTL has run
     /// out: never two holders. A revoked `run` stops its command (exit 70) and names who
     /// revoked it, from which host, and why.
-    #[arg(long, conflicts_with = "token")]
+    #[arg(long)]
     pub force: bool,
 
     /// Why (with --force): recorded with the revocation and shown to the revoked holder, to

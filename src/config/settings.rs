@@ -302,6 +302,16 @@ pub fn force_settings(
     defaults: &Defaults,
 ) -> Result<ForceSettings, Failure> {
     validate_key(&args.key)?;
+    // A token from the environment (a shell that ran `eval "$(redlock acquire --format env)"`)
+    // is ignored; one given on the command line is a mistake worth a word.
+    if let Some(token) = &args.token
+        && env::text(env::TOKEN_ENV)?.as_ref() != Some(token)
+    {
+        return Err(Failure::usage(
+            "--force revokes whoever holds the lock, without a token: drop --token (or, to \
+             release your own lock, drop --force)",
+        ));
+    }
     let reason = force.reason.as_deref().filter(|reason| !reason.is_empty());
     if let Some(reason) = reason
         && reason.len() > crate::lock::MAX_NOTE
@@ -340,7 +350,12 @@ pub fn extend_settings(args: &ExtendArgs, defaults: &Defaults) -> Result<TokenSe
 /// The key and token of `release` and `extend`, checked; the token without stray whitespace.
 fn checked_token(args: &TokenArgs) -> Result<String, Failure> {
     validate_key(&args.key)?;
-    let token = args.token.as_deref().unwrap_or_default().trim();
+    let Some(token) = args.token.as_deref().map(str::trim) else {
+        return Err(Failure::usage(
+            "--token is required (or REDLOCK_TOKEN): pass the token `redlock acquire` printed; \
+             to revoke a lock without its token, use `redlock release --force`",
+        ));
+    };
     if token == crate::lock::REVOKED_MARKER {
         return Err(Failure::usage(format!(
             "--token {token}: that is the value lock {:?} holds while revoked by `release \
