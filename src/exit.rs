@@ -93,8 +93,8 @@ pub const TABLE: &[(Codes, &str)] = &[
     ),
     (
         Codes::Fixed(&[LOCK_LOST]),
-        "the lock was lost: run stopped the command; release and extend found the token no \
-         longer holds the lock",
+        "the lock was lost (or revoked by release --force): run stopped the command; release \
+         and extend found the token no longer holds the lock",
     ),
     (
         Codes::Fixed(&[OS_ERROR]),
