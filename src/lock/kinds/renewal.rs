@@ -42,8 +42,9 @@ pub(in crate::lock) async fn renewal(
         .await;
     masters.trace("extend", lock.key(), &round, start.elapsed());
     let in_time = lock.validity_end <= start || Instant::now() < lock.validity_end;
-    // A force that reached a majority is what refused us: say whose (see `revoke`). One
-    // that reached fewer did not count; a renewal that still won goes on.
+    // A renewal that did not win, and that a master refused with a revocation naming our
+    // token, was revoked (see `revoke`): say by whom, and stop now rather than retry. A force
+    // that reached fewer than a majority does not count: a renewal that still won goes on.
     let revocation = || {
         round
             .answers
