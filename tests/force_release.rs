@@ -47,6 +47,21 @@ fn read_ns(path: &std::path::Path) -> u128 {
     text.trim().parse().expect("a time in ns")
 }
 
+/// Waits until one waiter is in `key`'s queue (on the first master).
+fn wait_queued(cluster: &Cluster, key: &str) {
+    let queued = || {
+        let queued: i64 = redis::cmd("ZCARD")
+            .arg(redlock_cli::lock::keys::queue(key))
+            .query(&mut cluster.servers[0].connection())
+            .expect("ZCARD");
+        queued == 1
+    };
+    assert!(
+        eventually(Duration::from_secs(20), queued),
+        "nobody queued for {key}"
+    );
+}
+
 fn acquire(cluster: &Cluster, key: &str) -> String {
     let output = cluster
         .redlock()
@@ -104,16 +119,7 @@ fn a_forced_run_stops_names_who_and_the_next_enters_only_after_it_is_dead() {
         "",
     );
     // The waiter is in line before the force.
-    assert!(
-        eventually(Duration::from_secs(20), || {
-            let queued: i64 = redis::cmd("ZCARD")
-                .arg(redlock_cli::lock::keys::queue("deploy"))
-                .query(&mut cluster.servers[0].connection())
-                .expect("ZCARD");
-            queued == 1
-        }),
-        "the waiter never queued"
-    );
+    wait_queued(&cluster, "deploy");
 
     let forced = cluster
         .redlock()
@@ -382,23 +388,73 @@ fn status_and_list_show_who_revoked_when_why_and_until_when() {
 }
 
 #[test]
-fn readers_and_slots_are_not_revoked_by_this_build_and_nothing_changes() {
+fn a_force_revokes_every_reader_and_a_writer_enters_only_after_they_all_stopped() {
     let cluster = Cluster::start(3);
-    for (key, kind) in [("read", "--shared"), ("slot", "--limit=2")] {
-        let output = cluster
+    let reader = || {
+        let mut running = Running::start_script(
+            cluster.redlock().args([
+                "run",
+                "--key",
+                "docs",
+                "--shared",
+                "--ttl",
+                "6s",
+                "--kill-after",
+                "1s",
+            ]),
+            ENDS_ON_TERM,
+            ALIVE,
+        );
+        running.wait_ready();
+        running
+    };
+    let mut readers = [reader(), reader()];
+    let mut writer = Running::start_script(
+        cluster
             .redlock()
-            .args(["acquire", "--key", key, "--ttl", "30s", kind])
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{}", describe(&output));
-        let token = String::from_utf8(output.stdout).unwrap().trim().to_string();
-        let stderr = exited_with(&force(&cluster, key, "try"), USAGE);
-        assert!(stderr.contains("nothing was changed"), "{stderr}");
-        let extend = cluster
-            .redlock()
-            .args(["extend", "--key", key, "--token", &token, "--ttl", "30s"])
-            .output()
-            .unwrap();
-        assert!(extend.status.success(), "{}", describe(&extend));
+            .args(["run", "--key", "docs", "--ttl", "6s", "--wait", "60s"]),
+        STARTED,
+        "",
+    );
+    wait_queued(&cluster, "docs");
+    let forced = force(&cluster, "docs", "reindex");
+    assert_eq!(forced.status.code(), Some(0), "{}", describe(&forced));
+    let said = String::from_utf8_lossy(&forced.stdout);
+    assert_eq!(said.matches("the holder ").count(), 2, "{said}");
+    for reader in &mut readers {
+        let stderr = exited_with(&reader.wait_output(), LOCK_LOST);
+        assert!(stderr.contains("reason \"reindex\""), "{stderr}");
     }
+    writer.wait_ready();
+    let started = read_ns(&writer.path("started"));
+    for reader in &readers {
+        assert!(read_ns(&reader.path("ended")) <= started);
+        assert!(read_ns(&reader.path("alive")) <= started);
+    }
+    assert!(writer.wait_output().status.success());
+    assert!(
+        cluster.keys_without_ttl().is_empty(),
+        "{:?}",
+        cluster.keys_without_ttl()
+    );
+}
+
+#[test]
+fn a_semaphore_is_not_revoked_by_this_build_and_nothing_changes() {
+    let cluster = Cluster::start(3);
+    let output = cluster
+        .redlock()
+        .args(["acquire", "--key", "slot", "--ttl", "30s", "--limit", "2"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", describe(&output));
+    let token = String::from_utf8(output.stdout).unwrap().trim().to_string();
+    let stderr = exited_with(&force(&cluster, "slot", "try"), USAGE);
+    assert!(stderr.contains("nothing was changed"), "{stderr}");
+    let extend = cluster
+        .redlock()
+        .args(["extend", "--key", "slot", "--token", &token, "--ttl", "30s"])
+        .output()
+        .unwrap();
+    assert!(extend.status.success(), "{}", describe(&extend));
 }

@@ -70,14 +70,9 @@ pub fn force_release(
             exit::NOTHING_HELD,
             format!("lock {key:?} is not held on a majority of masters: nothing was revoked"),
         )),
-        Forced::Unsupported(kind) => Err(Failure::usage(format!(
-            "lock {key:?} is held {}: release --force revokes a lock held alone; this build \
-             does not revoke it, nothing was changed",
-            if kind == "shared" {
-                "by readers (--shared)"
-            } else {
-                "as a semaphore (--limit)"
-            }
+        Forced::Unsupported(_) => Err(Failure::usage(format!(
+            "lock {key:?} is used as a semaphore (--limit): release --force revokes a lock or \
+             its readers; this build does not revoke a semaphore's slots, nothing was changed"
         ))),
         Forced::Unconfirmed {
             confirmed,

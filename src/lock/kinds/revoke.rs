@@ -1,14 +1,16 @@
 //! Breaking glass: `release --force` revokes whoever holds K, without their token, and never
 //! makes two holders. The Lua and the record it leaves are in `scripts::revoke`; this is the
 //! round over the masters, what it decides, and why it is safe. It serves every kind alike
-//! (the engine's), but this build revokes the lock only: FORCE leaves a key held by readers or
-//! used as a semaphore as it is, and says so.
+//! (the engine's); this build revokes the lock and readers: FORCE leaves a key used as a
+//! semaphore as it is, and says so.
 //!
 //! **The protocol.**
-//! 1. FORCE is sent to every master at once; on each, atomically, a `K` that holds a token is
-//!    given [`REVOKED_MARKER`](crate::lock::scripts::revoke::REVOKED_MARKER) in its place,
-//!    and the holder record becomes the revocation record (who, from which host, why, when,
-//!    whom), both with a TTL of the token's remaining TTL there plus drift. A free master is
+//! 1. FORCE is sent to every master at once; on each, atomically, a `K` that holds a token
+//!    (or the readers' marker, with live shares) is given
+//!    [`REVOKED_MARKER`](crate::lock::scripts::revoke::REVOKED_MARKER) in its place, and the
+//!    holder record becomes the revocation record (who, from which host, why, when, whom),
+//!    both with a TTL of the remaining TTL there (the longest share's) plus drift; the
+//!    readers' shares and records go. A free master is
 //!    left free; a master already revoked is left as it is (the force sent again counts).
 //! 2. The force counts once a majority holds the revocation ([`Forced::Revoked`]). With fewer
 //!    ([`Forced::Unconfirmed`]), the holder was not revoked: it keeps the lock if its renewals
@@ -37,16 +39,18 @@
 //! `tests/queue_model` checks the same rules (a revoked holder renewing late, a waiter woken
 //! by the acknowledgment), and that freeing K at once on force lets two in.
 //!
-//! **How each kind is revoked.** The lock: as above, one token per master. Readers and slots
-//! are left as they are by this build (FORCE answers `shared` or `semaphore`, changes nothing,
-//! and `release --force` exits 64), because each needs its own Lua and its own model run
-//! (`tests/rw_model`, the slots in `tests/queue_model`) before it may be trusted. The plan,
-//! which keeps the same argument:
-//! - readers (`shared`): K's readers' marker becomes the revocation marker, every live share
-//!   (KEYS[9], with its record from KEYS[10]) moves into `revoked`, and both keys go; the TTL
-//!   is the longest share's plus drift. READ_EXTEND answers `{'revoked', record}` as EXTEND
-//!   does; READ_RELEASE crosses its token off (rewriting the record with K's PTTL), and the last
-//!   one crossed off opens K with the readers' hand-off.
+//! **How each kind is revoked.** The lock: as above, one token per master. Readers
+//! (`shared`): K's readers' marker becomes the revocation marker, every live share (KEYS[9],
+//! with its record from KEYS[10]) is named in `revoked` (the first 100; the rest counted in
+//! `unlisted`, so that K never opens early while one of them may still read), and both keys
+//! go; the TTL is the longest share's plus drift. READ_EXTEND answers `{'revoked', record}` as
+//! EXTEND does; READ_RELEASE crosses its token off (`cross_off`, the record keeping K's TTL),
+//! and the last one opens K and wakes whoever that lets in (`eligible_lock`: readers and
+//! writers alike). The model in `tests/rw_model` checks it (revoked readers and a waiting
+//! writer, a revoked writer and a waiting reader) and that freeing K at once lets a writer in
+//! beside a reader. Slots are left as they are by this build (FORCE answers `semaphore`,
+//! changes nothing, and `release --force` exits 64): they need their own Lua and model run.
+//! The plan, which keeps the same argument:
 //! - slots (`semaphore`): the slots key keeps each revoked slot, renamed (its token behind a
 //!   fixed prefix, the same score), so that the semaphore stays full exactly as long as the
 //!   revoked holders could hold; EXTEND_SLOT, not finding its token, finds the renamed one and
@@ -85,7 +89,7 @@ pub enum Forced {
     },
     /// A majority had nothing to revoke: K is free.
     NothingHeld,
-    /// Readers hold K (`shared`), or it is a semaphore (`semaphore`): not revoked.
+    /// K is used as a semaphore (`semaphore`): not revoked.
     Unsupported(&'static str),
     /// Neither: the force reached `confirmed` masters, fewer than a majority.
     Unconfirmed {
@@ -134,13 +138,14 @@ pub(in crate::lock) async fn force(
     for answer in answers {
         let closed = match answer {
             ForceAnswer::Forced {
-                token,
-                holder,
+                revoked: here,
                 closed_for,
             } => {
-                match revoked.iter_mut().find(|r| r.token == token) {
-                    Some(known) => known.holder = known.holder.take().or(holder),
-                    None => revoked.push(Revoked { token, holder }),
+                for Revoked { token, holder } in here {
+                    match revoked.iter_mut().find(|r| r.token == token) {
+                        Some(known) => known.holder = known.holder.take().or(holder),
+                        None => revoked.push(Revoked { token, holder }),
+                    }
                 }
                 Some(closed_for)
             }

@@ -49,10 +49,13 @@ pub const REVOKED_MARKER: &str = "__redlock:revoked";
 /// KEYS: the first `keys::SLOT_KEYS` of the layout (K, its record, the queue's, the slots',
 /// the readers'). ARGV: the record of whoever forces (a holder record as JSON, its note the
 /// reason), the drift factor, the TTL to keep a `K` that has none (ms).
-/// Returns `{'forced', token, its record or nil, ms kept}`, `{'revoked', record, PTTL}` where
-/// `K` was revoked already (the force stands: nothing is changed), `{'free'}`, or, for a key
-/// held by readers or as a semaphore, which this build does not revoke, `{'shared'}` or
-/// `{'semaphore'}` (nothing is changed).
+/// Revokes the token in K, or every live reader (K then held by the readers' marker: their
+/// shares and records go, and the first 100 are listed in the record, the rest counted in
+/// `unlisted`, so that none of them can open K early while another may still read).
+/// Returns `{'forced', {token, its record or nil}*, ms kept}`, `{'revoked', record, PTTL}`
+/// where `K` was revoked already (the force stands: nothing is changed), `{'free'}`, or
+/// `{'semaphore'}` for a key used as a semaphore, which this build does not revoke (nothing
+/// is changed).
 pub static FORCE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
         &[
@@ -66,27 +69,47 @@ end
 if redis.call('EXISTS', KEYS[7]) == 1 then
   return {'semaphore'}
 end
+local now = now_ms()
+local ms = redis.call('PTTL', KEYS[1])
+local revoked, answer, unlisted = {}, {}, 0
 if current == SHARED or (not current and redis.call('EXISTS', KEYS[9]) == 1) then
-  return {'shared'}
-end
-if not current then
+  -- Every live share (the first 100 listed, the rest counted), kept closed for the longest.
+  local last = string.format('%d', now + LONGEST)
+  local live = redis.call('ZRANGEBYSCORE', KEYS[9], '(' .. now, last, 'LIMIT', 0, 100)
+  if #live == 0 then
+    return {'free'}
+  end
+  unlisted = redis.call('ZCOUNT', KEYS[9], '(' .. now, last) - #live
+  local top = redis.call('ZRANGEBYSCORE', KEYS[9], '(' .. now, last, 'WITHSCORES', 'LIMIT',
+                         unlisted + #live - 1, 1)
+  ms = math.max(ms, math.floor(tonumber(top[2]) - now))
+  for _, token in ipairs(live) do
+    local old = redis.call('HGET', KEYS[10], token)
+    revoked[#revoked + 1] = {token = token, record = old or cjson.null}
+    answer[#answer + 1] = token
+    answer[#answer + 1] = old or false
+  end
+elseif current then
+  local old = redis.call('GET', KEYS[2])
+  revoked[1] = {token = current, record = old or cjson.null}
+  answer = {current, old or false}
+else
   return {'free'}
 end
-local ms = redis.call('PTTL', KEYS[1])
 if ms < 0 then
   ms = tonumber(ARGV[3])
 end
 ms = ms + math.floor(ms * tonumber(ARGV[2])) + 2
-local now = now_ms()
-local old = redis.call('GET', KEYS[2])
 local record = cjson.decode(ARGV[1])
 record.token = REVOKED
-record.revoked = {{token = current, record = old or cjson.null}}
+record.revoked = revoked
+record.unlisted = unlisted
 record.until_ms = now + ms
 -- K first: from here on it is closed, and both keys carry their TTL from their first write.
 redis.call('SET', KEYS[1], REVOKED, 'PX', ms)
 redis.call('SET', KEYS[2], cjson.encode(record), 'PX', ms)
-return {'forced', current, old or false, ms}
+redis.call('DEL', KEYS[9], KEYS[10])
+return {'forced', answer, ms}
 ",
         ],
         bit(&FORCE),
@@ -98,10 +121,11 @@ pub(in crate::lock) const MARKER: &str = "local REVOKED = '__redlock:revoked'\n"
 
 /// The Lua a revoked holder's release runs (see the header): `acknowledges(token)` says
 /// whether `token` is the one holder the revocation record in KEYS[2] revoked, so that its
-/// release (or its undo: a partial hold the force caught was never used) opens K. Read only:
-/// the caller deletes `K` and the record. A record that is not redlock's (not JSON, no list)
-/// names nobody; a record of several holders (none is written by this build) opens only by
-/// its TTL. It needs [`MARKER`] before it.
+/// release (or its undo: a partial hold the force caught was never used) opens K; read only,
+/// the caller deletes `K` and the record. `cross_off(token)` is a reader's: it crosses its
+/// token off the readers revoked (the record keeps K's TTL), and the last one opens K (it
+/// deletes both). Either says whether it found the token, and whether K opened. A record that
+/// is not redlock's (not JSON, no list) names nobody. It needs [`MARKER`] before it.
 pub(in crate::lock) const ACKNOWLEDGE: &str = r"
 local function acknowledges(token)
   local ok, record = pcall(cjson.decode, redis.call('GET', KEYS[2]) or '')
@@ -110,6 +134,34 @@ local function acknowledges(token)
   end
   local revoked = record.revoked
   return #revoked == 1 and type(revoked[1]) == 'table' and revoked[1].token == token
+    and (tonumber(record.unlisted) or 0) == 0
+end
+local function cross_off(token)
+  local ok, record = pcall(cjson.decode, redis.call('GET', KEYS[2]) or '')
+  if not ok or type(record) ~= 'table' or type(record.revoked) ~= 'table' then
+    return false, false
+  end
+  local left, found = {}, false
+  for _, revoked in ipairs(record.revoked) do
+    if type(revoked) == 'table' and revoked.token == token then
+      found = true
+    else
+      left[#left + 1] = revoked
+    end
+  end
+  if not found then
+    return false, false
+  end
+  if #left == 0 and (tonumber(record.unlisted) or 0) == 0 then
+    redis.call('DEL', KEYS[1], KEYS[2])
+    return true, true
+  end
+  record.revoked = left
+  local ms = redis.call('PTTL', KEYS[1])
+  if ms > 0 then
+    redis.call('SET', KEYS[2], cjson.encode(record), 'PX', ms)
+  end
+  return true, false
 end
 ";
 
@@ -206,10 +258,10 @@ pub(in crate::lock) fn revocation_in(
 /// What one master's FORCE answer says.
 #[derive(Debug, PartialEq)]
 pub(in crate::lock) enum ForceAnswer {
-    /// Revoked here now: the token, the holder it named, how long K stays closed.
+    /// Revoked here now: the holders (tokens and the records they named), how long K stays
+    /// closed.
     Forced {
-        token: String,
-        holder: Option<Holder>,
+        revoked: Vec<Revoked>,
         closed_for: Duration,
     },
     /// Revoked already (by this force sent again, or an earlier one).
@@ -219,7 +271,7 @@ pub(in crate::lock) enum ForceAnswer {
     },
     /// Nobody holds K here.
     Free,
-    /// Readers hold K, or it is a semaphore: not revoked by this build.
+    /// K is a semaphore: not revoked by this build.
     Unsupported(&'static str),
 }
 
@@ -234,15 +286,23 @@ pub(in crate::lock) fn force_answer(reply: &Reply) -> Option<ForceAnswer> {
     };
     match fields.first().and_then(Reply::bulk)? {
         b"forced" => {
-            let token = fields.get(1).and_then(Reply::text)?;
-            let holder = fields
-                .get(2)
-                .and_then(Reply::bulk)
-                .and_then(|record| Holder::from_record(record, token.as_bytes()));
+            let Some(Reply::Array(pairs)) = fields.get(1) else {
+                return None;
+            };
+            let revoked = pairs
+                .chunks(2)
+                .map(|pair| {
+                    let token = pair.first().and_then(Reply::text)?;
+                    let holder = pair
+                        .get(1)
+                        .and_then(Reply::bulk)
+                        .and_then(|record| Holder::from_record(record, token.as_bytes()));
+                    Some(Revoked { token, holder })
+                })
+                .collect::<Option<Vec<Revoked>>>()?;
             Some(ForceAnswer::Forced {
-                token,
-                holder,
-                closed_for: int(3)?,
+                revoked,
+                closed_for: int(2)?,
             })
         }
         b"revoked" => Some(ForceAnswer::Already {
@@ -253,7 +313,6 @@ pub(in crate::lock) fn force_answer(reply: &Reply) -> Option<ForceAnswer> {
             closed_for: int(2),
         }),
         b"free" => Some(ForceAnswer::Free),
-        b"shared" => Some(ForceAnswer::Unsupported("shared")),
         b"semaphore" => Some(ForceAnswer::Unsupported("semaphore")),
         _ => None,
     }

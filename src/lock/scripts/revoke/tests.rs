@@ -41,17 +41,30 @@ fn a_record_names_who_forced_why_and_whom() {
 #[test]
 fn force_answers_count_and_decode() {
     let holder = Holder::this_process(&["job".into()]);
+    // The lock's holder, or readers (one with a record, one without).
     let forced = Reply::Array(vec![
         bulk("forced"),
-        bulk("t1"),
-        bulk(&holder.record("t1")),
+        Reply::Array(vec![
+            bulk("t1"),
+            bulk(&holder.record("t1")),
+            bulk("t2"),
+            Reply::Nil,
+        ]),
         Reply::Int(30_302),
     ]);
     assert_eq!(
         force_answer(&forced),
         Some(ForceAnswer::Forced {
-            token: "t1".into(),
-            holder: Some(holder),
+            revoked: vec![
+                Revoked {
+                    token: "t1".into(),
+                    holder: Some(holder),
+                },
+                Revoked {
+                    token: "t2".into(),
+                    holder: None,
+                },
+            ],
             closed_for: Duration::from_millis(30_302),
         })
     );
@@ -60,9 +73,11 @@ fn force_answers_count_and_decode() {
     assert_eq!(force_vote(&Ok(again)), Vote::Yes);
     assert_eq!(force_vote(&Ok(Reply::Array(vec![bulk("free")]))), Vote::No);
     assert_eq!(
-        force_vote(&Ok(Reply::Array(vec![bulk("shared")]))),
+        force_vote(&Ok(Reply::Array(vec![bulk("semaphore")]))),
         Vote::No
     );
+    let odd = Reply::Array(vec![bulk("forced"), bulk("t1"), Reply::Int(1)]);
+    assert_eq!(force_vote(&Ok(odd)), Vote::Error);
     assert_eq!(
         force_vote(&Ok(Reply::Array(vec![bulk("what")]))),
         Vote::Error
