@@ -909,7 +909,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__release)
-            opts="-k -s -v -h -V --key --token --node-timeout --metrics-file --server --config --password-file --tls-ca-cert --tls-cert --tls-key --verbose --log-format --help --version"
+            opts="-k -s -v -h -V --key --token --node-timeout --force --reason --metrics-file --server --config --password-file --tls-ca-cert --tls-cert --tls-key --verbose --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -937,6 +937,13 @@ _redlock() {
                     return 0
                     ;;
                 --node-timeout)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --reason)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o nospace

@@ -38,7 +38,7 @@ complete -c redlock -n "__fish_redlock_needs_command" -s h -l help -d 'Print hel
 complete -c redlock -n "__fish_redlock_needs_command" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "run" -d 'Take the lock, run a command while renewing it, release it, and exit with the command\'s status'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "acquire" -d 'Take the lock and print its token, for scripts that release it in a later step'
-complete -c redlock -n "__fish_redlock_needs_command" -f -a "release" -d 'Release a lock taken with `acquire`, on every master'
+complete -c redlock -n "__fish_redlock_needs_command" -f -a "release" -d 'Release a lock taken with `acquire`, on every master; or, with --force, revoke whoever holds it'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "extend" -d 'Extend a lock taken with `acquire` to a full TTL again, on a majority of masters'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "status" -d 'Show who holds a lock, master by master, and the verdict; with --watch, a line each time its holder changes'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "list" -d 'List every lock held on the masters, with its holder and queued waiters; with --problems, also look for leaks'
@@ -109,8 +109,9 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s q -l quiet -
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s k -l key -d 'The lock\'s name' -r -f
-complete -c redlock -n "__fish_redlock_using_subcommand release" -l token -d 'The token `acquire` printed' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l token -d 'The token `acquire` printed (required, but for `release --force`)' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l node-timeout -d 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l reason -d 'Why (with --force): recorded with the revocation and shown to the revoked holder, to `status` and `list`. At most 256 bytes' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l metrics-file -d 'Add what this command saw (seconds waited for the lock, seconds held, the outcome) to this Prometheus text file, for node_exporter\'s textfile collector; merged with what other redlock processes wrote there. Default: `metrics_file` in the config file' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db] (or ?db=N), rediss://... (TLS), valkey:// and valkeys:// alike, redis+unix:///path, or redis+cluster://host:port (rediss+cluster://) for a whole Redis Cluster. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
@@ -120,11 +121,12 @@ complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-cert -d 
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l log-format -d 'How to write diagnostics on stderr: text (the default), or one JSON object per line' -r -f -a "text\t''
 json\t''"
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l force -d 'Revoke whoever holds the lock (the lock, every reader), without their token. The key stays closed until the revoked holders have stopped and said so, or their TTL has run out: never two holders. A revoked `run` stops its command (exit 70) and names who revoked it, from which host, and why'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s k -l key -d 'The lock\'s name' -r -f
-complete -c redlock -n "__fish_redlock_using_subcommand extend" -l token -d 'The token `acquire` printed' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand extend" -l token -d 'The token `acquire` printed (required, but for `release --force`)' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -l node-timeout -d 'How long one master gets to answer. Default: 1s for release; for extend, as for acquire: TTL/20, between 10ms and 1s' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s t -l ttl -d 'The new time to live, counted from now. Default: 30s (or `ttl` in the config file)' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand extend" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db] (or ?db=N), rediss://... (TLS), valkey:// and valkeys:// alike, redis+unix:///path, or redis+cluster://host:port (rediss+cluster://) for a whole Redis Cluster. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r -f

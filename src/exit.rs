@@ -31,6 +31,8 @@ pub const OS_ERROR: i32 = 71;
 pub const CONFLICT: i32 = 75;
 /// Bad configuration: config file, environment, or server list (`EX_CONFIG`).
 pub const CONFIG: i32 = 78;
+/// `release --force`: nobody held the lock on a majority of masters, so nothing was revoked.
+pub const NOTHING_HELD: i32 = 79;
 /// `--order`: a higher order already took the lock, so this run is outdated and did not run
 /// its command. Above `sysexits.h`'s range and below the shell's 126.
 pub const OUTDATED: i32 = 81;
@@ -94,8 +96,8 @@ pub const TABLE: &[(Codes, &str)] = &[
     ),
     (
         Codes::Fixed(&[LOCK_LOST]),
-        "the lock was lost: run stopped the command; release and extend found the token no \
-         longer holds the lock",
+        "the lock was lost (or revoked by release --force): run stopped the command; release \
+         and extend found the token no longer holds the lock",
     ),
     (
         Codes::Fixed(&[OS_ERROR]),
@@ -109,6 +111,10 @@ pub const TABLE: &[(Codes, &str)] = &[
     (
         Codes::Fixed(&[CONFIG]),
         "bad configuration: config file, environment, or server list",
+    ),
+    (
+        Codes::Fixed(&[NOTHING_HELD]),
+        "release --force: nobody held the lock, nothing was revoked",
     ),
     (
         Codes::Fixed(&[OUTDATED]),

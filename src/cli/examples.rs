@@ -61,6 +61,7 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
         &[
             "redlock release --key deploy --token \"$token\"",
             "redlock release  # after eval \"$(redlock acquire ... --format env)\"",
+            "redlock release --force --key deploy --reason \"runner 7 hung, INC-42\"",
         ],
     ),
     (

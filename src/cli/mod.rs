@@ -116,14 +116,19 @@ pub enum Command {
         quiet: QuietArg,
     },
 
-    /// Release a lock taken with `acquire`, on every master.
+    /// Release a lock taken with `acquire`, on every master; or, with --force, revoke whoever
+    /// holds it.
     ///
     /// Exits 0 when a majority released it, 70 when the token does not hold the lock (it
     /// expired, or is someone else's: nothing is deleted then), 69 when too few masters answered.
+    /// With --force: 0 when a majority now holds the revocation, 79 when nobody held the lock,
+    /// 69 when the force reached fewer than a majority.
     #[command(after_help = examples_help("release"))]
     Release {
         #[command(flatten)]
         args: TokenArgs,
+        #[command(flatten)]
+        force: ForceArgs,
         #[command(flatten)]
         metrics: MetricsArgs,
         #[command(flatten)]
@@ -292,7 +297,7 @@ pub struct TokenArgs {
     )]
     pub key: String,
 
-    /// The token `acquire` printed.
+    /// The token `acquire` printed (required, but for `release --force`).
     #[arg(
         long,
         value_name = "TOKEN",
@@ -300,7 +305,7 @@ pub struct TokenArgs {
         env = "REDLOCK_TOKEN",
         hide_env_values = true
     )]
-    pub token: String,
+    pub token: Option<String>,
 
     /// How long one master gets to answer. Default: 1s for release; for extend, as for
     /// acquire: TTL/20, between 10ms and 1s.
@@ -312,6 +317,22 @@ pub struct TokenArgs {
         value_hint = ValueHint::Other,
     )]
     pub node_timeout: Option<Duration>,
+}
+
+// Breaking glass: `release --force`.
+#[derive(Debug, Args)]
+pub struct ForceArgs {
+    /// Revoke whoever holds the lock (the lock, every reader), without their token. The key
+    /// stays closed until the revoked holders have stopped and said so, or their TTL has run
+    /// out: never two holders. A revoked `run` stops its command (exit 70) and names who
+    /// revoked it, from which host, and why.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Why (with --force): recorded with the revocation and shown to the revoked holder, to
+    /// `status` and `list`. At most 256 bytes.
+    #[arg(long, value_name = "TEXT", requires = "force", value_hint = ValueHint::Other)]
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Args)]

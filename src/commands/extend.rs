@@ -36,6 +36,14 @@ pub fn extend(global: &GlobalArgs, args: ExtendArgs) -> Result<i32, Failure> {
                  not re-created; take it again with `redlock acquire`"
             ),
         )),
+        Err(ExtendError::Revoked(revocation)) => Err(Failure::new(
+            exit::LOCK_LOST,
+            format!(
+                "{what} was revoked by `redlock release --force`: {}; stop using it, and \
+                 release it with this token to say so",
+                revocation.describe()
+            ),
+        )),
         Err(ExtendError::Unconfirmed { failures }) => Err(wording::masters_failed(
             &format!("cannot confirm the extension of {what} on {needed}"),
             &failures,

@@ -6,6 +6,7 @@ mod bounded;
 mod doctor;
 mod durations;
 mod extend;
+mod force_release;
 pub mod generate;
 mod list;
 mod ordering;
@@ -18,6 +19,7 @@ mod renew_while;
 mod run;
 mod show_config;
 mod status;
+mod status_revoked;
 mod status_shared;
 mod status_slots;
 mod status_watch;
@@ -38,6 +40,12 @@ pub fn dispatch(global: &GlobalArgs, command: Command) -> Result<i32, Failure> {
     match command {
         Command::Run { args, .. } => run::run(global, args),
         Command::Acquire { args, .. } => acquire::acquire(global, args),
+        Command::Release {
+            args,
+            force,
+            metrics,
+            ..
+        } if force.force => force_release::force_release(global, &args, &force, metrics),
         Command::Release { args, metrics, .. } => release::release(global, args, metrics),
         Command::Extend { args, .. } => extend::extend(global, args),
         Command::Status { args, .. } => status::status(global, args),

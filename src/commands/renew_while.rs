@@ -39,6 +39,14 @@ pub fn renew_while(global: &GlobalArgs, args: RenewWhileArgs) -> Result<i32, Fai
         WatchEnd::Lost(LossReason::Refused) => {
             log::info!("lock {:?} is no longer held: renewer done", args.key);
         }
+        // The script still runs: its own `release` says that it stopped (see `revoke`).
+        WatchEnd::Lost(LossReason::Revoked(revocation)) => log::error!(
+            "lock {:?} renewed for pid {} was revoked by `redlock release --force` ({}): \
+             renewer done",
+            args.key,
+            args.pid,
+            revocation.describe()
+        ),
         WatchEnd::Lost(LossReason::Expired | LossReason::Stalled { .. }) => log::error!(
             "lock {:?} renewed for pid {} expired: no renewal reached a majority of masters in time",
             args.key,

@@ -8,6 +8,7 @@ use crate::exit::{self, Failure};
 use crate::lock::Holder;
 use crate::metrics::{Observations, Outcome};
 use crate::notify::Notifier;
+use crate::supervise::renew::LossReason;
 use crate::supervise::{self, Ending, Lease, StopReason};
 
 use super::{acquiring, bounded, open_client, ordering, reentrance, releasing};
@@ -124,6 +125,11 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
         Ending::Exited(status) if status.shell_code() == exit::OK => {
             seen.success_at = Some(std::time::SystemTime::now());
         }
+        // Lost to `release --force`: counted as its own outcome, in place of `lost`.
+        Ending::Stopped {
+            reason: StopReason::LockLost(LossReason::Revoked(_)),
+            ..
+        } => seen.outcomes.push(Outcome::Revoked),
         Ending::Stopped {
             reason: StopReason::LockLost(_),
             ..

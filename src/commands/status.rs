@@ -26,13 +26,16 @@ use crate::escape;
 use crate::exit::{self, Failure};
 use crate::lock::keys;
 use crate::lock::{
-    Holder, INSPECTED_WAITERS, InLine, Inspection, MasterFailure, MasterState, NodeError, Reader,
-    SHARED_MARKER, Verdict, count_readers, judge, judge_readers, judge_slots, line,
+    Holder, INSPECTED_WAITERS, InLine, Inspection, MasterFailure, MasterState, NodeError,
+    REVOKED_MARKER, Reader, SHARED_MARKER, Verdict, count_readers, judge, judge_readers,
+    judge_slots, line,
 };
 use crate::plural::counted;
 
 use super::durations::{ms, round};
-use super::{open_client, output, status_shared, status_slots, status_watch, wording};
+use super::{
+    open_client, output, status_revoked, status_shared, status_slots, status_watch, wording,
+};
 
 pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
     config::validate_key(&args.key)?;
@@ -72,6 +75,7 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
         json["readers"] = readers.map_or(Value::Null, |(r, _)| status_shared::json(r));
         json["reader_count"] = readers.map_or(Value::Null, |(_, count)| count.into());
         json["readers_shown"] = readers.map_or(Value::Null, |(r, _)| r.len().into());
+        json["revoked"] = status_revoked::found(&masters).map_or(Value::Null, status_revoked::json);
         if readers.is_some() {
             // The readers' marker is nobody's token: readers are listed by their own.
             json["token"] = Value::Null;
@@ -217,16 +221,21 @@ fn to_text(
             masters: holding,
             ..
         } => {
-            let who = match (readers, holder) {
-                (Some((readers, count)), _) => status_shared::who(readers, count),
-                (None, Some(holder)) => holder.describe(),
-                (None, None) => "another client".to_string(),
+            let revoked = status_revoked::found(masters);
+            let who = match (revoked, readers, holder) {
+                (Some(revocation), _, _) => status_revoked::describe(revocation),
+                (None, Some((readers, count)), _) => status_shared::who(readers, count),
+                (None, None, Some(holder)) => holder.describe(),
+                (None, None, None) => "another client".to_string(),
             };
+            // A revoked key says until when it stays closed; nobody renews it.
             let expiry = expires_in
+                .filter(|_| revoked.is_none())
                 .map(|t| format!(", expires in {} unless renewed", round(t)))
                 .unwrap_or_default();
+            let held = if revoked.is_some() { "" } else { "held by " };
             format!(
-                "lock {key:?} is held by {who}{expiry} ({holding} of {})\n",
+                "lock {key:?} is {held}{who}{expiry} ({holding} of {})\n",
                 counted(total, "master")
             )
         }
@@ -263,6 +272,8 @@ fn to_text(
                 let ttl = ttl.map_or_else(|| "no TTL".to_string(), |t| format!("ttl {}", round(t)));
                 if token == SHARED_MARKER {
                     format!("held  {ttl}  by readers")
+                } else if token == REVOKED_MARKER {
+                    format!("held  {ttl}  revoked (release --force)")
                 } else {
                     format!("held  {ttl}  token {}", escape::cut(token, TOKEN_SHOWN))
                 }

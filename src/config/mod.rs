@@ -22,7 +22,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cli::{
-    AcquireArgs, ExtendArgs, Format, GlobalArgs, LockArgs, RunArgs, TokenArgs, parse_duration,
+    AcquireArgs, ExtendArgs, ForceArgs, Format, GlobalArgs, LockArgs, RunArgs, TokenArgs,
+    parse_duration,
 };
 use crate::exit::{self, Failure};
 use crate::lock::{Master, Timing};

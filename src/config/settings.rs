@@ -326,6 +326,54 @@ pub fn release_settings(args: &TokenArgs, defaults: &Defaults) -> Result<TokenSe
     })
 }
 
+/// What `release --force` needs: the key, the reason (checked as a note is), and the timing:
+/// the node timeout, the drift factor of the TTL it keeps, and the default TTL, which it keeps
+/// a key set without one closed for (see `lock::Forced`).
+pub struct ForceSettings {
+    pub key: String,
+    pub reason: Option<String>,
+    pub timing: Timing,
+}
+
+/// Settings for `release --force`.
+pub fn force_settings(
+    args: &TokenArgs,
+    force: &ForceArgs,
+    defaults: &Defaults,
+) -> Result<ForceSettings, Failure> {
+    validate_key(&args.key)?;
+    // A token from the environment (a shell that ran `eval "$(redlock acquire --format env)"`)
+    // is ignored; one given on the command line is a mistake worth a word.
+    if let Some(token) = &args.token
+        && env::text(env::TOKEN_ENV)?.as_ref() != Some(token)
+    {
+        return Err(Failure::usage(
+            "--force revokes whoever holds the lock, without a token: drop --token (or, to \
+             release your own lock, drop --force)",
+        ));
+    }
+    let reason = force.reason.as_deref().filter(|reason| !reason.is_empty());
+    if let Some(reason) = reason
+        && reason.len() > crate::lock::MAX_NOTE
+    {
+        return Err(Failure::usage(format!(
+            "--reason is {} bytes long: a reason holds at most {} bytes (a ticket's URL and a \
+             few words); shorten it",
+            reason.len(),
+            crate::lock::MAX_NOTE
+        )));
+    }
+    Ok(ForceSettings {
+        key: args.key.clone(),
+        reason: reason.map(str::to_string),
+        timing: Timing {
+            ttl: defaults.ttl.value,
+            node_timeout: node_timeout(args.node_timeout, defaults)?,
+            drift_factor: defaults.drift_factor.value,
+        },
+    })
+}
+
 /// Settings for `extend`: the new TTL (else the default TTL), timed as `acquire` would time a
 /// lock of that TTL.
 pub fn extend_settings(args: &ExtendArgs, defaults: &Defaults) -> Result<TokenSettings, Failure> {
@@ -342,7 +390,19 @@ pub fn extend_settings(args: &ExtendArgs, defaults: &Defaults) -> Result<TokenSe
 /// The key and token of `release` and `extend`, checked; the token without stray whitespace.
 fn checked_token(args: &TokenArgs) -> Result<String, Failure> {
     validate_key(&args.key)?;
-    let token = args.token.trim();
+    let Some(token) = args.token.as_deref().map(str::trim) else {
+        return Err(Failure::usage(
+            "--token is required (or REDLOCK_TOKEN): pass the token `redlock acquire` printed; \
+             to revoke a lock without its token, use `redlock release --force`",
+        ));
+    };
+    if token == crate::lock::REVOKED_MARKER {
+        return Err(Failure::usage(format!(
+            "--token {token}: that is the value lock {:?} holds while revoked by `release \
+             --force`, nobody's token; a revoked holder releases with its own token",
+            args.key
+        )));
+    }
     if token == crate::lock::SHARED_MARKER {
         return Err(Failure::usage(format!(
             "--token {token}: that is the value lock {:?} holds while readers (--shared) hold \

@@ -5,7 +5,9 @@
 //! whatever the outcome), `redlock_held_seconds` (histogram, seconds from taking the lock to
 //! releasing or losing it), `redlock_outcomes_total{mode,outcome}` (counter, by mode: reader
 //! for `--shared`, writer for the rest; and outcome: acquired, conflict, unavailable, lost,
-//! max_duration, outdated: a higher `--order` had taken the lock), `redlock_wakeups_total{cause}` (counter: locks taken after
+//! max_duration, outdated: a higher `--order` had taken the lock, revoked (lost to
+//! `release --force`), forced (a `release --force` that revoked it)),
+//! `redlock_wakeups_total{cause}` (counter: locks taken after
 //! waiting in the fair queue, by what started the turn that took them: joined, notice,
 //! heartbeat, backoff; a heartbeat is a lost wake-up) and
 //! `redlock_last_success_timestamp_seconds` (gauge).
@@ -54,6 +56,10 @@ pub enum Outcome {
     MaxDuration,
     /// A higher `--order` had already taken the lock: the command did not run.
     Outdated,
+    /// It was revoked while held, by `release --force` (counted in place of `Lost`).
+    Revoked,
+    /// This `release --force` revoked it.
+    Forced,
 }
 
 impl Outcome {
@@ -65,6 +71,8 @@ impl Outcome {
             Outcome::Lost => "lost",
             Outcome::MaxDuration => "max_duration",
             Outcome::Outdated => "outdated",
+            Outcome::Revoked => "revoked",
+            Outcome::Forced => "forced",
         }
     }
 }

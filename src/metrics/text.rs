@@ -17,13 +17,15 @@ pub const LAST_SUCCESS: &str = "redlock_last_success_timestamp_seconds";
 
 /// The outcomes counted, each written (from 0) for every key, so that a first increase shows
 /// as one.
-pub const OUTCOME_NAMES: [&str; 6] = [
+pub const OUTCOME_NAMES: [&str; 8] = [
     "acquired",
     "conflict",
     "unavailable",
     "lost",
     "max_duration",
     "outdated",
+    "revoked",
+    "forced",
 ];
 
 /// The modes an outcome is counted by (label `mode`): `reader` for `--shared`, `writer` for
@@ -129,7 +131,8 @@ impl Metrics {
             (
                 OUTCOMES,
                 "Attempts to take and hold the lock, by mode (reader: --shared, writer) and \
-                 outcome (acquired, conflict, unavailable, lost, max_duration, outdated).",
+                 outcome (acquired, conflict, unavailable, lost, max_duration, outdated, \
+                 revoked: lost to release --force, forced: a release --force that revoked it).",
                 "counter",
             ),
             (

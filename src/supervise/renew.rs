@@ -15,7 +15,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::Event;
-use crate::lock::{ExtendError, Lock, MasterFailure, Redlock};
+use crate::lock::{ExtendError, Lock, MasterFailure, Redlock, Revocation};
 
 /// What the renewal thread reports.
 #[derive(Debug)]
@@ -33,6 +33,8 @@ pub enum Renewal {
 pub enum LossReason {
     /// A majority of masters no longer hold our token (expired, evicted, or restarted empty).
     Refused,
+    /// `release --force` revoked it: who, from which host, why (see `lock::Revocation`).
+    Revoked(Box<Revocation>),
     /// No extension reached a majority before the validity ended.
     Expired,
     /// redlock itself did not run (stopped, or not scheduled) for `stalled`, past the moment
@@ -48,6 +50,11 @@ impl std::fmt::Display for LossReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             LossReason::Refused => f.write_str("a majority of masters no longer hold it"),
+            LossReason::Revoked(revocation) => write!(
+                f,
+                "it was revoked by `redlock release --force` ({})",
+                revocation.describe()
+            ),
             LossReason::Expired => f.write_str("no renewal reached a majority of masters in time"),
             LossReason::Stalled {
                 stalled,
@@ -97,6 +104,9 @@ impl Renewer {
                             Renewal::Extended(lock.validity_end())
                         }
                         Err(ExtendError::Gone) => Renewal::Lost(LossReason::Refused),
+                        Err(ExtendError::Revoked(revocation)) => {
+                            Renewal::Lost(LossReason::Revoked(revocation))
+                        }
                         Err(ExtendError::Unconfirmed { .. }) if lock.validity().is_zero() => {
                             Renewal::Lost(LossReason::Expired)
                         }

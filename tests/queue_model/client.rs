@@ -11,6 +11,10 @@ use crate::model_kit::{MASTERS, client};
 pub struct Own {
     /// The last sleep was ended by a notice (`woken` in `wait_in_line`).
     pub woken: bool,
+    /// It is the forcer (`release --force`): it sends FORCE, never holds.
+    pub forcer: bool,
+    /// It renewed once already (runs with a forcer: see `revoke`).
+    pub renewed: bool,
 }
 
 pub type Client = client::Client<Request, Answer, Sleep, Own>;
@@ -26,6 +30,9 @@ impl Client {
     /// A master's answer to the current round arrives.
     pub fn answer(&mut self, master: usize, answer: Answer, rules: Rules) {
         self.answers[master] = Some(answer);
+        if self.own.forcer || self.phase == Phase::Renewing {
+            return self.forced_or_renewed();
+        }
         let answers = self.answers;
         let answers = answers.iter().flatten();
         let taken = answers

@@ -31,6 +31,8 @@ impl queue::Place for Place {
 pub struct Master {
     /// `K`: the token that holds the lock here.
     pub lock: Option<Token>,
+    /// `K` holds the revocation marker (`release --force`), in place of this token.
+    pub revoked: Option<Token>,
     /// The slots key of a semaphore: the tokens (a bit each) that hold a slot here.
     pub slots: u8,
     pub queue: Queue<Place>,
@@ -52,6 +54,10 @@ pub enum Request {
     Release { announce: bool, reseat: Option<u8> },
     /// LEAVE.
     Leave,
+    /// FORCE (`release --force`; see `revoke`).
+    Force,
+    /// EXTEND: the holder renews.
+    Extend,
 }
 
 /// A master's answer to ACQUIRE or WAIT (RELEASE and LEAVE are never waited for).
@@ -66,6 +72,10 @@ pub enum Answer {
     Refused { ticket: u8 },
     /// WAIT kept the place: `first` at position 0; `held` when a lock (with its TTL) is here.
     Waiting { first: bool, held: bool },
+    /// FORCE ran (what it found changes nothing the forcer does in the model).
+    Forced,
+    /// EXTEND: extended (1), or not (0, or `{'revoked', record}` naming the caller: `revoked`).
+    Renewed { extended: bool, revoked: bool },
 }
 
 /// What running one script did that the rest of the system sees.
@@ -79,6 +89,8 @@ impl Master {
         }
         let fixed = rules.wakes_whoever_it_lets_in();
         match request {
+            Request::Force => self.force(rules.force),
+            Request::Extend => self.extend(from),
             Request::Acquire => self.acquire(from),
             Request::Wait { ticket } => self.wait(from, ticket),
             Request::Release { announce, .. } if fixed => {
@@ -96,7 +108,11 @@ impl Master {
     /// free or its own.
     fn eligible(&self) -> u8 {
         match self.first_live() {
-            Some(first) if self.lock.is_none_or(|holder| holder == first) => 1 << first,
+            Some(first)
+                if self.revoked.is_none() && self.lock.is_none_or(|holder| holder == first) =>
+            {
+                1 << first
+            }
             _ => 0,
         }
     }
@@ -117,9 +133,15 @@ impl Master {
 
     /// The fix's RELEASE (writes only; `letting_in` wakes).
     fn release_fixed(&mut self, from: Token, announce: bool) -> Ran {
-        let released = self.lock == Some(from);
+        let mut released = self.lock == Some(from);
         if released {
             self.lock = None;
+        }
+        // ACKNOWLEDGE: a revoked holder's release (or a revoked partial hold's undo) crosses
+        // it off, and opens K.
+        if self.revoked == Some(from) {
+            self.revoked = None;
+            released = true;
         }
         if announce {
             self.drop_place(from);
@@ -172,7 +194,8 @@ impl Master {
     fn acquire(&mut self, from: Token) -> Ran {
         // `EXISTS KEYS[3] and first_live(now_ms()) ~= false`
         let waiting = self.first_live().is_some();
-        if !waiting && self.lock.is_none() {
+        // SET NX fails on the marker as on a token.
+        if !waiting && self.lock.is_none() && self.revoked.is_none() {
             self.lock = Some(from);
             return answered(Answer::Taken);
         }
@@ -189,13 +212,14 @@ impl Master {
         self.place(from, ticket);
         let first = self.first_live();
         let current = self.lock;
-        if first == Some(from) && (current.is_none() || current == Some(from)) {
+        let revoked = self.revoked.is_some();
+        if first == Some(from) && !revoked && (current.is_none() || current == Some(from)) {
             self.lock = Some(from);
             return answered(Answer::Taken);
         }
         answered(Answer::Waiting {
             first: self.position(from) == Some(0),
-            held: current.is_some(),
+            held: current.is_some() || revoked,
         })
     }
 

@@ -5,7 +5,8 @@
 //! ACQUIRE, RELEASE (src/lock/scripts/lock.rs); WAIT, LEAVE (src/lock/scripts/queue.rs); the
 //! slots' ACQUIRE_SLOT, WAIT_SLOT, RELEASE_SLOT, LEAVE_SLOT (src/lock/scripts/slots.rs); the
 //! functions they share, `first_live`, `drop`, `eligible_lock`, `wake_newly`
-//! (src/lock/scripts/queue_lua.rs), and the slots' `eligible_slots`. Each script is one atomic
+//! (src/lock/scripts/queue_lua.rs), and the slots' `eligible_slots`; with a forcer, FORCE,
+//! EXTEND and RELEASE's `acknowledges` (src/lock/scripts/revoke.rs, `revoke`). Each script is one atomic
 //! step in `master` and `slots`, line for line in what decides who holds, who is first and who
 //! is told. The system around the masters (connections, notices, timers, faults, reductions)
 //! is tests/model_kit, shared with tests/rw_model.
@@ -42,6 +43,8 @@
 //!   waiter does not listen on, or after its wait ended (it took the lock, left, or died).
 //! - **Timers** are actions: a sleep may end at any moment, so a heartbeat or backoff may start
 //!   a turn in the middle of any hand-off. Each test bounds how many timers fire in one run.
+//! - **A forced release**, where a test enables it (`revoke`): a forcer sends FORCE at any
+//!   moment; holders renew once, at any moment, and stop and release when a majority refuses.
 //! - **Faults**, where a test enables them: one client dies at any step (what it wrote still
 //!   arrives; its subscriptions end; later its place lapses and its lock or slot expires,
 //!   master by master, at any moments), and one waiter gives up or is interrupted (LEAVE,
@@ -114,6 +117,7 @@ mod master;
 mod orders;
 mod properties;
 mod protocol;
+mod revoke;
 mod slots;
 mod start;
 mod system;
@@ -142,6 +146,7 @@ fn fixed(start: Start) -> QueueModel {
         leave: false,
         timers: 0,
         reduced: true,
+        force: None,
     }
 }
 

@@ -30,7 +30,8 @@ pub fn of(model: &QueueModel) -> Vec<Property<QueueModel>> {
 }
 
 fn holders(state: &State) -> usize {
-    let holders = state.clients.iter().filter(|c| c.phase == Phase::Holding);
+    // A holder that renews still holds.
+    let holders = state.clients.iter().filter(|c| c.holds());
     holders.count()
 }
 
@@ -39,17 +40,13 @@ fn holders(state: &State) -> usize {
 /// lock, or the last free slot, from an earlier one.
 fn first_come_first_served(model: &QueueModel, state: &State) -> bool {
     holders(state) < model.kind.limit()
-        || state
-            .clients
-            .iter()
-            .filter(|c| c.phase == Phase::Holding)
-            .all(|holder| {
-                state.clients.iter().enumerate().all(|(i, earlier)| {
-                    holder.behind & (1 << i) == 0
-                        || earlier.served
-                        || matches!(earlier.phase, Phase::Left | Phase::Crashed)
-                })
+        || state.clients.iter().filter(|c| c.holds()).all(|holder| {
+            state.clients.iter().enumerate().all(|(i, earlier)| {
+                holder.behind & (1 << i) == 0
+                    || earlier.served
+                    || matches!(earlier.phase, Phase::Left | Phase::Crashed)
             })
+        })
 }
 
 /// Whether anything can happen without a timer: a request or notice on the wire, a notice

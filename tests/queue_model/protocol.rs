@@ -71,11 +71,25 @@ impl Sleep {
     }
 }
 
+/// What a forced release (`release --force`, src/lock/kinds/revoke.rs) does on a master
+/// that holds a token.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Force {
+    /// FORCE as built: the token is replaced by the revocation marker, which refuses every
+    /// newcomer until the revoked holder's release crosses it off or it expires (after the
+    /// holder's validity, a death here).
+    Marker,
+    /// Known-bad: the key is freed at once, as an operator's `DEL` on every master would.
+    FreeAtOnce,
+}
+
 /// The protocol and the kind together: every rule a client or master follows.
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Rules {
     pub protocol: Protocol,
     pub kind: Kind,
+    /// How FORCE revokes, in runs with a forcer.
+    pub force: Force,
 }
 
 impl Rules {

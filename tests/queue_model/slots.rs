@@ -27,6 +27,7 @@ impl Master {
             Request::Leave if fixed => self.letting_in(from, eligible, |m| m.leave_fixed(from)),
             Request::Release { announce, .. } => self.release_slot_today(from, announce, limit),
             Request::Leave => self.leave_today(from),
+            Request::Force | Request::Extend => unreachable!("the slots are not revoked"),
         }
     }
 

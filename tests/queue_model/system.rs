@@ -4,7 +4,7 @@
 
 use super::client::{Client, Own, UNDO};
 use super::master::{Answer, Master, Ran, Request, Token};
-use super::protocol::{Kind, Protocol, Rules, Sleep};
+use super::protocol::{Force, Kind, Protocol, Rules, Sleep};
 use super::start::{self, Start};
 use crate::model_kit::system::{self, Bounds};
 
@@ -27,6 +27,9 @@ pub struct QueueModel {
     /// Explore fewer interleavings and states, losing none that could break a property (see
     /// `Bounds::reduced`).
     pub reduced: bool,
+    /// A forcer (`release --force`, the last client) sends FORCE at any moment, and every
+    /// holder may renew once (EXTEND), at any moment (see `revoke`).
+    pub force: Option<Force>,
 }
 
 system::explored!(QueueModel);
@@ -36,6 +39,7 @@ impl QueueModel {
         Rules {
             protocol: self.protocol,
             kind: self.kind,
+            force: self.force.unwrap_or(Force::Marker),
         }
     }
 }
@@ -55,7 +59,16 @@ impl system::Protocol for QueueModel {
     }
 
     fn init_states(&self) -> Vec<State> {
-        start::states(self.start, self.rules())
+        let mut states = start::states(self.start, self.rules());
+        if self.force.is_some() {
+            for state in &mut states {
+                state.clients.push(Client::new(Own {
+                    forcer: true,
+                    ..Own::default()
+                }));
+            }
+        }
+        states
     }
 
     fn listen_sets(&self) -> &'static [u8] {
@@ -66,8 +79,12 @@ impl system::Protocol for QueueModel {
         sleep.is_timer()
     }
 
-    fn arrival(&self, _: &Client) -> Request {
-        Request::Acquire
+    fn arrival(&self, client: &Client) -> Request {
+        if client.own.forcer {
+            Request::Force
+        } else {
+            Request::Acquire
+        }
     }
 
     fn is_arrival(&self, request: Request) -> bool {
@@ -93,7 +110,19 @@ impl system::Protocol for QueueModel {
     }
 
     fn unawaited(&self, request: Request) -> bool {
-        !matches!(request, Request::Acquire | Request::Wait { .. })
+        !matches!(
+            request,
+            Request::Acquire | Request::Wait { .. } | Request::Force | Request::Extend
+        )
+    }
+
+    fn may_renew(&self, client: &Client) -> bool {
+        self.force.is_some() && !client.own.renewed
+    }
+
+    fn renew(&self, client: &mut Client) -> Request {
+        client.own.renewed = true;
+        Request::Extend
     }
 
     fn run(&self, master: &mut Master, from: Token, _: &Client, request: Request) -> Ran {
@@ -116,6 +145,11 @@ impl system::Protocol for QueueModel {
         master.slots &= !(1 << token);
         if master.lock == Some(token) {
             master.lock = None;
+        }
+        // The marker's TTL is the revoked token's, plus drift: it runs out after the revoked
+        // holder's validity, which in the model is after it died (see `revoke`).
+        if master.revoked == Some(token) {
+            master.revoked = None;
         }
     }
 

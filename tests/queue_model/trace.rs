@@ -42,7 +42,7 @@ fn step(
             }
             _ => format!("c{c}'s heartbeat fires: WAIT to every master"),
         },
-        Action::Extend(_) => unreachable!("no renewals in this model"),
+        Action::Extend(c) => format!("c{c} renews: EXTEND to every master"),
         Action::Release(c) => format!("c{c} releases: RELEASE to every master"),
         Action::Leave(c) => format!("c{c} gives up: LEAVE to every master"),
         Action::Crash(c) => format!("c{c} dies"),
@@ -76,6 +76,8 @@ fn request_name(request: Request) -> &'static str {
             reseat: Some(_), ..
         } => "undo (clean-up, place put back)",
         Request::Leave => "LEAVE",
+        Request::Force => "FORCE (release --force)",
+        Request::Extend => "EXTEND",
     }
 }
 
@@ -88,6 +90,10 @@ fn outcome(kind: Kind, request: Request, ran: Ran) -> String {
         (_, Some(Answer::Taken)) => format!("takes {it}"),
         (_, Some(Answer::Refused { ticket })) => format!("refused, ticket {ticket}"),
         (_, Some(Answer::TakenWithTicket { ticket })) => format!("takes {it}, ticket {ticket}"),
+        (_, Some(Answer::Forced)) => "revokes whoever holds it there".into(),
+        (_, Some(Answer::Renewed { extended: true, .. })) => "extends".into(),
+        (_, Some(Answer::Renewed { revoked: true, .. })) => "refused: revoked, by whom".into(),
+        (_, Some(Answer::Renewed { .. })) => "refused".into(),
         (_, Some(Answer::Waiting { first, held })) => format!(
             "refused ({}, {})",
             if first { "first in line" } else { "not first" },
@@ -131,6 +137,9 @@ fn describe(state: &State) -> String {
 
 fn keys(master: &Master) -> String {
     let lock = match (master.lock, master.slots) {
+        _ if master.revoked.is_some() => {
+            format!("revoked from c{}", master.revoked.expect("revoked"))
+        }
         (Some(t), _) => format!("lock held by c{t}"),
         (None, 0) => "free".to_string(),
         (None, slots) => format!("slots held by {}", listed('c', slots)),

@@ -46,6 +46,13 @@ impl Client {
     /// A master's answer to the current round arrives.
     pub fn answer(&mut self, master: usize, answer: Answer, rules: Rules) {
         self.answers[master] = Some(answer);
+        if self.own.mode == Mode::Forcer {
+            if self.answers.iter().flatten().count() == MASTERS {
+                self.stop_listening();
+                self.phase = Phase::Done;
+            }
+            return;
+        }
         let answers = self.answers;
         let answers = answers.iter().flatten();
         let taken = answers.clone().filter(|a| **a == Answer::Taken).count();

@@ -24,6 +24,8 @@ pub enum Key {
     Writer(Token),
     /// The foreign client's value.
     Foreign,
+    /// The revocation marker (`release --force`), for the holders in `Master::revoked`.
+    Revoked,
 }
 
 /// A place in the queue: token scored by ticket, and its mode (the token's prefix). Its lease
@@ -51,6 +53,8 @@ pub struct Master {
     pub queue: Queue<Place>,
     /// The ticket counter.
     pub counter: u8,
+    /// The holders (a bit each) the revocation record names, while K is `Revoked`.
+    pub revoked: u8,
 }
 
 /// A request, as written to one master's connection; the script is the one of the caller's
@@ -72,6 +76,8 @@ pub enum Request {
     Set,
     /// The foreign client's release: `GET K == x`, then `DEL K`.
     Del,
+    /// FORCE (src/lock/scripts/revoke.rs).
+    Force,
 }
 
 /// A master's answer (RELEASE, LEAVE and DEL are never waited for).
@@ -96,6 +102,7 @@ impl Master {
     pub fn run(&mut self, from: Token, mode: Mode, request: Request, rules: Rules) -> Ran {
         match (request, mode) {
             (Request::Set, _) => self.set_nx(),
+            (Request::Force, _) => self.force(rules),
             (Request::Del, _) => {
                 if self.key == Key::Foreign {
                     self.key = Key::Free;
@@ -135,7 +142,26 @@ impl Master {
 
     /// Whether K exists as anything but the readers' marker.
     fn held_alone(&self) -> bool {
-        matches!(self.key, Key::Writer(_) | Key::Foreign)
+        matches!(self.key, Key::Writer(_) | Key::Foreign | Key::Revoked)
+    }
+
+    /// FORCE: the writer's token, or every live share, gives way to the marker, which names
+    /// them; or, with the flaw, K is freed at once.
+    fn force(&mut self, rules: Rules) -> Ran {
+        let revoked = match self.key {
+            Key::Writer(token) => 1 << token,
+            Key::Marker => self.readers,
+            Key::Free | Key::Revoked => return answered(Answer::Denied),
+            Key::Foreign => unreachable!("runs with a forcer have no foreign client"),
+        };
+        self.readers = 0;
+        if rules.has(Flaw::ForceFreesAtOnce) {
+            self.key = Key::Free;
+        } else {
+            self.key = Key::Revoked;
+            self.revoked = revoked;
+        }
+        answered(Answer::Taken)
     }
 
     /// The design's eligibility (a bit per token): a writer waiter is eligible iff it is the
@@ -182,6 +208,15 @@ impl Master {
     /// READ_RELEASE deletes the marker once no live share is left. Returns whether anything of
     /// the caller's was here.
     fn give_up(&mut self, from: Token, mode: Mode, rules: Rules) -> bool {
+        // ACKNOWLEDGE and `cross_off`: a revoked holder's release (or undo) says it stopped;
+        // the last one crossed off opens K.
+        if self.key == Key::Revoked && self.revoked & (1 << from) != 0 {
+            self.revoked &= !(1 << from);
+            if self.revoked == 0 {
+                self.key = Key::Free;
+            }
+            return true;
+        }
         match mode {
             Mode::Writer if self.key == Key::Writer(from) => {
                 self.key = Key::Free;
@@ -207,6 +242,15 @@ impl Master {
     /// `token`'s K or share ran out of TTL here (no script runs, nobody is told). The marker's
     /// PX is the longest live share's: it goes with the last one.
     pub fn expire(&mut self, token: Token, mode: Mode) {
+        // The marker's TTL is the longest revoked holder's plus drift: it runs out after the
+        // last of them died (the model's time, see `revoke` in the queue's model).
+        if self.key == Key::Revoked && self.revoked & (1 << token) != 0 {
+            self.revoked &= !(1 << token);
+            if self.revoked == 0 {
+                self.key = Key::Free;
+            }
+            return;
+        }
         match mode {
             Mode::Foreign if self.key == Key::Foreign => self.key = Key::Free,
             Mode::Writer if self.key == Key::Writer(token) => self.key = Key::Free,

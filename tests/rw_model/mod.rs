@@ -111,6 +111,7 @@ mod client;
 mod master;
 mod properties;
 mod protocol;
+mod revoke;
 mod start;
 mod system;
 mod trace;

@@ -97,9 +97,14 @@ fn earlier<'a>(state: &'a State, client: &'a Client) -> impl Iterator<Item = &'a
 /// Whether `token` (of `mode`) has K on `master`: K is its token (the foreign client's value),
 /// or, for a reader, K is the marker and its share lives.
 fn has_k(master: &Master, token: Token, mode: Mode) -> bool {
+    // Revoked (`release --force`): the marker keeps K closed for it until it says it stopped.
+    if master.key == Key::Revoked && master.revoked & (1 << token) != 0 {
+        return true;
+    }
     match mode {
         Mode::Writer => master.key == Key::Writer(token),
         Mode::Foreign => master.key == Key::Foreign,
+        Mode::Forcer => false,
         Mode::Reader => master.key == Key::Marker && master.readers & (1 << token) != 0,
     }
 }

@@ -14,6 +14,9 @@ pub enum Mode {
     /// master, holding where a majority said yes, `GET K == x` then `DEL` to release; it knows
     /// nothing of the queue, keeps no holder record and announces nothing.
     Foreign,
+    /// `release --force` (src/lock/kinds/revoke.rs): FORCE on every master, once; it never
+    /// holds. (Runs with a forcer have no foreign client, whose release cannot say it stopped.)
+    Forcer,
 }
 
 /// A known-bad rule put into the design, to show that a check catches it.
@@ -32,6 +35,8 @@ pub enum Flaw {
     ReaderQuorumOfOne,
     /// READ_RELEASE deletes the marker K even where other readers still hold.
     ReleaseDeletesTheMarker,
+    /// FORCE frees K at once (an operator's `DEL`), instead of leaving the revocation marker.
+    ForceFreesAtOnce,
 }
 
 /// The design, or the design with `flaw`.

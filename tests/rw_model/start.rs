@@ -77,6 +77,7 @@ pub fn states(start: Start) -> Vec<State> {
             }
             Mode::Writer => master.key = Key::Writer(token),
             Mode::Foreign => master.key = Key::Foreign,
+            Mode::Forcer => unreachable!("a forcer never holds"),
         }
         clients.push(Client {
             phase: Phase::Holding,

@@ -58,6 +58,7 @@ impl system::Protocol for RwModel {
     fn arrival(&self, client: &Client) -> Request {
         match client.own.mode {
             Mode::Foreign => Request::Set,
+            Mode::Forcer => Request::Force,
             _ => Request::Acquire,
         }
     }
@@ -86,7 +87,9 @@ impl system::Protocol for RwModel {
     }
 
     fn may_renew(&self, client: &Client) -> bool {
-        self.extend && !client.own.renewed && client.own.mode != Mode::Foreign
+        self.extend
+            && !client.own.renewed
+            && !matches!(client.own.mode, Mode::Foreign | Mode::Forcer)
     }
 
     fn renew(&self, client: &mut Client) -> Request {

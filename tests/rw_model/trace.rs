@@ -21,6 +21,7 @@ fn step(state: &State, action: Action, ran: Option<Ran>, next: &State) -> String
         Action::Arrive(c) => {
             let request = match state.clients[c as usize].own.mode {
                 Mode::Foreign => "SET NX",
+                Mode::Forcer => "FORCE",
                 _ => "ACQUIRE",
             };
             format!("{} arrives: {request} to every master", name(c))
@@ -72,6 +73,7 @@ fn name(client: &Client, token: u8) -> String {
         Mode::Reader => 'r',
         Mode::Writer => 'w',
         Mode::Foreign => 'f',
+        Mode::Forcer => 'x',
     };
     format!("{mode}{token}")
 }
@@ -86,6 +88,7 @@ fn request_name(request: Request) -> &'static str {
         Request::Extend => "EXTEND",
         Request::Set => "SET NX",
         Request::Del => "DEL (if its own)",
+        Request::Force => "FORCE (release --force)",
     }
 }
 
@@ -152,6 +155,7 @@ fn keys(state: &State, master: &Master) -> String {
         Key::Marker => "K the readers' marker".to_string(),
         Key::Writer(t) => format!("K held by {}", names(1 << t)),
         Key::Foreign => "K held by the foreign client".to_string(),
+        Key::Revoked => format!("K revoked from {}", names(master.revoked)),
     };
     let shares = match master.readers {
         0 => String::new(),

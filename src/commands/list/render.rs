@@ -143,17 +143,26 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
         Verdict::Held {
             holder, expires_in, ..
         } => {
-            let who = match (&lock.readers, holder) {
-                (Some(readers), _) => super::super::status_shared::who(readers, lock.reader_count),
-                (None, Some(holder)) => holder.describe(),
-                (None, None) => "another client (no holder record)".to_string(),
+            let who = match (&lock.revocation, &lock.readers, holder) {
+                (Some(revocation), _, _) => super::super::status_revoked::describe(revocation),
+                (None, Some(readers), _) => {
+                    super::super::status_shared::who(readers, lock.reader_count)
+                }
+                (None, None, Some(holder)) => holder.describe(),
+                (None, None, None) => "another client (no holder record)".to_string(),
             };
             let expiry = expires_in
+                .filter(|_| lock.revocation.is_none())
                 .map(|t| format!(", expires in {}", problems::rounded(t)))
                 .unwrap_or_default();
+            let held = if lock.revocation.is_some() {
+                ""
+            } else {
+                "held by "
+            };
             let _ = writeln!(
                 out,
-                "lock {key} is held by {who}{expiry}, on {}",
+                "lock {key} is {held}{who}{expiry}, on {}",
                 on(&lock.holding)
             );
         }
@@ -294,6 +303,7 @@ fn lock_json(masters: &[MasterScan], lock: &LockView) -> Value {
         "readers": lock.readers.as_deref().map(super::super::status_shared::json),
         "reader_count": lock.readers.as_ref().map(|_| lock.reader_count),
         "readers_shown": lock.readers.as_ref().map(Vec::len),
+        "revoked": lock.revocation.as_ref().map(super::super::status_revoked::json),
         "verdict": verdict,
         // The readers' marker is nobody's token: readers are listed by their own.
         "token": token.filter(|_| lock.readers.is_none()),

@@ -3,8 +3,8 @@
 //! that hold it. Pure functions of a lock as read.
 
 use crate::lock::{
-    FoundLock, InLine, MasterScan, MasterState, Reader, ReadersInspection, SHARED_MARKER, Shares,
-    Verdict, count_readers, judge, judge_readers, line,
+    FoundLock, InLine, MasterScan, MasterState, Reader, ReadersInspection, Revocation,
+    SHARED_MARKER, Shares, Verdict, count_readers, judge, judge_readers, line,
 };
 
 /// One lock, as listed.
@@ -28,6 +28,8 @@ pub struct LockView {
     pub reader_count: usize,
     /// The highest order that took the lock (`--order`), on any master that answered.
     pub order: Option<u64>,
+    /// Revoked by `release --force`: the record some master shows.
+    pub revocation: Option<Revocation>,
 }
 
 /// The lock as listed, if it is worth listing: held, split or unknown, or with waiters.
@@ -70,7 +72,9 @@ pub fn view(lock: &FoundLock, scanned: &[MasterScan]) -> Option<LockView> {
         Some((readers, count)) => (Some(readers), count),
         None => (None, 0),
     };
+    let revocation = super::super::status_revoked::found(&masters).cloned();
     let view = LockView {
+        revocation,
         readers,
         reader_count,
         key: lock.key.clone(),

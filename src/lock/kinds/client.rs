@@ -12,9 +12,10 @@ use std::time::Duration;
 
 use super::cancel::Cancel;
 use super::fence::{self, FenceError};
-use super::held::Lock;
+use super::held::{Lock, Timing};
 use super::late;
 use super::order::{self, OrderError};
+use super::revoke::{self, Forced};
 use super::seam::{Holding, Request};
 use super::undo::Purpose;
 use super::{renewal, seam, take};
@@ -32,6 +33,7 @@ use crate::lock::read::watch::{
     self,
     changes::{Change, Observation},
 };
+use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::keys::Names;
 use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::master::Master;
@@ -181,6 +183,15 @@ impl Redlock {
         let seam = seam(lock.kind);
         self.runtime
             .block_on(seam.release(&self.masters, holding, Purpose::Release, None))
+    }
+
+    /// Revokes whoever holds `key` without their token, as `by` (its note the reason): the
+    /// holders are replaced on every master by a record that keeps the key closed until they
+    /// said they stopped, or their validity has surely ended (see `revoke`). Waits for every
+    /// master, up to one node timeout.
+    pub fn force_release(&self, key: &str, by: &Holder, timing: Timing) -> Forced {
+        self.runtime
+            .block_on(revoke::force(&self.masters, key, by, timing))
     }
 
     /// Whether [`Redlock::late_refusals`] has any master to ask (cheap: no I/O).

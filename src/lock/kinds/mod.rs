@@ -13,7 +13,8 @@
 //! shares), `shared` (a reader's share, and why readers and writers exclude each other over a
 //! majority), `semaphore` (a slot, and why at most L hold) with its rounds in `slots`; and the
 //! engine: `queue_turn` and `queue` (waiting in line), `take` (the one wait loop), `renewal`,
-//! `late` (refusals that come after the decision), and `client` ([`client::Redlock`], the one
+//! `late` (refusals that come after the decision), `revoke` (a forced release, and why it
+//! never makes two holders), and `client` ([`client::Redlock`], the one
 //! `impl Redlock`).
 //!
 //! Promises (each argued in its module's header): at most one holder of a lock, at most L of a
@@ -31,6 +32,7 @@ pub(super) mod order;
 pub(super) mod queue;
 pub(super) mod queue_turn;
 pub(super) mod renewal;
+pub(super) mod revoke;
 pub(super) mod seam;
 pub(super) mod semaphore;
 pub(super) mod shared;

@@ -1,7 +1,8 @@
 //! Renewal, for a lock of any kind: one round of the kind's extension script (see `seam`),
 //! decided by the kind's quorum, and what it means for the validity (see `held`): the new
 //! validity is measured from the start of the round, and counts only if the quorum confirmed
-//! before the current validity ran out. Never deletes anything.
+//! before the current validity ran out. Never deletes anything. A renewal refused because a
+//! forced release revoked the lock says by whom (`revoke`).
 
 use std::time::Instant;
 
@@ -11,7 +12,7 @@ use crate::lock::quorum::outcome::ExtendError;
 use crate::lock::quorum::round::{Masters, Until};
 use crate::lock::quorum::tally::Decision;
 use crate::lock::scripts::keys::Names;
-use crate::lock::scripts::lock::binary_vote;
+use crate::lock::scripts::revoke::{extend_vote, revoked_reply};
 
 /// One extension round of `lock` (`call`: its kind's script and arguments), decided by
 /// `quorum`: the new validity end, measured from the start of the round, if the quorum
@@ -35,12 +36,29 @@ pub(in crate::lock) async fn renewal(
         node_deadline
     };
     let round = masters
-        .round_with(quorum, deadline, Until::Conclusive, binary_vote, |node| {
+        .round_with(quorum, deadline, Until::Conclusive, extend_vote, |node| {
             node.eval(call.script, keys, &args)
         })
         .await;
     masters.trace("extend", lock.key(), &round, start.elapsed());
     let in_time = lock.validity_end <= start || Instant::now() < lock.validity_end;
+    // A renewal that did not win, and that a master refused with a revocation naming our
+    // token, was revoked (see `revoke`): say by whom, and stop now rather than retry. A force
+    // that reached fewer than a majority does not count: a renewal that still won goes on.
+    let revocation = || {
+        round
+            .answers
+            .iter()
+            .flatten()
+            .filter_map(|answer| revoked_reply(answer.as_ref().ok()?)?)
+            .find(|revocation| revocation.names(lock.token()))
+    };
+    let won = round.tally.decision() == Decision::Won;
+    if !(won && in_time)
+        && let Some(revocation) = revocation()
+    {
+        return Err(ExtendError::Revoked(Box::new(revocation)));
+    }
     match round.tally.decision() {
         Decision::Won if in_time => Ok(lock.timing.validity_end(start)),
         _ if round.tally.refused_by_majority() => Err(ExtendError::Gone),
@@ -67,7 +85,7 @@ pub(in crate::lock) async fn expiry(
             quorum,
             start + lock.timing.node_timeout,
             Until::DecidedAndSent,
-            binary_vote,
+            extend_vote,
             |node| node.eval(call.script, keys, &args),
         )
         .await;

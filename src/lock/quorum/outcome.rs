@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::lock::scripts::holder::Holder;
 pub use crate::lock::scripts::replies::{Conflict, MasterState, QueuedWaiter};
+use crate::lock::scripts::revoke::Revocation;
 use crate::lock::wire::cause::{Cause, cause};
 use crate::lock::wire::master::Master;
 use crate::lock::wire::node::NodeError;
@@ -93,6 +94,9 @@ pub enum ExtendError {
     /// No majority confirmed in time; the lock may still be ours. Worth retrying while the
     /// validity lasts.
     Unconfirmed { failures: Vec<MasterFailure> },
+    /// A forced release put its revocation in our token's place (see `revoke`): the lock is
+    /// gone, taken away by whoever this names. Boxed: the record is large beside the rest.
+    Revoked(Box<Revocation>),
 }
 
 /// What a release round found.
@@ -122,4 +126,7 @@ pub struct Inspection {
     pub waiting: usize,
     /// The highest order that took the lock there (`--order`), where one did.
     pub order: Option<u64>,
+    /// The revocation record, where `release --force` revoked the lock there (K holds the
+    /// marker).
+    pub revocation: Option<Revocation>,
 }

@@ -187,6 +187,7 @@ mod tests {
             waiting: queue.len(),
             queue,
             order: None,
+            revocation: None,
         };
         let masters = [
             master(vec![waiter("b", 7, true), waiter("dead", 8, false)]),

@@ -56,6 +56,7 @@ use crate::lock::quorum::outcome::{Inspection, MasterState};
 use crate::lock::quorum::round::Masters;
 use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::keys::{self, RESERVED_PREFIX};
+use crate::lock::scripts::revoke::revocation_in;
 use crate::lock::scripts::scan::PAGE;
 use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::master::Master;
@@ -148,13 +149,23 @@ impl FoundLock {
             .iter()
             .zip(masters)
             .map(|(read, scan)| {
-                let (state, queue, waiting, order) = match read {
-                    Err(error) => (MasterState::Unreachable(error.clone()), Vec::new(), 0, None),
+                let (state, queue, waiting, order, revocation) = match read {
+                    Err(error) => (
+                        MasterState::Unreachable(error.clone()),
+                        Vec::new(),
+                        0,
+                        None,
+                        None,
+                    ),
                     Ok(read) => (
                         read.state(),
                         read.queue.waiters.clone(),
                         usize::try_from(read.queue.len).unwrap_or(usize::MAX),
                         read.order,
+                        revocation_in(
+                            read.token.as_deref().map(str::as_bytes),
+                            read.holder_record.as_deref().map(str::as_bytes),
+                        ),
                     ),
                 };
                 Inspection {
@@ -165,6 +176,7 @@ impl FoundLock {
                     queue,
                     waiting,
                     order,
+                    revocation,
                 }
             })
             .collect()

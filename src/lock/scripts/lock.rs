@@ -25,6 +25,7 @@ use super::queue_lua::{FUNCTIONS, SHARED_MARKER};
 use super::replies::MasterState;
 use super::replies::Vote;
 use super::replies::{QueuedWaiter, queued_waiters};
+use super::revoke::{ACKNOWLEDGE, MARKER, Revocation, revocation_in};
 pub use crate::lock::wire::lua::Lua;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
@@ -142,15 +143,21 @@ pub(in crate::lock) fn refusal(reply: &Reply) -> Option<Refusal> {
 
 /// Extends the lock if it is still ours: compare-and-pexpire, never re-creating a missing key.
 /// KEYS: lock, holder. ARGV: token, ttl in ms.
-/// Returns 1 when extended, 0 when the key is missing or holds another token. The readers'
-/// marker (`SHARED_MARKER`) is nobody's token: "extending" it would cut K's TTL under live
-/// shares.
+/// Returns 1 when extended, 0 when the key is missing or holds another token, and
+/// `{'revoked', record}` when a forced release put its marker in the token's place (see
+/// `revoke`: the caller reads who, and whether the record names its token). The readers'
+/// marker (`SHARED_MARKER`) and the revocation's are nobody's token: "extending" one would
+/// cut K's TTL under live shares, or keep a revoked K closed longer.
 pub static EXTEND: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
         r"
-if ARGV[1] ~= '__redlock:shared' and redis.call('GET', KEYS[1]) == ARGV[1] then
+local current = redis.call('GET', KEYS[1])
+if ARGV[1] ~= '__redlock:shared' and ARGV[1] ~= '__redlock:revoked' and current == ARGV[1] then
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+if current == '__redlock:revoked' then
+  return {'revoked', redis.call('GET', KEYS[2])}
 end
 return 0
 ",
@@ -180,24 +187,29 @@ pub(in crate::lock) fn binary_vote(answer: &Result<Reply, NodeError>) -> Vote {
 /// KEYS: see `scripts::queue`. ARGV: token, release channel (empty: a clean-up, which keeps the
 /// place), the command to announce with (PUBLISH, or SPUBLISH on a cluster: every channel is
 /// in the lock's slot), wake channel prefix, wake channel suffix.
-/// Returns 1 when deleted, 0 when the key is missing or holds another token.
+/// A revoked holder's release (or clean-up: it never held) says that it stopped, and deletes
+/// K as its own release would have, waking whoever that lets in (see `revoke`).
+/// Returns 1 when deleted (or acknowledged), 0 when the key is missing or holds another token.
 pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
         &[
             FUNCTIONS,
+            MARKER,
+            ACKNOWLEDGE,
             r"
 -- The readers' marker is nobody's token (see `shared`): releasing it would delete K under
--- live shares.
-local mine = ARGV[1] ~= SHARED and redis.call('GET', KEYS[1]) == ARGV[1]
--- Only our lock going, or our place (a real release), can change who may take the lock here:
--- a clean-up that finds no lock of ours leaves the queue alone.
-local queued = (mine or ARGV[2] ~= '') and redis.call('EXISTS', KEYS[3]) == 1
+-- live shares; nor is the revocation's.
+local mine = ARGV[1] ~= SHARED and ARGV[1] ~= REVOKED and redis.call('GET', KEYS[1]) == ARGV[1]
+-- Only our lock going (or its revocation opening), or our place (a real release), can change
+-- who may take the lock here: a clean-up that finds neither leaves the queue alone.
+local opens = not mine and redis.call('GET', KEYS[1]) == REVOKED and acknowledges(ARGV[1])
+local queued = (mine or opens or ARGV[2] ~= '') and redis.call('EXISTS', KEYS[3]) == 1
 -- The clock before any write: on Redis 3.2 to 4, a script may write after TIME only once it
 -- asked for effects replication, which now_ms does first.
 local now = queued and now_ms()
 local before = queued and eligible_lock(now)
 local released = 0
-if mine then
+if mine or opens then
   redis.call('DEL', KEYS[2])
   redis.call('DEL', KEYS[1])
   released = 1
@@ -264,6 +276,8 @@ pub(in crate::lock) struct Inspected {
     pub waiting: usize,
     /// The highest order that took the lock there (`--order`), where one did.
     pub order: Option<u64>,
+    /// The revocation record, where K holds the marker (see `revoke`).
+    pub revocation: Option<Revocation>,
 }
 
 /// Decodes one master's INSPECT answer (or its absence).
@@ -275,6 +289,7 @@ pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> In
         queue: Vec::new(),
         waiting: 0,
         order: None,
+        revocation: None,
     };
     let fields = match answer {
         None => return unreachable(NodeError::Timeout),
@@ -304,6 +319,10 @@ pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> In
         Some(Reply::Int(n)) => usize::try_from(*n).unwrap_or(0),
         _ => queue.len(),
     };
+    let revocation = revocation_in(
+        fields.first().and_then(Reply::bulk),
+        fields.get(2).and_then(Reply::bulk),
+    );
     let state = match fields.first().and_then(Reply::bulk) {
         None => MasterState::Free,
         Some(token) => MasterState::Held {
@@ -326,6 +345,7 @@ pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> In
         queue,
         waiting,
         order,
+        revocation,
     }
 }
 
@@ -377,7 +397,11 @@ mod tests {
                 .code
                 .contains(&format!("ARGV[1] ~= '{SHARED_MARKER}'"))
         );
-        assert!(RELEASE.code.contains("local mine = ARGV[1] ~= SHARED and"));
+        assert!(
+            RELEASE
+                .code
+                .contains("local mine = ARGV[1] ~= SHARED and ARGV[1] ~= REVOKED")
+        );
     }
 
     fn bulk(text: &str) -> Reply {

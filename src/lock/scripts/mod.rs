@@ -9,6 +9,8 @@
 //! `shared` (the readers': their shares, and the marker K holds while they do), and
 //! `queue_lua` (the Lua functions every queue-aware script shares), `order` (the order
 //! register of `--order`), `scan` (`list`'s READ and
+//! `queue_lua` (the Lua functions every queue-aware script shares), `revoke` (a forced
+//! release's FORCE and its record), `scan` (`list`'s READ and
 //! PAGE); and [`TABLE`], every script in one table, where each gets its bit.
 //!
 //! Promises: each script is atomic on its master, writes a TTL on every key it writes, and
@@ -51,6 +53,7 @@ pub(super) mod order;
 pub(super) mod queue;
 pub(super) mod queue_lua;
 pub(super) mod replies;
+pub mod revoke;
 pub(super) mod scan;
 pub(super) mod shared;
 pub(super) mod slots;
@@ -69,7 +72,7 @@ use crate::lock::wire::lua::Lua;
 /// connection's mask of scripts already loaded (`Lua::bit`, see [`bit`]), so no two scripts
 /// can share one (which would make a connection send EVALSHA for a script it never loaded),
 /// and `lock/tests.rs` checks the table itself. A script not in it fails at its first use.
-pub(in crate::lock) static TABLE: [(&str, &LazyLock<Lua>); 21] = [
+pub(in crate::lock) static TABLE: [(&str, &LazyLock<Lua>); 22] = [
     ("ACQUIRE", &lock::ACQUIRE),
     ("EXTEND", &lock::EXTEND),
     ("RELEASE", &lock::RELEASE),
@@ -91,6 +94,7 @@ pub(in crate::lock) static TABLE: [(&str, &LazyLock<Lua>); 21] = [
     ("READ (list)", &scan::READ),
     ("PAGE (list)", &scan::PAGE),
     ("ORDER", &order::ORDER),
+    ("FORCE", &revoke::FORCE),
 ];
 
 /// The bit of `script`: one, at its row in [`TABLE`]. Called as each script is built, once

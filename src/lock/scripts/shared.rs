@@ -39,6 +39,7 @@ use super::bit;
 use super::holder::Holder;
 use super::lock::SEMAPHORE_CHECK;
 use super::queue_lua::FUNCTIONS;
+use super::revoke::{ACKNOWLEDGE, MARKER};
 use crate::lock::wire::lua::Lua;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
@@ -221,7 +222,11 @@ pub static READ_EXTEND: LazyLock<Lua> = LazyLock::new(|| {
             r"
 local now = now_ms()
 prune_readers(now)
-if redis.call('GET', KEYS[1]) ~= SHARED or not live_share(ARGV[1], now) then
+local current = redis.call('GET', KEYS[1])
+if current == '__redlock:revoked' then
+  return {'revoked', redis.call('GET', KEYS[2])}
+end
+if current ~= SHARED or not live_share(ARGV[1], now) then
   return 0
 end
 local score = now + tonumber(ARGV[2])
@@ -254,12 +259,21 @@ pub static READ_RELEASE: LazyLock<Lua> = LazyLock::new(|| {
         &[
             FUNCTIONS,
             PRELUDE,
+            MARKER,
+            ACKNOWLEDGE,
             r"
 local now = now_ms()
 local score = redis.call('ZSCORE', KEYS[9], ARGV[1])
-local queued = (score or ARGV[2] ~= '') and redis.call('EXISTS', KEYS[3]) == 1
-local before = queued and eligible_writer(now)
+-- A revoked reader's release says it stopped (see `revoke`); the last one opens K, to
+-- readers and writers alike.
+local revoked = not score and redis.call('GET', KEYS[1]) == REVOKED
+local eligible = revoked and eligible_lock or eligible_writer
+local queued = (score or revoked or ARGV[2] ~= '') and redis.call('EXISTS', KEYS[3]) == 1
+local before = queued and eligible(now)
 local released = 0
+if revoked and cross_off(ARGV[1]) then
+  released = 1
+end
 if score then
   redis.call('ZREM', KEYS[9], ARGV[1])
   redis.call('HDEL', KEYS[10], ARGV[1])
@@ -277,7 +291,7 @@ if score then
     keep_readers(until_past(KEYS[9], ARGV[1], now, now), now)
   end
 end
-hand_off(before, queued and function() return eligible_writer(now) end, ARGV[1], ARGV[2] ~= '',
+hand_off(before, queued and function() return eligible(now) end, ARGV[1], ARGV[2] ~= '',
          ARGV[3], ARGV[4], ARGV[5], ARGV[2],
          function() return released == 1 and redis.call('EXISTS', KEYS[1]) == 0 end)
 return released

@@ -1,0 +1,113 @@
+//! `redlock release --force`: break glass. Revokes whoever holds the lock, without their
+//! token; the protocol and why it never makes two holders are in the lock's `revoke`.
+
+use crate::cli::{ForceArgs, GlobalArgs, MetricsArgs, TokenArgs};
+use crate::config;
+use crate::exit::{self, Failure};
+use crate::lock::{Forced, Holder, Revoked};
+use crate::metrics::{Observations, Outcome};
+use crate::plural::counted;
+
+use super::{bounded, open_client, wording};
+
+pub fn force_release(
+    global: &GlobalArgs,
+    args: &TokenArgs,
+    force: &ForceArgs,
+    metrics_args: MetricsArgs,
+) -> Result<i32, Failure> {
+    let context = config::context(global)?;
+    let settings = config::force_settings(args, force, &context.defaults)?;
+    let metrics_file = config::metrics_file(&metrics_args, &context.defaults)?;
+    context.warn();
+    let key = &settings.key;
+    let words: Vec<String> = std::env::args().collect();
+    let by = Holder::this_process(&words).with_note(settings.reason.clone());
+    let client = open_client(&context)?;
+    let forced = client.force_release(key, &by, settings.timing);
+    let mut seen = Observations::new(key);
+    if matches!(forced, Forced::Revoked { .. }) {
+        seen.outcomes.push(Outcome::Forced);
+    }
+    // No signal handlers here: a signal ends `release` by its default action.
+    bounded::record_metrics(None, metrics_file.as_deref(), &seen);
+    match forced {
+        Forced::Revoked {
+            revoked,
+            earlier,
+            confirmed,
+            closed_for,
+        } => {
+            let whom = if revoked.is_empty() {
+                match earlier {
+                    Some(earlier) => format!(
+                        "it was revoked already, by {} (nothing more to revoke)",
+                        earlier.describe()
+                    ),
+                    None => "it was revoked already (nothing more to revoke)".to_string(),
+                }
+            } else {
+                let named: Vec<String> = revoked.iter().map(described).collect();
+                format!("revoked {}", named.join("; "))
+            };
+            let closed = closed_for.map_or_else(String::new, |closed| {
+                format!(
+                    " or for {} at most",
+                    humantime::format_duration(std::time::Duration::from_millis(
+                        closed.as_millis() as u64
+                    ))
+                )
+            });
+            println!(
+                "lock {key:?}: {whom}, on {}; it stays closed until the revoked holder stops \
+                 and says so{closed}",
+                counted(confirmed, "master")
+            );
+            log::info!(event = "forced", key = key.as_str(), outcome = "revoked"; "revoked {key:?}");
+            Ok(exit::OK)
+        }
+        Forced::NothingHeld => Err(Failure::new(
+            exit::NOTHING_HELD,
+            format!("lock {key:?} is not held on a majority of masters: nothing was revoked"),
+        )),
+        Forced::Unsupported(_) => Err(Failure::usage(format!(
+            "lock {key:?} is used as a semaphore (--limit): release --force revokes a lock or \
+             its readers; this build does not revoke a semaphore's slots, nothing was changed"
+        ))),
+        Forced::Unconfirmed {
+            confirmed,
+            needed,
+            revoked,
+            failures,
+        } => {
+            let mut failure = wording::masters_failed(
+                &format!(
+                    "cannot revoke lock {key:?} on a majority: the force reached {} (it needs \
+                     {needed})",
+                    counted(confirmed, "master")
+                ),
+                &failures,
+            );
+            failure.message.push_str(&if revoked.is_empty() {
+                "; nothing was revoked, run it again when the masters answer".to_string()
+            } else {
+                "; the holder was not revoked and keeps the lock while its renewals reach a \
+                 majority (where the force landed, or lands late, the lock stays closed until \
+                 its TTL); run it again when the masters answer"
+                    .to_string()
+            });
+            Err(failure)
+        }
+    }
+}
+
+/// A revoked holder, as the force names it: its record, or its token where it had none.
+fn described(revoked: &Revoked) -> String {
+    match &revoked.holder {
+        Some(holder) => format!("the holder {}", holder.describe()),
+        None => format!(
+            "the holder with token {} (no holder record: another client's)",
+            crate::escape::visible(&revoked.token)
+        ),
+    }
+}

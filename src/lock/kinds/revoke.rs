@@ -1,0 +1,189 @@
+//! Breaking glass: `release --force` revokes whoever holds K, without their token, and never
+//! makes two holders. The Lua and the record it leaves are in `scripts::revoke`; this is the
+//! round over the masters, what it decides, and why it is safe. It serves every kind alike
+//! (the engine's); this build revokes the lock and readers: FORCE leaves a key used as a
+//! semaphore as it is, and says so.
+//!
+//! **The protocol.**
+//! 1. FORCE is sent to every master at once; on each, atomically, a `K` that holds a token
+//!    (or the readers' marker, with live shares) is given
+//!    [`REVOKED_MARKER`](crate::lock::scripts::revoke::REVOKED_MARKER) in its place, and the
+//!    holder record becomes the revocation record (who, from which host, why, when, whom),
+//!    both with a TTL of the remaining TTL there (the longest share's) plus drift; the
+//!    readers' shares and records go. A free master is
+//!    left free; a master already revoked is left as it is (the force sent again counts).
+//! 2. The force counts once a majority holds the revocation ([`Forced::Revoked`]). With fewer
+//!    ([`Forced::Unconfirmed`]), the holder was not revoked: it keeps the lock if its renewals
+//!    still reach a majority; where the force landed, K stays closed until that TTL (so the
+//!    partial force is as safe as a partial hold), and the same force sent again completes it.
+//! 3. The revoked holder's next renewal finds the marker where its token was: refused by a
+//!    majority, it reads the record and stops its command as for a lost lock (`run`: exit 70,
+//!    naming who revoked it, from where, and why). Then its release, sent with its token as
+//!    always, says so: the last revoked token crossed off opens K, and RELEASE's hand-off wakes
+//!    the first waiter by its notice.
+//!
+//! **Why it never makes two holders.** On every master, K holds a live token, the marker, or
+//! nothing; the marker lasts at least as long as the token it replaced would have. So to any
+//! newcomer (ours, or a foreign client's `SET K x NX`), a revoked master looks exactly as if
+//! the revoked holder still held it, until one of two things: the TTL the holder had runs out
+//! there, or the holder's own release crosses its token off. The first is Redlock's own
+//! argument (`held`): the holder's validity ends before its token's TTL on a majority,
+//! measured on its own clock with drift, and the marker adds drift on top. The second happens
+//! only once the holder stopped using the lock: `run` releases after its command was reaped
+//! and its group killed, and anyone else who releases with a token gives it up by doing so.
+//! Meanwhile the holder cannot make its validity longer: every extension compares its token,
+//! which the marker replaced, so once the force holds a majority no renewal of the revoked
+//! holder can reach one; a holder paused through the force and resumed finds the same. A
+//! newcomer therefore needs a majority on which the revoked holder's validity has surely
+//! ended or which it gave back: never two holders, by force or not. The model in
+//! `tests/queue_model` checks the same rules (a revoked holder renewing late, a waiter woken
+//! by the acknowledgment), and that freeing K at once on force lets two in.
+//!
+//! **How each kind is revoked.** The lock: as above, one token per master. Readers
+//! (`shared`): K's readers' marker becomes the revocation marker, every live share (KEYS[9],
+//! with its record from KEYS[10]) is named in `revoked` (the first 100; the rest counted in
+//! `unlisted`, so that K never opens early while one of them may still read), and both keys
+//! go; the TTL is the longest share's plus drift. READ_EXTEND answers `{'revoked', record}` as
+//! EXTEND does; READ_RELEASE crosses its token off (`cross_off`, the record keeping K's TTL),
+//! and the last one opens K and wakes whoever that lets in (`eligible_lock`: readers and
+//! writers alike). The model in `tests/rw_model` checks it (revoked readers and a waiting
+//! writer, a revoked writer and a waiting reader) and that freeing K at once lets a writer in
+//! beside a reader. Slots are left as they are by this build (FORCE answers `semaphore`,
+//! changes nothing, and `release --force` exits 64): they need their own Lua and model run.
+//! The plan, which keeps the same argument:
+//! - slots (`semaphore`): the slots key keeps each revoked slot, renamed (its token behind a
+//!   fixed prefix, the same score), so that the semaphore stays full exactly as long as the
+//!   revoked holders could hold; EXTEND_SLOT, not finding its token, finds the renamed one and
+//!   answers `{'revoked', record}`; RELEASE_SLOT removes it and wakes whoever that lets in.
+//!
+//! **What it assumes.** What Redlock assumes (bounded drift, masters that keep their keys): a
+//! master that restarts empty loses the marker as it would lose the token. A `K` set without a
+//! TTL by another client has no validity to wait out: it is kept closed for the force's TTL
+//! (`--ttl`'s default), its holder being no Redlock client.
+
+use std::time::{Duration, Instant};
+
+use super::held::Timing;
+use crate::lock::quorum::outcome::MasterFailure;
+use crate::lock::quorum::round::{Masters, Until};
+use crate::lock::scripts::holder::Holder;
+use crate::lock::scripts::keys::{Names, SLOT_KEYS};
+use crate::lock::scripts::revoke::{
+    FORCE, ForceAnswer, Revocation, Revoked, force_answer, force_vote,
+};
+
+/// What a forced release found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Forced {
+    /// A majority holds the revocation: K is closed until the revoked holders said they
+    /// stopped, or for `closed_for` at most.
+    Revoked {
+        /// The holders this force revoked (each once, with its record where it had one).
+        revoked: Vec<Revoked>,
+        /// An earlier force found in place on some masters, if any.
+        earlier: Option<Revocation>,
+        /// How many masters hold the revocation.
+        confirmed: usize,
+        /// The longest any of them keeps K closed.
+        closed_for: Option<Duration>,
+    },
+    /// A majority had nothing to revoke: K is free.
+    NothingHeld,
+    /// K is used as a semaphore (`semaphore`): not revoked.
+    Unsupported(&'static str),
+    /// Neither: the force reached `confirmed` masters, fewer than a majority.
+    Unconfirmed {
+        confirmed: usize,
+        needed: usize,
+        revoked: Vec<Revoked>,
+        failures: Vec<MasterFailure>,
+    },
+}
+
+/// Sends FORCE for `key` to every master, as `by` (its note the reason), and waits for every
+/// answer (one node timeout at most): a force must reach all the masters it can.
+pub(in crate::lock) async fn force(
+    masters: &Masters,
+    key: &str,
+    by: &Holder,
+    timing: Timing,
+) -> Forced {
+    let names = Names::of(key);
+    let keys = &names.keys(key)[..SLOT_KEYS];
+    // The record without its token: FORCE sets it to the marker.
+    let record = by.to_json().to_string();
+    let factor = timing.drift_factor.to_string();
+    let grace = timing.ttl.as_millis().to_string();
+    let args: [&[u8]; 3] = [record.as_bytes(), factor.as_bytes(), grace.as_bytes()];
+    let start = Instant::now();
+    let round = masters
+        .round(
+            start + timing.node_timeout,
+            Until::AllAnswered,
+            force_vote,
+            |node| node.eval(&FORCE, keys, &args),
+        )
+        .await;
+    masters.trace("force", key, &round, start.elapsed());
+    let answers: Vec<ForceAnswer> = round
+        .answers
+        .iter()
+        .flatten()
+        .filter_map(|answer| answer.as_ref().ok().and_then(force_answer))
+        .collect();
+    let mut revoked: Vec<Revoked> = Vec::new();
+    let mut earlier = None;
+    let mut closed_for: Option<Duration> = None;
+    let mut unsupported = None;
+    for answer in answers {
+        let closed = match answer {
+            ForceAnswer::Forced {
+                revoked: here,
+                closed_for,
+            } => {
+                for Revoked { token, holder } in here {
+                    match revoked.iter_mut().find(|r| r.token == token) {
+                        Some(known) => known.holder = known.holder.take().or(holder),
+                        None => revoked.push(Revoked { token, holder }),
+                    }
+                }
+                Some(closed_for)
+            }
+            ForceAnswer::Already {
+                revocation,
+                closed_for,
+            } => {
+                earlier = earlier.or(revocation);
+                closed_for
+            }
+            ForceAnswer::Free => None,
+            ForceAnswer::Unsupported(kind) => {
+                unsupported = Some(kind);
+                None
+            }
+        };
+        if let Some(closed) = closed {
+            closed_for = Some(closed_for.map_or(closed, |c| c.max(closed)));
+        }
+    }
+    let (yes, no, quorum) = (round.tally.yes(), round.tally.no(), masters.quorum());
+    if yes >= quorum {
+        Forced::Revoked {
+            revoked,
+            earlier,
+            confirmed: yes,
+            closed_for,
+        }
+    } else if let Some(kind) = unsupported.filter(|_| yes == 0) {
+        Forced::Unsupported(kind)
+    } else if no >= quorum {
+        Forced::NothingHeld
+    } else {
+        Forced::Unconfirmed {
+            confirmed: yes,
+            needed: quorum,
+            revoked,
+            failures: round.failures(masters),
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! Breaking glass (`release --force`): the Lua that revokes whoever holds K without their token,
+//! the record it leaves in their place, and the typed reading of both. How the force is
+//! decided over the masters and why it never makes two holders: `kinds::revoke`.
+//!
+//! **The revocation record.** On each master it reaches, FORCE replaces the value of `K` (a
+//! holder's token) with [`REVOKED_MARKER`], a fixed value that is never a token, and the holder
+//! record (`keys::holder`, KEYS[2]) with the revocation record: the holder record of whoever
+//! forced (host, pid, user, command, `since_ms` = when), whose `token` is the marker (so it is
+//! believed exactly while `K` holds the marker, as every holder record is) and whose `note` is
+//! the reason, plus `revoked` (the revoked holders: `[{token, record}]`, `record` the holder
+//! record they had, as text, or `null`) and `until_ms` (the master's time at which both keys
+//! expire). Both keys are written with `SET ... PX`, the TTL in the same command: no key
+//! without a TTL. The TTL is the revoked holder's remaining TTL on that master plus drift
+//! (`pttl + pttl · factor + 2` ms), so `K` stays closed there at least as long as the revoked
+//! token would have kept it: a newcomer's `SET K x NX`, redlock's or a foreign client's, fails
+//! there exactly as it did before the force.
+//!
+//! **Who opens it early.** Only the revoked holder's own release (RELEASE with its token)
+//! finds its token in `revoked` ([`ACKNOWLEDGE`]) and deletes `K` and the record, and
+//! RELEASE's hand-off wakes the first waiter, as any release does. Its undo does the same: a
+//! partial hold the force caught in a newcomer's failed attempt was never used (without it,
+//! the model in tests/queue_model finds the waiters left to a timer). A revoked holder that
+//! never says so leaves `K` closed until the TTL.
+//!
+//! **What a revoked holder hears.** EXTEND compares its token with `K`: the marker is not its
+//! token, so nothing is extended; instead of a bare 0 it answers `{'revoked', record}` (see
+//! [`extend_vote`], [`revoked_reply`]), and the renewal reads who revoked it from the record,
+//! where the record names its token.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::bit;
+use super::holder::Holder;
+use super::queue_lua::FUNCTIONS;
+use super::replies::Vote;
+use crate::escape;
+use crate::lock::wire::lua::Lua;
+use crate::lock::wire::node::NodeError;
+use crate::lock::wire::resp::Reply;
+
+/// The value `K` holds while revoked: never a token, so that every holder's compare-and-set
+/// fails on it, and every newcomer's `SET NX`.
+pub const REVOKED_MARKER: &str = "__redlock:revoked";
+
+/// FORCE: revokes whoever holds `K` on this master.
+/// KEYS: the first `keys::SLOT_KEYS` of the layout (K, its record, the queue's, the slots',
+/// the readers'). ARGV: the record of whoever forces (a holder record as JSON, its note the
+/// reason), the drift factor, the TTL to keep a `K` that has none (ms).
+/// Revokes the token in K, or every live reader (K then held by the readers' marker: their
+/// shares and records go, and the first 100 are listed in the record, the rest counted in
+/// `unlisted`, so that none of them can open K early while another may still read).
+/// Returns `{'forced', {token, its record or nil}*, ms kept}`, `{'revoked', record, PTTL}`
+/// where `K` was revoked already (the force stands: nothing is changed), `{'free'}`, or
+/// `{'semaphore'}` for a key used as a semaphore, which this build does not revoke (nothing
+/// is changed).
+pub static FORCE: LazyLock<Lua> = LazyLock::new(|| {
+    Lua::composed(
+        &[
+            FUNCTIONS,
+            MARKER,
+            r"
+local current = redis.call('GET', KEYS[1])
+if current == REVOKED then
+  return {'revoked', redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1])}
+end
+if redis.call('EXISTS', KEYS[7]) == 1 then
+  return {'semaphore'}
+end
+local now = now_ms()
+local ms = redis.call('PTTL', KEYS[1])
+local revoked, answer, unlisted = {}, {}, 0
+if current == SHARED or (not current and redis.call('EXISTS', KEYS[9]) == 1) then
+  -- Every live share (the first 100 listed, the rest counted), kept closed for the longest.
+  local last = string.format('%d', now + LONGEST)
+  local live = redis.call('ZRANGEBYSCORE', KEYS[9], '(' .. now, last, 'LIMIT', 0, 100)
+  if #live == 0 then
+    return {'free'}
+  end
+  unlisted = redis.call('ZCOUNT', KEYS[9], '(' .. now, last) - #live
+  local top = redis.call('ZRANGEBYSCORE', KEYS[9], '(' .. now, last, 'WITHSCORES', 'LIMIT',
+                         unlisted + #live - 1, 1)
+  ms = math.max(ms, math.floor(tonumber(top[2]) - now))
+  for _, token in ipairs(live) do
+    local old = redis.call('HGET', KEYS[10], token)
+    revoked[#revoked + 1] = {token = token, record = old or cjson.null}
+    answer[#answer + 1] = token
+    answer[#answer + 1] = old or false
+  end
+elseif current then
+  local old = redis.call('GET', KEYS[2])
+  revoked[1] = {token = current, record = old or cjson.null}
+  answer = {current, old or false}
+else
+  return {'free'}
+end
+if ms < 0 then
+  ms = tonumber(ARGV[3])
+end
+ms = ms + math.floor(ms * tonumber(ARGV[2])) + 2
+local record = cjson.decode(ARGV[1])
+record.token = REVOKED
+record.revoked = revoked
+record.unlisted = unlisted
+record.until_ms = now + ms
+-- K first: from here on it is closed, and both keys carry their TTL from their first write.
+redis.call('SET', KEYS[1], REVOKED, 'PX', ms)
+redis.call('SET', KEYS[2], cjson.encode(record), 'PX', ms)
+redis.call('DEL', KEYS[9], KEYS[10])
+return {'forced', answer, ms}
+",
+        ],
+        bit(&FORCE),
+    )
+});
+
+/// The marker, as the Lua of FORCE and of the releases that [`ACKNOWLEDGE`] names it.
+pub(in crate::lock) const MARKER: &str = "local REVOKED = '__redlock:revoked'\n";
+
+/// The Lua a revoked holder's release runs (see the header): `acknowledges(token)` says
+/// whether `token` is the one holder the revocation record in KEYS[2] revoked, so that its
+/// release (or its undo: a partial hold the force caught was never used) opens K; read only,
+/// the caller deletes `K` and the record. `cross_off(token)` is a reader's: it crosses its
+/// token off the readers revoked (the record keeps K's TTL), and the last one opens K (it
+/// deletes both). Either says whether it found the token, and whether K opened. A record that
+/// is not redlock's (not JSON, no list) names nobody. It needs [`MARKER`] before it.
+pub(in crate::lock) const ACKNOWLEDGE: &str = r"
+local function acknowledges(token)
+  local ok, record = pcall(cjson.decode, redis.call('GET', KEYS[2]) or '')
+  if not ok or type(record) ~= 'table' or type(record.revoked) ~= 'table' then
+    return false
+  end
+  local revoked = record.revoked
+  return #revoked == 1 and type(revoked[1]) == 'table' and revoked[1].token == token
+    and (tonumber(record.unlisted) or 0) == 0
+end
+local function cross_off(token)
+  local ok, record = pcall(cjson.decode, redis.call('GET', KEYS[2]) or '')
+  if not ok or type(record) ~= 'table' or type(record.revoked) ~= 'table' then
+    return false, false
+  end
+  local left, found = {}, false
+  for _, revoked in ipairs(record.revoked) do
+    if type(revoked) == 'table' and revoked.token == token then
+      found = true
+    else
+      left[#left + 1] = revoked
+    end
+  end
+  if not found then
+    return false, false
+  end
+  if #left == 0 and (tonumber(record.unlisted) or 0) == 0 then
+    redis.call('DEL', KEYS[1], KEYS[2])
+    return true, true
+  end
+  record.revoked = left
+  local ms = redis.call('PTTL', KEYS[1])
+  if ms > 0 then
+    redis.call('SET', KEYS[2], cjson.encode(record), 'PX', ms)
+  end
+  return true, false
+end
+";
+
+/// Who revoked a lock, why, and whom: a revocation record, as a master shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Revocation {
+    /// Whoever forced (host, pid, user, command, `since_ms` = when); its note is the reason.
+    pub by: Holder,
+    /// The holders it revoked that have not said yet that they stopped.
+    pub revoked: Vec<Revoked>,
+    /// The master's time (ms since the epoch) at which `K` opens again by itself.
+    pub until_ms: Option<u64>,
+}
+
+/// One revoked holder: its token and the record it had (`None`: none, or not redlock's).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Revoked {
+    pub token: String,
+    pub holder: Option<Holder>,
+}
+
+impl Revocation {
+    /// Reads a revocation record; `None` for anything that is not one.
+    pub fn from_record(text: &[u8]) -> Option<Revocation> {
+        let by = Holder::from_record(text, REVOKED_MARKER.as_bytes())?;
+        let value: Value = serde_json::from_slice(text).ok()?;
+        let revoked = value
+            .get("revoked")
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter_map(|entry| {
+                        let token = entry.get("token")?.as_str()?.to_string();
+                        let holder =
+                            entry
+                                .get("record")
+                                .and_then(Value::as_str)
+                                .and_then(|record| {
+                                    Holder::from_record(record.as_bytes(), token.as_bytes())
+                                });
+                        Some(Revoked { token, holder })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let until_ms = value
+            .get("until_ms")
+            .and_then(Value::as_f64)
+            .map(|ms| ms as u64);
+        Some(Revocation {
+            by,
+            revoked,
+            until_ms,
+        })
+    }
+
+    /// Whether it revoked the holder of `token`.
+    pub fn names(&self, token: &str) -> bool {
+        self.revoked.iter().any(|r| r.token == token)
+    }
+
+    /// The reason given, if any.
+    pub fn reason(&self) -> Option<&str> {
+        self.by.note.as_deref()
+    }
+
+    /// `user ops on ops-1 (pid 4412) at 2026-11-28T17:30:02Z, reason "runner hung"`, on one line,
+    /// escaped (the record may have been written by anyone).
+    pub fn describe(&self) -> String {
+        let at = std::time::UNIX_EPOCH + Duration::from_millis(self.by.since_ms);
+        let reason = match self.reason() {
+            Some(reason) => format!("reason {}", escape::quoted(reason)),
+            None => "no reason given".to_string(),
+        };
+        format!(
+            "user {} on {} (pid {}) at {}, {reason}",
+            escape::visible(&self.by.user),
+            escape::visible(&self.by.host),
+            self.by.pid,
+            humantime::format_rfc3339_seconds(at)
+        )
+    }
+}
+
+/// The revocation record `record`, where `token` (the value of K) is the marker.
+pub(in crate::lock) fn revocation_in(
+    token: Option<&[u8]>,
+    record: Option<&[u8]>,
+) -> Option<Revocation> {
+    (token? == REVOKED_MARKER.as_bytes()).then_some(())?;
+    Revocation::from_record(record?)
+}
+
+/// What one master's FORCE answer says.
+#[derive(Debug, PartialEq)]
+pub(in crate::lock) enum ForceAnswer {
+    /// Revoked here now: the holders (tokens and the records they named), how long K stays
+    /// closed.
+    Forced {
+        revoked: Vec<Revoked>,
+        closed_for: Duration,
+    },
+    /// Revoked already (by this force sent again, or an earlier one).
+    Already {
+        revocation: Option<Revocation>,
+        closed_for: Option<Duration>,
+    },
+    /// Nobody holds K here.
+    Free,
+    /// K is a semaphore: not revoked by this build.
+    Unsupported(&'static str),
+}
+
+/// Decodes FORCE's answer; `None` for anything else.
+pub(in crate::lock) fn force_answer(reply: &Reply) -> Option<ForceAnswer> {
+    let Reply::Array(fields) = reply else {
+        return None;
+    };
+    let int = |i: usize| match fields.get(i) {
+        Some(Reply::Int(ms)) if *ms >= 0 => Some(Duration::from_millis(*ms as u64)),
+        _ => None,
+    };
+    match fields.first().and_then(Reply::bulk)? {
+        b"forced" => {
+            let Some(Reply::Array(pairs)) = fields.get(1) else {
+                return None;
+            };
+            let revoked = pairs
+                .chunks(2)
+                .map(|pair| {
+                    let token = pair.first().and_then(Reply::text)?;
+                    let holder = pair
+                        .get(1)
+                        .and_then(Reply::bulk)
+                        .and_then(|record| Holder::from_record(record, token.as_bytes()));
+                    Some(Revoked { token, holder })
+                })
+                .collect::<Option<Vec<Revoked>>>()?;
+            Some(ForceAnswer::Forced {
+                revoked,
+                closed_for: int(2)?,
+            })
+        }
+        b"revoked" => Some(ForceAnswer::Already {
+            revocation: fields
+                .get(1)
+                .and_then(Reply::bulk)
+                .and_then(Revocation::from_record),
+            closed_for: int(2),
+        }),
+        b"free" => Some(ForceAnswer::Free),
+        b"semaphore" => Some(ForceAnswer::Unsupported("semaphore")),
+        _ => None,
+    }
+}
+
+/// How a FORCE answer counts: revoked (now or before) is a yes, nothing to revoke a no.
+pub(in crate::lock) fn force_vote(answer: &Result<Reply, NodeError>) -> Vote {
+    match answer.as_ref().map(force_answer) {
+        Ok(Some(ForceAnswer::Forced { .. } | ForceAnswer::Already { .. })) => Vote::Yes,
+        Ok(Some(ForceAnswer::Free | ForceAnswer::Unsupported(_))) => Vote::No,
+        Ok(None) | Err(_) => Vote::Error,
+    }
+}
+
+/// How an EXTEND answer counts: 1 extended; 0, or the revocation that took the token's place
+/// (`{'revoked', record}`), refused.
+pub(in crate::lock) fn extend_vote(answer: &Result<Reply, NodeError>) -> Vote {
+    match answer {
+        Ok(Reply::Int(1)) => Vote::Yes,
+        Ok(Reply::Int(0)) => Vote::No,
+        Ok(reply) if revoked_reply(reply).is_some() => Vote::No,
+        Ok(_) | Err(_) => Vote::Error,
+    }
+}
+
+/// The revocation an EXTEND answer reports (`{'revoked', record}`), whoever it names.
+pub(in crate::lock) fn revoked_reply(reply: &Reply) -> Option<Option<Revocation>> {
+    let Reply::Array(fields) = reply else {
+        return None;
+    };
+    if fields.first().and_then(Reply::bulk) != Some(b"revoked".as_slice()) {
+        return None;
+    }
+    Some(
+        fields
+            .get(1)
+            .and_then(Reply::bulk)
+            .and_then(Revocation::from_record),
+    )
+}
+
+#[cfg(test)]
+mod tests;
