@@ -1,6 +1,6 @@
 //! `redlock status --watch`: a line per change of holder, in order, none twice, through
-//! takes, releases, a holder killed by SIGKILL whose key expires, readers, a semaphore's slot
-//! and masters that stop answering; a signal ends it with 0, a closed output quietly.
+//! takes, releases, a holder killed by SIGKILL whose key expires, readers, a semaphore's slot,
+//! a holder revoked by `release --force` and masters that stop answering; a signal ends it with 0, a closed output quietly.
 //!
 //! Each step of a scripted sequence waits until the watcher has said the step's line before
 //! the next step starts (the watcher reads at least every second, and a step is never timed),
@@ -191,6 +191,26 @@ fn every_change_of_a_scripted_sequence_is_said_in_order_and_none_twice() {
     let released = watcher.said(13, "released");
     assert_eq!(released["verdict"], "free");
 
+    // Revoked by `release --force`: the holder is said revoked, with who and why; the key
+    // stays closed until the revoked run stops at its next renewal and says so.
+    let mut forced = holder(&cluster, key, &["--ttl", "3s"]);
+    let taken = watcher.said(14, "taken");
+    let forced_token = token_of(&taken).to_string();
+    let force = cluster
+        .redlock()
+        .args(["release", "--force", "--key", key, "--reason", "watched it"])
+        .output()
+        .unwrap();
+    assert_eq!(force.status.code(), Some(0), "{}", describe(&force));
+    let revoked = watcher.said(15, "revoked");
+    assert_eq!(token_of(&revoked), forced_token);
+    assert_eq!(revoked["verdict"], "revoked", "{revoked}");
+    assert_eq!(revoked["revoked"]["reason"], "watched it", "{revoked}");
+    let stopped = forced.wait_output();
+    assert_eq!(stopped.status.code(), Some(70), "{}", describe(&stopped));
+    let opened = watcher.said(16, "current");
+    assert_eq!(opened["verdict"], "free", "{opened}");
+
     let (code, stdout, stderr) = watcher.stop(libc::SIGTERM);
     assert_eq!(code, Some(0), "stderr: {stderr}");
     let events: Vec<String> = stdout
@@ -204,7 +224,7 @@ fn every_change_of_a_scripted_sequence_is_said_in_order_and_none_twice() {
         events,
         [
             "current", "taken", "released", "taken", "expired", "taken", "released", "taken",
-            "taken", "released", "released", "taken", "released"
+            "taken", "released", "released", "taken", "released", "taken", "revoked", "current"
         ],
         "{stdout}"
     );

@@ -39,7 +39,7 @@ use crate::plural::counted;
 
 use super::acquiring::listen_for_signals;
 use super::durations::{ms, round};
-use super::{output, wording};
+use super::{output, status_revoked, wording};
 
 /// Watches `key` on `client` (see the module header); 0 when a signal or a closed output
 /// ends it.
@@ -88,6 +88,7 @@ pub fn event_name(change: &Change) -> &'static str {
         Change::Released(_) => "released",
         Change::Expired(_) => "expired",
         Change::Lost(_) => "lost",
+        Change::Revoked(..) => "revoked",
         Change::Split => "split",
         Change::Unknown => "unknown",
         Change::Down { .. } => "down",
@@ -111,6 +112,12 @@ fn to_text(key: &str, change: &Change, now: &Observation) -> String {
             who(h),
             how(h),
             counted(total, "master")
+        ),
+        Change::Revoked(h, revocation) => format!(
+            "lock {key:?} by {}{}: {}",
+            who(h),
+            how(h),
+            status_revoked::describe(revocation)
         ),
         Change::Down { master, error } => {
             format!("master {master}: {}", wording::master_failed(error))
@@ -138,6 +145,9 @@ fn state(key: &str, now: &Observation) -> String {
              racing, or a master restarted)",
             counted(total, "master")
         ),
+        Seen::Revoked(revocation) => {
+            format!("lock {key:?} is {}", status_revoked::describe(revocation))
+        }
         Seen::Unknown => {
             let failed: Vec<_> = now.masters.iter().filter_map(|(_, e)| e.as_ref()).collect();
             format!(
@@ -209,7 +219,15 @@ fn kind(held_as: HeldAs) -> (&'static str, Option<u32>) {
 
 fn to_json(key: &str, change: &Change, now: &Observation) -> Value {
     let about = match change {
-        Change::Taken(h) | Change::Released(h) | Change::Expired(h) | Change::Lost(h) => Some(h),
+        Change::Taken(h)
+        | Change::Released(h)
+        | Change::Expired(h)
+        | Change::Lost(h)
+        | Change::Revoked(h, _) => Some(h),
+        _ => None,
+    };
+    let revoked = match &now.seen {
+        Seen::Revoked(revocation) => Some(status_revoked::json(revocation)),
         _ => None,
     };
     let (master, error) = match change {
@@ -222,6 +240,7 @@ fn to_json(key: &str, change: &Change, now: &Observation) -> Value {
         Seen::Held(holders) => ("held", holders),
         Seen::Split => ("split", &[]),
         Seen::Unknown => ("unknown", &[]),
+        Seen::Revoked(_) => ("revoked", &[]),
     };
     let holders: Vec<Value> = holders
         .iter()
@@ -253,6 +272,7 @@ fn to_json(key: &str, change: &Change, now: &Observation) -> Value {
         "error": error,
         "verdict": verdict,
         "holders": holders,
+        "revoked": revoked,
         "masters": now.masters.len(),
         "unreachable": now.masters.iter().filter(|(_, e)| e.is_some()).count(),
     })

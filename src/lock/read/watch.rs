@@ -207,7 +207,7 @@ fn halfway(read: &Observation) -> bool {
     match read.seen {
         Seen::Split => true,
         Seen::Unknown => failed < read.masters.len() / 2 + 1,
-        Seen::Free | Seen::Held(_) => false,
+        Seen::Free | Seen::Held(_) | Seen::Revoked(_) => false,
     }
 }
 

@@ -6,15 +6,16 @@
 //! [`Observation`] with it, returns the changes in the order they are said, and records them,
 //! so that a state already said is never said again (see `watch`, "Never twice").
 //!
-//! A forced release (`release --force`) is one more way for a holder to go, so one more
-//! variant, `Revoked`, beside `Released` and `Expired`: `observe` reads the revocation record
-//! that keeps the key closed (a field of the lock's inspection), [`Observation`] carries it,
-//! and the loop over the holders that are gone in [`Reported::update`] says `Revoked` for a
-//! holder gone while the key shows one. Nothing else here changes; the command words it.
+//! A forced release (`release --force`) is one more way for a holder to go: while the key is
+//! closed by a revocation record on a quorum, `observe` reads it as [`Seen::Revoked`] (the
+//! record's marker is nobody's hold), and a holder gone into that state is said `Revoked`,
+//! beside `Released` and `Expired`. When the key opens again, the next state is said as any
+//! state after `Split` or `Unknown` is: a holder `Taken`, or `Current`.
 
 use std::time::{Duration, Instant};
 
 use crate::lock::scripts::holder::Holder;
+use crate::lock::scripts::revoke::Revocation;
 use crate::lock::wire::master::Master;
 use crate::lock::wire::node::NodeError;
 
@@ -52,6 +53,9 @@ pub enum Seen {
     Split,
     /// Too many masters did not answer to tell.
     Unknown,
+    /// Closed by `release --force` on a quorum, until the revoked holders stop or their TTL
+    /// ends: nobody holds it, nobody can take it.
+    Revoked(Revocation),
 }
 
 /// One read of the key on every master.
@@ -83,6 +87,8 @@ pub enum Change {
     /// This holder no longer holds it on a quorum, but some master still has it (the key is
     /// split): it lost its majority.
     Lost(HolderSeen),
+    /// This holder was revoked by `release --force` (the record says who, when and why).
+    Revoked(HolderSeen, Revocation),
     /// No quorum holds the key or is free (see [`Seen::Split`]).
     Split,
     /// Too many masters did not answer: who holds it cannot be told until they do.
@@ -111,6 +117,7 @@ enum Class {
     Held,
     Split,
     Unknown,
+    Revoked,
 }
 
 impl Reported {
@@ -124,6 +131,7 @@ impl Reported {
             Seen::Held(_) => Class::Held,
             Seen::Split => Class::Split,
             Seen::Unknown => Class::Unknown,
+            Seen::Revoked(_) => Class::Revoked,
         };
         match self.class {
             None => changes.push(Change::Current),
@@ -144,7 +152,9 @@ impl Reported {
                     // Gone by its TTL only if a master could have answered after the earliest
                     // the TTL ran out; before that, only a release (or a DEL) removed it.
                     let ran_out = runs_out.is_some_and(|at| now.done >= at);
-                    changes.push(if ran_out && !announced {
+                    changes.push(if let Seen::Revoked(revocation) = &now.seen {
+                        Change::Revoked(gone.clone(), revocation.clone())
+                    } else if ran_out && !announced {
                         Change::Expired(gone.clone())
                     } else {
                         Change::Released(gone.clone())
@@ -155,7 +165,13 @@ impl Reported {
                         changes.push(Change::Taken(new.clone()));
                     }
                 }
-                if changes.is_empty() && matches!(before, Class::Unknown | Class::Split) {
+                // A state that says no holder by itself is said as it is: known again after
+                // `Unknown` or `Split`, opened after a revocation, or revoked with no holder
+                // seen before (taken and forced between two reads).
+                let plain = class != before
+                    && (matches!(before, Class::Unknown | Class::Split | Class::Revoked)
+                        || class == Class::Revoked);
+                if changes.is_empty() && plain {
                     changes.push(Change::Current);
                 }
             }
@@ -173,7 +189,7 @@ impl Reported {
             match class {
                 Class::Split => changes.push(Change::Split),
                 Class::Unknown => changes.push(Change::Unknown),
-                Class::Free | Class::Held => {}
+                Class::Free | Class::Held | Class::Revoked => {}
             }
         }
         self.class = Some(class);

@@ -12,6 +12,7 @@ use crate::lock::quorum::slot_verdict::{SemaphoreState, SemaphoreVerdict, judge_
 use crate::lock::quorum::verdict::{Verdict, judge, line};
 use crate::lock::read::inspect;
 use crate::lock::scripts::queue_lua::SHARED_MARKER;
+use crate::lock::scripts::revoke::REVOKED_MARKER;
 
 /// How many of the first waiters in line the watch listens for: each wake channel costs a
 /// connection per master, and a release wakes the first (for readers, the readers at the head
@@ -65,6 +66,16 @@ pub(super) async fn observe(masters: &Masters, key: &str, node_timeout: Duration
                 done: at,
             }
         }
+        // The revocation's marker on a quorum: closed, held by nobody (see `changes`).
+        Verdict::Held { token, .. } if token == REVOKED_MARKER => Observation {
+            seen: locks
+                .iter()
+                .find_map(|m| m.revocation.clone())
+                .map_or(Seen::Unknown, Seen::Revoked),
+            masters: reachability(&locks),
+            at,
+            done: at,
+        },
         Verdict::Held {
             token,
             holder,

@@ -175,3 +175,37 @@ fn a_master_down_is_said_once_and_its_return_too() {
     );
     assert_eq!(said.update(&read(t0, 20, Seen::Free), false), []);
 }
+
+fn revocation(of: &str) -> Revocation {
+    let record = format!(
+        r#"{{"host":"ops","pid":7,"user":"root","command":"redlock","since_ms":1,"note":"hung","token":"{marker}","revoked":[{{"token":"{of}","record":null}}],"until_ms":2}}"#,
+        marker = crate::lock::scripts::revoke::REVOKED_MARKER
+    );
+    Revocation::from_record(record.as_bytes()).expect("a revocation record")
+}
+
+#[test]
+fn a_forced_release_says_the_holder_revoked_and_the_key_opened_after() {
+    let t0 = Instant::now();
+    let mut said = Reported::default();
+    let a = holder("a", 30_000);
+    said.update(&read(t0, 0, Seen::Held(vec![a.clone()])), false);
+    let closed = Seen::Revoked(revocation("a"));
+    assert_eq!(
+        said.update(&read(t0, 10, closed.clone()), false),
+        [Change::Revoked(a, revocation("a"))]
+    );
+    // Closed stays closed: nothing more to say.
+    assert_eq!(said.update(&read(t0, 20, closed.clone()), false), []);
+    // Opened by the revoked holder's release: the state, once.
+    assert_eq!(
+        said.update(&read(t0, 30, Seen::Free), true),
+        [Change::Current]
+    );
+    // Forced between two reads, its holder never seen: the closed state, once.
+    assert_eq!(
+        said.update(&read(t0, 40, closed.clone()), false),
+        [Change::Current]
+    );
+    assert_eq!(said.update(&read(t0, 50, closed), false), []);
+}
