@@ -57,3 +57,56 @@ fn a_marker_in_redlock_token_is_no_inherited_lock() {
         assert!(output.stdout.is_empty(), "{}", describe(&output));
     }
 }
+
+/// A force that reached one master of three revoked nobody (it exits 69 and says the holder
+/// keeps the lock): `status` and `list` name the holder, which holds a majority, and say
+/// nothing of a revocation. Before the fix both said the lock "is revoked by" the forcer, on
+/// the two masters where it was not.
+#[test]
+fn a_force_on_a_minority_is_not_shown_as_a_revocation() {
+    let cluster = Cluster::start(3);
+    let token = acquired(
+        &cluster,
+        &[
+            "acquire", "--key", "half", "--ttl", "30s", "--note", "job 7",
+        ],
+    );
+    let dead: Vec<String> = (0..2)
+        .map(|_| format!("redis://127.0.0.1:{}", crate::common::free_port()))
+        .collect();
+    let forced = crate::common::redlock()
+        .env(
+            "REDLOCK_SERVERS",
+            format!("{},{}", cluster.urls()[0], dead.join(",")),
+        )
+        .args([
+            "release",
+            "--force",
+            "--key",
+            "half",
+            "--node-timeout",
+            "300ms",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(forced.status.code(), Some(69), "{}", describe(&forced));
+    assert_eq!(cluster.holding("half", &token), 2);
+
+    for args in [&["status", "--key", "half"][..], &["list"][..]] {
+        let text = String::from_utf8(output(&cluster, args).stdout).unwrap();
+        let verdict = text.lines().find(|l| l.starts_with("lock ")).unwrap_or("");
+        assert!(
+            verdict.contains("is held by") && verdict.contains("job 7"),
+            "{args:?}: {text}"
+        );
+        assert!(!verdict.contains("revoked"), "{args:?}: {text}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&output(&cluster, &["status", "--key", "half", "--json"]).stdout)
+            .unwrap();
+    assert_eq!(json["token"], token.as_str(), "{json}");
+    assert!(json["revoked"].is_null(), "{json}");
+    let list: serde_json::Value =
+        serde_json::from_slice(&output(&cluster, &["list", "--json"]).stdout).unwrap();
+    assert!(list["locks"][0]["revoked"].is_null(), "{list}");
+}
