@@ -110,3 +110,29 @@ fn a_force_on_a_minority_is_not_shown_as_a_revocation() {
         serde_json::from_slice(&output(&cluster, &["list", "--json"]).stdout).unwrap();
     assert!(list["locks"][0]["revoked"].is_null(), "{list}");
 }
+
+/// A newcomer refused by a revoked key is told it was revoked, not that the forcer holds it:
+/// before the fix the line said "is held by" whoever forced (the record K has while revoked),
+/// "`redlock release --force …`", "expires in 30s unless renewed".
+#[test]
+fn a_newcomer_refused_by_a_revoked_key_is_told_so() {
+    let cluster = Cluster::start(3);
+    acquired(&cluster, &["acquire", "--key", "gone", "--ttl", "30s"]);
+    let forced = output(&cluster, &["release", "--force", "--key", "gone"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", describe(&forced));
+    let refused = output(&cluster, &["acquire", "--key", "gone", "--wait", "0"]);
+    assert_eq!(
+        refused.status.code(),
+        Some(CONFLICT),
+        "{}",
+        describe(&refused)
+    );
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("was revoked by `redlock release --force` and stays closed")
+            && !stderr.contains("held by")
+            && !stderr.contains("unless renewed"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
