@@ -18,6 +18,15 @@ fn acquired(cluster: &Cluster, args: &[&str]) -> String {
     String::from_utf8(output.stdout).unwrap().trim().to_string()
 }
 
+/// `PEXPIRE key ms` on master `i`, as another client could.
+fn pexpire(cluster: &Cluster, i: usize, key: &str, ms: u64) {
+    let _: () = redis::cmd("PEXPIRE")
+        .arg(key)
+        .arg(ms)
+        .query(&mut cluster.servers[i].connection())
+        .unwrap();
+}
+
 /// A run under REDLOCK_KEY=K and REDLOCK_TOKEN=`marker` (copied from `status --json`'s
 /// `token`, say) that tries once: it must not take K's marker for its own lock.
 fn run_with_inherited(cluster: &Cluster, key: &str, marker: &str) -> Output {
@@ -135,4 +144,48 @@ fn a_newcomer_refused_by_a_revoked_key_is_told_so() {
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+/// A partial hold (another client's `SET NX` that won one master of three) is revoked where it
+/// is, and the force says so. Before, it exited 79 saying "nothing was revoked" while that
+/// master held the revocation for the partial hold's TTL.
+#[test]
+fn a_partial_hold_revoked_on_a_minority_is_said() {
+    let cluster = Cluster::start(3);
+    cluster.servers[0].set("part", "foreign");
+    pexpire(&cluster, 0, "part", 30_000);
+    let forced = output(&cluster, &["release", "--force", "--key", "part"]);
+    assert_eq!(forced.status.code(), Some(79), "{}", describe(&forced));
+    let stderr = String::from_utf8_lossy(&forced.stderr);
+    assert!(
+        stderr.contains("nobody held it; it is revoked on 1 master all the same"),
+        "{stderr}"
+    );
+    assert_eq!(
+        cluster.servers[0].get("part").as_deref(),
+        Some(redlock_cli::lock::REVOKED_MARKER)
+    );
+}
+
+/// Each master keeps K closed for its own token's remaining TTL plus drift: where the token
+/// had 120 s left (extended there by hand), the revocation lasts far more than the 30 s plus
+/// drift (30 s · 0.01 + 2 ms) it lasts at most where the token had 30 s. Both keys carry the
+/// TTL.
+#[test]
+fn each_master_keeps_the_key_closed_for_its_own_ttl_plus_drift() {
+    let cluster = Cluster::start(3);
+    acquired(&cluster, &["acquire", "--key", "ttls", "--ttl", "30s"]);
+    pexpire(&cluster, 1, "ttls", 120_000);
+    let forced = output(&cluster, &["release", "--force", "--key", "ttls"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", describe(&forced));
+    let holder = redlock_cli::lock::keys::holder("ttls");
+    for (i, server) in cluster.servers.iter().enumerate() {
+        let (k, record) = (server.pttl("ttls"), server.pttl(&holder));
+        assert!(k > 0 && record > 0, "master {i}: {k} {record}");
+        if i == 1 {
+            assert!(k > 60_000, "master {i}: {k}");
+        } else {
+            assert!(k <= 30_302, "master {i}: {k}");
+        }
+    }
 }

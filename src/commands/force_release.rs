@@ -66,9 +66,18 @@ pub fn force_release(
             log::info!(event = "forced", key = key.as_str(), outcome = "revoked"; "revoked {key:?}");
             Ok(exit::OK)
         }
-        Forced::NothingHeld => Err(Failure::new(
+        Forced::NothingHeld { partial: 0 } => Err(Failure::new(
             exit::NOTHING_HELD,
             format!("lock {key:?} is not held on a majority of masters: nothing was revoked"),
+        )),
+        Forced::NothingHeld { partial } => Err(Failure::new(
+            exit::NOTHING_HELD,
+            format!(
+                "lock {key:?} is not held on a majority of masters: nobody held it; it is \
+                 revoked on {} all the same (a partial hold, closed there until its TTL, or \
+                 until its holder releases it)",
+                counted(partial, "master")
+            ),
         )),
         Forced::Unsupported(kind) => Err(Failure::usage(format!(
             "lock {key:?} is held {}: release --force revokes a lock held alone; this build \
