@@ -189,3 +189,28 @@ fn each_master_keeps_the_key_closed_for_its_own_ttl_plus_drift() {
         }
     }
 }
+
+/// The revocation record names what was done, not the forcer's whole command line, which may
+/// carry a password: before the fix, `--server redis://:s3cret@…` was kept on the masters and
+/// printed by `status --json`.
+#[test]
+fn the_revocation_record_keeps_no_password_from_the_command_line() {
+    let server = crate::common::Server::start_inner(&["--requirepass", "s3cret"], None);
+    let url = server.url().replacen("redis://", "redis://:s3cret@", 1);
+    let run = |args: &[&str]| {
+        crate::common::redlock()
+            .env_remove("REDLOCK_SERVERS")
+            .args(["--server", &url])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let taken = run(&["acquire", "--key", "pw", "--ttl", "30s"]);
+    assert!(taken.status.success(), "{}", describe(&taken));
+    let forced = run(&["release", "--force", "--key", "pw", "--reason", "hung"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", describe(&forced));
+    let status = run(&["status", "--key", "pw", "--json"]);
+    let json = String::from_utf8_lossy(&status.stdout);
+    assert!(json.contains("release --force --key pw"), "{json}");
+    assert!(!json.contains("s3cret"), "{json}");
+}
