@@ -42,10 +42,8 @@ pub(in crate::lock) async fn renewal(
         .await;
     masters.trace("extend", lock.key(), &round, start.elapsed());
     let in_time = lock.validity_end <= start || Instant::now() < lock.validity_end;
-    // A renewal that did not win, where some master holds a revocation naming us, ends as
-    // revoked: whose it is, said (see `revoke`). That master may be a minority (a force that
-    // exited 69): stopping then, rather than retrying while the validity lasts, is earlier
-    // than needed but never unsafe. A renewal that won goes on, whatever a minority says.
+    // A force that reached a majority is what refused us: say whose (see `revoke`). One
+    // that reached fewer did not count; a renewal that still won goes on.
     let revocation = || {
         round
             .answers
