@@ -320,10 +320,10 @@ pub struct TokenArgs {
 // Breaking glass: `release --force`.
 #[derive(Debug, Args)]
 pub struct ForceArgs {
-    /// Revoke whoever holds the lock, without their token (not yet readers or --limit slots:
-    /// refused, exit 64). The key stays closed until the revoked holders have stopped and said
-    /// so, or their TTL has run out: never two holders. A revoked `run` stops its command (exit
-    /// 70) and names who revoked it, from which host, and why.
+    /// Revoke whoever holds the lock (the lock, every reader), without their token. The key
+    /// stays closed until the revoked holders have stopped and said so, or their TTL has run
+    /// out: never two holders. A revoked `run` stops its command (exit 70) and names who
+    /// revoked it, from which host, and why.
     #[arg(long)]
     pub force: bool,
 
