@@ -24,6 +24,7 @@ mod error_causes;
 mod exit_codes;
 mod faults;
 mod fencing;
+mod force_edges;
 mod force_release;
 mod foreign_bytes;
 mod generated;

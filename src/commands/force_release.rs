@@ -21,7 +21,18 @@ pub fn force_release(
     let metrics_file = config::metrics_file(&metrics_args, &context.defaults)?;
     context.warn();
     let key = &settings.key;
-    let words: Vec<String> = std::env::args().collect();
+    // Not the whole command line: it may carry a password (`--server redis://:pw@host`), and
+    // the record is kept by every master and printed by `status` and `list`.
+    let program = std::env::args()
+        .next()
+        .unwrap_or_else(|| "redlock".to_string());
+    let words = [
+        program,
+        "release".into(),
+        "--force".into(),
+        "--key".into(),
+        key.clone(),
+    ];
     let by = Holder::this_process(&words).with_note(settings.reason.clone());
     let client = open_client(&context)?;
     let forced = client.force_release(key, &by, settings.timing);
@@ -66,9 +77,18 @@ pub fn force_release(
             log::info!(event = "forced", key = key.as_str(), outcome = "revoked"; "revoked {key:?}");
             Ok(exit::OK)
         }
-        Forced::NothingHeld => Err(Failure::new(
+        Forced::NothingHeld { partial: 0 } => Err(Failure::new(
             exit::NOTHING_HELD,
             format!("lock {key:?} is not held on a majority of masters: nothing was revoked"),
+        )),
+        Forced::NothingHeld { partial } => Err(Failure::new(
+            exit::NOTHING_HELD,
+            format!(
+                "lock {key:?} is not held on a majority of masters: nobody held it; it is \
+                 revoked on {} all the same (a partial hold, closed there until its TTL, or \
+                 until its holder releases it)",
+                counted(partial, "master")
+            ),
         )),
         Forced::Unsupported(_) => Err(Failure::usage(format!(
             "lock {key:?} is used as a semaphore (--limit): release --force revokes a lock or \

@@ -113,6 +113,7 @@ fn reason(failure: &AttemptFailure, age: Age) -> String {
             holder,
             free,
             shared,
+            revoked,
             waiters,
             place,
             ..
@@ -121,6 +122,10 @@ fn reason(failure: &AttemptFailure, age: Age) -> String {
                 _ if *free => "free, others first".to_string(),
                 // As the give-up line says it (`wording`): readers hold no token of a holder.
                 _ if *shared => "held by readers (--shared)".to_string(),
+                _ if *revoked => {
+                    "revoked by `redlock release --force`, closed until the revoked holder stops"
+                        .to_string()
+                }
                 Some(holder) => format!("held by {}", age.describe(holder)),
                 None => "held by another client".into(),
             };

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use crate::config::env;
 use crate::exit::Failure;
-use crate::lock::{Kind, Redlock, Verdict, judge_readers, judge_slots};
+use crate::lock::{
+    Kind, REVOKED_MARKER, Redlock, SHARED_MARKER, Verdict, judge_readers, judge_slots,
+};
 
 /// The prefix `acquire` puts on the token of a nested (re-entrant) acquisition: `release`
 /// leaves such a lock to the outer holder.
@@ -28,7 +30,9 @@ pub fn inherited_lock(
         return Ok(None);
     };
     let token = token.strip_prefix(NESTED_PREFIX).unwrap_or(&token);
-    if inherited_key != key || token.is_empty() {
+    // The markers K holds for readers and while revoked are nobody's token: "re-using" one
+    // would let this process in beside the readers, or beside a revoked holder still inside.
+    if inherited_key != key || token.is_empty() || is_marker(token) {
         return Ok(None);
     }
     // Re-used only as what it is: a slot of the same limit for `--limit`, a reader's share for
@@ -71,6 +75,11 @@ pub fn inherited_lock(
         Verdict::Held { token: holder, .. } if holder == token
     );
     Ok(reused(key, token, held))
+}
+
+/// Whether `token` is one of the values K holds that are nobody's token.
+fn is_marker(token: &str) -> bool {
+    token == SHARED_MARKER || token == REVOKED_MARKER
 }
 
 /// Whether `token` holds a reader's share of `key` on a majority.

@@ -75,7 +75,8 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
         json["readers"] = readers.map_or(Value::Null, |(r, _)| status_shared::json(r));
         json["reader_count"] = readers.map_or(Value::Null, |(_, count)| count.into());
         json["readers_shown"] = readers.map_or(Value::Null, |(r, _)| r.len().into());
-        json["revoked"] = status_revoked::found(&masters).map_or(Value::Null, status_revoked::json);
+        json["revoked"] =
+            status_revoked::found(&masters, &verdict).map_or(Value::Null, status_revoked::json);
         if readers.is_some() {
             // The readers' marker is nobody's token: readers are listed by their own.
             json["token"] = Value::Null;
@@ -221,7 +222,7 @@ fn to_text(
             masters: holding,
             ..
         } => {
-            let revoked = status_revoked::found(masters);
+            let revoked = status_revoked::found(masters, verdict);
             let who = match (revoked, readers, holder) {
                 (Some(revocation), _, _) => status_revoked::describe(revocation),
                 (None, Some((readers, count)), _) => status_shared::who(readers, count),

@@ -6,11 +6,16 @@ use std::time::{Duration, UNIX_EPOCH};
 use serde_json::{Value, json};
 
 use crate::escape;
-use crate::lock::{Holder, Inspection, Revocation};
+use crate::lock::{Holder, Inspection, REVOKED_MARKER, Revocation, Verdict};
 
-/// The revocation record some master shows, if the lock is revoked there.
-pub(super) fn found(masters: &[Inspection]) -> Option<&Revocation> {
-    masters.iter().find_map(|m| m.revocation.as_ref())
+/// The revocation record to show for the lock as judged: where a majority holds one token,
+/// only if that is the marker (a force that reached a minority revoked nobody: the holder
+/// keeps the lock); otherwise the one some master shows, if any.
+pub(super) fn found<'a>(masters: &'a [Inspection], verdict: &Verdict) -> Option<&'a Revocation> {
+    match verdict {
+        Verdict::Held { token, .. } if token != REVOKED_MARKER => None,
+        _ => masters.iter().find_map(|m| m.revocation.as_ref()),
+    }
 }
 
 /// `revoked by user ops on ops-1 (pid 4412) at …, reason "…", from ci-3 (pid …) for 2m; closed

@@ -118,6 +118,10 @@ pub fn waiting(waiters: usize) -> String {
     }
 }
 
+/// What a refusal by a revoked key says (`release --force`; see the lock's `revoke`).
+pub const REVOKED: &str = "was revoked by `redlock release --force` and stays closed until the \
+     revoked holder stops and says so (`redlock status` says who)";
+
 fn whole_seconds(d: Duration) -> humantime::FormattedDuration {
     humantime::format_duration(Duration::from_secs(d.as_secs().max(1)))
 }
@@ -153,6 +157,7 @@ pub fn describe_failure(
             expires_in,
             free,
             shared,
+            revoked,
             waiters,
             place,
         } => {
@@ -163,11 +168,16 @@ pub fn describe_failure(
                     waiting(*waiters)
                 ),
                 _ if *shared => "is held by readers (--shared)".to_string(),
+                // The record there is whoever forced, not a holder: `status` says who.
+                _ if *revoked => REVOKED.to_string(),
                 Some(holder) => format!("is held by {}", holder.describe()),
                 None => "is held by another client".to_string(),
             };
             let mut expiry = expires_in
-                .map(|t| format!(", expires in {} unless renewed", whole_seconds(t)))
+                .map(|t| match revoked {
+                    true => format!(", at most {}", whole_seconds(t)),
+                    false => format!(", expires in {} unless renewed", whole_seconds(t)),
+                })
                 .unwrap_or_default();
             if !*free && *waiters > 0 {
                 let _ = write!(expiry, ", and {} queued for it", waiting(*waiters));

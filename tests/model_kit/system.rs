@@ -168,6 +168,12 @@ pub trait Protocol {
     fn lapse(&self, master: &mut Self::Master, token: Token);
     /// `token`'s lock, slot or share ran out of TTL on `master` (no script runs).
     fn expire(&self, master: &mut Self::Master, token: Token, client: &ClientOf<Self>);
+    /// Whether something `token` left on `master` may run out of TTL while its client still
+    /// lives: never, in the protocols as built (a TTL outlasts its holder's validity), so
+    /// only a known-bad rule says yes.
+    fn expires_alive(&self, _master: &Self::Master, _token: Token) -> bool {
+        false
+    }
 
     /// A sleeping client reads its notices.
     fn woken(&self, _client: &mut ClientOf<Self>) {}
@@ -251,7 +257,16 @@ pub fn actions<P: Protocol>(model: &P, state: &StateOf<P>, actions: &mut Vec<Act
         if bounds.crash && !crashed && client.is_alive() {
             actions.push(Action::Crash(token));
         }
-        if client.phase == Phase::Crashed {
+        if client.phase != Phase::Crashed {
+            for (master, m) in state.masters.iter().enumerate() {
+                if model.expires_alive(m, token) {
+                    actions.push(Action::Expire {
+                        client: token,
+                        master,
+                    });
+                }
+            }
+        } else {
             for (master, m) in state.masters.iter().enumerate() {
                 if model.has_place(m, token) {
                     actions.push(Action::Lapse {

@@ -81,6 +81,10 @@ pub enum Force {
     Marker,
     /// Known-bad: the key is freed at once, as an operator's `DEL` on every master would.
     FreeAtOnce,
+    /// Known-bad: the marker's TTL is shorter than the revoked holder's remaining validity
+    /// (the force's own TTL, say, where the holder's was longer): it may run out while the
+    /// revoked holder still lives.
+    ShortTtl,
 }
 
 /// The protocol and the kind together: every rule a client or master follows.

@@ -16,9 +16,10 @@
 //! the marker's TTL, the revoked token's plus drift, runs out; the argument is in
 //! src/lock/kinds/revoke.rs). FORCE publishes nothing, as the Lua does not.
 //!
-//! The known-bad rule (`Force::FreeAtOnce`): FORCE frees the key at once, as `DEL` on every
-//! master would; the model finds two holders: the revoked one, which has not renewed yet, and
-//! the waiter that took the freed key.
+//! The known-bad rules: FORCE frees the key at once (`Force::FreeAtOnce`), as `DEL` on every
+//! master would; or the marker runs out before the revoked holder's validity
+//! (`Force::ShortTtl`). The model finds two holders either way: the revoked one, which has not
+//! renewed yet, and the waiter that took the freed key.
 
 use stateright::Checker;
 
@@ -34,7 +35,7 @@ impl Master {
     pub(super) fn force(&mut self, force: Force) -> Ran {
         // Taken either way: the known-bad rule frees it.
         if let Some(holder) = self.lock.take()
-            && force == Force::Marker
+            && force != Force::FreeAtOnce
         {
             self.revoked = Some(holder);
         }
@@ -149,8 +150,22 @@ fn revocation_holds_within_larger_bounds() {
 /// while the revoked holder, which has not renewed yet, still holds it: two holders.
 #[test]
 fn freeing_the_key_at_once_on_force_makes_two_holders() {
+    finds_two_holders(Force::FreeAtOnce);
+}
+
+/// A second known-bad rule: the marker runs out before the revoked holder's validity (its TTL
+/// not the holder's own remaining TTL plus drift). The waiter's timer takes the key where the
+/// marker ran out, while the revoked holder, which has not renewed yet, still holds it.
+#[test]
+fn a_marker_shorter_than_the_holders_validity_makes_two_holders() {
+    finds_two_holders(Force::ShortTtl);
+}
+
+/// A holder, a waiter with one timer, a forcer that revokes with `force`: the checker finds
+/// two holders, and the trace says how.
+fn finds_two_holders(force: Force) {
     let model = forced(
-        Force::FreeAtOnce,
+        force,
         QueueModel {
             timers: 1,
             ..fixed(hand_off(1, 0, 0))

@@ -153,6 +153,10 @@ impl system::Protocol for QueueModel {
         }
     }
 
+    fn expires_alive(&self, master: &Master, token: Token) -> bool {
+        self.force == Some(Force::ShortTtl) && master.revoked == Some(token)
+    }
+
     fn woken(&self, client: &mut Client) {
         client.own.woken = true;
     }

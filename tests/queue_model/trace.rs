@@ -48,7 +48,7 @@ fn step(
         Action::Crash(c) => format!("c{c} dies"),
         Action::Lapse { client, master } => format!("c{client}'s place lapses on m{master}"),
         Action::Expire { client, master } => {
-            format!("c{client}'s lock or slot expires on m{master}")
+            format!("c{client}'s lock, slot or revocation marker expires on m{master}")
         }
         Action::Run { client, master } => {
             let sent = state.clients[client as usize].sent[master].oldest();

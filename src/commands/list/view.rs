@@ -72,7 +72,7 @@ pub fn view(lock: &FoundLock, scanned: &[MasterScan]) -> Option<LockView> {
         Some((readers, count)) => (Some(readers), count),
         None => (None, 0),
     };
-    let revocation = super::super::status_revoked::found(&masters).cloned();
+    let revocation = super::super::status_revoked::found(&masters, &verdict).cloned();
     let view = LockView {
         revocation,
         readers,

@@ -149,6 +149,7 @@ pub(in crate::lock) fn held(in_the_way: InTheWay) -> AttemptFailure {
         expires_in: in_the_way.expires_in,
         free: in_the_way.free,
         shared: in_the_way.shared,
+        revoked: in_the_way.revoked,
         waiters: in_the_way.waiters,
         place: (in_the_way.place > 0).then_some(in_the_way.place),
     }
@@ -325,6 +326,7 @@ fn held_by(round: &Round, tickets_needed: usize) -> (AttemptFailure, Option<u64>
     let mut expires_in: Option<Duration> = None;
     let mut free = true;
     let mut shared = false;
+    let mut revoked = false;
     let mut waiters = 0;
     let mut tickets = 0;
     let mut ticket = 0;
@@ -343,6 +345,7 @@ fn held_by(round: &Round, tickets_needed: usize) -> (AttemptFailure, Option<u64>
         }
         free &= refusal.free;
         shared |= refusal.shared;
+        revoked |= refusal.revoked;
         waiters = waiters.max(refusal.waiters);
         if let Some(drawn) = refusal.ticket {
             tickets += 1;
@@ -354,6 +357,7 @@ fn held_by(round: &Round, tickets_needed: usize) -> (AttemptFailure, Option<u64>
         expires_in,
         free,
         shared,
+        revoked,
         waiters,
         place: None,
     };

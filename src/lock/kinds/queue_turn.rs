@@ -127,6 +127,7 @@ impl<'a> Turns<'a> {
                     held.waiters = held.waiters.max(place.waiters);
                     held.free &= place.refusal.free;
                     held.shared |= place.refusal.shared;
+                    held.revoked |= place.refusal.revoked;
                     // Readers announce their releases like holders of the lock: not outsiders.
                     polled.outsider |= seam.outsiders()
                         && !place.refusal.free

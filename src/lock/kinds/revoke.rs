@@ -87,8 +87,10 @@ pub enum Forced {
         /// The longest any of them keeps K closed.
         closed_for: Option<Duration>,
     },
-    /// A majority had nothing to revoke: K is free.
-    NothingHeld,
+    /// A majority had nothing to revoke: K is free. `partial`: the masters where it revoked a
+    /// partial hold all the same (a failed attempt, or what is left of an expired lock), closed
+    /// there until that TTL or the partial holder's release.
+    NothingHeld { partial: usize },
     /// K is used as a semaphore (`semaphore`): not revoked.
     Unsupported(&'static str),
     /// Neither: the force reached `confirmed` masters, fewer than a majority.
@@ -177,7 +179,7 @@ pub(in crate::lock) async fn force(
     } else if let Some(kind) = unsupported.filter(|_| yes == 0) {
         Forced::Unsupported(kind)
     } else if no >= quorum {
-        Forced::NothingHeld
+        Forced::NothingHeld { partial: yes }
     } else {
         Forced::Unconfirmed {
             confirmed: yes,

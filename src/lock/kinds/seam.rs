@@ -122,6 +122,8 @@ pub(in crate::lock) struct InTheWay {
     pub expires_in: Option<Duration>,
     pub free: bool,
     pub shared: bool,
+    /// Revoked by `release --force` on some master that refused.
+    pub revoked: bool,
     pub waiters: usize,
     pub place: usize,
 }
@@ -133,6 +135,7 @@ impl Default for InTheWay {
             expires_in: None,
             free: true,
             shared: false,
+            revoked: false,
             waiters: 0,
             place: 0,
         }

@@ -107,6 +107,7 @@ mod tests {
             expires_in,
             free: false,
             shared: false,
+            revoked: false,
             waiters: 1,
             place: Some(1),
         }

@@ -46,6 +46,10 @@ pub enum AttemptFailure {
         free: bool,
         /// Readers hold it (`--shared`), on some master that refused.
         shared: bool,
+        /// `release --force` revoked it, on some master that refused: it stays closed until
+        /// the revoked holder stops and says so, or its TTL runs out (`holder` may then be
+        /// whoever forced: the record K has there).
+        revoked: bool,
         /// How many wait in the fair queue (the most any master counts), we ourselves
         /// included once we have a place (`place`).
         waiters: usize,

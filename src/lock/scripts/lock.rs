@@ -22,10 +22,8 @@ use std::time::Duration;
 use super::bit;
 use super::holder::Holder;
 use super::queue_lua::{FUNCTIONS, SHARED_MARKER};
-use super::replies::MasterState;
-use super::replies::Vote;
-use super::replies::{QueuedWaiter, queued_waiters};
-use super::revoke::{ACKNOWLEDGE, MARKER, Revocation, revocation_in};
+use super::replies::{MasterState, QueuedWaiter, Vote, queued_waiters};
+use super::revoke::{ACKNOWLEDGE, MARKER, REVOKED_MARKER, Revocation, revocation_in};
 pub use crate::lock::wire::lua::Lua;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
@@ -111,6 +109,8 @@ pub(in crate::lock) struct Refusal {
     pub free: bool,
     /// Readers hold it there (`--shared`: K holds the marker).
     pub shared: bool,
+    /// Revoked there by `release --force` (the record is then whoever forced).
+    pub revoked: bool,
     /// How many wait in the queue there.
     pub waiters: usize,
     /// The ticket drawn there, when one was asked for.
@@ -136,6 +136,7 @@ pub(in crate::lock) fn refusal(reply: &Reply) -> Option<Refusal> {
         expires_in: fields.get(1).and_then(ttl),
         free: token.is_none(),
         shared: token == Some(SHARED_MARKER.as_bytes()),
+        revoked: token == Some(REVOKED_MARKER.as_bytes()),
         waiters: int(3).unwrap_or(0) as usize,
         ticket: int(4),
     })

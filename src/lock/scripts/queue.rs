@@ -47,6 +47,7 @@ use super::lock::{Refusal, SEMAPHORE_CHECK, semaphore_in_use, ttl};
 use super::queue_lua::{FUNCTIONS, SHARED_MARKER};
 use super::replies::Conflict;
 use super::replies::Vote;
+use super::revoke::REVOKED_MARKER;
 use crate::lock::wire::lua::Lua;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
@@ -184,6 +185,7 @@ pub(in crate::lock) fn turn(answer: &Result<Reply, NodeError>) -> Option<Turn> {
                     expires_in: fields.get(4).and_then(ttl),
                     free: token.is_none(),
                     shared: token == Some(SHARED_MARKER.as_bytes()),
+                    revoked: token == Some(REVOKED_MARKER.as_bytes()),
                     waiters: int(2).unwrap_or(0),
                     ticket: None,
                 },

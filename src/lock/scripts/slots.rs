@@ -427,6 +427,7 @@ pub(in crate::lock) fn slot_turn(answer: &Result<Reply, NodeError>) -> Option<Tu
                     expires_in: frees_in,
                     free: false,
                     shared: false,
+                    revoked: false,
                     waiters,
                     ticket: None,
                 },

@@ -1,0 +1,216 @@
+//! `release --force` at its edges (issue 38, a review of src/lock/kinds/revoke.rs): the values
+//! K holds that are nobody's token are never an inherited lock, and what `status` says while a
+//! force holds only a minority.
+
+use std::process::Output;
+
+use crate::common::{Cluster, describe};
+
+const CONFLICT: i32 = 75;
+
+fn output(cluster: &Cluster, args: &[&str]) -> Output {
+    cluster.redlock().args(args).output().unwrap()
+}
+
+fn acquired(cluster: &Cluster, args: &[&str]) -> String {
+    let output = output(cluster, args);
+    assert!(output.status.success(), "{}", describe(&output));
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+/// `PEXPIRE key ms` on master `i`, as another client could.
+fn pexpire(cluster: &Cluster, i: usize, key: &str, ms: u64) {
+    let _: () = redis::cmd("PEXPIRE")
+        .arg(key)
+        .arg(ms)
+        .query(&mut cluster.servers[i].connection())
+        .unwrap();
+}
+
+/// A run under REDLOCK_KEY=K and REDLOCK_TOKEN=`marker` (copied from `status --json`'s
+/// `token`, say) that tries once: it must not take K's marker for its own lock.
+fn run_with_inherited(cluster: &Cluster, key: &str, marker: &str) -> Output {
+    cluster
+        .redlock()
+        .env("REDLOCK_KEY", key)
+        .env("REDLOCK_TOKEN", marker)
+        .args(["run", "--key", key, "--wait", "0", "--", "echo", "inside"])
+        .output()
+        .unwrap()
+}
+
+/// Before the fix, both runs printed "inside" and exited 0: the revocation's marker (while
+/// the revoked holder may still be inside) and the readers' marker (while readers hold) were
+/// taken for a lock this process inherited.
+#[test]
+fn a_marker_in_redlock_token_is_no_inherited_lock() {
+    let cluster = Cluster::start(3);
+    acquired(&cluster, &["acquire", "--key", "revoked", "--ttl", "30s"]);
+    let forced = output(&cluster, &["release", "--force", "--key", "revoked"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", describe(&forced));
+    acquired(
+        &cluster,
+        &["acquire", "--key", "read", "--ttl", "30s", "--shared"],
+    );
+    for (key, marker) in [
+        ("revoked", redlock_cli::lock::REVOKED_MARKER),
+        ("read", redlock_cli::lock::SHARED_MARKER),
+    ] {
+        let output = run_with_inherited(&cluster, key, marker);
+        assert_eq!(
+            output.status.code(),
+            Some(CONFLICT),
+            "{}",
+            describe(&output)
+        );
+        assert!(output.stdout.is_empty(), "{}", describe(&output));
+    }
+}
+
+/// A force that reached one master of three revoked nobody (it exits 69 and says the holder
+/// keeps the lock): `status` and `list` name the holder, which holds a majority, and say
+/// nothing of a revocation. Before the fix both said the lock "is revoked by" the forcer, on
+/// the two masters where it was not.
+#[test]
+fn a_force_on_a_minority_is_not_shown_as_a_revocation() {
+    let cluster = Cluster::start(3);
+    let token = acquired(
+        &cluster,
+        &[
+            "acquire", "--key", "half", "--ttl", "30s", "--note", "job 7",
+        ],
+    );
+    let dead: Vec<String> = (0..2)
+        .map(|_| format!("redis://127.0.0.1:{}", crate::common::free_port()))
+        .collect();
+    let forced = crate::common::redlock()
+        .env(
+            "REDLOCK_SERVERS",
+            format!("{},{}", cluster.urls()[0], dead.join(",")),
+        )
+        .args([
+            "release",
+            "--force",
+            "--key",
+            "half",
+            "--node-timeout",
+            "300ms",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(forced.status.code(), Some(69), "{}", describe(&forced));
+    assert_eq!(cluster.holding("half", &token), 2);
+
+    for args in [&["status", "--key", "half"][..], &["list"][..]] {
+        let text = String::from_utf8(output(&cluster, args).stdout).unwrap();
+        let verdict = text.lines().find(|l| l.starts_with("lock ")).unwrap_or("");
+        assert!(
+            verdict.contains("is held by") && verdict.contains("job 7"),
+            "{args:?}: {text}"
+        );
+        assert!(!verdict.contains("revoked"), "{args:?}: {text}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&output(&cluster, &["status", "--key", "half", "--json"]).stdout)
+            .unwrap();
+    assert_eq!(json["token"], token.as_str(), "{json}");
+    assert!(json["revoked"].is_null(), "{json}");
+    let list: serde_json::Value =
+        serde_json::from_slice(&output(&cluster, &["list", "--json"]).stdout).unwrap();
+    assert!(list["locks"][0]["revoked"].is_null(), "{list}");
+}
+
+/// A newcomer refused by a revoked key is told it was revoked, not that the forcer holds it:
+/// before the fix the line said "is held by" whoever forced (the record K has while revoked),
+/// "`redlock release --force …`", "expires in 30s unless renewed".
+#[test]
+fn a_newcomer_refused_by_a_revoked_key_is_told_so() {
+    let cluster = Cluster::start(3);
+    acquired(&cluster, &["acquire", "--key", "gone", "--ttl", "30s"]);
+    let forced = output(&cluster, &["release", "--force", "--key", "gone"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", describe(&forced));
+    let refused = output(&cluster, &["acquire", "--key", "gone", "--wait", "0"]);
+    assert_eq!(
+        refused.status.code(),
+        Some(CONFLICT),
+        "{}",
+        describe(&refused)
+    );
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("was revoked by `redlock release --force` and stays closed")
+            && !stderr.contains("held by")
+            && !stderr.contains("unless renewed"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+/// A partial hold (another client's `SET NX` that won one master of three) is revoked where it
+/// is, and the force says so. Before, it exited 79 saying "nothing was revoked" while that
+/// master held the revocation for the partial hold's TTL.
+#[test]
+fn a_partial_hold_revoked_on_a_minority_is_said() {
+    let cluster = Cluster::start(3);
+    cluster.servers[0].set("part", "foreign");
+    pexpire(&cluster, 0, "part", 30_000);
+    let forced = output(&cluster, &["release", "--force", "--key", "part"]);
+    assert_eq!(forced.status.code(), Some(79), "{}", describe(&forced));
+    let stderr = String::from_utf8_lossy(&forced.stderr);
+    assert!(
+        stderr.contains("nobody held it; it is revoked on 1 master all the same"),
+        "{stderr}"
+    );
+    assert_eq!(
+        cluster.servers[0].get("part").as_deref(),
+        Some(redlock_cli::lock::REVOKED_MARKER)
+    );
+}
+
+/// Each master keeps K closed for its own token's remaining TTL plus drift: where the token
+/// had 120 s left (extended there by hand), the revocation lasts far more than the 30 s plus
+/// drift (30 s · 0.01 + 2 ms) it lasts at most where the token had 30 s. Both keys carry the
+/// TTL.
+#[test]
+fn each_master_keeps_the_key_closed_for_its_own_ttl_plus_drift() {
+    let cluster = Cluster::start(3);
+    acquired(&cluster, &["acquire", "--key", "ttls", "--ttl", "30s"]);
+    pexpire(&cluster, 1, "ttls", 120_000);
+    let forced = output(&cluster, &["release", "--force", "--key", "ttls"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", describe(&forced));
+    let holder = redlock_cli::lock::keys::holder("ttls");
+    for (i, server) in cluster.servers.iter().enumerate() {
+        let (k, record) = (server.pttl("ttls"), server.pttl(&holder));
+        assert!(k > 0 && record > 0, "master {i}: {k} {record}");
+        if i == 1 {
+            assert!(k > 60_000, "master {i}: {k}");
+        } else {
+            assert!(k <= 30_302, "master {i}: {k}");
+        }
+    }
+}
+
+/// The revocation record names what was done, not the forcer's whole command line, which may
+/// carry a password: before the fix, `--server redis://:s3cret@…` was kept on the masters and
+/// printed by `status --json`.
+#[test]
+fn the_revocation_record_keeps_no_password_from_the_command_line() {
+    let server = crate::common::Server::start_inner(&["--requirepass", "s3cret"], None);
+    let url = server.url().replacen("redis://", "redis://:s3cret@", 1);
+    let run = |args: &[&str]| {
+        crate::common::redlock()
+            .env_remove("REDLOCK_SERVERS")
+            .args(["--server", &url])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let taken = run(&["acquire", "--key", "pw", "--ttl", "30s"]);
+    assert!(taken.status.success(), "{}", describe(&taken));
+    let forced = run(&["release", "--force", "--key", "pw", "--reason", "hung"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", describe(&forced));
+    let status = run(&["status", "--key", "pw", "--json"]);
+    let json = String::from_utf8_lossy(&status.stdout);
+    assert!(json.contains("release --force --key pw"), "{json}");
+    assert!(!json.contains("s3cret"), "{json}");
+}
