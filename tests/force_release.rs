@@ -109,13 +109,17 @@ fn a_forced_run_stops_names_who_and_the_next_enters_only_after_it_is_dead() {
         ALIVE,
     );
     let group = holder.wait_ready();
+    // The next command looks for the old one's group itself, as it starts.
+    let next_setup = format!(
+        "{STARTED}\nif kill -0 -{group} 2>/dev/null; then echo alive > \"$d/old_group\"; fi"
+    );
     let mut next = Running::start_script(
         cluster
             .redlock()
             .args(["run", "--key", "deploy", "--ttl", "3s", "--wait", "60s"])
             .arg("--metrics-file")
             .arg(metrics_of("next")),
-        STARTED,
+        &next_setup,
         "",
     );
     // The waiter is in line before the force.
@@ -151,8 +155,8 @@ fn a_forced_run_stops_names_who_and_the_next_enters_only_after_it_is_dead() {
         "{stderr}"
     );
     next.wait_ready();
-    // From the processes' own clocks: the old command ended before the next one started, and
-    // nothing of its group was left.
+    // From the processes' own clocks: the old command ended before the next one started; and
+    // from the next command itself: nothing of the old group was left when it started.
     let ended = read_ns(&holder.path("ended"));
     let started = read_ns(&next.path("started"));
     assert!(
@@ -160,6 +164,10 @@ fn a_forced_run_stops_names_who_and_the_next_enters_only_after_it_is_dead() {
         "old command ended at {ended}, next started at {started}"
     );
     assert!(read_ns(&holder.path("alive")) <= started);
+    assert!(
+        !next.path("old_group").exists(),
+        "the old command's group still had a process when the next command started"
+    );
     assert!(live_group_members(group).is_empty());
     next.open_gate();
     let output = next.wait_output();
