@@ -325,7 +325,8 @@ pub struct ForceArgs {
     /// Revoke whoever holds the lock (the lock, every reader), without their token. The key
     /// stays closed until the revoked holders have stopped and said so, or their TTL has run
     /// out: never two holders. A revoked `run` stops its command (exit 70) and names who
-    /// revoked it, from which host, and why.
+    /// revoked it, from which host, and why. A semaphore's slots (`--limit`) are not revoked
+    /// (exit 64, nothing changed).
     #[arg(long)]
     pub force: bool,
 
