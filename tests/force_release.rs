@@ -98,8 +98,11 @@ fn a_forced_run_stops_names_who_and_the_next_enters_only_after_it_is_dead() {
                 "run",
                 "--key",
                 "deploy",
+                // Renewals every 2.5 s, half-way between the first waiter's 1 s timer turns:
+                // the revoked holder's release comes far from one, so the turn it starts is
+                // told from a timer's (a turn at the same moment counts as a heartbeat).
                 "--ttl",
-                "6s",
+                "7500ms",
                 "--kill-after",
                 "1s",
             ])
