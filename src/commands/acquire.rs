@@ -41,13 +41,7 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
         settings.lock.timing.node_timeout,
     )? {
         // Under the enclosing hold, an order is raised there (see `run`).
-        let mut unrecorded = Observations::of(key, settings.lock.shared);
-        ordering::raise_under_enclosing_hold(
-            &client,
-            &settings.lock,
-            global.quiet,
-            &mut unrecorded,
-        )?;
+        ordering::raise_under_enclosing_hold(&client, &settings.lock, global.quiet)?;
         let nested = format!("{NESTED_PREFIX}{token}");
         let fence = inherited_fence()?;
         output::print_all(&render(settings.format, key, &nested, None, None, fence))?;

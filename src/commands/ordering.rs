@@ -21,14 +21,15 @@ pub fn check_before_waiting(
 
 /// Under an enclosing redlock's hold of the same lock (re-entrance), where nothing is taken:
 /// the order is raised under that hold, as the enclosing run's own was, since this run's
-/// command runs there too (see the lock's `order`). Outdated below the highest order.
+/// command runs there too (see the lock's `order`). Outdated below the highest order. A nested
+/// run records no metrics (the enclosing one does), so what it observes is dropped.
 pub fn raise_under_enclosing_hold(
     client: &Redlock,
     settings: &LockSettings,
     quiet: bool,
-    seen: &mut Observations,
 ) -> Result<(), Failure> {
-    ask(client, settings, quiet, seen, Stage::Nested)
+    let mut unrecorded = Observations::of(&settings.key, settings.shared);
+    ask(client, settings, quiet, &mut unrecorded, Stage::Nested)
 }
 
 /// The read (`Stage::Read`) or the raise under an enclosing hold (`Stage::Nested`).

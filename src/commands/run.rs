@@ -36,13 +36,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     if reentrance::inherited_lock(&client, key, settings.lock.kind(), node_timeout)?.is_some() {
         // The command runs under the enclosing redlock's hold, so its order is raised there:
         // the enclosing run may have taken the lock without one, or with a lower one.
-        let mut unrecorded = Observations::of(key, settings.lock.shared);
-        ordering::raise_under_enclosing_hold(
-            &client,
-            &settings.lock,
-            global.quiet,
-            &mut unrecorded,
-        )?;
+        ordering::raise_under_enclosing_hold(&client, &settings.lock, global.quiet)?;
         if settings.lock.fence && config::env::text(config::env::FENCE_ENV)?.is_none() {
             log::warn!(
                 "warning: --fence: the enclosing redlock took lock {key:?} without --fence, so \
