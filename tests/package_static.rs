@@ -310,7 +310,7 @@ fn both_builds_run_as_a_uid_without_a_passwd_entry() {
     let cluster = Cluster::start(3);
     for (build, binary) in [
         ("static", static_binary()),
-        ("native", artifacts.root.join("usr/bin/redlock")),
+        ("native", artifacts.unpacked.join("redlock")),
     ] {
         let copy = dir.path().join(build);
         std::fs::copy(&binary, &copy).unwrap();
