@@ -1,6 +1,7 @@
 //! What holds across the layers of `lock/`.
 
 use super::scripts::TABLE;
+use super::scripts::queue_lua::FUNCTIONS;
 use super::scripts::shared::INSPECT_READERS;
 use super::scripts::slots::INSPECT_SLOTS;
 
@@ -33,5 +34,52 @@ fn every_script_knows_the_same_horizon() {
         ("INSPECT_READERS", &*INSPECT_READERS),
     ] {
         assert!(lua.code.contains(&horizon), "{name}");
+    }
+}
+
+/// Scripts are sent compacted, with only the shared functions they use (`wire::lua`): sound
+/// only for Lua without long strings and without a comment after code on a line, and only if
+/// every shared function a script names is defined in what is sent.
+#[test]
+fn every_script_is_sent_with_what_it_calls() {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let names: Vec<&str> = FUNCTIONS
+        .lines()
+        .filter_map(|line| line.strip_prefix("local "))
+        .map(|rest| rest.strip_prefix("function ").unwrap_or(rest))
+        .map(|rest| rest.split(|c: char| !word(c)).next().unwrap_or_default())
+        .collect();
+    assert!(
+        names.len() > 10,
+        "the shared functions are found: {names:?}"
+    );
+    // What `Lua::composed` reads as a definition: each starts at the margin, and the library
+    // holds nothing else there (a statement would be sent only with the definition above it).
+    for line in FUNCTIONS.lines() {
+        let margin = !line.starts_with(' ');
+        assert!(
+            !margin || line.is_empty() || line.starts_with("local ") || line == "end",
+            "a line of the shared functions that is no definition: {line}"
+        );
+    }
+    for (script, lua) in &TABLE {
+        assert!(!lua.code.contains("[["), "{script} has a long string");
+        for line in lua.code.lines() {
+            assert!(
+                !line.contains("--"),
+                "{script}: a comment after code: {line}"
+            );
+            assert_eq!(line, line.trim(), "{script}: not compacted");
+        }
+        let words: Vec<&str> = lua.code.split(|c: char| !word(c)).collect();
+        for name in &names {
+            if words.contains(name) {
+                let defined = lua.code.lines().any(|line| {
+                    line.starts_with(&format!("local function {name}("))
+                        || line.starts_with(&format!("local {name} ="))
+                });
+                assert!(defined, "{script} names {name} without defining it");
+            }
+        }
     }
 }

@@ -12,7 +12,7 @@ use super::{MASTERS, TICKETS};
 pub enum Phase<S> {
     /// Not yet arrived.
     Start,
-    /// Its ACQUIRE round runs (`Until::Conclusive`; the foreign client's SET NX round).
+    /// Its ACQUIRE round runs (`Until::WonOrAllAnswered`; the foreign client's SET NX round).
     Acquiring,
     /// Refused with a ticket: it subscribes to its wake channel next, then places itself.
     Joining,

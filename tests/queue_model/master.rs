@@ -94,6 +94,13 @@ impl Master {
             Request::Acquire => self.acquire(from),
             Request::Wait { ticket } => self.wait(from, ticket),
             Request::Release { announce, .. } if fixed => {
+                // RELEASE reads nobody eligible before its writes while K holds the caller's
+                // token: nobody but the caller can be, and the caller is never woken. Checked
+                // in every state the model reaches.
+                assert!(
+                    self.lock != Some(from) || self.eligible() & !(1 << from) == 0,
+                    "RELEASE's shortcut: with K the caller's, another waiter was eligible"
+                );
                 self.letting_in(from, Master::eligible, |m| m.release_fixed(from, announce))
             }
             Request::Leave if fixed => {

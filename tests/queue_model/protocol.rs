@@ -128,9 +128,12 @@ impl Rules {
         match (self.kind, self.protocol) {
             // Today's `attempt_slot`: `Until::Decided`, over once the quorum is out of reach.
             (Kind::Slots { .. }, Protocol::Today) => won || refused > MASTERS - quorum,
-            // `Until::Conclusive` (the lock), `Until::WonOrRefusedBy` (the fixed slot): won,
-            // or refused by enough masters for a ticket, or all answered.
-            _ => won || refused >= TICKETS || answered == MASTERS,
+            // `Until::WonOrRefusedBy` (the fixed slot): won, or refused by enough masters for
+            // a ticket, or all answered.
+            (Kind::Slots { .. }, _) => won || refused >= TICKETS || answered == MASTERS,
+            // `Until::WonOrAllAnswered` (the lock's newcomer that will wait): won, or all
+            // answered, so that a refusal from every master needs no undo.
+            _ => won || answered == MASTERS,
         }
     }
 

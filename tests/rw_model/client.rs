@@ -64,13 +64,12 @@ impl Client {
                     Answer::Refused { ticket } => Some(*ticket),
                     _ => None,
                 });
-                let refused = answered - taken;
                 if won {
                     self.hold();
-                } else if rules.newcomer_decided(self.own.mode, taken, refused, answered) {
+                } else if rules.newcomer_decided(self.own.mode, taken, answered) {
                     self.stop_listening();
                     // Anything but a refusal from every master may have left it a partial hold.
-                    if refused < MASTERS {
+                    if answered - taken < MASTERS {
                         self.send(self.release(false));
                     }
                     self.join_or_back_off(tickets);

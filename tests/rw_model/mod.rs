@@ -28,7 +28,7 @@
 //!   that may change who is eligible publishes to each waiter eligible after its writes and not
 //!   before, except the caller (`wake_newly`).
 //! - **A client** (`client`) is `Redlock::take` and `queue::wait_in_line` for its mode:
-//!   ACQUIRE round (`Until::Conclusive`; a partial hold is undone; with tickets from 2
+//!   ACQUIRE round (`Until::WonOrAllAnswered`; a partial hold is undone; with tickets from 2
 //!   refusals it joins, else it backs off outside the queue) -> subscribe on a majority (any of
 //!   the three pairs) -> WAIT rounds (won at its quorum, else failed once all answered; a
 //!   partial hold is undone) -> asleep until a notice is read or its timer fires -> holding

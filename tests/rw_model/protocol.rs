@@ -1,7 +1,7 @@
 //! The rules a run follows: issue 25's design (argued in src/lock/kinds/shared.rs), or that
 //! design with one known-bad rule, which some check must catch (the model has teeth).
 
-pub use crate::model_kit::{MAJORITY, MASTERS, TICKETS};
+pub use crate::model_kit::{MAJORITY, MASTERS};
 
 /// What a client takes K as.
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
@@ -63,20 +63,14 @@ impl Rules {
         }
     }
 
-    /// Whether a newcomer's round, with `taken` and `refused` answers of `answered`, is over:
-    /// ours at `Until::Conclusive` (won, refused by enough masters for a ticket, or all
-    /// answered); a foreign client asks every master in turn.
-    pub fn newcomer_decided(
-        self,
-        mode: Mode,
-        taken: usize,
-        refused: usize,
-        answered: usize,
-    ) -> bool {
+    /// Whether a newcomer's round, with `taken` answers of `answered`, is over: ours at
+    /// `Until::WonOrAllAnswered` (won, or all answered, so that a refusal from every master
+    /// needs no undo); a foreign client asks every master in turn.
+    pub fn newcomer_decided(self, mode: Mode, taken: usize, answered: usize) -> bool {
         let won = taken >= self.quorum(mode);
         match mode {
             Mode::Foreign => answered == MASTERS,
-            _ => won || refused >= TICKETS || answered == MASTERS,
+            _ => won || answered == MASTERS,
         }
     }
 }

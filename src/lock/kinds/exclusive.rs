@@ -190,9 +190,14 @@ pub(in crate::lock) async fn attempt(
         .round(
             start + timing.node_timeout,
             // A caller that will wait needs a ticket from N - q + 1 refusals (see `queue`):
-            // a master that fails fast must not end the round before they are in.
+            // a master that fails fast must not end the round before they are in. It hears
+            // every master when refused, as a waiter's turn does: its refusal is not urgent
+            // (it joins the line next, and that turn waits for every master anyway), and a
+            // refusal from every master needs no undo, where a round that stopped at a
+            // majority of refusals had to send one (a script per master: a fifth of the
+            // masters' scripts in a contended section, BENCHMARKS.md).
             if will_wait {
-                Until::Conclusive
+                Until::WonOrAllAnswered
             } else {
                 Until::Decided
             },

@@ -208,7 +208,10 @@ local queued = (mine or opens or ARGV[2] ~= '') and redis.call('EXISTS', KEYS[3]
 -- The clock before any write: on Redis 3.2 to 4, a script may write after TIME only once it
 -- asked for effects replication, which now_ms does first.
 local now = queued and now_ms()
-local before = queued and eligible_lock(now)
+-- While K holds our token, nobody but us can be eligible here (a writer only with K free or
+-- its own; a reader only with K free or the readers'), and `wake_newly` never wakes the
+-- caller: nobody is to be read before.
+local before = queued and (mine and {} or eligible_lock(now))
 local released = 0
 if mine or opens then
   redis.call('DEL', KEYS[2])

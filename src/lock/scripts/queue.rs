@@ -11,12 +11,17 @@
 //! layout, `keys::Names::keys`, where every script finds each key at the same position.
 //!
 //! Two rules keep the queue from ever leaving anything behind:
-//! - every script that adds to a queue key runs `keep` before its first write, which gives the
-//!   four queue keys a TTL of twice the writer's lease, and gives each key it creates that TTL
-//!   at once (`fresh`, `join`, `draw`: nothing can fail in between, see `scripts`, "No key
-//!   without a TTL"), so a key outlives every place in it and vanishes once nobody refreshes
-//!   it. (Waiters with other node timeouts have other leases; a shorter keep can
-//!   outlast a longer lease written before it as long as node timeouts differ by less than
+//! - every script that adds to a place's keys (the queue, the leases, the records) runs `keep`
+//!   before its first write, which gives the four queue keys a TTL of twice the writer's
+//!   lease, and gives each key it creates that TTL at once (`fresh`, `join`, `draw`: nothing
+//!   can fail in between, see `scripts`, "No key without a TTL"), so a key outlives every
+//!   place in it and vanishes once nobody refreshes it. A ticket (`draw`) writes the counter
+//!   alone, so it keeps the counter alone (its PEXPIRE before the INCR is the same check);
+//!   the counter outlives every place too, since every place's heartbeat keeps it. A turn
+//!   that takes the lock with its place already there writes no queue key, and keeps none
+//!   (WAIT). Both cut the herd's PEXPIREs per section from about 100 to 67 (BENCHMARKS.md,
+//!   "Fewer scripts, fewer commands, smaller bodies"). (Waiters with other node timeouts have
+//!   other leases; a shorter keep can outlast a longer lease written before it as long as node timeouts differ by less than
 //!   1.5 s, which the default TTL/20, at most 1 s, always does. Beyond that the worst case is
 //!   a place that vanishes early and is put back at the next heartbeat.)
 //! - a place is only believed while its lease runs: `first_live` drops places that lapsed by
@@ -71,6 +76,19 @@ pub static WAIT: LazyLock<Lua> = LazyLock::new(|| {
 local now = now_ms()
 local first = first_live(now)
 local ms = tonumber(ARGV[7])
+local current = held_value()
+local function take()
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  if ARGV[3] ~= '' then
+    redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
+  end
+end
+-- The first live waiter has its place here: taking writes nothing to the queue, so it needs
+-- no `keep` (the place stays until the release; see `place`).
+if first == ARGV[1] and (not current or current == ARGV[1]) then
+  take()
+  return 1
+end
 local in_line, placed = place(ARGV[1], ARGV[4], ARGV[5], ms, ARGV[8])
 if not in_line then
   return 0
@@ -79,18 +97,11 @@ local lease = now + tonumber(ARGV[6])
 if not placed then
   first = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
 end
-local current = held_value()
-if first == ARGV[1] and (not current or current == ARGV[1]) then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  if ARGV[3] ~= '' then
-    redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
-  end
-  if not placed then
-    fresh(KEYS[4], ms, 'ZADD', KEYS[4], lease, ARGV[1])
-  end
+fresh(KEYS[4], ms, 'ZADD', KEYS[4], lease, ARGV[1])
+if not placed and first == ARGV[1] and (not current or current == ARGV[1]) then
+  take()
   return 1
 end
-fresh(KEYS[4], ms, 'ZADD', KEYS[4], lease, ARGV[1])
 return {placed and 1 or 2, redis.call('ZRANK', KEYS[3], ARGV[1]), redis.call('ZCARD', KEYS[3]),
         redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current}
 ",

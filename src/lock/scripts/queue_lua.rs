@@ -3,7 +3,8 @@
 //! the first live waiter, who may take the lock, and the wake-ups. Text only, below all three,
 //! so that none of them needs another for its pieces.
 
-/// The functions the queue-aware scripts share; each script is these, then its body.
+/// The functions the queue-aware scripts share; each script is those of them it uses, then
+/// its body (`Lua::composed`: each definition starts at the margin, and nothing else does).
 ///
 /// Wake-ups follow one rule (see `queue`, "Hand-off"): a script that may change who can take
 /// the lock on this master computes the eligible waiters before and after its writes
@@ -34,7 +35,8 @@ pub(in crate::lock) const READER_PREFIX: &str = "shr-";
 /// The expiries (the argument is in `scripts`, "No key without a TTL"): `keep` (the four queue
 /// keys' TTL; run before a script's first queue write, it is also the check that PEXPIRE is
 /// allowed there), `fresh` (a write that may create a key, then that key's TTL at once),
-/// `draw` (a ticket, the counter never without its TTL), `join` (a place and its record, each
+/// `draw` (a ticket, the counter never without its TTL: it writes the counter alone, so it
+/// keeps that key alone, and the places' keys are kept by their waiters' own writes), `join` (a place and its record, each
 /// key given its TTL as it is created; the ticket counter raised with `SET ... PX`),
 /// `until_past` (the time the keys of a sorted set of expiries must last to: its latest score
 /// but the caller's, or the caller's new one, clamped to `LONGEST` past the master's time, a
@@ -84,7 +86,7 @@ local function fresh(key, ms, ...)
   return result
 end
 local function draw(ms)
-  keep(ms)
+  redis.call('PEXPIRE', KEYS[6], ms)
   return fresh(KEYS[6], ms, 'INCR', KEYS[6])
 end
 local function join(token, ticket, record, ms)
