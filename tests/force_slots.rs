@@ -355,3 +355,28 @@ fn status_shows_the_revoked_slots_and_a_newcomer_is_refused_while_they_are_taken
     }
     assert!(slots_on(&cluster, 0, "shown").is_empty());
 }
+
+#[test]
+fn a_force_is_told_on_the_release_channel_for_the_lock_and_for_slots() {
+    let cluster = Cluster::start(3);
+    // A slot holder, and a lock's holder: each force that revokes is published, so that
+    // `status --watch` hears it at once rather than at its next read.
+    acquire_slot(&cluster, "told-slots");
+    cluster.acquire("told-lock", &["--ttl", "30s"]);
+    for key in ["told-slots", "told-lock"] {
+        let client = redis::Client::open(cluster.urls()[0].as_str()).unwrap();
+        let mut connection = client.get_connection().unwrap();
+        let mut pubsub = connection.as_pubsub();
+        let channel = redlock_cli::lock::keys::released_channel(key);
+        pubsub.subscribe(&channel).unwrap();
+        pubsub
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let forced = force(&cluster, key, "told");
+        assert_eq!(forced.status.code(), Some(0), "{}", describe(&forced));
+        let notice = pubsub
+            .get_message()
+            .expect("a notice on the release channel");
+        assert_eq!(notice.get_channel_name(), channel);
+    }
+}

@@ -83,7 +83,7 @@ use crate::lock::quorum::outcome::MasterFailure;
 use crate::lock::quorum::round::{Masters, Until};
 use crate::lock::scripts::force::FORCE;
 use crate::lock::scripts::holder::Holder;
-use crate::lock::scripts::keys::{Names, SLOT_KEYS};
+use crate::lock::scripts::keys::{self, Names, SLOT_KEYS};
 use crate::lock::scripts::revoke::{ForceAnswer, Revocation, Revoked, force_answer, force_vote};
 
 /// What a forced release found.
@@ -128,14 +128,25 @@ pub(in crate::lock) async fn force(
     let record = by.to_json().to_string();
     let factor = timing.drift_factor.to_string();
     let grace = timing.ttl.as_millis().to_string();
-    let args: [&[u8]; 3] = [record.as_bytes(), factor.as_bytes(), grace.as_bytes()];
+    // Where it revokes, FORCE announces on the release channel (for `status --watch`).
+    let channel = keys::released_channel(key);
+    let (record, factor, grace, channel) = (&record, &factor, &grace, &channel);
     let start = Instant::now();
     let round = masters
         .round(
             start + timing.node_timeout,
             Until::AllAnswered,
             force_vote,
-            |node| node.eval(&FORCE, keys, &args),
+            move |node| async move {
+                let args: [&[u8]; 5] = [
+                    record.as_bytes(),
+                    factor.as_bytes(),
+                    grace.as_bytes(),
+                    channel.as_bytes(),
+                    node.publish_command().as_bytes(),
+                ];
+                node.eval(&FORCE, keys, &args).await
+            },
         )
         .await;
     masters.trace("force", key, &round, start.elapsed());

@@ -14,7 +14,10 @@ use crate::lock::wire::lua::Lua;
 /// FORCE: revokes whoever holds `K` on this master.
 /// KEYS: the first `keys::SLOT_KEYS` of the layout (K, its record, the queue's, the slots',
 /// the readers'). ARGV: the record of whoever forces (a holder record as JSON, its note the
-/// reason), the drift factor, the TTL to keep a `K` that has none (ms).
+/// reason), the drift factor, the TTL to keep a `K` that has none (ms), the key's release
+/// channel and the command to publish with: a force that revokes is announced there (best
+/// effort, `pcall`), so that `status --watch` hears it at once; no waiter in line listens
+/// there, and one that did would find the key still closed.
 /// Revokes the token in K, or every live reader (K then held by the readers' marker: their
 /// shares and records go, and the first 100 are listed in the record, the rest counted in
 /// `unlisted`, so that none of them can open K early while another may still read).
@@ -36,7 +39,11 @@ if current == REVOKED then
   return {'revoked', redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1])}
 end
 if not current and redis.call('EXISTS', KEYS[7]) == 1 then
-  return revoke_slots(ARGV[1], tonumber(ARGV[2]))
+  local answer = revoke_slots(ARGV[1], tonumber(ARGV[2]))
+  if answer[1] == 'forced' then
+    redis.pcall(ARGV[5], ARGV[4], '')
+  end
+  return answer
 end
 local ms = redis.call('PTTL', KEYS[1])
 local revoked, answer, unlisted = {}, {}, 0
@@ -77,6 +84,8 @@ record.until_ms = now + ms
 redis.call('SET', KEYS[1], REVOKED, 'PX', ms)
 redis.call('SET', KEYS[2], cjson.encode(record), 'PX', ms)
 redis.call('DEL', KEYS[9], KEYS[10])
+-- Told on the release channel, so that `status --watch` hears it at once (best effort).
+redis.pcall(ARGV[5], ARGV[4], '')
 return {'forced', answer, ms}
 ",
         ],
