@@ -14,7 +14,8 @@
 //! Time, as in the rest of the model, is events: the marker expires only after the revoked
 //! holder died (a holder frozen for good: its guard kills its command at its validity, before
 //! the marker's TTL, the revoked token's plus drift, runs out; the argument is in
-//! src/lock/kinds/revoke.rs). FORCE publishes nothing, as the Lua does not.
+//! src/lock/kinds/revoke.rs). FORCE publishes nothing a client here hears: the Lua publishes only on the key's
+//! release channel, for `status --watch`, where no waiter in line listens.
 //!
 //! The known-bad rules: FORCE frees the key at once (`Force::FreeAtOnce`), as `DEL` on every
 //! master would; or the marker runs out before the revoked holder's validity
