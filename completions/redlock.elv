@@ -138,7 +138,7 @@ set edit:completion:arg-completer[redlock] = {|@words|
             cand --tls-cert 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key'
             cand --tls-key 'The private key (PEM) of --tls-cert'
             cand --log-format 'How to write diagnostics on stderr: text (the default), or one JSON object per line'
-            cand --force 'Revoke whoever holds the lock (the lock, every reader), without their token. The key stays closed until the revoked holders have stopped and said so, or their TTL has run out: never two holders. A revoked `run` stops its command (exit 70) and names who revoked it, from which host, and why. A semaphore''s slots (`--limit`) are not revoked (exit 64, nothing changed)'
+            cand --force 'Revoke whoever holds the lock (the lock, every reader, every slot of a `--limit` semaphore), without their token. The key stays closed (each revoked slot stays taken) until the revoked holders have stopped and said so, or their TTL has run out: never two holders, never more than the limit. A revoked `run` stops its command (exit 70) and names who revoked it, from which host, and why'
             cand -v 'Say more on stderr: -v what redlock does, -vv what each master answered'
             cand --verbose 'Say more on stderr: -v what redlock does, -vv what each master answered'
             cand -h 'Print help (see more with ''--help'')'

@@ -121,7 +121,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-cert -d 
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
 complete -c redlock -n "__fish_redlock_using_subcommand release" -l log-format -d 'How to write diagnostics on stderr: text (the default), or one JSON object per line' -r -f -a "text\t''
 json\t''"
-complete -c redlock -n "__fish_redlock_using_subcommand release" -l force -d 'Revoke whoever holds the lock (the lock, every reader), without their token. The key stays closed until the revoked holders have stopped and said so, or their TTL has run out: never two holders. A revoked `run` stops its command (exit 70) and names who revoked it, from which host, and why. A semaphore\'s slots (`--limit`) are not revoked (exit 64, nothing changed)'
+complete -c redlock -n "__fish_redlock_using_subcommand release" -l force -d 'Revoke whoever holds the lock (the lock, every reader, every slot of a `--limit` semaphore), without their token. The key stays closed (each revoked slot stays taken) until the revoked holders have stopped and said so, or their TTL has run out: never two holders, never more than the limit. A revoked `run` stops its command (exit 70) and names who revoked it, from which host, and why'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand release" -s V -l version -d 'Print version'

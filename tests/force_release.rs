@@ -449,23 +449,3 @@ fn a_force_revokes_every_reader_and_a_writer_enters_only_after_they_all_stopped(
         cluster.keys_without_ttl()
     );
 }
-
-#[test]
-fn a_semaphore_is_not_revoked_by_this_build_and_nothing_changes() {
-    let cluster = Cluster::start(3);
-    let output = cluster
-        .redlock()
-        .args(["acquire", "--key", "slot", "--ttl", "30s", "--limit", "2"])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", describe(&output));
-    let token = String::from_utf8(output.stdout).unwrap().trim().to_string();
-    let stderr = exited_with(&force(&cluster, "slot", "try"), USAGE);
-    assert!(stderr.contains("nothing was changed"), "{stderr}");
-    let extend = cluster
-        .redlock()
-        .args(["extend", "--key", "slot", "--token", &token, "--ttl", "30s"])
-        .output()
-        .unwrap();
-    assert!(extend.status.success(), "{}", describe(&extend));
-}

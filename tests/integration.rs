@@ -26,6 +26,7 @@ mod faults;
 mod fencing;
 mod force_edges;
 mod force_release;
+mod force_slots;
 mod foreign_bytes;
 mod generated;
 mod harness;

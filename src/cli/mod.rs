@@ -322,11 +322,11 @@ pub struct TokenArgs {
 // Breaking glass: `release --force`.
 #[derive(Debug, Args)]
 pub struct ForceArgs {
-    /// Revoke whoever holds the lock (the lock, every reader), without their token. The key
-    /// stays closed until the revoked holders have stopped and said so, or their TTL has run
-    /// out: never two holders. A revoked `run` stops its command (exit 70) and names who
-    /// revoked it, from which host, and why. A semaphore's slots (`--limit`) are not revoked
-    /// (exit 64, nothing changed).
+    /// Revoke whoever holds the lock (the lock, every reader, every slot of a `--limit`
+    /// semaphore), without their token. The key stays closed (each revoked slot stays taken)
+    /// until the revoked holders have stopped and said so, or their TTL has run out: never two
+    /// holders, never more than the limit. A revoked `run` stops its command (exit 70) and
+    /// names who revoked it, from which host, and why.
     #[arg(long)]
     pub force: bool,
 

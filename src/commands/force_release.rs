@@ -1,10 +1,11 @@
-//! `redlock release --force`: break glass. Revokes whoever holds the lock, without their
-//! token; the protocol and why it never makes two holders are in the lock's `revoke`.
+//! `redlock release --force`: break glass. Revokes whoever holds the lock (the lock's holder,
+//! every reader, every slot of a semaphore), without their token; the protocol and why it
+//! never makes two holders (nor L + 1) are in the lock's `revoke`.
 
 use crate::cli::{ForceArgs, GlobalArgs, MetricsArgs, TokenArgs};
 use crate::config;
 use crate::exit::{self, Failure};
-use crate::lock::{Forced, Holder, Revoked};
+use crate::lock::{Forced, Holder, Kind, Revoked};
 use crate::metrics::{Observations, Outcome};
 use crate::plural::counted;
 
@@ -49,6 +50,11 @@ pub fn force_release(
             confirmed,
             closed_for,
         } => {
+            // Tokens say what they hold: a semaphore's slots are `sem<L>-...`.
+            let slots = revoked
+                .iter()
+                .chain(earlier.iter().flat_map(|e| &e.revoked))
+                .any(|r| Kind::of_token(&r.token).limit().is_some());
             let whom = if revoked.is_empty() {
                 match earlier {
                     Some(earlier) => format!(
@@ -69,9 +75,19 @@ pub fn force_release(
                     ))
                 )
             });
+            let (what, stays) = if slots {
+                (
+                    "semaphore",
+                    "each revoked slot stays taken until its holder stops and says so",
+                )
+            } else {
+                (
+                    "lock",
+                    "it stays closed until the revoked holder stops and says so",
+                )
+            };
             println!(
-                "lock {key:?}: {whom}, on {}; it stays closed until the revoked holder stops \
-                 and says so{closed}",
+                "{what} {key:?}: {whom}, on {}; {stays}{closed}",
                 counted(confirmed, "master")
             );
             log::info!(event = "forced", key = key.as_str(), outcome = "revoked"; "revoked {key:?}");
@@ -90,10 +106,6 @@ pub fn force_release(
                 counted(partial, "master")
             ),
         )),
-        Forced::Unsupported(_) => Err(Failure::usage(format!(
-            "lock {key:?} is used as a semaphore (--limit): release --force revokes a lock or \
-             its readers; this build does not revoke a semaphore's slots, nothing was changed"
-        ))),
         Forced::Unconfirmed {
             confirmed,
             needed,

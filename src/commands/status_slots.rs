@@ -5,10 +5,14 @@
 //!
 //! ```json
 //! {"key": "backup", "kind": "semaphore", "verdict": "held", "limit": 2, "quorum": 4,
-//!  "holders": [{"token": "sem2-…", "masters": 5, "expires_in_ms": 28000, "holder": {…}}],
+//!  "holders": [{"token": "sem2-…", "masters": 5, "expires_in_ms": 28000, "holder": {…},
+//!               "revoked": null}],
+//!  "revoked": [{"token": "sem2-…", "masters": 5, "expires_in_ms": 9000, "holder": {…},
+//!               "revoked": {"by": {…}, "reason": "…", "at_ms": …, "until_ms": …, …}}],
 //!  "waiting": 3,
 //!  "masters": [{"server": "redis://r1:6379", "reachable": true, "limit": 2, "lock": false,
-//!               "slots": [{"token": "sem2-…", "ttl_ms": 28100, "holder": {…}}],
+//!               "slots": [{"token": "sem2-…", "ttl_ms": 28100, "holder": {…},
+//!                          "revoked": false}],
 //!               "error": null}, …]}
 //! ```
 
@@ -18,11 +22,13 @@ use serde_json::{Value, json};
 
 use crate::escape;
 use crate::exit::{self, Failure};
-use crate::lock::{Holder, MasterFailure, SemaphoreState, SemaphoreVerdict, Slot, SlotsInspection};
+use crate::lock::{
+    Holder, MasterFailure, SemaphoreState, SemaphoreVerdict, Slot, SlotHolder, SlotsInspection,
+};
 use crate::plural::counted;
 
 use super::durations::{ms, round};
-use super::wording;
+use super::{status_revoked, wording};
 
 /// The report of a semaphore and its exit code: as for a lock, 0 when someone holds a slot,
 /// 1 when nobody does, 2 when split, 69 (a failure) when too many masters are unreachable.
@@ -80,22 +86,24 @@ fn slot_json(slot: &Slot) -> Value {
         "token": slot.token,
         "ttl_ms": ms(slot.expires_in),
         "holder": slot.holder.as_ref().map(Holder::to_json),
+        "revoked": slot.revocation.is_some(),
+    })
+}
+
+/// A holder of a slot, or a revoked slot (`"revoked"`: see `status_revoked::json`).
+fn holder_json(h: &SlotHolder) -> Value {
+    json!({
+        "token": h.token,
+        "masters": h.masters,
+        "expires_in_ms": ms(h.expires_in),
+        "holder": h.holder.as_ref().map(Holder::to_json),
+        "revoked": h.revocation.as_ref().map(status_revoked::json),
     })
 }
 
 fn to_json(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -> Value {
-    let holders: Vec<Value> = verdict
-        .holders
-        .iter()
-        .map(|h| {
-            json!({
-                "token": h.token,
-                "masters": h.masters,
-                "expires_in_ms": ms(h.expires_in),
-                "holder": h.holder.as_ref().map(Holder::to_json),
-            })
-        })
-        .collect();
+    let holders: Vec<Value> = verdict.holders.iter().map(holder_json).collect();
+    let revoked: Vec<Value> = verdict.revoked.iter().map(holder_json).collect();
     let masters: Vec<Value> = masters
         .iter()
         .map(|m| match &m.state {
@@ -119,6 +127,7 @@ fn to_json(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -
         "limit": verdict.limit,
         "quorum": verdict.quorum,
         "holders": holders,
+        "revoked": revoked,
         "waiting": verdict.waiting,
         "masters": masters,
     })
@@ -130,6 +139,7 @@ fn to_text(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -
         limit,
         quorum,
         holders,
+        revoked,
         waiting,
         state,
     } = verdict;
@@ -137,11 +147,18 @@ fn to_text(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -
         "semaphore {key:?} (limit {limit}, a slot needs {quorum} of {})",
         counted(total, "master")
     );
-    let held = format!(
-        "{} of {} held",
-        holders.len(),
-        counted(*limit as usize, "slot")
-    );
+    let held = match revoked.len() {
+        0 => format!(
+            "{} of {} held",
+            holders.len(),
+            counted(*limit as usize, "slot")
+        ),
+        n => format!(
+            "{} of {} held, {n} revoked",
+            holders.len() + n,
+            counted(*limit as usize, "slot")
+        ),
+    };
     let mut out = match state {
         SemaphoreState::Held if *waiting > 0 => {
             format!("{head}: {held}, {waiting} waiting in line\n")
@@ -177,6 +194,23 @@ fn to_text(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -
             counted(total, "master")
         );
     }
+    for slot in revoked {
+        let who = slot
+            .holder
+            .as_ref()
+            .map_or_else(|| "another client".to_string(), Holder::describe);
+        let by = slot
+            .revocation
+            .as_ref()
+            .map_or_else(|| "revoked".to_string(), status_revoked::describe);
+        let _ = writeln!(
+            out,
+            "  {who}: {by}; its slot stays taken for {} at most ({} of {})",
+            round(slot.expires_in),
+            slot.masters,
+            counted(total, "master")
+        );
+    }
     let width = masters
         .iter()
         .map(|m| m.master.to_string().len())
@@ -192,7 +226,12 @@ fn to_text(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -
                     .iter()
                     .map(|s| {
                         let token = escape::cut(&s.token, SLOT_TOKEN_SHOWN);
-                        format!("{token} ttl {}", round(s.expires_in))
+                        let revoked = if s.revocation.is_some() {
+                            " (revoked)"
+                        } else {
+                            ""
+                        };
+                        format!("{token}{revoked} ttl {}", round(s.expires_in))
                     })
                     .collect();
                 format!(

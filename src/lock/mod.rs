@@ -59,7 +59,7 @@ pub use scripts::order::MAX_ORDER;
 pub use scripts::queue_lua::SHARED_MARKER;
 pub use scripts::revoke::{REVOKED_MARKER, Revocation, Revoked};
 pub use scripts::shared::{Share, Shares};
-pub use scripts::slots::{Slot, Slots};
+pub use scripts::slots::{REVOKED_SLOT_PREFIX, Slot, Slots};
 pub use wire::cause::Cause;
 pub use wire::master::{BadUrl, Identity, Master, redact_quoted, redact_url};
 pub use wire::node::NodeError;

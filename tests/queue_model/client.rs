@@ -15,6 +15,8 @@ pub struct Own {
     pub forcer: bool,
     /// It renewed once already (runs with a forcer: see `revoke`).
     pub renewed: bool,
+    /// It never renews (the second slot holder, in runs that revoke slots: see `revoke`).
+    pub never_renews: bool,
 }
 
 pub type Client = client::Client<Request, Answer, Sleep, Own>;
@@ -31,7 +33,7 @@ impl Client {
     pub fn answer(&mut self, master: usize, answer: Answer, rules: Rules) {
         self.answers[master] = Some(answer);
         if self.own.forcer || self.phase == Phase::Renewing {
-            return self.forced_or_renewed();
+            return self.forced_or_renewed(rules);
         }
         let answers = self.answers;
         let answers = answers.iter().flatten();

@@ -35,6 +35,9 @@ pub struct Master {
     pub revoked: Option<Token>,
     /// The slots key of a semaphore: the tokens (a bit each) that hold a slot here.
     pub slots: u8,
+    /// The slots revoked by `release --force`, each still counted under its renamed member
+    /// (a bit per revoked token; see `revoke`).
+    pub revoked_slots: u8,
     pub queue: Queue<Place>,
     /// `KEYS[6]`, the ticket counter.
     pub counter: u8,

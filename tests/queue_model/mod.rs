@@ -44,7 +44,9 @@
 //! - **Timers** are actions: a sleep may end at any moment, so a heartbeat or backoff may start
 //!   a turn in the middle of any hand-off. Each test bounds how many timers fire in one run.
 //! - **A forced release**, where a test enables it (`revoke`): a forcer sends FORCE at any
-//!   moment; holders renew once, at any moment, and stop and release when a majority refuses.
+//!   moment; holders renew once, at any moment, and stop and release when a majority refuses
+//!   (or any master says revoked). For slots, FORCE keeps each revoked slot counted until its
+//!   holder's release (`slots`, `revoke_slots`); one of the two slot holders renews.
 //! - **Faults**, where a test enables them: one client dies at any step (what it wrote still
 //!   arrives; its subscriptions end; later its place lapses and its lock or slot expires,
 //!   master by master, at any moments), and one waiter gives up or is interrupted (LEAVE,

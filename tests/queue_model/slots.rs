@@ -1,10 +1,13 @@
 //! A semaphore's slot scripts on one master (src/lock/scripts/slots.rs: ACQUIRE_SLOT,
-//! WAIT_SLOT, RELEASE_SLOT, LEAVE_SLOT; today's and the fix's), over the same queue. Slots do
-//! not expire in the model but by a dead holder's `Expire` (see the header), so `prune` is
-//! not needed; the limit key and the records change no decision.
+//! WAIT_SLOT, RELEASE_SLOT, LEAVE_SLOT; today's and the fix's), over the same queue; with a
+//! forcer, FORCE's `revoke_slots`, EXTEND_SLOT and RELEASE_SLOT's `acknowledge_slot`
+//! (src/lock/scripts/slots/revoke.rs). Slots do not expire in the model but by a dead
+//! holder's `Expire` (see the header), so `prune` is not needed; the limit key and the
+//! records change no decision. A revoked slot is its own bit (`revoked_slots`), counted as
+//! the renamed member is.
 
 use super::master::{Answer, Master, Place, Ran, Request, Token, answered};
-use super::protocol::Rules;
+use super::protocol::{Force, Rules};
 
 impl Master {
     pub(crate) fn run_slot(
@@ -27,13 +30,33 @@ impl Master {
             Request::Leave if fixed => self.letting_in(from, eligible, |m| m.leave_fixed(from)),
             Request::Release { announce, .. } => self.release_slot_today(from, announce, limit),
             Request::Leave => self.leave_today(from),
-            Request::Force | Request::Extend => unreachable!("the slots are not revoked"),
+            Request::Force => self.revoke_slots(rules.force),
+            Request::Extend => self.extend_slot(from),
         }
     }
 
-    /// How many slots are taken here.
+    /// How many slots are taken here: every live member of the slots key, a revoked slot's
+    /// renamed one included.
     pub fn slots_taken(&self) -> usize {
-        self.slots.count_ones() as usize
+        (self.slots | self.revoked_slots).count_ones() as usize
+    }
+
+    /// FORCE on a slots key (`revoke_slots`): every live slot renamed, still counted; nothing
+    /// freed. The known-bad rule frees them at once.
+    fn revoke_slots(&mut self, force: Force) -> Ran {
+        if force != Force::FreeAtOnce {
+            self.revoked_slots |= self.slots;
+        }
+        self.slots = 0;
+        answered(Answer::Forced)
+    }
+
+    /// EXTEND_SLOT: only the caller's own slot; its revoked one says so (`revoked_answer`).
+    fn extend_slot(&self, from: Token) -> Ran {
+        answered(Answer::Renewed {
+            extended: self.slots & (1 << from) != 0,
+            revoked: self.revoked_slots & (1 << from) != 0,
+        })
     }
 
     /// The fix's `eligible_slots` (a bit per token): the first L - slots live waiters.
@@ -91,8 +114,10 @@ impl Master {
     /// The fix's RELEASE_SLOT (writes only; `letting_in` wakes): a waiter's undo puts back the
     /// place its turn gave up where it removes a slot.
     fn release_slot_fixed(&mut self, from: Token, announce: bool, reseat: Option<u8>) -> Ran {
-        let removed = self.slots & (1 << from) != 0;
+        // `acknowledge_slot`: a revoked holder's release (or undo) frees its renamed slot.
+        let removed = (self.slots | self.revoked_slots) & (1 << from) != 0;
         self.slots &= !(1 << from);
+        self.revoked_slots &= !(1 << from);
         match reseat {
             _ if announce => self.drop_place(from),
             Some(ticket) if removed => self.queue.insert(Place {

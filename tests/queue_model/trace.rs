@@ -141,7 +141,13 @@ fn keys(master: &Master) -> String {
             format!("revoked from c{}", master.revoked.expect("revoked"))
         }
         (Some(t), _) => format!("lock held by c{t}"),
-        (None, 0) => "free".to_string(),
+        (None, 0) if master.revoked_slots == 0 => "free".to_string(),
+        (None, 0) => format!("slots revoked from {}", listed('c', master.revoked_slots)),
+        (None, slots) if master.revoked_slots != 0 => format!(
+            "slots held by {}, revoked from {}",
+            listed('c', slots),
+            listed('c', master.revoked_slots)
+        ),
         (None, slots) => format!("slots held by {}", listed('c', slots)),
     };
     let queue: Vec<String> = master

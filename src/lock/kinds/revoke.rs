@@ -1,8 +1,8 @@
 //! Breaking glass: `release --force` revokes whoever holds K, without their token, and never
-//! makes two holders. The Lua and the record it leaves are in `scripts::revoke`; this is the
-//! round over the masters, what it decides, and why it is safe. It serves every kind alike
-//! (the engine's); this build revokes the lock and readers: FORCE leaves a key used as a
-//! semaphore as it is, and says so.
+//! makes two holders (nor L + 1 of a semaphore's slots). The Lua and the record it leaves are
+//! in `scripts::revoke` (a semaphore's: `scripts::slots`, its `revoke`); this is the round
+//! over the masters, what it decides, and why it is safe. It serves every kind alike (the
+//! engine's): the lock, every reader, every slot.
 //!
 //! **The protocol.**
 //! 1. FORCE is sent to every master at once; on each, atomically, a `K` that holds a token
@@ -48,29 +48,43 @@
 //! and the last one opens K and wakes whoever that lets in (`eligible_lock`: readers and
 //! writers alike). The model in `tests/rw_model` checks it (revoked readers and a waiting
 //! writer, a revoked writer and a waiting reader) and that freeing K at once lets a writer in
-//! beside a reader. Slots are left as they are by this build (FORCE answers `semaphore`,
-//! changes nothing, and `release --force` exits 64): they need their own Lua and model run.
-//! The plan, which keeps the same argument:
-//! - slots (`semaphore`): the slots key keeps each revoked slot, renamed (its token behind a
-//!   fixed prefix, the same score), so that the semaphore stays full exactly as long as the
-//!   revoked holders could hold; EXTEND_SLOT, not finding its token, finds the renamed one and
-//!   answers `{'revoked', record}`; RELEASE_SLOT removes it and wakes whoever that lets in.
+//! beside a reader.
+//!
+//! **A semaphore's slots** (`semaphore`; K free, its slots key there). On each master FORCE
+//! renames every live slot (its token behind a fixed prefix) and scores it by the time the
+//! slot had left there plus drift, with a revocation record of its own that names that one
+//! token; nothing is freed. EXTEND_SLOT, not finding its token, finds the renamed one and
+//! answers `{'revoked', record}`; RELEASE_SLOT (the revoked holder's release, after its
+//! command is dead, or its undo) removes the renamed slot, and its hand-off wakes whoever the
+//! freed slot lets in, by notice. Why never more than L hold, even by force: the semaphore's
+//! argument (`semaphore`) counts, at an instant when L + 1 clients each believe they hold,
+//! (L + 1)·q live slots on N masters that hold at most L·N. A revoked holder inside its
+//! validity still has its q slots counted: on each of its q masters its slot is either still
+//! its own or renamed, and the renamed slot lives at least as long as the slot did (score
+//! plus drift; the holder's validity ends before each score, by the semaphore's argument),
+//! unless the holder's own release removed it, which it sends only once its command is dead.
+//! The renamed slot cannot be extended (the member is not its token), so the holder's
+//! validity cannot grow: with the force on a majority, at most N − majority masters keep its
+//! own slot, fewer than q (q > N/2 ≥ N − majority), so no renewal reaches q. A force that reached fewer masters
+//! is as safe (every slot stays counted) but may leave the holder renewing. The model in
+//! `tests/queue_model` (its `revoke_slots`) checks it with limit 2 on 3 masters, and that
+//! freeing the slots at once lets 3 in.
 //!
 //! **What it assumes.** What Redlock assumes (bounded drift, masters that keep their keys): a
 //! master that restarts empty loses the marker as it would lose the token. A `K` set without a
 //! TTL by another client has no validity to wait out: it is kept closed for the force's TTL
-//! (`--ttl`'s default), its holder being no Redlock client.
+//! (`--ttl`'s default), its holder being no Redlock client. A slot scored within the last
+//! drift's worth of a year ahead is kept to that horizon (`LONGEST`), as every slot is.
 
 use std::time::{Duration, Instant};
 
 use super::held::Timing;
 use crate::lock::quorum::outcome::MasterFailure;
 use crate::lock::quorum::round::{Masters, Until};
+use crate::lock::scripts::force::FORCE;
 use crate::lock::scripts::holder::Holder;
-use crate::lock::scripts::keys::{Names, SLOT_KEYS};
-use crate::lock::scripts::revoke::{
-    FORCE, ForceAnswer, Revocation, Revoked, force_answer, force_vote,
-};
+use crate::lock::scripts::keys::{self, Names, SLOT_KEYS};
+use crate::lock::scripts::revoke::{ForceAnswer, Revocation, Revoked, force_answer, force_vote};
 
 /// What a forced release found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,8 +105,6 @@ pub enum Forced {
     /// partial hold all the same (a failed attempt, or what is left of an expired lock), closed
     /// there until that TTL or the partial holder's release.
     NothingHeld { partial: usize },
-    /// K is used as a semaphore (`semaphore`): not revoked.
-    Unsupported(&'static str),
     /// Neither: the force reached `confirmed` masters, fewer than a majority.
     Unconfirmed {
         confirmed: usize,
@@ -116,14 +128,25 @@ pub(in crate::lock) async fn force(
     let record = by.to_json().to_string();
     let factor = timing.drift_factor.to_string();
     let grace = timing.ttl.as_millis().to_string();
-    let args: [&[u8]; 3] = [record.as_bytes(), factor.as_bytes(), grace.as_bytes()];
+    // Where it revokes, FORCE announces on the release channel (for `status --watch`).
+    let channel = keys::released_channel(key);
+    let (record, factor, grace, channel) = (&record, &factor, &grace, &channel);
     let start = Instant::now();
     let round = masters
         .round(
             start + timing.node_timeout,
             Until::AllAnswered,
             force_vote,
-            |node| node.eval(&FORCE, keys, &args),
+            move |node| async move {
+                let args: [&[u8]; 5] = [
+                    record.as_bytes(),
+                    factor.as_bytes(),
+                    grace.as_bytes(),
+                    channel.as_bytes(),
+                    node.publish_command().as_bytes(),
+                ];
+                node.eval(&FORCE, keys, &args).await
+            },
         )
         .await;
     masters.trace("force", key, &round, start.elapsed());
@@ -136,7 +159,6 @@ pub(in crate::lock) async fn force(
     let mut revoked: Vec<Revoked> = Vec::new();
     let mut earlier = None;
     let mut closed_for: Option<Duration> = None;
-    let mut unsupported = None;
     for answer in answers {
         let closed = match answer {
             ForceAnswer::Forced {
@@ -159,10 +181,6 @@ pub(in crate::lock) async fn force(
                 closed_for
             }
             ForceAnswer::Free => None,
-            ForceAnswer::Unsupported(kind) => {
-                unsupported = Some(kind);
-                None
-            }
         };
         if let Some(closed) = closed {
             closed_for = Some(closed_for.map_or(closed, |c| c.max(closed)));
@@ -176,8 +194,6 @@ pub(in crate::lock) async fn force(
             confirmed: yes,
             closed_for,
         }
-    } else if let Some(kind) = unsupported.filter(|_| yes == 0) {
-        Forced::Unsupported(kind)
     } else if no >= quorum {
         Forced::NothingHeld { partial: yes }
     } else {

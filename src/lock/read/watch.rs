@@ -6,7 +6,7 @@
 //! read of every master, judged as `status` judges it (`observe`). Reads happen:
 //! 1. **On a notice.** The watch subscribes (`Notices::subscribe_each`) to the key's release
 //!    channel (`keys::released_channel`: a release with nobody waiting, the last reader's
-//!    release, a slot's) and to the wake channels of the first `observe::WAITERS_LISTENED` waiters in
+//!    release, a slot's, a `release --force` that revoked) and to the wake channels of the first `observe::WAITERS_LISTENED` waiters in
 //!    line (`keys::wake_channel`: a release with waiters wakes the first of them, on its own
 //!    channel; pub/sub delivers to every subscriber, so the watcher hears it too, and the
 //!    waiter loses nothing). No script announces a take, so after a notice the watch reads

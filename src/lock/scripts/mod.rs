@@ -10,7 +10,7 @@
 //! `queue_lua` (the Lua functions every queue-aware script shares), `order` (the order
 //! register of `--order`), `scan` (`list`'s READ and
 //! `queue_lua` (the Lua functions every queue-aware script shares), `revoke` (a forced
-//! release's FORCE and its record), `scan` (`list`'s READ and
+//! release's record, and the Lua that reads it), `force` (its FORCE), `scan` (`list`'s READ and
 //! PAGE); and [`TABLE`], every script in one table, where each gets its bit.
 //!
 //! Promises: each script is atomic on its master, writes a TTL on every key it writes, and
@@ -46,6 +46,7 @@
 //!
 //! The fencing counter alone has no TTL, on purpose (see `lock`).
 
+pub mod force;
 pub(super) mod holder;
 pub mod keys;
 pub mod lock;
@@ -94,7 +95,7 @@ pub(in crate::lock) static TABLE: [(&str, &LazyLock<Lua>); 22] = [
     ("READ (list)", &scan::READ),
     ("PAGE (list)", &scan::PAGE),
     ("ORDER", &order::ORDER),
-    ("FORCE", &revoke::FORCE),
+    ("FORCE", &force::FORCE),
 ];
 
 /// The bit of `script`: one, at its row in [`TABLE`]. Called as each script is built, once

@@ -1,6 +1,7 @@
 //! Breaking glass (`release --force`): the Lua that revokes whoever holds K without their token,
 //! the record it leaves in their place, and the typed reading of both. How the force is
-//! decided over the masters and why it never makes two holders: `kinds::revoke`.
+//! decided over the masters and why it never makes two holders: `kinds::revoke`. FORCE itself
+//! is in `scripts::force` (it is composed with the slots' Lua, which reads this module).
 //!
 //! **The revocation record.** On each master it reaches, FORCE replaces the value of `K` (a
 //! holder's token) with [`REVOKED_MARKER`], a fixed value that is never a token, and the holder
@@ -26,95 +27,24 @@
 //! token, so nothing is extended; instead of a bare 0 it answers `{'revoked', record}` (see
 //! [`extend_vote`], [`revoked_reply`]), and the renewal reads who revoked it from the record,
 //! where the record names its token.
+//!
+//! **A semaphore's slots** are revoked by the same FORCE where K is free and the slots key
+//! exists: each live slot is renamed and kept counted under a revocation record of its own,
+//! naming its one token, as `scripts::slots` (its `revoke`) describes.
 
-use std::sync::LazyLock;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use super::bit;
 use super::holder::Holder;
-use super::queue_lua::FUNCTIONS;
 use super::replies::Vote;
 use crate::escape;
-use crate::lock::wire::lua::Lua;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
 
 /// The value `K` holds while revoked: never a token, so that every holder's compare-and-set
 /// fails on it, and every newcomer's `SET NX`.
 pub const REVOKED_MARKER: &str = "__redlock:revoked";
-
-/// FORCE: revokes whoever holds `K` on this master.
-/// KEYS: the first `keys::SLOT_KEYS` of the layout (K, its record, the queue's, the slots',
-/// the readers'). ARGV: the record of whoever forces (a holder record as JSON, its note the
-/// reason), the drift factor, the TTL to keep a `K` that has none (ms).
-/// Revokes the token in K, or every live reader (K then held by the readers' marker: their
-/// shares and records go, and the first 100 are listed in the record, the rest counted in
-/// `unlisted`, so that none of them can open K early while another may still read).
-/// Returns `{'forced', {token, its record or nil}*, ms kept}`, `{'revoked', record, PTTL}`
-/// where `K` was revoked already (the force stands: nothing is changed), `{'free'}`, or
-/// `{'semaphore'}` for a key used as a semaphore, which this build does not revoke (nothing
-/// is changed).
-pub static FORCE: LazyLock<Lua> = LazyLock::new(|| {
-    Lua::composed(
-        &[
-            FUNCTIONS,
-            MARKER,
-            r"
-local current = redis.call('GET', KEYS[1])
-if current == REVOKED then
-  return {'revoked', redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1])}
-end
-if redis.call('EXISTS', KEYS[7]) == 1 then
-  return {'semaphore'}
-end
-local now = now_ms()
-local ms = redis.call('PTTL', KEYS[1])
-local revoked, answer, unlisted = {}, {}, 0
-if current == SHARED or (not current and redis.call('EXISTS', KEYS[9]) == 1) then
-  -- Every live share (the first 100 listed, the rest counted), kept closed for the longest.
-  local last = string.format('%d', now + LONGEST)
-  local live = redis.call('ZRANGEBYSCORE', KEYS[9], '(' .. now, last, 'LIMIT', 0, 100)
-  if #live == 0 then
-    return {'free'}
-  end
-  unlisted = redis.call('ZCOUNT', KEYS[9], '(' .. now, last) - #live
-  local top = redis.call('ZRANGEBYSCORE', KEYS[9], '(' .. now, last, 'WITHSCORES', 'LIMIT',
-                         unlisted + #live - 1, 1)
-  ms = math.max(ms, math.floor(tonumber(top[2]) - now))
-  for _, token in ipairs(live) do
-    local old = redis.call('HGET', KEYS[10], token)
-    revoked[#revoked + 1] = {token = token, record = old or cjson.null}
-    answer[#answer + 1] = token
-    answer[#answer + 1] = old or false
-  end
-elseif current then
-  local old = redis.call('GET', KEYS[2])
-  revoked[1] = {token = current, record = old or cjson.null}
-  answer = {current, old or false}
-else
-  return {'free'}
-end
-if ms < 0 then
-  ms = tonumber(ARGV[3])
-end
-ms = ms + math.floor(ms * tonumber(ARGV[2])) + 2
-local record = cjson.decode(ARGV[1])
-record.token = REVOKED
-record.revoked = revoked
-record.unlisted = unlisted
-record.until_ms = now + ms
--- K first: from here on it is closed, and both keys carry their TTL from their first write.
-redis.call('SET', KEYS[1], REVOKED, 'PX', ms)
-redis.call('SET', KEYS[2], cjson.encode(record), 'PX', ms)
-redis.call('DEL', KEYS[9], KEYS[10])
-return {'forced', answer, ms}
-",
-        ],
-        bit(&FORCE),
-    )
-});
 
 /// The marker, as the Lua of FORCE and of the releases that [`ACKNOWLEDGE`] names it.
 pub(in crate::lock) const MARKER: &str = "local REVOKED = '__redlock:revoked'\n";
@@ -269,10 +199,8 @@ pub(in crate::lock) enum ForceAnswer {
         revocation: Option<Revocation>,
         closed_for: Option<Duration>,
     },
-    /// Nobody holds K here.
+    /// Nobody holds K here (nor a slot of it).
     Free,
-    /// K is a semaphore: not revoked by this build.
-    Unsupported(&'static str),
 }
 
 /// Decodes FORCE's answer; `None` for anything else.
@@ -313,7 +241,6 @@ pub(in crate::lock) fn force_answer(reply: &Reply) -> Option<ForceAnswer> {
             closed_for: int(2),
         }),
         b"free" => Some(ForceAnswer::Free),
-        b"semaphore" => Some(ForceAnswer::Unsupported("semaphore")),
         _ => None,
     }
 }
@@ -322,7 +249,7 @@ pub(in crate::lock) fn force_answer(reply: &Reply) -> Option<ForceAnswer> {
 pub(in crate::lock) fn force_vote(answer: &Result<Reply, NodeError>) -> Vote {
     match answer.as_ref().map(force_answer) {
         Ok(Some(ForceAnswer::Forced { .. } | ForceAnswer::Already { .. })) => Vote::Yes,
-        Ok(Some(ForceAnswer::Free | ForceAnswer::Unsupported(_))) => Vote::No,
+        Ok(Some(ForceAnswer::Free)) => Vote::No,
         Ok(None) | Err(_) => Vote::Error,
     }
 }

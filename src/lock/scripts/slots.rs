@@ -52,6 +52,7 @@ use super::lock::Refusal;
 use super::queue::{Place, Turn};
 use super::queue_lua::FUNCTIONS;
 use super::replies::Vote;
+use super::revoke::MARKER;
 use crate::lock::wire::lua::Lua;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
@@ -64,7 +65,7 @@ use crate::lock::wire::resp::Reply;
 /// script here, the first `keys::SLOT_KEYS` of the one layout (`keys::Names::keys`): 1 K,
 /// 2 K's holder record, 3-6 K's queue (see `scripts::queue`), 7 the slots, 8 the limit, 9-10
 /// a shared lock's readers and their records (unread here), 11 the slots' holder records.
-const PRELUDE: &str = r"
+pub(super) const PRELUDE: &str = r"
 local now = now_ms()
 local function prune()
   local gone = redis.call('ZRANGEBYSCORE', KEYS[7], '-inf', now, 'LIMIT', 0, 100)
@@ -231,16 +232,22 @@ return full(position)
 
 /// Extends a slot if it is still ours: sets its expiry to now + ms, never re-creating a slot
 /// that expired or was removed. ARGV: token, ms, L. Returns 1 when extended, 0 when the slot is
-/// not (or no longer) there.
+/// not (or no longer) there, `{'revoked', record}` where `release --force` revoked it (see
+/// `revoke`).
 pub static EXTEND_SLOT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
         &[
             FUNCTIONS,
             PRELUDE,
+            MARKER,
+            REVOKED_SLOTS,
             r"
 prune()
-if not redis.call('ZSCORE', KEYS[7], ARGV[1]) then
+if is_revoked_slot(ARGV[1]) then
   return 0
+end
+if not redis.call('ZSCORE', KEYS[7], ARGV[1]) then
+  return revoked_answer(ARGV[1])
 end
 renew(ARGV[1], ARGV[2], ARGV[3])
 return 1
@@ -261,17 +268,25 @@ return 1
 /// caller is not. Notices are best effort (pcall).
 /// ARGV: token, release channel or empty, publish command, wake channel prefix and suffix, L,
 /// then for a waiter's undo: ticket, lease ms, waiter record, keep ms (else empty).
+/// A revoked holder's release (or undo) says it stopped: its revoked slot goes (`revoke`).
 /// Returns 1 when removed, 0 when the slot was not (or no longer) there.
 pub static RELEASE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
         &[
             FUNCTIONS,
             PRELUDE,
+            MARKER,
+            REVOKED_SLOTS,
             r"
 local before = eligible_slots(ARGV[6])
-local removed = redis.call('ZREM', KEYS[7], ARGV[1])
+local removed = 0
+if not is_revoked_slot(ARGV[1]) then
+  removed = redis.call('ZREM', KEYS[7], ARGV[1])
+end
 if removed == 1 then
   redis.call('HDEL', KEYS[11], ARGV[1])
+elseif not is_revoked_slot(ARGV[1]) and acknowledge_slot(ARGV[1]) then
+  removed = 1
 end
 if live_slots() == 0 then
   redis.call('DEL', KEYS[8], KEYS[11])
@@ -439,10 +454,13 @@ pub(in crate::lock) fn slot_turn(answer: &Result<Reply, NodeError>) -> Option<Tu
 }
 
 mod inspect;
+mod revoke;
 
 pub(in crate::lock) use inspect::inspected_slots;
 use inspect::millis;
 pub use inspect::{INSPECT_SLOTS, Slot, Slots};
+pub(in crate::lock::scripts) use revoke::REVOKED_SLOTS;
+pub use revoke::{REVOKED_SLOT_PREFIX, revoked_slot};
 
 #[cfg(test)]
 mod tests;

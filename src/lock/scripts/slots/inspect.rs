@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use crate::lock::scripts::bit;
 use crate::lock::scripts::holder::Holder;
+use crate::lock::scripts::revoke::Revocation;
+use crate::lock::scripts::slots::revoked_slot;
 use crate::lock::wire::lua::Lua;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
@@ -35,10 +37,14 @@ return out
 /// One live slot on one master.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Slot {
+    /// Its holder's token (a revoked slot's too, without the prefix it is kept under).
     pub token: String,
-    /// How long until it expires there, unless renewed.
+    /// How long until it expires there, unless renewed (a revoked slot: until it is freed).
     pub expires_in: Duration,
+    /// Its holder's record (a revoked slot's: the one its holder had).
     pub holder: Option<Holder>,
+    /// Revoked by `release --force`: by whom, why, and until when (see `revoke`).
+    pub revocation: Option<Revocation>,
 }
 
 /// What one master has of a semaphore.
@@ -63,14 +69,28 @@ pub(in crate::lock) fn inspected_slots(reply: Reply) -> Result<Slots, NodeError>
         .unwrap_or_default()
         .chunks(3)
         .filter_map(|triple| {
-            let token = triple.first()?.bulk()?;
+            let member = String::from_utf8_lossy(triple.first()?.bulk()?).into_owned();
+            let expires_in = triple.get(1).and_then(millis).unwrap_or_default();
+            let record = triple.get(2).and_then(Reply::bulk);
+            if let Some(token) = revoked_slot(&member) {
+                let revocation = record.and_then(Revocation::from_record);
+                let holder = revocation
+                    .as_ref()
+                    .and_then(|r| r.revoked.iter().find(|r| r.token == token))
+                    .and_then(|r| r.holder.clone());
+                return Some(Slot {
+                    token: token.to_string(),
+                    expires_in,
+                    holder,
+                    revocation,
+                });
+            }
+            let holder = record.and_then(|record| Holder::from_record(record, member.as_bytes()));
             Some(Slot {
-                token: String::from_utf8_lossy(token).into_owned(),
-                expires_in: triple.get(1).and_then(millis).unwrap_or_default(),
-                holder: triple
-                    .get(2)
-                    .and_then(Reply::bulk)
-                    .and_then(|record| Holder::from_record(record, token)),
+                token: member,
+                expires_in,
+                holder,
+                revocation: None,
             })
         })
         .collect();

@@ -132,3 +132,35 @@ fn an_inspection_lists_live_slots() {
     );
     assert!(inspected_slots(Reply::Int(3)).is_err());
 }
+
+#[test]
+fn a_revoked_slot_is_read_as_its_token_with_its_revocation() {
+    let holder = Holder::this_process(&["job".into()]);
+    let by = Holder::this_process(&["redlock".into()]).with_note(Some("hung".into()));
+    let mut record = by.to_json();
+    record["token"] = serde_json::Value::from(crate::lock::scripts::revoke::REVOKED_MARKER);
+    record["revoked"] = serde_json::json!([{"token": "a", "record": holder.record("a")}]);
+    let reply = Reply::Array(vec![
+        bulk("2"),
+        Reply::Int(0),
+        Reply::Int(0),
+        bulk(&format!("{REVOKED_SLOT_PREFIX}a")),
+        Reply::Int(900),
+        bulk(&record.to_string()),
+    ]);
+    let slots = inspected_slots(reply).expect("decoded");
+    let slot = &slots.slots[0];
+    assert_eq!(slot.token, "a");
+    assert_eq!(slot.holder.as_ref(), Some(&holder));
+    let revocation = slot.revocation.as_ref().expect("revoked");
+    assert!(revocation.names("a"));
+    assert_eq!(revocation.reason(), Some("hung"));
+    assert_eq!(revoked_slot("sem2-x"), None);
+}
+
+#[test]
+fn the_lua_knows_the_revoked_slots_prefix() {
+    assert!(REVOKED_SLOTS.contains(&format!("local REVOKED_SLOT = '{REVOKED_SLOT_PREFIX}'")));
+    // Tokens never start with it: a slot's is `sem<L>-`, a reader's `shr-`, a lock's hex.
+    assert!(REVOKED_SLOT_PREFIX.starts_with("__redlock:"));
+}
