@@ -120,6 +120,7 @@ mod protocol;
 mod revoke;
 mod slots;
 mod start;
+mod supersede;
 mod system;
 mod trace;
 
