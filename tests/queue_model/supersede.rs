@@ -266,6 +266,11 @@ impl SupersedeModel {
         let m = &mut state.masters[master];
         if !m.line.contains(&caller) {
             m.line.push(caller);
+            // Only the arrival rule reads the order places were made in: sorted otherwise, so
+            // that states differing only by it are one.
+            if self.rule != Rule::ArrivalOrder {
+                m.line.sort_unstable();
+            }
         }
         let m = &state.masters[master];
         if self.first(m) == Some(caller) && (m.k.is_none() || m.k == Some(caller)) {
@@ -282,6 +287,7 @@ impl SupersedeModel {
         state.evicted_newer |= self.newer(evicted, by);
         if !m.marks.iter().any(|&(e, _)| e == evicted) {
             m.marks.push((evicted, by));
+            m.marks.sort_unstable();
         }
     }
 
