@@ -319,7 +319,8 @@ fn a_sigkilled_evictor_leaves_nobody_stuck() {
 }
 
 /// A waiter that asks for the other policy is refused at once (64, one line), either way;
-/// `--supersede` without `--wait`, or with `--shared` or `--limit`, is a usage error.
+/// `status` and `list` show the policy; `--supersede` without `--wait`, or with `--shared` or
+/// `--limit`, is a usage error.
 #[test]
 fn a_waiter_asking_for_the_other_policy_is_refused() {
     let cluster = Cluster::start(3);
@@ -342,6 +343,19 @@ fn a_waiter_asking_for_the_other_policy_is_refused() {
         let said = stderr(&refused);
         assert_eq!(said.lines().count(), 1, "{said}");
         assert!(said.contains("has a superseding line"), "{said}");
+        // status and list name the line's policy, in text and JSON.
+        let read = |args: &[&str]| {
+            let output = cluster.redlock().args(args).output().unwrap();
+            String::from_utf8_lossy(&output.stdout).into_owned()
+        };
+        let text = read(&["status", "--key", "deploy"]);
+        assert!(text.contains("queue, superseding"), "{text}");
+        assert!(text.contains("order 101"), "{text}");
+        let json = read(&["status", "--key", "deploy", "--json"]);
+        assert!(json.contains(r#""policy":"supersede""#), "{json}");
+        let listed = read(&["list", "--json"]);
+        assert!(listed.contains(r#""policy":"supersede""#), "{listed}");
+        assert!(read(&["list"]).contains("its line supersedes"));
         holder.open_gate();
         assert_eq!(waiting.join().unwrap().status.code(), Some(0));
     });

@@ -39,8 +39,10 @@
 //! - **A holder is never evicted**: no mark is written where K holds the marked token, and no
 //!   running holder is marked on a majority (always).
 //! - **No waiter evicted that is newer than its evictor** (always).
-//! - **No lost wake-up** (always): in a state where nothing can happen (nothing on the wire, no
-//!   notice unread, nobody with a step of its own), no live waiter sleeps.
+//! - **No lost wake-up** (always, in runs without a death): in a state where nothing can happen
+//!   (nothing on the wire, no notice unread, nobody with a step of its own), no waiter sleeps.
+//!   With a death, the dead waiter's partial hold and place go by their TTL and lease, which
+//!   no notice announces: a heartbeat's case, as in the queue.
 //! - The newest waiter runs, and a waiter is superseded (sometimes: not vacuous).
 //!
 //! # Known-bad rules it catches
@@ -254,12 +256,12 @@ impl SupersedeModel {
                 .collect(),
         };
         if let (Some(newest), false) = (newest, self.rule == Rule::ArrivalOrder) {
-            self.mark(state, master, caller, newest);
+            self.mark(state, master, (caller, newest), true);
             self.changing(state, master, caller, |m| m.line.retain(|&c| c != caller));
             return Answer::Superseded;
         }
         for victim in older {
-            self.mark(state, master, victim, caller);
+            self.mark(state, master, (victim, caller), false);
             self.changing(state, master, caller, |m| m.line.retain(|&c| c != victim));
             notify(state, victim);
         }
@@ -281,9 +283,18 @@ impl SupersedeModel {
         }
     }
 
-    fn mark(&self, state: &mut SupersedeState, master: usize, evicted: usize, by: usize) {
+    /// Marks `evicted` on `master`, by `by`: another waiter's eviction, or (`evicted` the
+    /// caller) a waiter superseding itself, which may hold K there from a partial hold of its
+    /// own (its undo is on the way): that is its own going, not a holder evicted.
+    fn mark(
+        &self,
+        state: &mut SupersedeState,
+        master: usize,
+        (evicted, by): (usize, usize),
+        itself: bool,
+    ) {
         let m = &mut state.masters[master];
-        state.evicted_holder |= m.k == Some(evicted);
+        state.evicted_holder |= m.k == Some(evicted) && !itself;
         state.evicted_newer |= self.newer(evicted, by);
         if !m.marks.iter().any(|&(e, _)| e == evicted) {
             m.marks.push((evicted, by));
@@ -459,13 +470,16 @@ impl Model for SupersedeModel {
                     })
             }),
             Property::always(NEVER_NEWER, |_, s: &SupersedeState| !s.evicted_newer),
+            // Without deaths: a dead waiter's lock and place go by their TTL and lease, which
+            // no notice announces (the heartbeat's case, see `queue`).
             Property::always("no lost wake-up", |_, s: &SupersedeState| {
                 let quiet = s.wire.iter().flatten().all(Vec::is_empty)
-                    && s.phases.iter().zip(&s.notices).all(|(phase, notice)| {
-                        !matches!(phase, Phase::NotArrived | Phase::Holding | Phase::Turn(..))
-                            && !(*phase == Phase::Asleep && *notice)
-                    });
-                !quiet || !s.phases.contains(&Phase::Asleep)
+                    && !s
+                        .phases
+                        .iter()
+                        .zip(&s.notices)
+                        .any(|(phase, notice)| has_a_step(*phase, *notice));
+                s.died || !quiet || !s.phases.contains(&Phase::Asleep)
             }),
             Property::sometimes("the newest waiter runs", |_, s: &SupersedeState| {
                 s.newest_ran
@@ -474,6 +488,16 @@ impl Model for SupersedeModel {
                 s.phases.contains(&Phase::Superseded)
             }),
         ]
+    }
+}
+
+/// Whether a client can move without a request running: it arrives, decides, finishes, or
+/// reads a notice.
+fn has_a_step(phase: Phase, notice: bool) -> bool {
+    match phase {
+        Phase::NotArrived | Phase::Holding | Phase::Turn(..) => true,
+        Phase::Asleep => notice,
+        _ => false,
     }
 }
 
@@ -506,7 +530,7 @@ fn holds(model: SupersedeModel) {
 
 /// A holder and two waiters, arriving in every order on every master; with orders that agree
 /// with the tickets, that disagree (the later arrival has the lower order), and equal (a
-/// retried pipeline); one waiter may die at any step, its requests lost on any masters.
+/// retried pipeline).
 #[test]
 fn the_superseding_line_keeps_the_queues_promises() {
     for waiters in [
@@ -517,13 +541,27 @@ fn the_superseding_line_keeps_the_queues_promises() {
         holds(SupersedeModel {
             waiters,
             rule: Rule::Sound,
-            crash: true,
+            crash: false,
         });
     }
 }
 
-/// Three waiters, no death: a longer line of evictions.
+/// The same, with one waiter dying at any step, its requests lost on any masters (an evictor
+/// that reached only some of them): the safety properties hold; the wake-up is then owed to
+/// the dead waiter's TTL and lease, as in the queue (see `queue`, "When a lost notice still
+/// costs a heartbeat").
 #[test]
+fn an_evictor_dying_mid_eviction_breaks_nothing() {
+    holds(SupersedeModel {
+        waiters: vec![(1, 1), (2, 2)],
+        rule: Rule::Sound,
+        crash: true,
+    });
+}
+
+/// Three waiters, no death: a longer line of evictions (minutes: `--ignored`).
+#[test]
+#[ignore]
 fn three_waiters_supersede_in_turn() {
     holds(SupersedeModel {
         waiters: vec![(1, 1), (3, 2), (2, 3)],

@@ -41,7 +41,9 @@
 //! - **A holder is never evicted.** Step 3 skips K's token: the master where a waiter holds K
 //!   never marks it. A run holds the lock on a majority; at most the minority where it did
 //!   not take K can mark it, and a holder's renewals and release (EXTEND, RELEASE) read no
-//!   marks.
+//!   marks. (A waiter that supersedes itself may hold K on that master from a partial hold
+//!   of its own turn: it never won, and its undo, sent as it leaves, removes it. The model
+//!   first flagged this as a holder evicted; it is a waiter leaving.)
 //! - **No waiter is evicted that is newer than its evictor.** A mark is written by the caller
 //!   only on places older than itself (step 3), by one order every master computes alike from
 //!   the same tickets and records, whatever order the waiters reached each master in.
