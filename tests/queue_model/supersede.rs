@@ -52,6 +52,13 @@
 //! - `Rule::ArrivalOrder`: a waiter evicts whoever was placed before it on that master,
 //!   whatever their orders. Masters that saw two waiters arrive in different orders let the
 //!   older order evict the newer.
+//!
+//! # Bounds and cost (debug build, `cargo test --test models supersede -- --nocapture`)
+//! Two waiters, no death: 2 204 005 states (542 193 distinct) for orders that agree with the
+//! tickets or are equal, 2 159 350 (529 362) where they disagree, 35 steps deep, about 35-50 s
+//! each; with a death, 6 254 698 (1 186 519), about 110 s. The known-bad rules are found in a
+//! full search of 3 680 443 states (913 073 distinct, `NoMarkCheck`) and 13 735 176 (3 052 707,
+//! `ArrivalOrder`). Three waiters are `#[ignore]`d (minutes).
 
 use stateright::{Checker, Model, Property};
 
