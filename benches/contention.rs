@@ -105,6 +105,7 @@ fn report_library(cluster: &Cluster, procs: usize, per_process: usize) {
                                 timing,
                                 holder: None,
                                 wait: Duration::from_secs(60),
+                                supersede: false,
                             },
                             &Cancel::default(),
                             &mut |_| {},

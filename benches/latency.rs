@@ -113,6 +113,7 @@ fn bench_case(
                     timing: TIMING,
                     holder: Some(&holder),
                     wait: Duration::ZERO,
+                    supersede: false,
                 },
                 &cancel,
                 &mut |_| {},

@@ -33,6 +33,9 @@ pub const CONFLICT: i32 = 75;
 pub const CONFIG: i32 = 78;
 /// `release --force`: nobody held the lock on a majority of masters, so nothing was revoked.
 pub const NOTHING_HELD: i32 = 79;
+/// `--supersede`: a newer waiter evicted this one from the line, so it did not run its
+/// command. Beside `OUTDATED`, which a skipped deploy may also end with.
+pub const SUPERSEDED: i32 = 80;
 /// `--order`: a higher order already took the lock, so this run is outdated and did not run
 /// its command. Above `sysexits.h`'s range and below the shell's 126.
 pub const OUTDATED: i32 = 81;
@@ -117,9 +120,14 @@ pub const TABLE: &[(Codes, &str)] = &[
         "release --force: nobody held the lock, nothing was revoked",
     ),
     (
+        Codes::Fixed(&[SUPERSEDED]),
+        "superseded: a newer waiter (--supersede) evicted this one from the line, so the command \
+         did not run (see --superseded-exit-code)",
+    ),
+    (
         Codes::Fixed(&[OUTDATED]),
-        "outdated: a higher --order already took the lock, so the command did not run (see \
-         --outdated-exit-code)",
+        "outdated: a higher --order already took the lock (or, with --supersede, was already \
+         waiting), so the command did not run (see --outdated-exit-code)",
     ),
     (
         Codes::Fixed(&[MAX_DURATION]),

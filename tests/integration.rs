@@ -58,6 +58,7 @@ mod spawn;
 mod status_output;
 mod status_watch;
 mod stdout_errors;
+mod supersede;
 mod supervise_faults;
 mod systemd_units;
 mod terminal;

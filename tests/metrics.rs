@@ -149,6 +149,7 @@ fn a_successful_run_counts_its_wait_its_hold_and_its_success() {
         "lost",
         "max_duration",
         "outdated",
+        "superseded",
     ] {
         assert_eq!(scrape.outcome("job", outcome), 0, "{outcome}");
     }

@@ -98,6 +98,24 @@ pub struct LockArgs {
     )]
     pub outdated_exit_code: Option<u8>,
 
+    /// Waiting, let the newest waiter evict the older waiters of the key (never the holder): an
+    /// evicted run does not run its command and exits 80, naming who superseded it. Newer
+    /// means a higher --order, else a later arrival. Needs --wait; every waiter of a key must
+    /// agree (a waiter without it is refused, exit 64, and the other way round). Only for a
+    /// lock (not with --limit or --shared).
+    #[arg(long)]
+    pub supersede: bool,
+
+    /// Exit with this code instead of 80 when a newer waiter superseded this one (0 counts a
+    /// skipped deploy as a success).
+    #[arg(
+        long,
+        value_name = "CODE",
+        value_parser = clap::value_parser!(u8),
+        value_hint = ValueHint::Other
+    )]
+    pub superseded_exit_code: Option<u8>,
+
     /// Let up to L holders in at once (a counting semaphore) instead of one; L is 1 to 1000.
     /// Each holder needs a slot on floor(L*N/(L+1))+1 of the N masters (-v shows it), so fewer
     /// masters may be down than for a lock. Every holder of the key must use the same L.

@@ -107,6 +107,7 @@ pub fn acquire(
         timing: settings.timing,
         holder: Some(holder),
         wait: settings.wait,
+        supersede: settings.supersede,
     };
     let result = client.acquire(&request, &signals.cancel, &mut on_retry);
     progress.finish();
@@ -117,6 +118,10 @@ pub fn acquire(
             Some(Outcome::Conflict)
         }
         Err(AcquireError::Failed(_)) => Some(Outcome::Unavailable),
+        Err(AcquireError::Superseded(superseded)) if outdated(settings, superseded) => {
+            Some(Outcome::Outdated)
+        }
+        Err(AcquireError::Superseded(_)) => Some(Outcome::Superseded),
         // Interrupted: the time spent counts, but nothing was decided. A key used two ways is
         // a usage error, not an outcome of the lock.
         Err(AcquireError::Cancelled | AcquireError::Conflict(_)) => None,
@@ -131,7 +136,32 @@ pub fn acquire(
             wording::describe_failure(&settings.key, &failure, settings, quorum, quiet)
         }
         AcquireError::Conflict(conflict) => wording::conflict(&settings.key, &conflict),
+        AcquireError::Superseded(superseded) => {
+            let outdated = outdated(settings, &superseded);
+            let code = if outdated {
+                settings.outdated_exit_code
+            } else {
+                settings.superseded_exit_code
+            };
+            let line = wording::superseded(&settings.key, &superseded, outdated, code);
+            Failure::new(code, if quiet { String::new() } else { line })
+        }
     })
+}
+
+/// Whether a waiter that a newer one superseded is outdated rather than superseded: it has an
+/// order, and a higher order was waiting in line before it came (`--supersede` with
+/// `--order`), so it was refused on arrival, not evicted.
+fn outdated(settings: &LockSettings, superseded: &crate::lock::Superseded) -> bool {
+    let theirs = superseded
+        .mark
+        .as_ref()
+        .and_then(|mark| mark.by.as_ref())
+        .and_then(|by| by.order);
+    match (settings.order, theirs) {
+        (Some(ours), Some(theirs)) => theirs > ours && superseded.was_there_first(),
+        _ => false,
+    }
 }
 
 /// Says (with -v) how many masters a slot needs, and warns when that is all of them.

@@ -137,6 +137,7 @@ fn to_json(key: &str, quorum: usize, verdict: &Verdict, masters: &[Inspection]) 
     };
     let fence = masters.iter().filter_map(|m| m.fence).max();
     let order = masters.iter().filter_map(|m| m.order).max();
+    let policy = policy(masters);
     let queue = queue_json(&line(masters));
     let waiting = masters.iter().map(|m| m.waiting).max().unwrap_or(0);
     let masters: Vec<Value> = masters
@@ -145,6 +146,7 @@ fn to_json(key: &str, quorum: usize, verdict: &Verdict, masters: &[Inspection]) 
             let mut json = master_json(inspection);
             json["fence_error"] = inspection.fence_problem.clone().into();
             json["order"] = inspection.order.into();
+            json["policy"] = inspection.policy.clone().into();
             json
         })
         .collect();
@@ -152,6 +154,7 @@ fn to_json(key: &str, quorum: usize, verdict: &Verdict, masters: &[Inspection]) 
         "key": key,
         "fence": fence,
         "order": order,
+        "policy": policy,
         "verdict": verdict_name(verdict),
         "quorum": quorum,
         "token": token,
@@ -288,9 +291,13 @@ fn to_text(
     }
     let queue = line(masters);
     if !queue.is_empty() {
+        let kind = match policy(masters) {
+            Some(_) => "superseding (a newer waiter evicts the older ones)",
+            None => "first come first served",
+        };
         let _ = writeln!(
             out,
-            "queue, first come first served ({}):",
+            "queue, {kind} ({}):",
             how_many_wait(queue.len(), masters)
         );
         for (i, waiter) in queue.iter().enumerate() {
@@ -349,4 +356,9 @@ fn how_many_wait(shown: usize, masters: &[Inspection]) -> String {
     } else {
         format!("{shown} waiting")
     }
+}
+
+/// The line's policy, where a master stores one (`--supersede`: `supersede`).
+fn policy(masters: &[Inspection]) -> Option<String> {
+    masters.iter().find_map(|m| m.policy.clone())
 }

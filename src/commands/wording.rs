@@ -8,7 +8,7 @@ use crate::escape;
 use crate::exit::{self, Failure};
 use crate::lock::{
     AttemptFailure, Cause, Conflict, FenceError, Holder, Kind, Lock, MasterFailure, NodeError,
-    Redlock,
+    Redlock, Superseded,
 };
 use crate::plural::counted;
 
@@ -297,6 +297,16 @@ pub fn conflict(key: &str, conflict: &Conflict) -> Failure {
                 .map(|l| format!(" (--limit {})", escape::visible(l)))
                 .unwrap_or_default()
         ),
+        Conflict::Policy { theirs } if theirs == crate::lock::SUPERSEDE_POLICY => format!(
+            "lock {key:?} has a superseding line (its waiters use --supersede): every waiter of \
+             a key must agree; add --supersede, or use another key"
+        ),
+        Conflict::Policy { theirs } => format!(
+            "lock {key:?} has a first-come, first-served line (policy {}): a waiter with \
+             --supersede would evict waiters that did not ask for it; drop --supersede, or use \
+             another key",
+            escape::quoted(theirs)
+        ),
         Conflict::Limit { ours, theirs } => format!(
             "semaphore {key:?} is held with --limit {theirs}, not {ours}: every holder of a key \
              must use the same limit; use --limit {theirs}, or another key"
@@ -351,4 +361,51 @@ pub fn fence_failure(key: &str, error: FenceError) -> Failure {
         ),
     };
     Failure::new(code, message)
+}
+
+/// The line of a waiter that a newer one superseded (`--supersede`): who did (host, pid,
+/// order, note), and the `code` it exits with; `outdated` when that one was waiting first
+/// with a higher order (`--order`).
+pub fn superseded(key: &str, superseded: &Superseded, outdated: bool, code: i32) -> String {
+    let Some(mark) = &superseded.mark else {
+        return format!(
+            "lost its place in line for lock {key:?} while away (stopped, or cut off from the \
+             masters, longer than its lease); a --supersede waiter does not join again, since a \
+             newer one may have superseded it meanwhile: this run skips its command (exit \
+             {code}, see --superseded-exit-code)"
+        );
+    };
+    let who = mark
+        .by
+        .as_ref()
+        .map_or_else(|| "a waiter that left no record".to_string(), evictor);
+    if outdated {
+        let theirs = mark.by.as_ref().and_then(|by| by.order).unwrap_or_default();
+        return format!(
+            "outdated on lock {key:?}: order {theirs} was already waiting ({who}), so this run \
+             skips its command (exit {code}, see --outdated-exit-code)"
+        );
+    }
+    format!(
+        "superseded on lock {key:?} by a newer waiter, {who}: this run leaves the line and \
+         skips its command (exit {code}, see --superseded-exit-code)"
+    )
+}
+
+/// `ci-7 (pid 4412, order 103, for "https://ci.example/job/9")`: who a mark names, escaped.
+fn evictor(by: &Holder) -> String {
+    let order = by
+        .order
+        .map(|order| format!(", order {order}"))
+        .unwrap_or_default();
+    let note = by
+        .note
+        .as_deref()
+        .map(|note| format!(", for {}", escape::quoted(note)))
+        .unwrap_or_default();
+    format!(
+        "{} (pid {}{order}{note})",
+        escape::visible(&by.host),
+        by.pid
+    )
 }

@@ -22,6 +22,10 @@ pub struct LockSettings {
     pub order: Option<u64>,
     /// The exit code for "a higher order already took the lock".
     pub outdated_exit_code: i32,
+    /// `--supersede`: waiting, evict the older waiters of the line (see `lock::Request`).
+    pub supersede: bool,
+    /// The exit code for "a newer waiter superseded this one".
+    pub superseded_exit_code: i32,
     /// `--limit`: take one of this many slots (a semaphore) instead of the lock.
     pub limit: Option<u32>,
     /// `--shared`: take the lock as a reader, shared with other readers.
@@ -76,6 +80,7 @@ pub fn lock_settings(args: &LockArgs, defaults: &Defaults) -> Result<LockSetting
         return Err(Failure::usage(shared_fence(&args.key)));
     }
     check_order(args)?;
+    check_supersede(args, wait)?;
     Ok(LockSettings {
         key: args.key.clone(),
         timing,
@@ -84,6 +89,10 @@ pub fn lock_settings(args: &LockArgs, defaults: &Defaults) -> Result<LockSetting
         fence: args.fence,
         order: args.order,
         outdated_exit_code: args.outdated_exit_code.map_or(exit::OUTDATED, i32::from),
+        supersede: args.supersede,
+        superseded_exit_code: args
+            .superseded_exit_code
+            .map_or(exit::SUPERSEDED, i32::from),
         limit: args.limit,
         shared: args.shared,
         note: note::resolve(args.note.as_deref(), note::from_env)?,
@@ -121,6 +130,34 @@ fn check_order(args: &LockArgs) -> Result<(), Failure> {
          {alongside} lets several hold the key at once; drop --order, or take the lock alone",
         args.key
     )))
+}
+
+/// `--supersede` needs a wait (a run that does not wait never joins the line, so it would
+/// supersede nobody and could not be superseded), and the lock held alone.
+fn check_supersede(args: &LockArgs, wait: Duration) -> Result<(), Failure> {
+    if !args.supersede {
+        return Ok(());
+    }
+    let alongside = match (args.limit, args.shared) {
+        (Some(limit), _) => Some(format!("--limit {limit}")),
+        (_, true) => Some("--shared".to_string()),
+        _ => None,
+    };
+    if let Some(alongside) = alongside {
+        return Err(Failure::usage(format!(
+            "--supersede with {alongside} on {:?}: only a lock's waiters supersede each other; \
+             drop --supersede, or take the lock alone",
+            args.key
+        )));
+    }
+    if wait.is_zero() {
+        return Err(Failure::usage(format!(
+            "--supersede without --wait on {:?}: a run that does not wait never joins the line, \
+             so it would supersede nobody; add --wait DURATION (or --wait forever)",
+            args.key
+        )));
+    }
+    Ok(())
 }
 
 /// `--fence` asked of a reader: refused, since readers hold the lock together.

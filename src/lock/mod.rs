@@ -36,8 +36,8 @@ pub use kinds::seam::Request;
 pub use kinds::wakeup::Wakeup;
 pub use quorum::outcome::QueuedWaiter;
 pub use quorum::outcome::{
-    AcquireError, AttemptFailure, Conflict, ExtendError, Inspection, MasterFailure, MasterState,
-    Released,
+    AcquireError, AttemptFailure, Conflict, ExtendError, Inspection, Mark, MasterFailure,
+    MasterState, Released, Superseded,
 };
 pub use quorum::reader_verdict::{Reader, ReadersInspection, count_readers, judge_readers};
 pub use quorum::slot_verdict::{
@@ -60,6 +60,7 @@ pub use scripts::queue_lua::SHARED_MARKER;
 pub use scripts::revoke::{REVOKED_MARKER, Revocation, Revoked};
 pub use scripts::shared::{Share, Shares};
 pub use scripts::slots::{REVOKED_SLOT_PREFIX, Slot, Slots};
+pub use scripts::supersede::SUPERSEDE_POLICY;
 pub use wire::cause::Cause;
 pub use wire::master::{BadUrl, Identity, Master, redact_quoted, redact_url};
 pub use wire::node::NodeError;

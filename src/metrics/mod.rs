@@ -56,6 +56,8 @@ pub enum Outcome {
     MaxDuration,
     /// A higher `--order` had already taken the lock: the command did not run.
     Outdated,
+    /// A newer waiter evicted it from the line (`--supersede`): the command did not run.
+    Superseded,
     /// It was revoked while held, by `release --force` (counted in place of `Lost`).
     Revoked,
     /// This `release --force` revoked it.
@@ -71,6 +73,7 @@ impl Outcome {
             Outcome::Lost => "lost",
             Outcome::MaxDuration => "max_duration",
             Outcome::Outdated => "outdated",
+            Outcome::Superseded => "superseded",
             Outcome::Revoked => "revoked",
             Outcome::Forced => "forced",
         }

@@ -17,13 +17,14 @@ pub const LAST_SUCCESS: &str = "redlock_last_success_timestamp_seconds";
 
 /// The outcomes counted, each written (from 0) for every key, so that a first increase shows
 /// as one.
-pub const OUTCOME_NAMES: [&str; 8] = [
+pub const OUTCOME_NAMES: [&str; 9] = [
     "acquired",
     "conflict",
     "unavailable",
     "lost",
     "max_duration",
     "outdated",
+    "superseded",
     "revoked",
     "forced",
 ];

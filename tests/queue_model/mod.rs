@@ -122,6 +122,7 @@ mod protocol;
 mod revoke;
 mod slots;
 mod start;
+mod supersede;
 mod system;
 mod trace;
 

@@ -210,6 +210,12 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
     if let Some(order) = lock.order {
         let _ = writeln!(out, "  highest order that took it: {order}");
     }
+    if lock.policy.is_some() {
+        let _ = writeln!(
+            out,
+            "  its line supersedes (--supersede): a newer waiter evicts the older ones"
+        );
+    }
     if !lock.queue.is_empty() {
         let _ = writeln!(out, "  {} waiting:", lock.queue.len());
         for (position, waiter) in lock.queue.iter().enumerate() {
@@ -315,6 +321,7 @@ fn lock_json(masters: &[MasterScan], lock: &LockView) -> Value {
         "waiting": lock.waiting,
         "queue": super::super::status::queue_json(&lock.queue),
         "order": lock.order,
+        "policy": lock.policy,
     })
 }
 

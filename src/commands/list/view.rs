@@ -28,6 +28,8 @@ pub struct LockView {
     pub reader_count: usize,
     /// The highest order that took the lock (`--order`), on any master that answered.
     pub order: Option<u64>,
+    /// The line's policy (`--supersede`), on any master that answered.
+    pub policy: Option<String>,
     /// Revoked by `release --force`: the record some master shows.
     pub revocation: Option<Revocation>,
 }
@@ -82,6 +84,7 @@ pub fn view(lock: &FoundLock, scanned: &[MasterScan]) -> Option<LockView> {
         holding,
         waiting: masters.iter().map(|m| m.waiting).max().unwrap_or(0),
         order: masters.iter().filter_map(|m| m.order).max(),
+        policy: masters.iter().find_map(|m| m.policy.clone()),
         queue: line(&masters),
         states,
     };
@@ -110,6 +113,7 @@ pub(super) mod tests {
             queue: QueueRead::default(),
             readers: Default::default(),
             order: None,
+            policy: None,
         }
     }
 

@@ -138,7 +138,7 @@ impl Redlock {
         cancel: &Cancel,
         on_retry: &mut dyn FnMut(&AttemptFailure),
     ) -> Result<Lock, AcquireError> {
-        let seam = seam(request.kind);
+        let seam = super::seam_for(request);
         self.runtime
             .block_on(take::take(&self.masters, &*seam, request, cancel, on_retry))
     }

@@ -18,7 +18,7 @@ use super::waiter::keep;
 use crate::lock::quorum::outcome::{AttemptFailure, Conflict, Released};
 use crate::lock::quorum::round::{Masters, Round, Until};
 use crate::lock::quorum::tally::{Decision, Loss, majority};
-use crate::lock::scripts::keys::{self, LOCK_KEYS, Names};
+use crate::lock::scripts::keys::{self, ALL_KEYS, LOCK_KEYS, Names};
 use crate::lock::scripts::lock::{self, ACQUIRE, EXTEND, Lua, RELEASE, acquire_vote, binary_vote};
 use crate::lock::scripts::queue::{LEAVE, WAIT, turn};
 
@@ -63,11 +63,12 @@ impl Seam for Exclusive {
         Wait {
             call: Call {
                 script: &WAIT,
-                keys: LOCK_KEYS,
+                keys: ALL_KEYS,
                 args: turn_args(queued, join),
             },
             room: 1,
             decode: turn,
+            publishes: false,
         }
     }
 

@@ -51,7 +51,7 @@ use crate::lock::quorum::outcome::MasterFailure;
 use crate::lock::quorum::round::{Masters, Round, Until};
 use crate::lock::quorum::tally::Vote;
 use crate::lock::scripts::LONGEST_TTL_MS;
-use crate::lock::scripts::keys::{self, ALL_KEYS};
+use crate::lock::scripts::keys::{self, ORDER_KEYS};
 use crate::lock::scripts::order::{ORDER, register};
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
@@ -130,7 +130,7 @@ async fn ask(masters: &Masters, key: &str, order: u64, raise: bool, timeout: Dur
     let start = Instant::now();
     let round = masters
         .round(start + timeout, until, answered, |node| {
-            node.eval(&ORDER, &layout[..ALL_KEYS], &args)
+            node.eval(&ORDER, &layout[..ORDER_KEYS], &args)
         })
         .await;
     let what = if raise { "order raise" } else { "order read" };

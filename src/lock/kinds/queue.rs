@@ -136,6 +136,7 @@ use super::wakeup::{Found, Wakeup, timer};
 use crate::lock::quorum::outcome::{AttemptFailure, Conflict};
 use crate::lock::quorum::round::Masters;
 use crate::lock::quorum::tally::Vote;
+use crate::lock::scripts::replies::Mark;
 use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::notices::Notices;
 use crate::lock::wire::resp::Reply;
@@ -150,6 +151,10 @@ pub(in crate::lock) enum InLine {
     LostPlace,
     /// The key turned out to be in use otherwise (see [`Conflict`]); the place was given up.
     Conflict(Conflict),
+    /// A newer waiter evicted this one (`--supersede`, see `supersede`); whatever the turn
+    /// took was undone and the place given up everywhere. `None`: the place lapsed while the
+    /// waiter was away, and a superseding waiter does not join again.
+    Superseded(Option<Mark>),
 }
 
 /// Waits in the queue until the lock is ours, the budget runs out, or `cancel` fires.
@@ -208,6 +213,13 @@ pub(in crate::lock) async fn wait_in_line(
             leave(masters, &waiter, Purpose::Abandon).await;
             return InLine::Cancelled;
         };
+        if let Some(mark) = polled.superseded {
+            // Marked on some master: never run, even where this very turn took the lock
+            // (see `supersede`, step 4).
+            undo(masters, &turns, Purpose::Undo).await;
+            leave(masters, &waiter, Purpose::Undo).await;
+            return InLine::Superseded(Some(mark));
+        }
         let failure = match polled.outcome {
             Ok(mut lock) => {
                 lock.woken_by = Some(cause);
@@ -228,16 +240,23 @@ pub(in crate::lock) async fn wait_in_line(
         // host suspended, which the monotonic clock does not count) longer than `join`
         // believed. Join again at the back.
         let lapsed = cause != Wakeup::Joined && polled.remade > spare;
-        if lapsed {
+        let lost = if lapsed {
             log::debug!("our place in the queue for {:?} had lapsed", waiter.key);
-            leave(masters, &waiter, Purpose::Undo).await;
-            return InLine::LostPlace;
-        }
-        if polled.placed >= masters.quorum() {
+            true
+        } else if polled.placed >= masters.quorum() {
             confirmed = start;
+            false
         } else if !join && polled.placeless > spare {
             log::debug!("lost our place in the queue for {:?}", waiter.key);
+            true
+        } else {
+            false
+        };
+        if lost {
             leave(masters, &waiter, Purpose::Undo).await;
+            if !waiter.seam.rejoins() {
+                return InLine::Superseded(None);
+            }
             return InLine::LostPlace;
         }
         let now = Instant::now();

@@ -14,6 +14,7 @@ use crate::lock::quorum::tally::Decision;
 use crate::lock::quorum::tally::Loss;
 use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::queue::{Turn, wait_vote};
+use crate::lock::scripts::replies::Mark;
 
 /// What one turn found.
 pub(in crate::lock) struct Polled {
@@ -28,8 +29,11 @@ pub(in crate::lock) struct Polled {
     pub placeless: usize,
     /// Some master names us first (for a slot: in a position the free slots leave room for).
     pub first: bool,
-    /// A master found the key in use otherwise (a slot's turn only).
+    /// A master found the key in use otherwise (a slot's turn, or a line of the other
+    /// policy).
     pub conflict: Option<Conflict>,
+    /// A master says a newer waiter evicted us from the line (`--supersede`): who.
+    pub superseded: Option<Mark>,
     /// Some master refused because the lock is held by a token without a holder record: a
     /// client outside the queue, whose release announces nothing (see `wakeup`).
     pub outsider: bool,
@@ -83,7 +87,12 @@ impl<'a> Turns<'a> {
     ) -> Polled {
         let waiter = self.waiter;
         let seam = waiter.seam;
-        let Wait { call, room, decode } = seam.wait(&self.queued, join);
+        let Wait {
+            call,
+            room,
+            decode,
+            publishes,
+        } = seam.wait(&self.queued, join);
         let quorum = seam.quorum(masters.nodes.len());
         let keys = waiter.names.keys(waiter.key);
         let (keys, args) = (&keys[..call.keys], call.args());
@@ -97,7 +106,18 @@ impl<'a> Turns<'a> {
                 // urgent; a won one still returns at quorum.
                 Until::WonOrAllAnswered,
                 wait_vote,
-                |node| node.eval(call.script, keys, &args),
+                |node| {
+                    let mut args = args.clone();
+                    if publishes {
+                        let names = waiter.names;
+                        args.extend([
+                            node.publish_command().as_bytes(),
+                            names.wake_prefix.as_bytes(),
+                            names.wake_suffix.as_bytes(),
+                        ]);
+                    }
+                    async move { node.eval(call.script, keys, &args).await }
+                },
             )
             .await;
         let elapsed = start.elapsed();
@@ -111,6 +131,7 @@ impl<'a> Turns<'a> {
             remade: 0,
             first: false,
             conflict: None,
+            superseded: None,
             outsider: false,
         };
         let mut held = InTheWay::default();
@@ -119,6 +140,7 @@ impl<'a> Turns<'a> {
                 Some(Turn::Taken) => polled.placed += 1,
                 Some(Turn::NoPlace) => polled.placeless += 1,
                 Some(Turn::Conflict(conflict)) => polled.conflict = Some(conflict),
+                Some(Turn::Superseded(mark)) => polled.superseded = Some(mark),
                 Some(Turn::Waiting(place)) => {
                     polled.placed += 1;
                     polled.remade += usize::from(!place.placed_before);

@@ -66,6 +66,10 @@ pub(in crate::lock) struct Wait {
     pub call: Call,
     pub room: usize,
     pub decode: fn(&Result<Reply, NodeError>) -> Option<Turn>,
+    /// Whether the turn may tell other waiters (a superseding turn wakes those it evicts):
+    /// then each master's publish command and the wake channel's prefix and suffix follow
+    /// the call's arguments.
+    pub publishes: bool,
 }
 
 /// What to take, with a lock of any kind: the one request [`crate::lock::Redlock::acquire`]
@@ -81,6 +85,9 @@ pub struct Request<'a> {
     /// How long to wait for it: `Duration::ZERO`, one attempt; a wait too long for the clock
     /// to represent (`Duration::MAX`), until it is taken or cancelled.
     pub wait: Duration,
+    /// `--supersede` (the lock only): waiting, evict the older waiters of the line, and leave
+    /// it when a newer one comes (see `supersede`).
+    pub supersede: bool,
 }
 
 impl Request<'_> {
@@ -210,6 +217,12 @@ pub(in crate::lock) trait Seam {
 
     /// Leaving the line (LEAVE, or its kin).
     fn leave(&self) -> Call;
+
+    /// Whether a waiter whose place lapsed joins the line again, at the back (see `queue`);
+    /// a superseding waiter does not (see `supersede`: it may have been evicted meanwhile).
+    fn rejoins(&self) -> bool {
+        true
+    }
 
     /// Whether a holder of this kind may get a fencing token.
     fn fence(&self) -> Result<(), FenceError>;

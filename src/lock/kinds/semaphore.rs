@@ -153,6 +153,7 @@ impl Seam for Slot {
             },
             room: self.limit as usize,
             decode: slot_turn,
+            publishes: false,
         }
     }
 

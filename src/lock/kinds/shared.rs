@@ -160,6 +160,7 @@ impl Seam for Reader {
             },
             room: 1,
             decode: turn,
+            publishes: false,
         }
     }
 

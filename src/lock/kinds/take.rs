@@ -11,7 +11,7 @@ use super::held::Lock;
 use super::queue::{self, InLine, Waiter};
 use super::seam::{Holding, Request, Seam};
 use super::undo::Purpose;
-use crate::lock::quorum::outcome::{AcquireError, AttemptFailure};
+use crate::lock::quorum::outcome::{AcquireError, AttemptFailure, Superseded};
 use crate::lock::quorum::round::Masters;
 use crate::lock::scripts::keys::Names;
 
@@ -77,6 +77,12 @@ pub(in crate::lock) async fn take(
                 InLine::GaveUp(failure) => return Err(AcquireError::Failed(failure)),
                 InLine::Cancelled => return Err(AcquireError::Cancelled),
                 InLine::Conflict(conflict) => return Err(AcquireError::Conflict(conflict)),
+                InLine::Superseded(mark) => {
+                    return Err(AcquireError::Superseded(Box::new(Superseded {
+                        mark,
+                        ticket,
+                    })));
+                }
                 // Join again, at the back, with a new token.
                 InLine::LostPlace => {
                     attempt = 0;

@@ -4,8 +4,9 @@
 use std::time::Duration;
 
 use crate::lock::scripts::holder::Holder;
-pub use crate::lock::scripts::replies::{Conflict, MasterState, QueuedWaiter};
+pub use crate::lock::scripts::replies::{Conflict, Mark, MasterState, QueuedWaiter};
 use crate::lock::scripts::revoke::Revocation;
+
 use crate::lock::wire::cause::{Cause, cause};
 use crate::lock::wire::master::Master;
 use crate::lock::wire::node::NodeError;
@@ -88,6 +89,30 @@ pub enum AcquireError {
     Cancelled,
     /// The key is in use otherwise (see [`Conflict`]); whatever this attempt took was released.
     Conflict(Conflict),
+    /// A newer waiter evicted this one from the line (`--supersede`); its place was given up
+    /// and nothing is held. Boxed: a mark carries a whole record.
+    Superseded(Box<Superseded>),
+}
+
+/// Who superseded a waiter (`--supersede`), as far as it is known.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Superseded {
+    /// The evictor's mark; `None` when the waiter's place lapsed while it was away (stopped,
+    /// or cut off from the masters), so that it cannot tell, and does not join again.
+    pub mark: Option<Mark>,
+    /// This waiter's own ticket.
+    pub ticket: u64,
+}
+
+impl Superseded {
+    /// Whether the waiter that superseded this one was in line before it came: then it was
+    /// refused on arrival (with `--order`: a higher order was already waiting), not evicted.
+    pub fn was_there_first(&self) -> bool {
+        self.mark
+            .as_ref()
+            .and_then(|m| m.ticket)
+            .is_some_and(|theirs| theirs < self.ticket)
+    }
 }
 
 /// What an extension round found.
@@ -130,6 +155,8 @@ pub struct Inspection {
     pub waiting: usize,
     /// The highest order that took the lock there (`--order`), where one did.
     pub order: Option<u64>,
+    /// The line's policy there (`--supersede`: `supersede`), where one is stored.
+    pub policy: Option<String>,
     /// The revocation record, where `release --force` revoked the lock there (K holds the
     /// marker).
     pub revocation: Option<Revocation>,

@@ -187,6 +187,7 @@ mod tests {
             waiting: queue.len(),
             queue,
             order: None,
+            policy: None,
             revocation: None,
         };
         let masters = [

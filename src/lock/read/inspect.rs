@@ -39,6 +39,7 @@ pub(in crate::lock) async fn lock(
                 queue: found.queue,
                 waiting: found.waiting,
                 order: found.order,
+                policy: found.policy,
                 revocation: found.revocation,
             }
         })

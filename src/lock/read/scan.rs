@@ -176,6 +176,7 @@ impl FoundLock {
                     queue,
                     waiting,
                     order,
+                    policy: read.as_ref().ok().and_then(|read| read.policy.clone()),
                     revocation,
                 }
             })
@@ -243,10 +244,12 @@ const COUNT: usize = 1000;
 const MIN_COUNT: usize = 10;
 
 /// The kinds of key the read script covers; any other kind is a stray.
-const READ_KINDS: [&str; 9] = [
+const READ_KINDS: [&str; 11] = [
     "holder",
     "fence",
     "order",
+    "policy",
+    "evicted",
     "queue",
     "lease",
     "waiters",

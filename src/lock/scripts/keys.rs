@@ -89,6 +89,20 @@ pub fn order(key: &str) -> String {
     auxiliary("order", key)
 }
 
+/// The waiting-line policy of lock `key` (`--supersede`, see `kinds::supersede`): the word
+/// `supersede` while a line of superseding waiters lives, with the queue's TTL (written by
+/// their every turn); absent for a first-come, first-served line.
+pub fn policy(key: &str) -> String {
+    auxiliary("policy", key)
+}
+
+/// The eviction marks of lock `key` (`--supersede`): a hash, field = the token of an evicted
+/// waiter, value = its evictor's ticket and waiting record. Its TTL is the queue's, set again
+/// at each eviction.
+pub fn evicted(key: &str) -> String {
+    auxiliary("evicted", key)
+}
+
 /// Where earlier builds of redlock kept the fencing counter of `key`. Read (never written) when
 /// granting a token, so that numbers keep growing across the upgrade.
 pub fn legacy_fence(key: &str) -> String {
@@ -217,6 +231,9 @@ pub struct Names {
     pub fence: String,
     /// The highest order that took the lock (`--order`).
     pub order: String,
+    /// The line's policy and the eviction marks (`--supersede`).
+    pub policy: String,
+    pub evicted: String,
     pub wake_prefix: String,
     pub wake_suffix: String,
 }
@@ -231,8 +248,11 @@ pub const READER_KEYS: usize = 10;
 pub const SLOT_KEYS: usize = 11;
 /// ... those that read the fencing counter (FENCE_PROPOSE), ...
 pub const FENCE_KEYS: usize = 12;
-/// ... and those that read the order register (ORDER, INSPECT, `list`'s READ).
-pub const ALL_KEYS: usize = 13;
+/// ... those that read the order register (ORDER), ...
+pub const ORDER_KEYS: usize = 13;
+/// ... and those that read the line's policy and eviction marks (the lock's WAIT, its
+/// superseding WAIT_SUPERSEDE, INSPECT, `list`'s READ): the whole layout.
+pub const ALL_KEYS: usize = 15;
 
 impl Names {
     pub fn of(key: &str) -> Names {
@@ -251,6 +271,8 @@ impl Names {
             slot_holders: name("holders"),
             fence: name("fence"),
             order: name("order"),
+            policy: name("policy"),
+            evicted: name("evicted"),
             wake_prefix: wake_prefix(&tag),
             wake_suffix: format!(":{key}"),
         }
@@ -261,8 +283,9 @@ impl Names {
     /// (token -> ticket), 4 the leases, 5 the waiters' records, 6 the ticket counter (see
     /// `scripts::queue`), 7 a semaphore's slots, 8 its limit (see `scripts::slots`), 9 a shared
     /// lock's readers, 10 their records (see `scripts::shared`), 11 the slots' records, 12 the
-    /// fencing counter, 13 the order register. A script takes the first [`LOCK_KEYS`],
-    /// [`READER_KEYS`], [`SLOT_KEYS`], [`FENCE_KEYS`] or [`ALL_KEYS`] of them (the lock's
+    /// fencing counter, 13 the order register, 14 the line's policy, 15 the eviction marks
+    /// (see `scripts::supersede`). A script takes the first [`LOCK_KEYS`], [`READER_KEYS`],
+    /// [`SLOT_KEYS`], [`FENCE_KEYS`], [`ORDER_KEYS`] or [`ALL_KEYS`] of them (the lock's
     /// EXTEND: the first two).
     pub fn keys<'a>(&'a self, key: &'a str) -> [&'a str; ALL_KEYS] {
         [
@@ -279,6 +302,8 @@ impl Names {
             &self.slot_holders,
             &self.fence,
             &self.order,
+            &self.policy,
+            &self.evicted,
         ]
     }
 }

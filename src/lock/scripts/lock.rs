@@ -232,12 +232,14 @@ pub const INSPECTED_WAITERS: usize = 100;
 
 /// Reads the lock's state on one master in one round trip, queue included, changing nothing.
 /// KEYS: the whole layout (`keys::Names::keys`), of which it reads the lock 1, holder 2,
-/// queue 3, leases 4, waiters' records 5, fencing counter 12 and order register 13.
+/// queue 3, leases 4, waiters' records 5, fencing counter 12, order register 13 and the line's
+/// policy 14.
 /// Returns {token or nil, PTTL of the lock, holder record or nil, counter or nil (or {the
 /// error GET gave}: a counter of another type is the counter's problem, not the lock's), the
 /// master's time in ms, {token, ticket, lease, record or nil}* for the first
 /// [`INSPECTED_WAITERS`] places, how many places in all, the order register or nil (nil too
-/// for a key of another type: `--order` fails there, see `scripts::order`)}.
+/// for a key of another type: `--order` fails there, see `scripts::order`), the line's policy
+/// or nil (see `scripts::supersede`)}.
 pub static INSPECT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
         r"
@@ -259,8 +261,12 @@ local order = redis.pcall('GET', KEYS[13])
 if type(order) == 'table' then
   order = false
 end
+local policy = redis.pcall('GET', KEYS[14])
+if type(policy) == 'table' then
+  policy = false
+end
 return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]),
-        counter, tostring(now), waiters, redis.call('ZCARD', KEYS[3]), order}
+        counter, tostring(now), waiters, redis.call('ZCARD', KEYS[3]), order, policy}
 ",
         bit(&INSPECT),
     )
@@ -280,6 +286,8 @@ pub(in crate::lock) struct Inspected {
     pub waiting: usize,
     /// The highest order that took the lock there (`--order`), where one did.
     pub order: Option<u64>,
+    /// The line's policy there (`--supersede`: `supersede`), where one is stored.
+    pub policy: Option<String>,
     /// The revocation record, where K holds the marker (see `revoke`).
     pub revocation: Option<Revocation>,
 }
@@ -293,6 +301,7 @@ pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> In
         queue: Vec::new(),
         waiting: 0,
         order: None,
+        policy: None,
         revocation: None,
     };
     let fields = match answer {
@@ -349,6 +358,7 @@ pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> In
         queue,
         waiting,
         order,
+        policy: fields.get(8).and_then(Reply::text),
         revocation,
     }
 }

@@ -6,11 +6,11 @@
 //! `holder` (the record of who holds a lock), `replies` (what one master says, typed: a vote,
 //! a lock's state, a conflict, a queued waiter), `lock` (the lock's scripts: ACQUIRE, EXTEND,
 //! RELEASE, INSPECT, FENCE), `queue` (the fair queue's: WAIT, LEAVE), `slots` (the semaphore's),
-//! `shared` (the readers': their shares, and the marker K holds while they do), and
+//! `shared` (the readers': their shares, and the marker K holds while they do),
 //! `queue_lua` (the Lua functions every queue-aware script shares), `order` (the order
-//! register of `--order`), `scan` (`list`'s READ and
-//! `queue_lua` (the Lua functions every queue-aware script shares), `revoke` (a forced
-//! release's record, and the Lua that reads it), `force` (its FORCE), `scan` (`list`'s READ and
+//! register of `--order`), `supersede` (the superseding line's WAIT_SUPERSEDE and the policy
+//! check), `revoke` (a forced release's record, and the Lua that reads it), `force` (its
+//! FORCE), and `scan` (`list`'s READ and
 //! PAGE); and [`TABLE`], every script in one table, where each gets its bit.
 //!
 //! Promises: each script is atomic on its master, writes a TTL on every key it writes, and
@@ -58,6 +58,7 @@ pub mod revoke;
 pub(super) mod scan;
 pub(super) mod shared;
 pub(super) mod slots;
+pub(super) mod supersede;
 
 /// The longest TTL redlock gives a lock, a slot or a share, in ms: a year and a day, the bound
 /// of every duration it accepts (`cli::durations::LONGEST_DURATION`, checked by a test there).
@@ -73,7 +74,7 @@ use crate::lock::wire::lua::Lua;
 /// connection's mask of scripts already loaded (`Lua::bit`, see [`bit`]), so no two scripts
 /// can share one (which would make a connection send EVALSHA for a script it never loaded),
 /// and `lock/tests.rs` checks the table itself. A script not in it fails at its first use.
-pub(in crate::lock) static TABLE: [(&str, &LazyLock<Lua>); 22] = [
+pub(in crate::lock) static TABLE: [(&str, &LazyLock<Lua>); 23] = [
     ("ACQUIRE", &lock::ACQUIRE),
     ("EXTEND", &lock::EXTEND),
     ("RELEASE", &lock::RELEASE),
@@ -96,6 +97,7 @@ pub(in crate::lock) static TABLE: [(&str, &LazyLock<Lua>); 22] = [
     ("PAGE (list)", &scan::PAGE),
     ("ORDER", &order::ORDER),
     ("FORCE", &force::FORCE),
+    ("WAIT_SUPERSEDE", &supersede::WAIT_SUPERSEDE),
 ];
 
 /// The bit of `script`: one, at its row in [`TABLE`]. Called as each script is built, once

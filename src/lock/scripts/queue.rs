@@ -52,6 +52,7 @@ use super::lock::{Refusal, SEMAPHORE_CHECK, semaphore_in_use, ttl};
 use super::queue_lua::{FUNCTIONS, SHARED_MARKER};
 use super::replies::Conflict;
 use super::replies::Vote;
+use super::replies::{Mark, mark, policy_in_use};
 use super::revoke::REVOKED_MARKER;
 use crate::lock::wire::lua::Lua;
 use crate::lock::wire::node::NodeError;
@@ -62,17 +63,24 @@ use crate::lock::wire::resp::Reply;
 /// partial hold of an earlier turn, whose TTL it renews). Taking keeps the place: the release
 /// gives it up (RELEASE drops it), and a turn that took the lock on a minority only (a master
 /// that restarted empty while others still hold it) keeps its place there for the next turn.
-/// ARGV: token, ttl ms, holder record, ticket, waiter record, lease ms, keep ms, join ('1': add
-/// the place if this master does not have it; empty: a place that lapsed stays lost).
+/// A waiter without `--supersede` is refused, before it joins, where the line's policy says
+/// `supersede` (`{'policy', 'supersede'}`, see `scripts::supersede`).
+/// KEYS: the whole layout (`keys::Names::keys`). ARGV: token, ttl ms, holder record, ticket,
+/// waiter record, lease ms, keep ms, join ('1': add the place if this master does not have it;
+/// empty: a place that lapsed stays lost).
 /// Returns 1 when taken, 0 when this master has no place for the
 /// waiter and it was not told to join, else {1 placed before / 2 joined now, 0-based position,
 /// waiters, holder record or nil, PTTL of the lock, token in the lock or nil}.
 pub static WAIT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
-        &[
-            FUNCTIONS,
-            SEMAPHORE_CHECK,
-            r"
+        &[FUNCTIONS, SEMAPHORE_CHECK, FIFO_POLICY_CHECK, WAIT_BODY],
+        bit(&WAIT),
+    )
+});
+
+/// WAIT after its checks: the heartbeat, the join and the take (shared with the superseding
+/// WAIT_SUPERSEDE, see `scripts::supersede`, whose checks come first).
+pub(in crate::lock) const WAIT_BODY: &str = r"
 local now = now_ms()
 local first = first_live(now)
 local ms = tonumber(ARGV[7])
@@ -104,11 +112,7 @@ if not placed and first == ARGV[1] and (not current or current == ARGV[1]) then
 end
 return {placed and 1 or 2, redis.call('ZRANK', KEYS[3], ARGV[1]), redis.call('ZCARD', KEYS[3]),
         redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current}
-",
-        ],
-        bit(&WAIT),
-    )
-});
+";
 
 /// A waiter of the lock leaves the queue (interrupted, or out of patience). A waiter that its
 /// going lets take the lock here (it was first and the lock is free) is woken, so that nobody
@@ -134,6 +138,15 @@ return 1
     )
 });
 
+/// The start of the lock's WAIT for a waiter without `--supersede`: where the line's policy
+/// says `supersede`, a waiter that has no place yet is refused before it joins, with
+/// `{'policy', the policy}` (it would otherwise wait in a line whose other waiters evict it).
+pub(in crate::lock) const FIFO_POLICY_CHECK: &str = r"
+if redis.call('EXISTS', KEYS[14]) == 1 and redis.call('ZSCORE', KEYS[3], ARGV[1]) == false then
+  return {'policy', redis.call('GET', KEYS[14])}
+end
+";
+
 /// One master's answer to WAIT.
 #[derive(Debug)]
 pub(in crate::lock) enum Turn {
@@ -145,6 +158,9 @@ pub(in crate::lock) enum Turn {
     Waiting(Place),
     /// The key is in use otherwise there (see [`Conflict`]).
     Conflict(Conflict),
+    /// A newer waiter evicted this one from the line there (`--supersede`): who, as its mark
+    /// says.
+    Superseded(Mark),
 }
 
 /// Where a waiter stands on one master.
@@ -173,6 +189,10 @@ pub(in crate::lock) fn turn(answer: &Result<Reply, NodeError>) -> Option<Turn> {
     match answer {
         Ok(Reply::Int(1)) => Some(Turn::Taken),
         Ok(Reply::Int(0)) => Some(Turn::NoPlace),
+        Ok(reply @ Reply::Array(_)) if mark(reply).is_some() => mark(reply).map(Turn::Superseded),
+        Ok(reply @ Reply::Array(_)) if policy_in_use(reply).is_some() => {
+            policy_in_use(reply).map(|theirs| Turn::Conflict(Conflict::Policy { theirs }))
+        }
         Ok(reply @ Reply::Array(_)) if semaphore_in_use(reply).is_some() => {
             let limit = semaphore_in_use(reply).flatten();
             Some(Turn::Conflict(Conflict::IsSemaphore { limit }))

@@ -31,6 +31,9 @@ pub enum Conflict {
     IsSemaphore { limit: Option<String> },
     /// A slot of a semaphore of `ours` was asked for, but its holders agreed on `theirs`.
     Limit { ours: u32, theirs: String },
+    /// A waiter asked for the line's other policy (`--supersede`, or first come, first
+    /// served): `theirs` is the line's, as a master said it (`supersede`, `fifo`).
+    Policy { theirs: String },
 }
 
 /// The state of a lock key on one master.
@@ -90,4 +93,87 @@ pub(in crate::lock) fn queued_waiters(
             })
         })
         .collect()
+}
+/// Who evicted a waiter, as its mark says: the evictor's ticket and waiting record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mark {
+    /// The evictor's ticket (`None`: a mark that is not redlock's).
+    pub ticket: Option<u64>,
+    /// The evictor's waiting record (host, pid, order, note), where it left one.
+    pub by: Option<Holder>,
+}
+
+impl Mark {
+    /// Reads a mark's text: `<ticket> <record>`.
+    pub(in crate::lock) fn parse(text: &[u8]) -> Mark {
+        let space = text.iter().position(|&b| b == b' ');
+        let (ticket, record) = match space {
+            Some(at) => (&text[..at], &text[at + 1..]),
+            None => (text, &[][..]),
+        };
+        Mark {
+            ticket: std::str::from_utf8(ticket)
+                .ok()
+                .and_then(|t| t.parse().ok()),
+            by: Holder::from_json(record),
+        }
+    }
+}
+
+/// The mark of a `{'superseded', mark}` answer; `None` for any other answer.
+pub(in crate::lock) fn mark(reply: &Reply) -> Option<Mark> {
+    match reply {
+        Reply::Array(fields) if fields.first().and_then(Reply::bulk) == Some(b"superseded") => {
+            Some(Mark::parse(
+                fields.get(1).and_then(Reply::bulk).unwrap_or_default(),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The line's policy of a `{'policy', theirs}` answer; `None` for any other answer.
+pub(in crate::lock) fn policy_in_use(reply: &Reply) -> Option<String> {
+    match reply {
+        Reply::Array(fields) if fields.first().and_then(Reply::bulk) == Some(b"policy") => Some(
+            fields
+                .get(1)
+                .and_then(Reply::text)
+                .unwrap_or_else(|| "unknown".to_string()),
+        ),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bulk(text: &str) -> Reply {
+        Reply::Bulk(text.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn a_mark_names_the_evictor() {
+        let record = r#"{"host":"ci-7","pid":42,"user":"ci","command":"deploy","since_ms":1,"note":null,"order":103,"token":"t"}"#;
+        let reply = Reply::Array(vec![bulk("superseded"), bulk(&format!("17 {record}"))]);
+        let mark = mark(&reply).expect("a mark");
+        assert_eq!(mark.ticket, Some(17));
+        let by = mark.by.expect("a record");
+        assert_eq!(
+            (by.host.as_str(), by.pid, by.order),
+            ("ci-7", 42, Some(103))
+        );
+        // Written by something else: no record, still a mark.
+        let foreign = Mark::parse(b"junk");
+        assert_eq!((foreign.ticket, foreign.by), (None, None));
+        assert!(super::mark(&bulk("superseded")).is_none());
+    }
+
+    #[test]
+    fn a_policy_refusal_names_the_lines_policy() {
+        let reply = Reply::Array(vec![bulk("policy"), bulk("fifo")]);
+        assert_eq!(policy_in_use(&reply).as_deref(), Some("fifo"));
+        assert!(policy_in_use(&Reply::Array(vec![bulk("superseded")])).is_none());
+    }
 }

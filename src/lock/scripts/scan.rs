@@ -10,7 +10,7 @@ use crate::lock::wire::lua::Lua;
 /// Reads one lock's keys on one master (`read::scan::read` decodes the reply). Its bit is its
 /// own, as every script's (see [`super::TABLE`]).
 /// KEYS: the whole layout (`keys::Names::keys`): lock 1, holder 2, queue 3, lease 4, waiters 5,
-/// tickets 6, readers 9, reader holders 10 (see `shared`), fence 12, order register 13. ARGV: how many waiters to read, the longest TTL redlock gives in ms
+/// tickets 6, readers 9, reader holders 10 (see `shared`), fence 12, order register 13, the line's policy 14. ARGV: how many waiters to read, the longest TTL redlock gives in ms
 /// (`scripts::LONGEST_TTL_MS`).
 ///
 /// Returns {TIME seconds, TIME microseconds, token or false, PTTL lock, holder record or false,
@@ -22,7 +22,8 @@ use crate::lock::wire::lua::Lua;
 /// readers, PTTL readers, PTTL reader holders, {token, ms left, record or false}* (the first live
 /// readers, as many as waiters; a share scored past the horizon below is none), TYPE readers, TYPE reader holders, how many shares are scored
 /// past the master's time plus the longest TTL (not redlock's: see `scripts`)}, the order
-/// register or false (`--order`; read with GET, which only the fencing counter must not be)}. A key of an unexpected type reads as missing (pcall) rather than
+/// register or false (`--order`; read with GET, which only the fencing counter must not be),
+/// the line's policy or false (`--supersede`)}. A key of an unexpected type reads as missing (pcall) rather than
 /// failing the whole read. `false`, never `nil`, in the tables: a nil would end the reply there.
 pub(in crate::lock) static READ: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
@@ -71,7 +72,7 @@ return {now[1], now[2], try('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), try('G
         redis.call('PTTL', KEYS[2]), fence, try('ZCARD', KEYS[3]) or 0,
         redis.call('PTTL', KEYS[3]), redis.call('PTTL', KEYS[4]), redis.call('PTTL', KEYS[5]),
         redis.call('PTTL', KEYS[6]), waiters, lapsed,
-        readers, try('GET', KEYS[13])}
+        readers, try('GET', KEYS[13]), try('GET', KEYS[14])}
 ",
         bit(&READ),
     )

@@ -61,6 +61,8 @@ pub struct LockRead {
     pub readers: ReadersRead,
     /// The order register (`--order`): the highest order that took the lock here.
     pub order: Option<u64>,
+    /// The line's policy (`--supersede`), where one is stored.
+    pub policy: Option<String>,
 }
 
 /// A shared lock's readers on one master (see `shared`).
@@ -200,10 +202,11 @@ fn decode(reply: &Reply) -> Option<LockRead> {
             })
             .collect::<Option<_>>()?,
     };
-    let (readers, order) = match rest {
-        [] => (&[][..], None),
-        [readers, order @ ..] => (std::slice::from_ref(readers), order.first()),
+    let (readers, order, policy) = match rest {
+        [] => (&[][..], None, None),
+        [readers, after @ ..] => (std::slice::from_ref(readers), after.first(), after.get(1)),
     };
+    let policy = policy.and_then(Reply::text);
     let order = order
         .and_then(Reply::text)
         .and_then(|text| text.parse().ok());
@@ -247,6 +250,7 @@ fn decode(reply: &Reply) -> Option<LockRead> {
         queue,
         readers,
         order,
+        policy,
     })
 }
 
