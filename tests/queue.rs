@@ -367,3 +367,75 @@ fn waiters_join_the_queue_while_a_master_is_down() {
     finish_all(waiters);
     assert_eq!(order_of(&order), ["d1", "d2", "d3"]);
 }
+
+/// A waiter's first turn may make its place only while its ticket is young: less than a lease
+/// (3 s and two node timeouts) minus a heartbeat and a node timeout since `since` (see
+/// `queue`, "A lapsed place is not re-added"). A refused newcomer that will wait hears every
+/// master, so a master that never answers holds its ticket round a whole node timeout; counted
+/// from the round's start, that and the node timeout spent subscribing on a silent master
+/// left no time at all with a node timeout of 2 s or more: such a waiter lost its place
+/// before it had one, and drew a new ticket at the back, again and again. Two of five masters
+/// are blackholed (each waiter listens on three of the five, almost surely one of them); each
+/// waiter must join once, with the one ticket it drew (the counter counts the draws).
+#[test]
+fn waiters_with_a_long_node_timeout_join_once_while_a_minority_is_silent() {
+    use common::proxy::{self, Fault};
+    let mut cluster = Cluster::start(5);
+    let proxies = proxy::before_each(&cluster);
+    let servers = proxy::servers_env(&proxies);
+    let dir = tempfile::tempdir().unwrap();
+    let order = dir.path().join("order");
+    let mut holder = Running::start(
+        common::redlock()
+            .env("REDLOCK_SERVERS", &servers)
+            .args(["run", "--key", "silent", "--ttl", "20s"]),
+    );
+    holder.wait_ready();
+    proxies[3].set(Fault::Blackhole);
+    proxies[4].set(Fault::Blackhole);
+    let names = ["s1", "s2", "s3"];
+    let waiters: Vec<Running> = names
+        .iter()
+        .map(|name| {
+            let body = format!("echo {name} >> {}", order.display());
+            Running::start_script(
+                common::redlock().env("REDLOCK_SERVERS", &servers).args([
+                    "run",
+                    "--key",
+                    "silent",
+                    "--ttl",
+                    "6s",
+                    "--node-timeout",
+                    "2500ms",
+                    "--wait",
+                    "120s",
+                ]),
+                "",
+                &body,
+            )
+        })
+        .collect();
+    let live = 0..3;
+    assert!(
+        eventually(Duration::from_secs(30), || live.clone().all(|i| places(
+            &mut cluster,
+            i,
+            "silent"
+        ) == names
+            .len())),
+        "the waiters never all had their places on the live masters"
+    );
+    let tickets = redlock_cli::lock::keys::tickets("silent");
+    for i in live {
+        let drawn: Option<String> = cluster.server(i).get(&tickets);
+        assert_eq!(
+            drawn.as_deref(),
+            Some("3"),
+            "master {i}: tickets drawn by 3 waiters that each joined once"
+        );
+    }
+    holder.open_gate();
+    finish_all(waiters);
+    assert_eq!(order_of(&order).len(), names.len());
+    assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
+}

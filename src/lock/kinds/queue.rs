@@ -92,7 +92,8 @@
 //!   delays, by at most a lease and a heartbeat, never blocks.
 //! - **A lapsed place is not re-added.** A waiter re-adds only while its place is certainly
 //!   still alive on the majority that confirmed it (less than a lease, minus a heartbeat and
-//!   a node timeout, since that confirmation). A waiter that was stopped longer, or cut off
+//!   a node timeout, since that confirmation; the first turn counts from the end of the
+//!   ticket round, before which no place exists). A waiter that was stopped longer, or cut off
 //!   from a majority, finds its place gone and joins again at the back with a new token and
 //!   ticket, after removing what is left of the old place. "Since" is measured on the monotonic
 //!   clock, which does not count a suspended host: a turn that finds it had to make its place

@@ -33,11 +33,17 @@ pub(in crate::lock) async fn take(
             return Err(AcquireError::Cancelled);
         }
         let token = seam.new_token();
-        let since = Instant::now();
         let outcome = tokio::select! {
             outcome = seam.attempt(masters, request, &names, &token) => Some(outcome),
             () = cancel.cancelled() => None,
         };
+        // A ticket is counted from the end of its round, not its start: it is only the
+        // counter's number, no place exists before the first turn, and a refused newcomer
+        // that will wait hears every master, so one that never answers holds the round a
+        // whole node timeout (`exclusive::attempt`). Counted from the start, that node
+        // timeout and another spent subscribing left the first turn no time to join with a
+        // node timeout of 2 s or more (see `queue`, "A lapsed place is not re-added").
+        let since = Instant::now();
         let (failure, ticket) = match outcome {
             Some(Ok(lock)) => return Ok(lock),
             Some(Err(Refused::Failed(failure, ticket))) => (failure, ticket),

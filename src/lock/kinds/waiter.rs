@@ -28,7 +28,7 @@ pub(in crate::lock) struct Waiter<'a> {
     pub names: &'a Names,
     pub token: String,
     pub ticket: u64,
-    /// When the ticket round started: the place is counted from then.
+    /// When the ticket round ended: the place is counted from then (see `take`).
     pub since: Instant,
     pub timing: Timing,
     pub holder: Option<&'a Holder>,
