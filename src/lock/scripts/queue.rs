@@ -21,9 +21,12 @@
 //!   that takes the lock with its place already there writes no queue key, and keeps none
 //!   (WAIT). Both cut the herd's PEXPIREs per section from about 100 to 67 (BENCHMARKS.md,
 //!   "Fewer scripts, fewer commands, smaller bodies"). (Waiters with other node timeouts have
-//!   other leases; a shorter keep can outlast a longer lease written before it as long as node timeouts differ by less than
-//!   1.5 s, which the default TTL/20, at most 1 s, always does. Beyond that the worst case is
-//!   a place that vanishes early and is put back at the next heartbeat.)
+//!   other leases; a shorter keep can outlast a longer lease written before it as long as
+//!   node timeouts differ by less than 1.5 s, which the default TTL/20, at most 1 s, always
+//!   does. Beyond that the worst case is a place that vanishes early and is put back at the
+//!   next heartbeat, or a counter kept by a newcomer's shorter keep that expires under a
+//!   stopped waiter's place, so that a later newcomer is placed ahead of it: order, not
+//!   safety.)
 //! - a place is only believed while its lease runs: `first_live` drops places that lapsed by
 //!   the master's own clock, and places without a lease (written by something else), before
 //!   it names the first waiter.
