@@ -20,14 +20,14 @@ const USAGE: i32 = 64;
 const NOTHING_HELD: i32 = 79;
 
 /// A command that writes the time (ns) it ends at into `$d/ended` when it is sent SIGTERM.
-const ENDS_ON_TERM: &str = "trap 'date +%s%N > \"$d/ended\"; exit 143' TERM";
+pub(crate) const ENDS_ON_TERM: &str = "trap 'date +%s%N > \"$d/ended\"; exit 143' TERM";
 /// A body that stays until it is stopped, and says every few ms that it still runs.
-const ALIVE: &str =
+pub(crate) const ALIVE: &str =
     "while :; do date +%s%N > \"$d/alive.tmp\"; mv \"$d/alive.tmp\" \"$d/alive\"; sleep 0.02; done";
 /// A setup that writes the time (ns) the command starts at into `$d/started`.
-const STARTED: &str = "date +%s%N > \"$d/started\"";
+pub(crate) const STARTED: &str = "date +%s%N > \"$d/started\"";
 
-fn force(cluster: &Cluster, key: &str, reason: &str) -> Output {
+pub(crate) fn force(cluster: &Cluster, key: &str, reason: &str) -> Output {
     cluster
         .redlock()
         .args(["release", "--force", "--key", key, "--reason", reason])
@@ -36,19 +36,19 @@ fn force(cluster: &Cluster, key: &str, reason: &str) -> Output {
 }
 
 /// Asserts that `output` exited with `code`; returns its stderr.
-fn exited_with(output: &Output, code: i32) -> String {
+pub(crate) fn exited_with(output: &Output, code: i32) -> String {
     assert_eq!(output.status.code(), Some(code), "{}", describe(output));
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-fn read_ns(path: &std::path::Path) -> u128 {
+pub(crate) fn read_ns(path: &std::path::Path) -> u128 {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     text.trim().parse().expect("a time in ns")
 }
 
 /// Waits until one waiter is in `key`'s queue (on the first master).
-fn wait_queued(cluster: &Cluster, key: &str) {
+pub(crate) fn wait_queued(cluster: &Cluster, key: &str) {
     let queued = || {
         let queued: i64 = redis::cmd("ZCARD")
             .arg(redlock_cli::lock::keys::queue(key))

@@ -10,54 +10,16 @@
 use std::process::Output;
 use std::time::Duration;
 
-use crate::common::{Cluster, Running, WAIT_FOR_GATE, describe, eventually, hostname, send_signal};
+use crate::common::{Cluster, Running, WAIT_FOR_GATE, describe, hostname, send_signal};
 
 const LOCK_LOST: i32 = 70;
 const UNAVAILABLE: i32 = 69;
 const CONFLICT: i32 = 75;
 
-/// A command that writes the time (ns) it ends at into `$d/ended` when it is sent SIGTERM.
-const ENDS_ON_TERM: &str = "trap 'date +%s%N > \"$d/ended\"; exit 143' TERM";
-/// A body that stays until it is stopped, and says every few ms that it still runs.
-const ALIVE: &str =
-    "while :; do date +%s%N > \"$d/alive.tmp\"; mv \"$d/alive.tmp\" \"$d/alive\"; sleep 0.02; done";
-/// A setup that writes the time (ns) the command starts at into `$d/started`.
-const STARTED: &str = "date +%s%N > \"$d/started\"";
-
-fn force(cluster: &Cluster, key: &str, reason: &str) -> Output {
-    cluster
-        .redlock()
-        .args(["release", "--force", "--key", key, "--reason", reason])
-        .output()
-        .unwrap()
-}
-
-/// Asserts that `output` exited with `code`; returns its stderr.
-fn exited_with(output: &Output, code: i32) -> String {
-    assert_eq!(output.status.code(), Some(code), "{}", describe(output));
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn read_ns(path: &std::path::Path) -> u128 {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    text.trim().parse().expect("a time in ns")
-}
-
-/// Waits until one waiter is in `key`'s queue (on the first master).
-fn wait_queued(cluster: &Cluster, key: &str) {
-    let queued = || {
-        let queued: i64 = redis::cmd("ZCARD")
-            .arg(redlock_cli::lock::keys::queue(key))
-            .query(&mut cluster.servers[0].connection())
-            .expect("ZCARD");
-        queued == 1
-    };
-    assert!(
-        eventually(Duration::from_secs(20), queued),
-        "nobody queued for {key}"
-    );
-}
+// The helpers of the lock's forced releases: the same commands, clocks and waits.
+use crate::force_release::{
+    ALIVE, ENDS_ON_TERM, STARTED, exited_with, force, read_ns, wait_queued,
+};
 
 /// A slot of `key` (limit 2) held for 30 s by `acquire`: its token.
 fn acquire_slot(cluster: &Cluster, key: &str) -> String {
