@@ -6,7 +6,7 @@
 //! policy refused (64); the exit code and the metrics.
 
 use std::path::Path;
-use std::process::Output;
+use std::process::{Command, Output};
 use std::time::Duration;
 
 use crate::common::{Cluster, Running, describe, eventually};
@@ -16,9 +16,9 @@ const POLICY: &str = "__redlock:{deploy}:policy:deploy";
 
 /// `redlock run --key deploy --supersede --wait 60s --order ORDER EXTRA -- sh -c 'echo ORDER >>
 /// LOG'`.
-fn deploy(cluster: &Cluster, order: u64, extra: &[&str], log: &Path) -> Output {
-    cluster
-        .redlock()
+fn deploy_command(cluster: &Cluster, order: u64, extra: &[&str], log: &Path) -> Command {
+    let mut command = cluster.redlock();
+    command
         .args(["run", "--key", "deploy", "--ttl", "5s", "--supersede"])
         .args(["--wait", "60s", "--order"])
         .arg(order.to_string())
@@ -28,25 +28,18 @@ fn deploy(cluster: &Cluster, order: u64, extra: &[&str], log: &Path) -> Output {
             "sh",
             "-c",
             &format!("echo {order} >> {}", log.display()),
-        ])
-        .output()
-        .unwrap()
+        ]);
+    command
 }
 
-/// [`deploy`] in the background, its output piped.
+/// [`deploy_command`], run to its end.
+fn deploy(cluster: &Cluster, order: u64, extra: &[&str], log: &Path) -> Output {
+    deploy_command(cluster, order, extra, log).output().unwrap()
+}
+
+/// [`deploy_command`] in the background, its output piped.
 fn spawn_deploy(cluster: &Cluster, order: u64, extra: &[&str], log: &Path) -> std::process::Child {
-    cluster
-        .redlock()
-        .args(["run", "--key", "deploy", "--ttl", "5s", "--supersede"])
-        .args(["--wait", "60s", "--order"])
-        .arg(order.to_string())
-        .args(extra)
-        .args([
-            "--",
-            "sh",
-            "-c",
-            &format!("echo {order} >> {}", log.display()),
-        ])
+    deploy_command(cluster, order, extra, log)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
