@@ -62,7 +62,7 @@
 
 use stateright::{Checker, Model, Property};
 
-use crate::model_kit::check::explore;
+use crate::model_kit::check::{self, explore};
 use crate::model_kit::{MAJORITY, MASTERS};
 
 /// Which WAIT_SUPERSEDE the masters run.
@@ -516,23 +516,10 @@ fn checked(model: SupersedeModel) -> impl Checker<SupersedeModel> {
     explore(model, threads)
 }
 
+/// Every property holds in `model` (and every `sometimes` is met): the kit's check, the
+/// counterexample told as its actions.
 fn holds(model: SupersedeModel) {
-    let checker = checked(model);
-    assert!(checker.is_done());
-    for property in checker.model().properties() {
-        let found = checker.discovery(property.name);
-        match property.expectation {
-            stateright::Expectation::Sometimes => {
-                assert!(found.is_some(), "no run where {:?}", property.name)
-            }
-            _ => assert!(
-                found.is_none(),
-                "{:?} fails: {:?}",
-                property.name,
-                found.map(|path| path.into_actions())
-            ),
-        }
-    }
+    check::holds(model, |_, path| format!("{:?}", path.into_actions()));
 }
 
 /// A holder and two waiters, arriving in every order on every master; with orders that agree
