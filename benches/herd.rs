@@ -8,7 +8,10 @@
 //! running `redlock run --key K --ttl 10s --wait 300s -- bash -c SECTION` or
 //! `flock FILE bash -c SECTION`; the bench panics if two sections overlapped. With
 //! `--baseline PATH`, a second redlock build (the one before a change) runs too, as its own
-//! tool, `baseline`, in the same rounds: before and after side by side, run by run.
+//! tool, `baseline`, in the same rounds: before and after side by side, run by run; with
+//! `--also NAME=PATH`, any other build the same way, as the tool NAME (`scripts/bench herd`
+//! measures the static build, the one every artifact but the `-linux-gnu` archive ships, as
+//! `redlock`, and the native glibc build beside it as `native`).
 //!
 //! Per run and tool one line, `herd shape=64x5 run=1 tool=redlock wall_ms=… …`, per section:
 //! - `client_us`: user + system CPU of every process the run started (redlock, its guard, bash;
@@ -25,11 +28,12 @@
 //! inside it (`evalsha=12.0/410`: 12 calls, 410 µs).
 //!
 //! Then per shape and tool a `herd-summary` line with the medians over the runs, and per
-//! shape a `herd-ratio` line: wall time over flock's (the median of the runs' ratios), and with
-//! a baseline, its master and client CPU over redlock's. Last, a markdown table.
+//! shape a `herd-ratio` line: wall time over flock's (the median of the runs' ratios), and for
+//! each other build, its own wall time over flock's (`NAME_over_flock=`) and its master and
+//! client CPU over redlock's. Last, a markdown table.
 //!
-//! Usage: `cargo bench --bench herd [-- [--runs R] [--baseline PATH] PxS...]` (default: 5 runs
-//! of 1x20 and of 64x5). Without `--bench` (`cargo test --benches`): one run of 2x2, as a smoke
+//! Usage: `cargo bench --bench herd [-- [--runs R] [--baseline PATH] [--also NAME=PATH]...
+//! PxS...]` (default: 5 runs of 1x20 and of 64x5). Without `--bench` (`cargo test --benches`): one run of 2x2, as a smoke
 //! test.
 
 #[path = "../tests/common/mod.rs"]
@@ -65,12 +69,12 @@ const TOP_LEVEL: [&str; 9] = [
 
 /// One tool of the comparison.
 enum Tool {
-    Redlock { name: &'static str, binary: PathBuf },
+    Redlock { name: String, binary: PathBuf },
     Flock,
 }
 
 impl Tool {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         match self {
             Tool::Redlock { name, .. } => name,
             Tool::Flock => "flock",
@@ -103,14 +107,21 @@ fn main() {
     // `cargo bench` passes --bench; `cargo test --benches` does not, and gets a smoke test.
     let benchmarking = args.iter().any(|arg| arg == "--bench");
     let mut runs = if benchmarking { 5 } else { 1 };
-    let mut baseline = None;
+    let mut others: Vec<(String, PathBuf)> = Vec::new();
     let mut shapes: Vec<(usize, usize)> = Vec::new();
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         if arg == "--runs" {
             runs = args.next().and_then(|n| n.parse().ok()).expect("--runs N");
         } else if arg == "--baseline" {
-            baseline = Some(PathBuf::from(args.next().expect("--baseline PATH")));
+            let path = args.next().expect("--baseline PATH");
+            others.push(("baseline".to_string(), PathBuf::from(path)));
+        } else if arg == "--also" {
+            let (name, path) = args
+                .next()
+                .and_then(|pair| pair.split_once('='))
+                .expect("--also NAME=PATH");
+            others.push((name.to_string(), PathBuf::from(path)));
         } else if let Some((p, s)) = arg.split_once('x') {
             shapes.push((p.parse().expect("PxS"), s.parse().expect("PxS")));
         }
@@ -123,16 +134,15 @@ fn main() {
         };
     }
     let mut tools = vec![Tool::Redlock {
-        name: "redlock",
+        name: "redlock".to_string(),
         binary: PathBuf::from(common::redlock_binary()),
     }];
-    if let Some(binary) = baseline {
+    for (name, binary) in others {
         assert!(
             binary.is_file(),
-            "--baseline {}: no such file",
+            "{name} at {}: no such file",
             binary.display()
         );
-        let name = "baseline";
         tools.push(Tool::Redlock { name, binary });
     }
     tools.push(Tool::Flock);
@@ -202,15 +212,16 @@ fn main() {
             "herd-ratio shape={p}x{s} redlock_over_flock={:.2}",
             over_flock(&by_tool[0])
         );
-        if tools.len() == 3 {
-            let (after, before) = (&summaries[0], &summaries[1]);
-            let master = |s: &Summary| s.masters.expect("redlock's masters").on_cpu_us;
+        let master = |s: &Summary| s.masters.expect("redlock's masters").on_cpu_us;
+        let redlock = &summaries[0];
+        for k in 1..tools.len() - 1 {
+            let (name, other) = (tools[k].name(), &summaries[k]);
             ratio += &format!(
-                " baseline_over_flock={:.2} master_cpu_baseline_over_redlock={:.2} \
-                 client_cpu_baseline_over_redlock={:.2}",
-                over_flock(&by_tool[1]),
-                master(before) / master(after),
-                before.client_us / after.client_us,
+                " {name}_over_flock={:.2} master_cpu_{name}_over_redlock={:.2} \
+                 client_cpu_{name}_over_redlock={:.2}",
+                over_flock(&by_tool[k]),
+                master(other) / master(redlock),
+                other.client_us / redlock.client_us,
             );
         }
         println!("{ratio}");
@@ -312,14 +323,14 @@ fn run_line(p: usize, s: usize, run: usize, tool: &str, m: &Measured) -> String 
 
 /// The medians of one tool's runs at one shape.
 struct Summary {
-    tool: &'static str,
+    tool: String,
     wall_ms: f64,
     client_us: f64,
     masters: Option<Masters>,
 }
 
 impl Summary {
-    fn of(tool: &'static str, runs: &[Measured]) -> Summary {
+    fn of(tool: &str, runs: &[Measured]) -> Summary {
         let of =
             |f: fn(&Masters) -> f64| median(runs.iter().filter_map(|m| m.masters.as_ref().map(f)));
         let masters = runs[0].masters.is_some().then(|| Masters {
@@ -331,7 +342,7 @@ impl Summary {
             command_us: of(|m| m.command_us),
         });
         Summary {
-            tool,
+            tool: tool.to_string(),
             wall_ms: median(runs.iter().map(|m| m.wall_ms)),
             client_us: median(runs.iter().map(|m| m.client_us)),
             masters,
