@@ -44,6 +44,7 @@ mod proxy_faults;
 mod queue;
 mod queue_cleanup;
 mod real_causes;
+mod release_revoked;
 mod run;
 mod run_options;
 mod safety;
