@@ -35,6 +35,7 @@ mod job_control;
 mod json_log;
 mod key_layout;
 mod list;
+mod list_semaphores;
 mod messages;
 mod metrics;
 mod module_graph;

@@ -464,9 +464,9 @@ pub(in crate::lock) fn slot_turn(answer: &Result<Reply, NodeError>) -> Option<Tu
 mod inspect;
 mod revoke;
 
-pub(in crate::lock) use inspect::inspected_slots;
 use inspect::millis;
 pub use inspect::{INSPECT_SLOTS, Slot, Slots};
+pub(in crate::lock) use inspect::{inspected_slots, slots_of};
 pub(in crate::lock::scripts) use revoke::REVOKED_SLOTS;
 pub use revoke::{REVOKED_SLOT_PREFIX, revoked_slot};
 
