@@ -42,7 +42,7 @@ Register-ArgumentCompleter -Native -CommandName 'redlock' -ScriptBlock {
             [CompletionResult]::new('release', 'release', [CompletionResultType]::ParameterValue, 'Release a lock taken with `acquire`, on every master; or, with --force, revoke whoever holds it')
             [CompletionResult]::new('extend', 'extend', [CompletionResultType]::ParameterValue, 'Extend a lock taken with `acquire` to a full TTL again, on a majority of masters')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Show who holds a lock, master by master, and the verdict; with --watch, a line each time its holder changes')
-            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List every lock held on the masters, with its holder and queued waiters; with --problems, also look for leaks')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List every lock held on the masters, with its holder and queued waiters, and every semaphore (--limit) with its slots; with --problems, also look for leaks')
             [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Check the masters: reachable, a master and not a replica, version, eviction policy, persistence, clock skew, odd N, the same server listed twice')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Show the settings redlock would use, and where each comes from (passwords redacted)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script (bash, zsh, fish, elvish, powershell)')

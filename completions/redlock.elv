@@ -39,7 +39,7 @@ set edit:completion:arg-completer[redlock] = {|@words|
             cand release 'Release a lock taken with `acquire`, on every master; or, with --force, revoke whoever holds it'
             cand extend 'Extend a lock taken with `acquire` to a full TTL again, on a majority of masters'
             cand status 'Show who holds a lock, master by master, and the verdict; with --watch, a line each time its holder changes'
-            cand list 'List every lock held on the masters, with its holder and queued waiters; with --problems, also look for leaks'
+            cand list 'List every lock held on the masters, with its holder and queued waiters, and every semaphore (--limit) with its slots; with --problems, also look for leaks'
             cand doctor 'Check the masters: reachable, a master and not a replica, version, eviction policy, persistence, clock skew, odd N, the same server listed twice'
             cand config 'Show the settings redlock would use, and where each comes from (passwords redacted)'
             cand completions 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'

@@ -22,7 +22,7 @@ use crate::force_release::{
 };
 
 /// A slot of `key` (limit 2) held for 30 s by `acquire`: its token.
-fn acquire_slot(cluster: &Cluster, key: &str) -> String {
+pub(crate) fn acquire_slot(cluster: &Cluster, key: &str) -> String {
     cluster.acquire(key, &["--limit", "2", "--ttl", "30s", "--wait", "0"])
 }
 
@@ -35,7 +35,7 @@ fn extend(cluster: &Cluster, key: &str, token: &str) -> Output {
 }
 
 /// The members of the slots key on master `i`.
-fn slots_on(cluster: &Cluster, i: usize, key: &str) -> Vec<String> {
+pub(crate) fn slots_on(cluster: &Cluster, i: usize, key: &str) -> Vec<String> {
     redis::cmd("ZRANGE")
         .arg(redlock_cli::lock::keys::slots(key))
         .arg(0)

@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::common::{Cluster, Running, Server, describe, eventually};
 use serde_json::Value;
 
-fn list(cluster: &Cluster, args: &[&str]) -> Output {
+pub(crate) fn list(cluster: &Cluster, args: &[&str]) -> Output {
     cluster
         .redlock()
         .arg("list")
@@ -20,11 +20,11 @@ fn list(cluster: &Cluster, args: &[&str]) -> Output {
         .expect("run redlock")
 }
 
-fn stdout(output: &Output) -> String {
+pub(crate) fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-fn list_json(cluster: &Cluster, args: &[&str]) -> (Option<i32>, Value) {
+pub(crate) fn list_json(cluster: &Cluster, args: &[&str]) -> (Option<i32>, Value) {
     let output = list(cluster, &[&["--json"], args].concat());
     let json = serde_json::from_str(&stdout(&output))
         .unwrap_or_else(|e| panic!("list --json is not JSON ({e}): {}", describe(&output)));
@@ -66,14 +66,14 @@ fn locks(json: &Value) -> Vec<&Value> {
     json["locks"].as_array().expect("locks").iter().collect()
 }
 
-fn lock<'a>(json: &'a Value, key: &str) -> &'a Value {
+pub(crate) fn lock<'a>(json: &'a Value, key: &str) -> &'a Value {
     locks(json)
         .into_iter()
         .find(|l| l["key"] == key)
         .unwrap_or_else(|| panic!("no lock {key:?} in {json:#}"))
 }
 
-fn problems(json: &Value) -> Vec<(String, String)> {
+pub(crate) fn problems(json: &Value) -> Vec<(String, String)> {
     json["problems"]
         .as_array()
         .expect("problems")

@@ -170,8 +170,8 @@ pub enum Command {
         quiet: QuietArg,
     },
 
-    /// List every lock held on the masters, with its holder and queued waiters; with
-    /// --problems, also look for leaks.
+    /// List every lock held on the masters, with its holder and queued waiters, and every
+    /// semaphore (--limit) with its slots; with --problems, also look for leaks.
     ///
     /// Finds locks through redlock's own keys (SCAN, never KEYS), so locks that other Redlock
     /// clients hold are not seen. Exits 0; with --problems, 1 when something was found; 69

@@ -5,8 +5,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::cli::{GlobalArgs, MetricsArgs, TokenArgs};
 use crate::config;
 use crate::exit::{self, Failure};
-use crate::lock::{Cause, Lock, MasterState, Redlock, Released, judge_readers};
+use crate::lock::{Cause, Lock, MasterState, Redlock, Released, Revocation, judge_readers};
 use crate::metrics::{Observations, Outcome};
+use crate::plural::counted;
 
 use super::reentrance::NESTED_PREFIX;
 use super::{bounded, open_client, wording};
@@ -39,6 +40,13 @@ pub fn release(
             seen.held = since.and_then(|since| SystemTime::now().duration_since(since).ok());
             seen.success_at = Some(SystemTime::now());
         }
+        // Taken away by `release --force`: counted as `run` counts it, held until the force.
+        Released::Acknowledged { by, .. } => {
+            seen.held = by
+                .as_ref()
+                .and_then(|by| held_until_revoked(by, lock.token()));
+            seen.outcomes.push(Outcome::Revoked);
+        }
         Released::NotHeld => seen.outcomes.push(Outcome::Lost),
         Released::Unknown { .. } => {}
     }
@@ -47,6 +55,21 @@ pub fn release(
     match released {
         Released::Yes => {
             log::info!(event = "released", key = key.as_str(), outcome = "released"; "released {key:?}");
+            Ok(exit::OK)
+        }
+        // Done as a release should be: the revocation kept everyone else out until now, and
+        // this release opened what it kept closed for this token. So exit 0, but say it.
+        Released::Acknowledged { by, on } => {
+            let who = match by {
+                Some(by) => by.describe(),
+                None => "its record does not say by whom".to_string(),
+            };
+            log::warn!(
+                event = "released", key = key.as_str(), outcome = "revoked";
+                "{what} was revoked by `redlock release --force`: {who}; released: this release \
+                 acknowledged the revocation on {}, which frees what it held",
+                counted(on, "master")
+            );
             Ok(exit::OK)
         }
         Released::NotHeld => Err(Failure::new(
@@ -70,6 +93,19 @@ pub fn release(
             Err(failure)
         }
     }
+}
+
+/// How long the holder of `token` held before `revocation` took it away, from the holder
+/// record it names (`None` without one).
+fn held_until_revoked(revocation: &Revocation, token: &str) -> Option<Duration> {
+    let holder = revocation
+        .revoked
+        .iter()
+        .find(|revoked| revoked.token == token)?
+        .holder
+        .as_ref()?;
+    Duration::from_millis(revocation.by.since_ms)
+        .checked_sub(Duration::from_millis(holder.since_ms))
 }
 
 /// When the lock held with `lock`'s token was taken, from its holder record on the masters

@@ -13,6 +13,12 @@ pub fn report_release(client: &Redlock, lock: &Lock) {
             event = "released", key = lock.key(), outcome = "released";
             "released {:?}", lock.key()
         ),
+        // The command is dead, and the revoked holder says so: the key opens (see `revoke`).
+        Released::Acknowledged { .. } => log::info!(
+            event = "released", key = lock.key(), outcome = "revoked";
+            "released {:?}: its revocation by `redlock release --force` is acknowledged",
+            lock.key()
+        ),
         Released::NotHeld => log::info!(
             "lock {:?} was no longer held at release (it had expired or been taken over)",
             lock.key()

@@ -101,7 +101,8 @@ fn holder_json(h: &SlotHolder) -> Value {
     })
 }
 
-fn to_json(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -> Value {
+/// The semaphore in JSON (the shape in the header), also each semaphore of `list --json`.
+pub(super) fn to_json(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -> Value {
     let holders: Vec<Value> = verdict.holders.iter().map(holder_json).collect();
     let revoked: Vec<Value> = verdict.revoked.iter().map(holder_json).collect();
     let masters: Vec<Value> = masters
@@ -134,6 +135,18 @@ fn to_json(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -
 }
 
 fn to_text(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -> String {
+    let mut out = summary(&format!("{key:?}"), verdict, masters);
+    out.push_str(&per_master(masters));
+    out
+}
+
+/// The verdict's line (`shown`: the key, quoted), then one line per holder and per revoked
+/// slot: `status`'s report without the masters' lines, also `list`'s of a semaphore.
+pub(super) fn summary(
+    shown: &str,
+    verdict: &SemaphoreVerdict,
+    masters: &[SlotsInspection],
+) -> String {
     let total = masters.len();
     let SemaphoreVerdict {
         limit,
@@ -144,7 +157,7 @@ fn to_text(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -
         state,
     } = verdict;
     let head = format!(
-        "semaphore {key:?} (limit {limit}, a slot needs {quorum} of {})",
+        "semaphore {shown} (limit {limit}, a slot needs {quorum} of {})",
         counted(total, "master")
     );
     let held = match revoked.len() {
@@ -211,6 +224,12 @@ fn to_text(key: &str, verdict: &SemaphoreVerdict, masters: &[SlotsInspection]) -
             counted(total, "master")
         );
     }
+    out
+}
+
+/// One line per master: its slots, each with its time left.
+pub(super) fn per_master(masters: &[SlotsInspection]) -> String {
+    let mut out = String::new();
     let width = masters
         .iter()
         .map(|m| m.master.to_string().len())

@@ -48,7 +48,8 @@ pub use quorum::verdict::{InLine, Verdict, judge, line};
 pub use read::probe::{ClusterFacts, Probe, ServerFacts, ShardFacts};
 pub use read::scan::{
     FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, Malformed, MasterScan,
-    OversizedName, QueueRead, ReadersRead, Scan, ScanEnd, ScanOptions, StrayKey, StrayName, Ttl,
+    OversizedName, QueueRead, ReadersRead, Scan, ScanEnd, ScanOptions, SlotsRead, StrayKey,
+    StrayName, Ttl,
 };
 pub use read::watch::FALLBACK as WATCH_FALLBACK;
 pub use read::watch::changes::{Change, HeldAs, HolderSeen, Observation, Seen};

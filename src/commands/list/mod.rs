@@ -1,5 +1,5 @@
 //! `redlock list`: every lock on the masters that redlock's own keys name, with its holder and
-//! queue; with `--problems`, the leak scan. Glue: the scan is `Redlock::scan`, the verdict
+//! queue, and every semaphore (`--limit`) with its slots; with `--problems`, the leak scan. Glue: the scan is `Redlock::scan`, the verdict
 //! `lock::judge`; `view` and `problems` are pure functions of each lock read, `render` prints.
 //!
 //! The report streams: the scan keeps the locks' names only (sorted: the report is in key
@@ -67,7 +67,12 @@ pub fn list(global: &GlobalArgs, args: ListArgs) -> Result<i32, Failure> {
             if let Some(findings) = findings.as_mut() {
                 findings.lock(&lock);
             }
-            if let Some(view) = view::view(&lock, &scan.masters) {
+            // A semaphore (`--limit`) is told as `status` tells one; anything else as a lock.
+            if let Some(semaphore) = view::semaphore(&lock, &scan.masters) {
+                if semaphore.listed() {
+                    report.semaphore(&mut text, &semaphore);
+                }
+            } else if let Some(view) = view::view(&lock, &scan.masters) {
                 report.lock(&mut text, &view);
             }
         }

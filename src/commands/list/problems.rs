@@ -19,6 +19,8 @@
 //!   set or a reader records key that is not a hash (the readers' scripts fail there), shares
 //!   scored past any TTL redlock gives (not redlock's: the next reader's script drops them).
 //!   Something else wrote each one.
+//! - **A semaphore's keys** (`--limit`) without a TTL, or of a type its scripts cannot use
+//!   (`slots`).
 //! - **A queued waiter whose lease lapsed by the master's clock**: it stopped heartbeating
 //!   (killed, stopped, cut off), so it no longer waits.
 //! - **A key name too long to read** under the prefix (over what a reply may hold): redlock
@@ -36,9 +38,7 @@
 use std::time::Duration;
 
 use crate::escape;
-use crate::lock::{
-    FoundLock, LockRead, Malformed, OversizedName, SHARED_MARKER, StrayKey, Ttl, keys,
-};
+use crate::lock::{FoundLock, LockRead, Malformed, OversizedName, StrayKey, Ttl, keys};
 
 /// The most findings kept for the report; the rest are counted.
 pub const MAX_KEPT: usize = 10_000;
@@ -233,7 +233,8 @@ fn in_lock(key: &str, master: usize, read: &LockRead, idle: Duration, found: &mu
             );
         }
     }
-    readers_in_lock(key, read, &mut push);
+    readers::readers_in_lock(key, read, &mut push);
+    slots::slots_in_lock(key, read, &mut push);
     let queue_keys = [
         ("queue", keys::queue(key), read.queue.ttl),
         ("lease", keys::lease(key), read.queue.lease_ttl),
@@ -333,107 +334,6 @@ fn in_lock(key: &str, master: usize, read: &LockRead, idle: Duration, found: &mu
     }
 }
 
-/// The findings about a shared lock's readers keys (see the module header).
-fn readers_in_lock(
-    key: &str,
-    read: &LockRead,
-    push: &mut impl FnMut(Kind, String, String, String),
-) {
-    let shown = escape::quoted(key);
-    let readers = keys::readers(key);
-    let pairs = [
-        ("readers", readers.clone(), read.readers.ttl),
-        (
-            "reader records",
-            keys::reader_holders(key),
-            read.readers.holders_ttl,
-        ),
-    ];
-    for (what, name, ttl) in pairs {
-        if ttl == Some(Ttl::Forever) {
-            push(
-                Kind::NoTtl,
-                name.clone(),
-                format!("{what} key of shared lock {shown} without a TTL: it never expires"),
-                format!(
-                    "once no reader holds lock {shown} (redlock status --key {}), delete it on \
-                     that master: DEL {}",
-                    quote(key),
-                    quote(&name)
-                ),
-            );
-        }
-    }
-    let kinds = [
-        (
-            "readers",
-            readers.clone(),
-            &read.readers.wrong_type,
-            "a sorted set",
-        ),
-        (
-            "reader records",
-            keys::reader_holders(key),
-            &read.readers.holders_wrong_type,
-            "a hash",
-        ),
-    ];
-    for (what, name, wrong, wanted) in kinds {
-        if let Some(kind) = wrong {
-            push(
-                Kind::Malformed,
-                name.clone(),
-                format!(
-                    "{what} key of shared lock {shown} is a {}, not {wanted} (written by \
-                     something other than redlock): readers of {shown} fail on this master",
-                    escape::visible(kind)
-                ),
-                format!(
-                    "find what wrote it; if nothing needs it, delete it on that master: DEL {}",
-                    quote(&name)
-                ),
-            );
-        }
-    }
-    if read.readers.foreign > 0 {
-        let horizon = read.now_ms + crate::lock::scripts::LONGEST_TTL_MS;
-        push(
-            Kind::Malformed,
-            readers.clone(),
-            format!(
-                "{} in the readers key of shared lock {shown} scored past any TTL redlock gives \
-                 (written by something other than redlock): not shares, and K is never kept for them",
-                crate::plural::counted(read.readers.foreign as usize, "entry")
-            ),
-            format!(
-                "none needed: the next reader's script drops them; to remove them now, on that \
-                 master: ZREMRANGEBYSCORE {} ({horizon} +inf",
-                quote(&readers)
-            ),
-        );
-    }
-    let marked = read.token.as_deref() == Some(SHARED_MARKER);
-    if read.readers.live > 0 && !marked {
-        push(
-            Kind::StaleReaders,
-            readers.clone(),
-            format!(
-                "{} of shared lock {shown} while its lock key does not hold the readers' marker \
-                 (deleted or replaced by something other than redlock): redlock's writers are \
-                 still refused on this master, but another Redlock client's SET NX is not kept \
-                 out there",
-                crate::plural::counted(read.readers.live as usize, "live reader")
-            ),
-            format!(
-                "find what deleted or wrote {}; the shares expire by themselves; to remove them \
-                 now, on that master: DEL {}",
-                quote(key),
-                quote(&readers)
-            ),
-        );
-    }
-}
-
 /// What is wrong with an oversized name, for `--problems` and the warning without it.
 pub fn oversized_detail(oversized: &OversizedName) -> String {
     format!(
@@ -478,11 +378,36 @@ pub(super) fn rounded(d: Duration) -> humantime::FormattedDuration {
     humantime::format_duration(d)
 }
 
+/// A `Malformed` finding for key `name`, `whose` (`readers key of shared lock "k"`), of type
+/// `kind`, not `wanted` (`a hash`): written by something else, so `fails` (who fails there).
+pub(super) fn wrong_type(
+    push: &mut impl FnMut(Kind, String, String, String),
+    name: String,
+    (whose, kind, wanted): (&str, &str, &str),
+    fails: &str,
+) {
+    push(
+        Kind::Malformed,
+        name.clone(),
+        format!(
+            "{whose} is a {}, not {wanted} (written by something other than redlock): {fails}",
+            escape::visible(kind)
+        ),
+        format!(
+            "find what wrote it; if nothing needs it, delete it on that master: DEL {}",
+            quote(&name)
+        ),
+    );
+}
+
 /// Single-quotes `text` for a shell (`redis-cli ... DEL '...'`), escaped (see
 /// `crate::escape`) so that the advice stays one line and shows what is there.
 pub fn quote(text: &str) -> String {
     format!("'{}'", escape::visible(text).replace('\'', r"'\''"))
 }
+
+mod readers;
+mod slots;
 
 #[cfg(test)]
 mod tests;

@@ -12,12 +12,13 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 
 use crate::escape;
-use crate::lock::{Holder, InLine, MasterScan, MasterState, ScanEnd, Verdict};
+use crate::lock::{Holder, InLine, MasterScan, MasterState, ScanEnd, SemaphoreState, Verdict};
 use crate::plural::{counted, noun_for};
 
 use super::super::durations::ms;
+use super::super::status_slots;
 use super::problems::{self, Findings};
-use super::view::LockView;
+use super::view::{LockView, SemaphoreView};
 
 /// `[1] redis://r1:6379` for master `i`.
 fn master_tag(i: usize) -> String {
@@ -67,6 +68,40 @@ impl<'a> Report<'a> {
             out.push_str(&escape::json(&lock_json(self.masters, lock)));
         } else {
             lock_text(out, lock, self.masters.len());
+        }
+        self.listed += 1;
+    }
+
+    /// Appends `semaphore` to `out`: in text, `status`'s lines without the masters' (those
+    /// too where it is split or unknown), then its waiters; in JSON, `status --json`'s object
+    /// with the queue.
+    pub fn semaphore(&mut self, out: &mut String, semaphore: &SemaphoreView) {
+        let SemaphoreView {
+            key,
+            verdict,
+            masters,
+            queue,
+        } = semaphore;
+        if self.json {
+            if self.listed > 0 {
+                out.push(',');
+            }
+            let mut value = status_slots::to_json(key, verdict, masters);
+            value["queue"] = Value::Array(super::super::status::queue_json(queue));
+            out.push_str(&escape::json(&value));
+        } else {
+            out.push_str(&status_slots::summary(
+                &escape::quoted(key),
+                verdict,
+                masters,
+            ));
+            if matches!(
+                verdict.state,
+                SemaphoreState::Split | SemaphoreState::Unknown
+            ) {
+                out.push_str(&status_slots::per_master(masters));
+            }
+            queue_text(out, queue, verdict.waiting, masters.len());
         }
         self.listed += 1;
     }
@@ -216,13 +251,19 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
             "  its line supersedes (--supersede): a newer waiter evicts the older ones"
         );
     }
-    if !lock.queue.is_empty() {
-        let _ = writeln!(out, "  {} waiting:", lock.queue.len());
-        for (position, waiter) in lock.queue.iter().enumerate() {
+    queue_text(out, &lock.queue, lock.waiting, total);
+}
+
+/// The live waiters in the order they are served, and how many more places some master has
+/// (`waiting`: the longest queue).
+fn queue_text(out: &mut String, queue: &[InLine], waiting: usize, total: usize) {
+    if !queue.is_empty() {
+        let _ = writeln!(out, "  {} waiting:", queue.len());
+        for (position, waiter) in queue.iter().enumerate() {
             let _ = writeln!(out, "    {}. {}", position + 1, waiter_text(waiter, total));
         }
     }
-    let more = lock.waiting.saturating_sub(lock.queue.len());
+    let more = waiting.saturating_sub(queue.len());
     if more > 0 {
         let _ = writeln!(
             out,
@@ -305,6 +346,7 @@ fn lock_json(masters: &[MasterScan], lock: &LockView) -> Value {
         .collect();
     json!({
         "key": lock.key,
+        "kind": "lock",
         "shared": lock.readers.is_some(),
         "readers": lock.readers.as_deref().map(super::super::status_shared::json),
         "reader_count": lock.readers.as_ref().map(|_| lock.reader_count),

@@ -4,7 +4,8 @@
 
 use crate::lock::{
     FoundLock, InLine, MasterScan, MasterState, Reader, ReadersInspection, Revocation,
-    SHARED_MARKER, Shares, Verdict, count_readers, judge, judge_readers, line,
+    SHARED_MARKER, SemaphoreState, SemaphoreVerdict, Shares, SlotsInspection, Verdict,
+    count_readers, judge, judge_readers, judge_slots, line,
 };
 
 /// One lock, as listed.
@@ -32,6 +33,43 @@ pub struct LockView {
     pub policy: Option<String>,
     /// Revoked by `release --force`: the record some master shows.
     pub revocation: Option<Revocation>,
+}
+
+/// A key used as a semaphore (`--limit`), as listed: judged as `status` judges one
+/// (`lock::judge_slots`), from the first slots each master lists.
+#[derive(Clone, Debug)]
+pub struct SemaphoreView {
+    pub key: String,
+    pub verdict: SemaphoreVerdict,
+    /// Each master's slots, by master index.
+    pub masters: Vec<SlotsInspection>,
+    /// The live waiters, in the order they are served.
+    pub queue: Vec<InLine>,
+}
+
+impl SemaphoreView {
+    /// Worth listing: some slot taken (or revoked, or split, or unknown), or waiters.
+    pub fn listed(&self) -> bool {
+        self.verdict.state != SemaphoreState::Free || !self.queue.is_empty()
+    }
+}
+
+/// The key as a semaphore, where it is one: as `status` decides, a key not held as a lock
+/// whose masters show a semaphore's limit.
+pub fn semaphore(lock: &FoundLock, scanned: &[MasterScan]) -> Option<SemaphoreView> {
+    let inspections = lock.inspections(scanned);
+    let states: Vec<MasterState> = inspections.iter().map(|m| m.state.clone()).collect();
+    if matches!(judge(&states), Verdict::Held { .. }) {
+        return None;
+    }
+    let masters = lock.slots_inspections(scanned);
+    let slots: Vec<_> = masters.iter().map(|m| m.state.clone()).collect();
+    Some(SemaphoreView {
+        key: lock.key.clone(),
+        verdict: judge_slots(&slots)?,
+        masters,
+        queue: line(&inspections),
+    })
 }
 
 /// The lock as listed, if it is worth listing: held, split or unknown, or with waiters.
@@ -114,6 +152,7 @@ pub(super) mod tests {
             readers: Default::default(),
             order: None,
             policy: None,
+            slots: None,
         }
     }
 

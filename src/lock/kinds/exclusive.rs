@@ -12,6 +12,7 @@ use crate::plural::counted;
 use super::attempt::Refused;
 use super::fence::FenceError;
 use super::held::{Kind, Lock, new_token};
+use super::revoke;
 use super::seam::{Boxed, Call, Holding, InTheWay, Queued, Request, Seam, Seat, Wait};
 use super::undo::{self, Purpose};
 use super::waiter::keep;
@@ -19,8 +20,9 @@ use crate::lock::quorum::outcome::{AttemptFailure, Conflict, Released};
 use crate::lock::quorum::round::{Masters, Round, Until};
 use crate::lock::quorum::tally::{Decision, Loss, majority};
 use crate::lock::scripts::keys::{self, ALL_KEYS, LOCK_KEYS, Names};
-use crate::lock::scripts::lock::{self, ACQUIRE, EXTEND, Lua, RELEASE, acquire_vote, binary_vote};
+use crate::lock::scripts::lock::{self, ACQUIRE, EXTEND, Lua, RELEASE, acquire_vote};
 use crate::lock::scripts::queue::{LEAVE, WAIT, turn};
+use crate::lock::scripts::revoke::release_vote;
 
 /// The lock's seam (see `seam`): the majority, ACQUIRE, WAIT, EXTEND, RELEASE and LEAVE over
 /// the first [`LOCK_KEYS`] keys, and a refusal means the lock is held.
@@ -285,15 +287,15 @@ pub(in crate::lock) async fn release_token(
     } else {
         String::new()
     };
-    let (token, channel) = (token.as_bytes(), channel.as_bytes());
+    let (bytes, channel) = (token.as_bytes(), channel.as_bytes());
     let round = undo::guarded(masters, &timing, purpose, |until| {
         masters.round(
             Instant::now() + timing.node_timeout,
             until,
-            binary_vote,
+            release_vote,
             move |node| async move {
                 let args: [&[u8]; 5] = [
-                    token,
+                    bytes,
                     channel,
                     node.publish_command().as_bytes(),
                     names.wake_prefix.as_bytes(),
@@ -305,13 +307,7 @@ pub(in crate::lock) async fn release_token(
     })
     .await;
     masters.trace("release", key, &round, start.elapsed());
-    match round.tally.decision() {
-        Decision::Won => Released::Yes,
-        Decision::Lost(Loss::Refused) => Released::NotHeld,
-        _ => Released::Unknown {
-            failures: round.failures(masters),
-        },
-    }
+    revoke::released(&round, masters, token)
 }
 
 /// The limit of the semaphore some master says the key is in use as (see SEMAPHORE_CHECK).

@@ -20,7 +20,9 @@
 //!    majority, it reads the record and stops its command as for a lost lock (`run`: exit 70,
 //!    naming who revoked it, from where, and why). Then its release, sent with its token as
 //!    always, says so: the last revoked token crossed off opens K, and RELEASE's hand-off wakes
-//!    the first waiter by its notice.
+//!    the first waiter by its notice. Each master where it said so answers with the record it
+//!    acknowledged instead of a bare 1 ([`released`]): the round counts it as done, exactly as
+//!    a deletion, and the releaser (`release --token`) is told who revoked it.
 //!
 //! **Why it never makes two holders.** On every master, K holds a live token, the marker, or
 //! nothing; the marker lasts at least as long as the token it replaced would have. So to any
@@ -79,12 +81,15 @@
 use std::time::{Duration, Instant};
 
 use super::held::Timing;
-use crate::lock::quorum::outcome::MasterFailure;
-use crate::lock::quorum::round::{Masters, Until};
+use crate::lock::quorum::outcome::{MasterFailure, Released};
+use crate::lock::quorum::round::{Masters, Round, Until};
+use crate::lock::quorum::tally::{Decision, Loss};
 use crate::lock::scripts::force::FORCE;
 use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::keys::{self, Names, SLOT_KEYS};
-use crate::lock::scripts::revoke::{ForceAnswer, Revocation, Revoked, force_answer, force_vote};
+use crate::lock::scripts::revoke::{
+    ForceAnswer, Revocation, Revoked, acknowledged_reply, force_answer, force_vote,
+};
 
 /// What a forced release found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -203,5 +208,36 @@ pub(in crate::lock) async fn force(
             revoked,
             failures: round.failures(masters),
         }
+    }
+}
+
+/// What a release round of `token` (counted by `scripts::revoke::release_vote`) found: done
+/// ([`Released::Acknowledged`] where some master acknowledged a revocation of it, naming who
+/// revoked it from the first record that names `token`), refused, or unknown. A deletion and
+/// an acknowledgement count alike: each gives up what the token held there.
+pub(in crate::lock) fn released(round: &Round, masters: &Masters, token: &str) -> Released {
+    match round.tally.decision() {
+        Decision::Won => {
+            let acknowledged: Vec<Option<Revocation>> = round
+                .answers
+                .iter()
+                .flatten()
+                .filter_map(|answer| acknowledged_reply(answer.as_ref().ok()?))
+                .collect();
+            if acknowledged.is_empty() {
+                return Released::Yes;
+            }
+            let on = acknowledged.len();
+            let by = acknowledged
+                .into_iter()
+                .flatten()
+                .find(|revocation| revocation.names(token))
+                .map(Box::new);
+            Released::Acknowledged { by, on }
+        }
+        Decision::Lost(Loss::Refused) => Released::NotHeld,
+        _ => Released::Unknown {
+            failures: round.failures(masters),
+        },
     }
 }

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use super::attempt::Refused;
 use super::held::{Kind, Lock};
+use super::revoke;
 use super::seam::{Holding, Request, Seat};
 use super::undo::{self, Purpose};
 use super::waiter::keep;
@@ -14,7 +15,7 @@ use crate::lock::quorum::round::{Masters, Until};
 use crate::lock::quorum::slot_refusals::{conflict, full};
 use crate::lock::quorum::tally::{Decision, Loss, majority, slot_quorum};
 use crate::lock::scripts::keys::{self, Names, SLOT_KEYS};
-use crate::lock::scripts::lock::binary_vote;
+use crate::lock::scripts::revoke::release_vote;
 use crate::lock::scripts::slots::{
     ACQUIRE_SLOT, RELEASE_SLOT, SlotRefusal, granted_ticket, slot_refusal, slot_vote,
 };
@@ -185,7 +186,7 @@ pub(in crate::lock) async fn release_slot(
             slot_quorum(masters.nodes.len(), limit),
             Instant::now() + timing.node_timeout,
             until,
-            binary_vote,
+            release_vote,
             move |node| async move {
                 let [ticket, lease_ms, record, keep_ms] = seat_args;
                 let args: [&[u8]; 10] = [
@@ -206,13 +207,7 @@ pub(in crate::lock) async fn release_slot(
     })
     .await;
     masters.trace("release slot", key, &round, start.elapsed());
-    match round.tally.decision() {
-        Decision::Won => Released::Yes,
-        Decision::Lost(Loss::Refused) => Released::NotHeld,
-        _ => Released::Unknown {
-            failures: round.failures(masters),
-        },
-    }
+    revoke::released(&round, masters, token)
 }
 
 #[cfg(test)]

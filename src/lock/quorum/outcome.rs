@@ -133,6 +133,14 @@ pub enum ExtendError {
 pub enum Released {
     /// A majority deleted our key.
     Yes,
+    /// Released as [`Released::Yes`], but a forced release had revoked it: on `on` of the
+    /// masters that answered, the release acknowledged the revocation (it said the holder
+    /// stopped, which opens what the revocation kept closed for it), and `by` is who revoked
+    /// it, where the record says (see `revoke`).
+    Acknowledged {
+        by: Option<Box<Revocation>>,
+        on: usize,
+    },
     /// A majority did not have our token: the lock had expired or was someone else's.
     NotHeld,
     /// Too few masters answered to tell.

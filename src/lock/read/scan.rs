@@ -5,7 +5,9 @@
 //! redlock's own keys do: every key under [`RESERVED_PREFIX`] names its lock (see
 //! [`keys::parse`]), and every lock redlock takes has a holder record beside it, written by the
 //! same script with the same TTL. So a lock held by redlock is found through its holder record,
-//! a queued waiter through the queue keys, a lock that was ever fenced through its counter.
+//! a queued waiter through the queue keys, a lock that was ever fenced through its counter,
+//! a semaphore (`--limit`) through its slots, limit and slot records keys (read by the same
+//! script: at most `max_waiters` of its live slots a master, see `scripts::scan`'s READ).
 //! Other Redlock clients write none of these: a lock they hold is found only when redlock keys
 //! of the same name happen to exist (a waiter of ours queued behind it, a fencing counter).
 //!
@@ -52,25 +54,27 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
 
-use crate::lock::quorum::outcome::{Inspection, MasterState};
 use crate::lock::quorum::round::Masters;
-use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::keys::{self, RESERVED_PREFIX};
-use crate::lock::scripts::revoke::revocation_in;
 use crate::lock::scripts::scan::PAGE;
 use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::master::Master;
 use crate::lock::wire::node::{Node, NodeError};
 
 mod batches;
+mod fields;
+mod found;
 mod glob;
 mod page;
 mod read;
+mod slots;
 
 pub(in crate::lock) use batches::{read_locks, read_strays};
 use page::{PAGE_BUDGET, WHOLE_NAME, is_over_caps, scan_reply};
 
+pub use found::FoundLock;
 pub use read::{FenceRead, LockRead, Malformed, QueueRead, ReadersRead, Ttl};
+pub use slots::SlotsRead;
 
 /// What to scan for, and for how long.
 #[derive(Clone, Debug)]
@@ -132,76 +136,6 @@ impl MasterScan {
     }
 }
 
-/// A lock named by some key under the prefix, as each master has it.
-#[derive(Clone, Debug)]
-pub struct FoundLock {
-    pub key: String,
-    /// By master index: what the read found, or why there is no read.
-    pub reads: Vec<Result<LockRead, NodeError>>,
-}
-
-impl FoundLock {
-    /// What each master has of the lock, as `inspect` tells it to `status`, for
-    /// [`crate::lock::judge`] and [`crate::lock::line`]. No fencing counter: the scan does not read
-    /// its value (see the module header). The order register it reads.
-    pub fn inspections(&self, masters: &[MasterScan]) -> Vec<Inspection> {
-        self.reads
-            .iter()
-            .zip(masters)
-            .map(|(read, scan)| {
-                let (state, queue, waiting, order, revocation) = match read {
-                    Err(error) => (
-                        MasterState::Unreachable(error.clone()),
-                        Vec::new(),
-                        0,
-                        None,
-                        None,
-                    ),
-                    Ok(read) => (
-                        read.state(),
-                        read.queue.waiters.clone(),
-                        usize::try_from(read.queue.len).unwrap_or(usize::MAX),
-                        read.order,
-                        revocation_in(
-                            read.token.as_deref().map(str::as_bytes),
-                            read.holder_record.as_deref().map(str::as_bytes),
-                        ),
-                    ),
-                };
-                Inspection {
-                    master: scan.master.clone(),
-                    state,
-                    fence: None,
-                    fence_problem: None,
-                    queue,
-                    waiting,
-                    order,
-                    policy: read.as_ref().ok().and_then(|read| read.policy.clone()),
-                    revocation,
-                }
-            })
-            .collect()
-    }
-}
-
-impl LockRead {
-    /// This master's state of the lock key: the holder record counts only for the token now in
-    /// the key (see `holder`).
-    pub fn state(&self) -> MasterState {
-        match &self.token {
-            None => MasterState::Free,
-            Some(token) => MasterState::Held {
-                token: token.clone(),
-                ttl: self.ttl.left(),
-                holder: self
-                    .holder_record
-                    .as_deref()
-                    .and_then(|r| Holder::from_record(r.as_bytes(), token.as_bytes())),
-            },
-        }
-    }
-}
-
 /// A key under the prefix that names no lock this build reads, as the scan found it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StrayName {
@@ -244,7 +178,7 @@ const COUNT: usize = 1000;
 const MIN_COUNT: usize = 10;
 
 /// The kinds of key the read script covers; any other kind is a stray.
-const READ_KINDS: [&str; 11] = [
+const READ_KINDS: [&str; 14] = [
     "holder",
     "fence",
     "order",
@@ -256,6 +190,9 @@ const READ_KINDS: [&str; 11] = [
     "tickets",
     "readers",
     "readerholders",
+    "slots",
+    "limit",
+    "holders",
 ];
 
 /// The names the SCANs found, sorted into locks and strays as they arrive (the masters are

@@ -166,7 +166,8 @@ return 0
     )
 });
 
-/// How a 1-or-0 answer (EXTEND, RELEASE, FENCE_PROPOSE) counts: done, refused, or an error.
+/// How a 1-or-0 answer (FENCE_PROPOSE) counts: done, refused, or an error (a release's:
+/// `revoke::release_vote`; an extension's: `revoke::extend_vote`).
 pub(in crate::lock) fn binary_vote(answer: &Result<Reply, NodeError>) -> Vote {
     match answer {
         Ok(Reply::Int(1)) => Vote::Yes,
@@ -190,7 +191,9 @@ pub(in crate::lock) fn binary_vote(answer: &Result<Reply, NodeError>) -> Vote {
 /// in the lock's slot), wake channel prefix, wake channel suffix.
 /// A revoked holder's release (or clean-up: it never held) says that it stopped, and deletes
 /// K as its own release would have, waking whoever that lets in (see `revoke`).
-/// Returns 1 when deleted (or acknowledged), 0 when the key is missing or holds another token.
+/// Returns 1 when deleted, `{'acknowledged', the revocation record}` when a revocation naming
+/// the token was acknowledged (K opened: as done as a deletion, see `release_vote`), 0 when
+/// the key is missing or holds another token.
 pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
         &[
@@ -204,6 +207,8 @@ local mine = ARGV[1] ~= SHARED and ARGV[1] ~= REVOKED and redis.call('GET', KEYS
 -- Only our lock going (or its revocation opening), or our place (a real release), can change
 -- who may take the lock here: a clean-up that finds neither leaves the queue alone.
 local opens = not mine and redis.call('GET', KEYS[1]) == REVOKED and acknowledges(ARGV[1])
+-- Who revoked it, read before the record goes: the releaser is told (see `revoke`).
+local record = opens and redis.call('GET', KEYS[2])
 local queued = (mine or opens or ARGV[2] ~= '') and redis.call('EXISTS', KEYS[3]) == 1
 -- The clock before any write: on Redis 3.2 to 4, a script may write after TIME only once it
 -- asked for effects replication, which now_ms does first.
@@ -220,6 +225,9 @@ if mine or opens then
 end
 hand_off(before, queued and function() return eligible_lock(now) end, ARGV[1], ARGV[2] ~= '',
          ARGV[3], ARGV[4], ARGV[5], ARGV[2], function() return released == 1 end)
+if opens then
+  return {'acknowledged', record}
+end
 return released
 ",
         ],

@@ -18,7 +18,10 @@
 //!
 //! **Who opens it early.** Only the revoked holder's own release (RELEASE with its token)
 //! finds its token in `revoked` ([`ACKNOWLEDGE`]) and deletes `K` and the record, and
-//! RELEASE's hand-off wakes the first waiter, as any release does. Its undo does the same: a
+//! RELEASE's hand-off wakes the first waiter, as any release does. It answers
+//! `{'acknowledged', record}` (the record as it was) instead of 1, so that the releaser hears
+//! who revoked it; [`release_vote`] counts that answer as a release done, exactly as 1, so the
+//! round decides as before. Its undo does the same: a
 //! partial hold the force caught in a newcomer's failed attempt was never used (without it,
 //! the model in tests/queue_model finds the waiters left to a timer). A revoked holder that
 //! never says so leaves `K` closed until the TTL.
@@ -267,10 +270,33 @@ pub(in crate::lock) fn extend_vote(answer: &Result<Reply, NodeError>) -> Vote {
 
 /// The revocation an EXTEND answer reports (`{'revoked', record}`), whoever it names.
 pub(in crate::lock) fn revoked_reply(reply: &Reply) -> Option<Option<Revocation>> {
+    tagged_record(reply, b"revoked")
+}
+
+/// How a release's answer counts (RELEASE, READ_RELEASE, RELEASE_SLOT): 1 deleted, and
+/// `{'acknowledged', record}` (a revoked holder's release that said it stopped, so that what
+/// the revocation kept closed for it opened) are both done; 0 refused.
+pub(in crate::lock) fn release_vote(answer: &Result<Reply, NodeError>) -> Vote {
+    match answer {
+        Ok(Reply::Int(1)) => Vote::Yes,
+        Ok(Reply::Int(0)) => Vote::No,
+        Ok(reply) if acknowledged_reply(reply).is_some() => Vote::Yes,
+        Ok(_) | Err(_) => Vote::Error,
+    }
+}
+
+/// The revocation a release answer acknowledged (`{'acknowledged', record}`: the record as it
+/// was before the release), whoever it names.
+pub(in crate::lock) fn acknowledged_reply(reply: &Reply) -> Option<Option<Revocation>> {
+    tagged_record(reply, b"acknowledged")
+}
+
+/// `{tag, record}`: the record read as a revocation (`None` inside when it is not one).
+fn tagged_record(reply: &Reply, tag: &[u8]) -> Option<Option<Revocation>> {
     let Reply::Array(fields) = reply else {
         return None;
     };
-    if fields.first().and_then(Reply::bulk) != Some(b"revoked".as_slice()) {
+    if fields.first().and_then(Reply::bulk) != Some(tag) {
         return None;
     }
     Some(

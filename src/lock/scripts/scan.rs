@@ -10,7 +10,9 @@ use crate::lock::wire::lua::Lua;
 /// Reads one lock's keys on one master (`read::scan::read` decodes the reply). Its bit is its
 /// own, as every script's (see [`super::TABLE`]).
 /// KEYS: the whole layout (`keys::Names::keys`): lock 1, holder 2, queue 3, lease 4, waiters 5,
-/// tickets 6, readers 9, reader holders 10 (see `shared`), fence 12, order register 13, the line's policy 14. ARGV: how many waiters to read, the longest TTL redlock gives in ms
+/// tickets 6, slots 7, limit 8 and slot holders 11 (see `slots`), readers 9, reader holders 10
+/// (see `shared`), fence 12, order register 13, the line's policy 14. ARGV: how many waiters
+/// (and shares, and slots) to read, the longest TTL redlock gives in ms
 /// (`scripts::LONGEST_TTL_MS`).
 ///
 /// Returns {TIME seconds, TIME microseconds, token or false, PTTL lock, holder record or false,
@@ -23,7 +25,13 @@ use crate::lock::wire::lua::Lua;
 /// readers, as many as waiters; a share scored past the horizon below is none), TYPE readers, TYPE reader holders, how many shares are scored
 /// past the master's time plus the longest TTL (not redlock's: see `scripts`)}, the order
 /// register or false (`--order`; read with GET, which only the fencing counter must not be),
-/// the line's policy or false (`--supersede`)}. A key of an unexpected type reads as missing (pcall) rather than
+/// the line's policy or false (`--supersede`), the semaphore's slots or false where none of
+/// its keys exists (`--limit`): {limit or false, live slots, PTTL slots, PTTL limit, PTTL slot
+/// holders, {member, ms left, record or false}* (the first live slots by expiry, as many as
+/// waiters; a revoked one under its renamed member), TYPE slots, TYPE slot holders, how many
+/// slots are scored past the horizon}}. Every part is bounded: counts are ZCOUNTs, lists
+/// ZRANGE with a LIMIT, so a key with many members costs no more than one with ARGV[1]
+/// (see BENCHMARKS.md, "Bounded work per script call"). A key of an unexpected type reads as missing (pcall) rather than
 /// failing the whole read. `false`, never `nil`, in the tables: a nil would end the reply there.
 pub(in crate::lock) static READ: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
@@ -68,11 +76,25 @@ local readers = {try('ZCOUNT', KEYS[9], string.format('(%d', now_ms), last) or 0
                  redis.call('PTTL', KEYS[9]), redis.call('PTTL', KEYS[10]), shares,
                  kind(KEYS[9]), kind(KEYS[10]),
                  try('ZCOUNT', KEYS[9], '(' .. last, '+inf') or 0}
+local slots = false
+if redis.call('EXISTS', KEYS[7]) + redis.call('EXISTS', KEYS[8]) + redis.call('EXISTS', KEYS[11]) > 0 then
+  local taken = {}
+  local held = try('ZRANGEBYSCORE', KEYS[7], string.format('(%d', now_ms), last, 'WITHSCORES',
+                   'LIMIT', 0, limit) or {}
+  for i = 1, #held, 2 do
+    taken[#taken + 1] = held[i]
+    taken[#taken + 1] = tonumber(held[i + 1]) - now_ms
+    taken[#taken + 1] = try('HGET', KEYS[11], held[i])
+  end
+  slots = {try('GET', KEYS[8]), try('ZCOUNT', KEYS[7], string.format('(%d', now_ms), last) or 0,
+           redis.call('PTTL', KEYS[7]), redis.call('PTTL', KEYS[8]), redis.call('PTTL', KEYS[11]),
+           taken, kind(KEYS[7]), kind(KEYS[11]), try('ZCOUNT', KEYS[7], '(' .. last, '+inf') or 0}
+end
 return {now[1], now[2], try('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), try('GET', KEYS[2]),
         redis.call('PTTL', KEYS[2]), fence, try('ZCARD', KEYS[3]) or 0,
         redis.call('PTTL', KEYS[3]), redis.call('PTTL', KEYS[4]), redis.call('PTTL', KEYS[5]),
         redis.call('PTTL', KEYS[6]), waiters, lapsed,
-        readers, try('GET', KEYS[13]), try('GET', KEYS[14])}
+        readers, try('GET', KEYS[13]), try('GET', KEYS[14]), slots}
 ",
         bit(&READ),
     )

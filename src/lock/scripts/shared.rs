@@ -253,7 +253,8 @@ return 1
 /// (One exception, a delay and never an admission: a place without a lease, written by
 /// something else, that `first_live` drops at the head once the releaser's place is gone, may
 /// let readers in unannounced; their heartbeat takes them.)
-/// Returns 1 when a live share was removed, 0 otherwise.
+/// Returns 1 when a live share was removed, `{'acknowledged', the revocation record as it was}`
+/// when a revocation naming the token was acknowledged (see `release_vote`), 0 otherwise.
 pub static READ_RELEASE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
         &[
@@ -271,7 +272,10 @@ local eligible = revoked and eligible_lock or eligible_writer
 local queued = (score or revoked or ARGV[2] ~= '') and redis.call('EXISTS', KEYS[3]) == 1
 local before = queued and eligible(now)
 local released = 0
-if revoked and cross_off(ARGV[1]) then
+-- Who revoked it, read before `cross_off` rewrites the record: the releaser is told.
+local record = revoked and redis.call('GET', KEYS[2])
+local acknowledged = revoked and cross_off(ARGV[1])
+if acknowledged then
   released = 1
 end
 if score then
@@ -294,6 +298,9 @@ end
 hand_off(before, queued and function() return eligible(now) end, ARGV[1], ARGV[2] ~= '',
          ARGV[3], ARGV[4], ARGV[5], ARGV[2],
          function() return released == 1 and redis.call('EXISTS', KEYS[1]) == 0 end)
+if acknowledged then
+  return {'acknowledged', record}
+end
 return released
 ",
         ],

@@ -269,7 +269,9 @@ return 1
 /// ARGV: token, release channel or empty, publish command, wake channel prefix and suffix, L,
 /// then for a waiter's undo: ticket, lease ms, waiter record, keep ms (else empty).
 /// A revoked holder's release (or undo) says it stopped: its revoked slot goes (`revoke`).
-/// Returns 1 when removed, 0 when the slot was not (or no longer) there.
+/// Returns 1 when removed, `{'acknowledged', the revocation record}` when the revoked slot of
+/// the token was removed (as done as 1, see `release_vote`), 0 when the slot was not (or no
+/// longer) there.
 pub static RELEASE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
         &[
@@ -279,14 +281,17 @@ pub static RELEASE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
             REVOKED_SLOTS,
             r"
 local before = eligible_slots(ARGV[6])
-local removed = 0
+local removed, acknowledged = 0, false
 if not is_revoked_slot(ARGV[1]) then
   removed = redis.call('ZREM', KEYS[7], ARGV[1])
 end
 if removed == 1 then
   redis.call('HDEL', KEYS[11], ARGV[1])
-elseif not is_revoked_slot(ARGV[1]) and acknowledge_slot(ARGV[1]) then
-  removed = 1
+elseif not is_revoked_slot(ARGV[1]) then
+  acknowledged = acknowledge_slot(ARGV[1])
+  if acknowledged then
+    removed = 1
+  end
 end
 if live_slots() == 0 then
   redis.call('DEL', KEYS[8], KEYS[11])
@@ -303,6 +308,9 @@ if ARGV[2] == '' and removed == 1 and ARGV[7] ~= '' then
 end
 hand_off(before, function() return eligible_slots(ARGV[6]) end, ARGV[1], ARGV[2] ~= '',
          ARGV[3], ARGV[4], ARGV[5], ARGV[2], function() return removed == 1 end)
+if acknowledged then
+  return {'acknowledged', acknowledged}
+end
 return removed
 ",
         ],
@@ -456,9 +464,9 @@ pub(in crate::lock) fn slot_turn(answer: &Result<Reply, NodeError>) -> Option<Tu
 mod inspect;
 mod revoke;
 
-pub(in crate::lock) use inspect::inspected_slots;
 use inspect::millis;
 pub use inspect::{INSPECT_SLOTS, Slot, Slots};
+pub(in crate::lock) use inspect::{inspected_slots, slots_of};
 pub(in crate::lock::scripts) use revoke::REVOKED_SLOTS;
 pub use revoke::{REVOKED_SLOT_PREFIX, revoked_slot};
 

@@ -1,6 +1,6 @@
 use super::super::view::tests::read;
 use super::*;
-use crate::lock::{FenceRead, Holder, QueuedWaiter};
+use crate::lock::{FenceRead, Holder, QueuedWaiter, SHARED_MARKER};
 
 /// The findings of lock "k" read as `reads` on masters 0, 1, ...
 fn find(reads: Vec<LockRead>, idle: Duration) -> Vec<Problem> {
@@ -204,4 +204,31 @@ fn findings_past_the_first_ones_are_counted_not_kept() {
 fn quoting_for_the_shell_on_one_line() {
     assert_eq!(quote("it's"), r"'it'\''s'");
     assert_eq!(quote("a\nb"), r"'a\nb'");
+}
+
+#[test]
+fn a_semaphores_keys_without_ttl_or_of_the_wrong_type() {
+    let healthy_ttl = Some(Ttl::Left(Duration::from_secs(20)));
+    let mut healthy = read(None);
+    healthy.slots = Some(crate::lock::SlotsRead {
+        limit: Some("2".into()),
+        live: 1,
+        ttl: healthy_ttl,
+        limit_ttl: healthy_ttl,
+        holders_ttl: healthy_ttl,
+        ..Default::default()
+    });
+    let mut broken = healthy.clone();
+    let slots = broken.slots.as_mut().unwrap();
+    slots.limit_ttl = Some(Ttl::Forever);
+    slots.holders_wrong_type = Some("string".into());
+    let limit = crate::lock::keys::limit("k");
+    let holders = crate::lock::keys::slot_holders("k");
+    assert_eq!(
+        kinds(&find(vec![healthy, broken], DAY)),
+        [
+            ("no_ttl", 1, limit.as_str()),
+            ("malformed", 1, holders.as_str())
+        ]
+    );
 }

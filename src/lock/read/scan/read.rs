@@ -3,6 +3,9 @@
 
 use std::time::Duration;
 
+pub use super::fields::Ttl;
+use super::fields::{pttl, unlike};
+use super::slots::{SlotsRead, slots_read};
 use crate::lock::scripts::replies::{QueuedWaiter, queued_waiters};
 use crate::lock::scripts::scan::READ;
 use crate::lock::scripts::shared::{Share, shares_of};
@@ -10,38 +13,6 @@ use crate::lock::scripts::{LONGEST_TTL_MS, keys};
 use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
-
-/// A key's time to live, as PTTL tells it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ttl {
-    /// No such key (-2).
-    Missing,
-    /// The key never expires (-1).
-    Forever,
-    Left(Duration),
-}
-
-impl Ttl {
-    pub fn from_pttl(ms: i64) -> Ttl {
-        match ms {
-            -1 => Ttl::Forever,
-            ms if ms >= 0 => Ttl::Left(Duration::from_millis(ms as u64)),
-            _ => Ttl::Missing,
-        }
-    }
-
-    pub fn exists(self) -> bool {
-        self != Ttl::Missing
-    }
-
-    /// The time left, for a key that expires.
-    pub fn left(self) -> Option<Duration> {
-        match self {
-            Ttl::Left(left) => Some(left),
-            _ => None,
-        }
-    }
-}
 
 /// One lock's keys on one master.
 #[derive(Clone, Debug, PartialEq)]
@@ -63,6 +34,8 @@ pub struct LockRead {
     pub order: Option<u64>,
     /// The line's policy (`--supersede`), where one is stored.
     pub policy: Option<String>,
+    /// The semaphore at this key (`--limit`), where any of its keys exists.
+    pub slots: Option<SlotsRead>,
 }
 
 /// A shared lock's readers on one master (see `shared`).
@@ -202,9 +175,18 @@ fn decode(reply: &Reply) -> Option<LockRead> {
             })
             .collect::<Option<_>>()?,
     };
-    let (readers, order, policy) = match rest {
-        [] => (&[][..], None, None),
-        [readers, after @ ..] => (std::slice::from_ref(readers), after.first(), after.get(1)),
+    let (readers, order, policy, slots) = match rest {
+        [] => (&[][..], None, None, None),
+        [readers, after @ ..] => (
+            std::slice::from_ref(readers),
+            after.first(),
+            after.get(1),
+            after.get(2),
+        ),
+    };
+    let slots = match slots {
+        None | Some(Reply::Nil) => None,
+        Some(slots) => Some(slots_read(slots)?),
     };
     let policy = policy.and_then(Reply::text);
     let order = order
@@ -218,10 +200,6 @@ fn decode(reply: &Reply) -> Option<LockRead> {
                     [] => (&[], &[]),
                     [Reply::Array(flat), kinds @ ..] => (flat, kinds),
                     _ => return None,
-                };
-                let unlike = |kind: Option<&Reply>, wanted: &str| {
-                    kind.and_then(Reply::text)
-                        .filter(|kind| kind != wanted && kind != "none" && !kind.is_empty())
                 };
                 ReadersRead {
                     live: u64::try_from(*live).ok()?,
@@ -251,14 +229,8 @@ fn decode(reply: &Reply) -> Option<LockRead> {
         readers,
         order,
         policy,
+        slots,
     })
-}
-
-fn pttl(reply: &Reply) -> Option<Ttl> {
-    match reply {
-        Reply::Int(ms) => Some(Ttl::from_pttl(*ms)),
-        _ => None,
-    }
 }
 
 /// A decimal in a bulk string (TIME's fields).

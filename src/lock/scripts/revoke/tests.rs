@@ -103,6 +103,29 @@ fn an_extension_refused_by_a_revocation_says_so() {
 }
 
 #[test]
+fn a_release_that_acknowledged_a_revocation_counts_as_done_and_says_by_whom() {
+    let by = Holder::this_process(&[]).with_note(Some("why".into()));
+    let reply = Reply::Array(vec![bulk("acknowledged"), bulk(&record(&by, "t1", None))]);
+    assert_eq!(release_vote(&Ok(reply.clone())), Vote::Yes);
+    let found = acknowledged_reply(&reply)
+        .expect("an acknowledgement")
+        .expect("a record");
+    assert_eq!(found.reason(), Some("why"));
+    assert!(found.names("t1"));
+    // A record that is not one (a slot's revoked without a record) still counts as done.
+    let bare = Reply::Array(vec![bulk("acknowledged"), bulk("")]);
+    assert_eq!(release_vote(&Ok(bare.clone())), Vote::Yes);
+    assert_eq!(acknowledged_reply(&bare), Some(None));
+    assert_eq!(release_vote(&Ok(Reply::Int(1))), Vote::Yes);
+    assert_eq!(release_vote(&Ok(Reply::Int(0))), Vote::No);
+    // An extension's refusal is no release.
+    let revoked = Reply::Array(vec![bulk("revoked"), bulk(&record(&by, "t1", None))]);
+    assert_eq!(release_vote(&Ok(revoked.clone())), Vote::Error);
+    assert!(acknowledged_reply(&revoked).is_none());
+    assert_eq!(release_vote(&Ok(bulk("x"))), Vote::Error);
+}
+
+#[test]
 fn the_lua_knows_the_marker() {
     assert!(MARKER.contains(&format!("'{REVOKED_MARKER}'")));
     assert!(

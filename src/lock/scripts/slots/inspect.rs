@@ -64,10 +64,21 @@ pub(in crate::lock) fn inspected_slots(reply: Reply) -> Result<Slots, NodeError>
     let Reply::Array(fields) = reply else {
         return Err(NodeError::BadReply(format!("unexpected reply {reply}")));
     };
-    let slots = fields
-        .get(3..)
-        .unwrap_or_default()
-        .chunks(3)
+    Ok(Slots {
+        limit: fields.first().and_then(Reply::text),
+        is_lock: matches!(fields.get(1), Some(Reply::Int(1))),
+        waiting: match fields.get(2) {
+            Some(Reply::Int(n)) => usize::try_from(*n).unwrap_or(0),
+            _ => 0,
+        },
+        slots: slots_of(fields.get(3..).unwrap_or_default()),
+    })
+}
+
+/// Live slots from `{member, ms left, record or nil}*` (INSPECT_SLOTS's, and `list`'s READ's):
+/// a revoked slot under its renamed member is its holder's token, with the revocation.
+pub(in crate::lock) fn slots_of(flat: &[Reply]) -> Vec<Slot> {
+    flat.chunks(3)
         .filter_map(|triple| {
             let member = String::from_utf8_lossy(triple.first()?.bulk()?).into_owned();
             let expires_in = triple.get(1).and_then(millis).unwrap_or_default();
@@ -93,16 +104,7 @@ pub(in crate::lock) fn inspected_slots(reply: Reply) -> Result<Slots, NodeError>
                 revocation: None,
             })
         })
-        .collect();
-    Ok(Slots {
-        limit: fields.first().and_then(Reply::text),
-        is_lock: matches!(fields.get(1), Some(Reply::Int(1))),
-        waiting: match fields.get(2) {
-            Some(Reply::Int(n)) => usize::try_from(*n).unwrap_or(0),
-            _ => 0,
-        },
-        slots,
-    })
+        .collect()
 }
 
 /// A number of milliseconds (an integer reply), `None` when negative or not a number.

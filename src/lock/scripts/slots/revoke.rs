@@ -20,7 +20,9 @@
 //!
 //! **Who frees it early.** Only the revoked holder's release (or undo) with its own token:
 //! RELEASE_SLOT, not finding `token`, removes `REVOKED_SLOT_PREFIX .. token` with its record,
-//! counts it as released, and its hand-off wakes whoever the freed slot lets in.
+//! and its hand-off wakes whoever the freed slot lets in. It answers `{'acknowledged',
+//! record}` instead of 1, so that the releaser hears who revoked it; the round counts that
+//! answer as a release done (`scripts::revoke`'s `release_vote`), exactly as 1.
 
 /// What a revoked slot's member starts with, before the revoked token. Never a token's start
 /// (tokens are `sem<L>-...`), so that no holder's compare finds it.
@@ -34,7 +36,8 @@ pub fn revoked_slot(member: &str) -> Option<&str> {
 /// The Lua of revoked slots, after the slots' `PRELUDE` (and, for `revoke_slots`, the
 /// marker): `is_revoked_slot(member)`, `revoked_answer(token)` (EXTEND_SLOT's `{'revoked',
 /// record}` for a revoked `token`, or 0), `acknowledge_slot(token)` (RELEASE_SLOT's: removes
-/// the revoked slot of `token`, true when there was one) and `revoke_slots(by, factor)`
+/// the revoked slot of `token` with its record, and returns that record, `''` where it had
+/// none, or false where there was no such slot) and `revoke_slots(by, factor)`
 /// (FORCE's, on a slots key: see the header; `by` the forcer's record as JSON). It returns
 /// `{'forced', {token, its record or false}*, longest ms kept}` where it revoked a live slot,
 /// `{'revoked', an earlier record, ms}` where only revoked slots are live, `{'free'}` where no
@@ -56,8 +59,9 @@ local function acknowledge_slot(token)
   if redis.call('ZREM', KEYS[7], member) == 0 then
     return false
   end
+  local record = redis.call('HGET', KEYS[11], member) or ''
   redis.call('HDEL', KEYS[11], member)
-  return true
+  return record
 end
 local function revoke_slots(by, factor)
   prune()
