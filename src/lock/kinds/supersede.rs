@@ -62,12 +62,22 @@
 //!
 //! The model in tests/queue_model/supersede.rs checks these with a late notice, an evictor
 //! that dies mid-eviction, and masters that saw the waiters in different orders; it catches a
-//! turn that does not check the marks, and an eviction by a master's own arrival order.
+//! turn that does not check the marks, and an eviction by a master's own arrival order. On
+//! real masters, tests/supersede.rs `an_evicted_waiter_whose_turn_comes_after_its_evictor_ran`
+//! forces the first: the evicted waiter is stopped (SIGSTOP) while its evictor evicts it on
+//! every master, runs and releases; its late turn finds the line empty and the lock free, and
+//! only step 1 refuses it (without it, that turn takes the lock on every master).
 //!
 //! # Assumes
 //! The queue's assumptions (see `queue`), and: **masters keep the marks for the queue's
 //! TTL**. A master that restarts empty forgets them: a waiter evicted only there (its evictor
 //! reached no other master) may take the lock there again. `doctor`: *persistence*.
+//! And **node timeouts of a like size on every host**: a waiter back from a stop or a cut
+//! within two heartbeats and its node timeout of its last turn joins again (see `queue`), and
+//! the marks last two of the evictor's leases (six heartbeats and four of its node timeouts)
+//! after the eviction. A waiter whose `--node-timeout` is over 4 s plus four times its
+//! evictor's can come back after the marks expired and take the lock (seen on real masters:
+//! 10 s against 250 ms, stopped 7 s). A derived node timeout (at most 1 s) cannot.
 //! Marks accumulate in one hash while evictions follow each other less than the queue's TTL
 //! apart (about 6 s by default); they go with it when the line is quiet that long.
 
