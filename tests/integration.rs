@@ -61,6 +61,7 @@ mod status_output;
 mod status_watch;
 mod stdout_errors;
 mod supersede;
+mod supersede_late;
 mod supervise_faults;
 mod systemd_units;
 mod terminal;

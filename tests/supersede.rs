@@ -3,24 +3,33 @@
 //! on untouched and the newest runs after it; a higher order already waiting makes a newcomer
 //! outdated (81); hosts racing with the same and with different orders; a minority of masters
 //! paused during an eviction; an evicting waiter SIGKILLed; a waiter asking for the other
-//! policy refused (64); the exit code and the metrics.
+//! policy refused (64); the exit code and the metrics. An evicted waiter's late turns are in
+//! `supersede_late`.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 use crate::common::{Cluster, Running, describe, eventually};
 
 const QUEUE: &str = "__redlock:{deploy}:queue:deploy";
 const POLICY: &str = "__redlock:{deploy}:policy:deploy";
+pub(crate) const MARKS: &str = "__redlock:{deploy}:evicted:deploy";
 
-/// `redlock run --key deploy --supersede --wait 60s --order ORDER EXTRA -- sh -c 'echo ORDER >>
-/// LOG'`.
-fn deploy_command(cluster: &Cluster, order: u64, extra: &[&str], log: &Path) -> Command {
+/// `redlock run --key deploy TIMING --supersede --wait 60s --order ORDER EXTRA -- sh -c 'echo
+/// ORDER >> LOG'`.
+pub(crate) fn deploy_command(
+    cluster: &Cluster,
+    timing: &[&str],
+    order: u64,
+    extra: &[&str],
+    log: &Path,
+) -> Command {
     let mut command = cluster.redlock();
     command
-        .args(["run", "--key", "deploy", "--ttl", "5s", "--supersede"])
-        .args(["--wait", "60s", "--order"])
+        .args(["run", "--key", "deploy"])
+        .args(timing)
+        .args(["--supersede", "--wait", "60s", "--order"])
         .arg(order.to_string())
         .args(extra)
         .args([
@@ -32,21 +41,30 @@ fn deploy_command(cluster: &Cluster, order: u64, extra: &[&str], log: &Path) -> 
     command
 }
 
-/// [`deploy_command`], run to its end.
+/// The timing of most deploys here.
+pub(crate) const TTL: [&str; 2] = ["--ttl", "5s"];
+
+/// [`deploy_command`] with [`TTL`], run to its end.
 fn deploy(cluster: &Cluster, order: u64, extra: &[&str], log: &Path) -> Output {
-    deploy_command(cluster, order, extra, log).output().unwrap()
+    deploy_command(cluster, &TTL, order, extra, log)
+        .output()
+        .unwrap()
 }
 
-/// [`deploy_command`] in the background, its output piped.
-fn spawn_deploy(cluster: &Cluster, order: u64, extra: &[&str], log: &Path) -> std::process::Child {
-    deploy_command(cluster, order, extra, log)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+/// [`deploy_command`] with [`TTL`] in the background, its output piped.
+fn spawn_deploy(cluster: &Cluster, order: u64, extra: &[&str], log: &Path) -> Child {
+    spawn_piped(deploy_command(cluster, &TTL, order, extra, log))
+}
+
+pub(crate) fn spawn_piped(mut command: Command) -> Child {
+    command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap()
 }
 
-fn ran(log: &Path) -> Vec<u64> {
+pub(crate) fn ran(log: &Path) -> Vec<u64> {
     std::fs::read_to_string(log)
         .unwrap_or_default()
         .lines()
@@ -55,7 +73,7 @@ fn ran(log: &Path) -> Vec<u64> {
 }
 
 /// The tokens in line for "deploy" on master `i`.
-fn in_line(cluster: &Cluster, i: usize) -> Vec<String> {
+pub(crate) fn in_line(cluster: &Cluster, i: usize) -> Vec<String> {
     redis::cmd("ZRANGE")
         .arg(QUEUE)
         .arg(0)
@@ -75,7 +93,7 @@ fn wait_for_line(cluster: &Cluster, i: usize, n: usize) {
 
 /// A holder of "deploy" (a superseding run without an order, so that it leaves the order
 /// register as it is), running until its gate opens.
-fn start_holder(cluster: &Cluster) -> Running {
+pub(crate) fn start_holder(cluster: &Cluster) -> Running {
     let mut holder = Running::start(cluster.redlock().args([
         "run",
         "--key",
@@ -90,7 +108,7 @@ fn start_holder(cluster: &Cluster) -> Running {
     holder
 }
 
-fn stderr(output: &Output) -> String {
+pub(crate) fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 

@@ -370,9 +370,9 @@ pub fn superseded(key: &str, superseded: &Superseded, outdated: bool, code: i32)
     let Some(mark) = &superseded.mark else {
         return format!(
             "lost its place in line for lock {key:?} while away (stopped, or cut off from the \
-             masters, longer than its lease); a --supersede waiter does not join again, since a \
-             newer one may have superseded it meanwhile: this run skips its command (exit \
-             {code}, see --superseded-exit-code)"
+             masters); a --supersede waiter does not join again, since a newer one may have \
+             superseded it meanwhile: this run skips its command (exit {code}, see \
+             --superseded-exit-code)"
         );
     };
     let who = mark

@@ -17,7 +17,7 @@
 //! - **The holder** holds K on every master at the start and releases it at any moment.
 //! - **A waiter** arrives (its first turn joins on every master), sleeps until a notice, takes
 //!   a turn (WAIT_SUPERSEDE on every master, join set: a place that is gone is made again,
-//!   which is what a late turn of an evicted waiter would do), and decides as
+//!   more than the client does, so the marks alone keep an evicted waiter out), and decides as
 //!   `queue::wait_in_line` does: won once a majority took K and no answer said superseded;
 //!   once all answered, superseded if any said so (undo, LEAVE everywhere, never runs), else
 //!   back to sleep after undoing a partial hold. A holder releases at any moment.
@@ -28,8 +28,11 @@
 //!
 //! # What is abstracted away
 //! Time: no leases, no heartbeats (a turn is only ever started by a notice, so the no-lost-
-//! wake-up check is strict), no TTLs (marks are never removed: a live waiter turns well within
-//! their TTL). The line's policy (every waiter here supersedes). Masters do not fail but by
+//! wake-up check is strict), no TTLs: marks are never removed. On real masters they expire
+//! (no turn renews them), and then the client's rule that a waiter makes its place in its
+//! first turn only keeps an evicted one out, with no clock (src/lock/kinds/supersede.rs):
+//! time here would cost the exhaustive search, so tests/supersede_late.rs checks it on real
+//! masters. The line's policy (every waiter here supersedes). Masters do not fail but by
 //! losing a dead waiter's requests.
 //!
 //! # Properties

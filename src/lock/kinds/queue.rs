@@ -100,7 +100,8 @@
 //!   again on more masters than the quorum can spare (it had lapsed there) also sends the
 //!   waiter to the back. So a stopped waiter loses its place and does not get it back by
 //!   returning. (One gap: if that very turn finds the lock free and the waiter first, it
-//!   takes it; order only, never safety.)
+//!   takes it; order only, never safety.) A superseding waiter never re-adds a place after
+//!   its first turn, lapsed or not (see `supersede`).
 //! - **Nothing is left behind.** Every queue key gets a TTL of two leases on every write (see
 //!   `scripts::queue`), places lapse by lease, and a winner's place goes with its release on
 //!   every master (or lapses, if it dies holding the lock).
@@ -153,8 +154,10 @@ pub(in crate::lock) enum InLine {
     /// The key turned out to be in use otherwise (see [`Conflict`]); the place was given up.
     Conflict(Conflict),
     /// A newer waiter evicted this one (`--supersede`, see `supersede`); whatever the turn
-    /// took was undone and the place given up everywhere. `None`: the place lapsed while the
-    /// waiter was away, and a superseding waiter does not join again.
+    /// took was undone and the place given up everywhere. `None`: after its first turn, the
+    /// place was gone on more masters than the quorum can spare (it lapsed while the waiter
+    /// was away, or was evicted and the mark has expired), and a superseding waiter does not
+    /// make it again.
     Superseded(Option<Mark>),
 }
 
@@ -198,7 +201,13 @@ pub(in crate::lock) async fn wait_in_line(
             leave(masters, &waiter, Purpose::Abandon).await;
             return InLine::Cancelled;
         }
-        let join = confirmed.elapsed() + HEARTBEAT + timing.node_timeout < lease(&timing);
+        // A superseding waiter makes its place in its first turn only: one gone later may
+        // have been evicted, its mark since expired (see `supersede`).
+        let join = if waiter.seam.rejoins() {
+            confirmed.elapsed() + HEARTBEAT + timing.node_timeout < lease(&timing)
+        } else {
+            cause == Wakeup::Joined
+        };
         log::info!(
             event = "turn", key = waiter.key, cause = cause.label();
             "turn in line for {:?}, started by {}", waiter.key, describe(cause)

@@ -218,8 +218,10 @@ pub(in crate::lock) trait Seam {
     /// Leaving the line (LEAVE, or its kin).
     fn leave(&self) -> Call;
 
-    /// Whether a waiter whose place lapsed joins the line again, at the back (see `queue`);
-    /// a superseding waiter does not (see `supersede`: it may have been evicted meanwhile).
+    /// Whether a waiter makes its place again where it is gone: re-added at a heartbeat, or
+    /// at the back of the line once it lapsed on a majority (see `queue`). A superseding
+    /// waiter makes it in its first turn only (see `supersede`: a place gone later may have
+    /// been evicted, and the mark that says so expired).
     fn rejoins(&self) -> bool {
         true
     }

@@ -23,21 +23,42 @@
 //!
 //! And per client: any `superseded` answer ends the wait, whatever else the turn won: what it
 //! took is undone, its place left everywhere (LEAVE, which wakes whoever that lets in), and it
-//! exits as superseded, naming its evictor. A superseding waiter whose place lapsed while it
-//! was away (stopped, or cut off) does not join again ([`Supersede::rejoins`]): the mark that
-//! would have told it may have expired with the queue's keys meanwhile.
+//! exits as superseded, naming its evictor. A superseding waiter makes its place in its first
+//! turn only ([`Supersede::rejoins`]: later turns are sent without `join`); one that finds it
+//! gone on more masters than the quorum can spare (it lapsed while the waiter was stopped or
+//! cut off, or it was evicted and the mark has expired: the waiter cannot tell which) leaves
+//! and exits as superseded all the same, saying it lost its place.
 //!
 //! # Why it holds
-//! - **An evicted waiter never takes the lock afterwards.** Let E's turns have marked W on a
-//!   set M of masters. A master checks the mark before it lets W join or take (step 1), and
-//!   marks are only written, never removed, while anyone turns (their TTL is the queue's, set
-//!   again at each eviction, and a live waiter turns at least once a heartbeat, well within
-//!   it). So from the moment M is a majority, every turn of W is refused on a master of every
-//!   majority: no later turn of W wins, however late the notice that started it. And a turn of
-//!   W that hears any mark gives up what it took: W never runs once it learned of a mark.
-//!   What a mark on a minority allows is a turn of W, already on its way, that wins on a
-//!   majority without the marked masters: W then took the lock before E's eviction was done,
-//!   and it is the holder.
+//! - **An evicted waiter never takes the lock afterwards.** A turn takes K on a master only
+//!   from the first place in line there (WAIT's body: no place, no take); W's place is made
+//!   only by W's first turn, the one sent with `join`, which runs there at most once. Before
+//!   it runs, W has no place there to evict; after an eviction dropped W's place on a master,
+//!   nothing makes it again, so no turn of W takes K there again, however late it arrives.
+//!   Let E's turns have dropped W's place on a set M of masters: a winning turn needs K on a
+//!   majority, which meets M, so once M is a majority no later turn of W wins. What this
+//!   allows is a turn of W, already on its way, that took K on the masters of M it counts
+//!   before the evictions there (which then skip it, the holder of K there): W won before
+//!   E's eviction was done, and it is the holder.
+//!   No clock is involved: not the marks' TTL, not the lease, not this host's monotonic
+//!   clock (which does not count a suspended host), not the masters' clocks by which Redis
+//!   expires keys (which may drift or jump), not how late a request arrives.
+//!   The marks tell W who evicted it: a master checks them before anything else (step 1)
+//!   and writes nothing for W there, so W's next turn hears of the eviction, gives up what
+//!   it took elsewhere, and exits naming its evictor (as outdated when that one waited first
+//!   with a higher order).
+//!   A time limit on making the place again would not do. It would count from W's last
+//!   confirmed turn, and have to end, with the turn's own trip (up to W's node timeout),
+//!   before the marks do: six heartbeats after the eviction on that master, at the least.
+//!   The queue's limit (two heartbeats and the node timeout) does not: with
+//!   `--node-timeout 10s`, W stopped 7 s came back after its evictor's marks expired and
+//!   deployed, on real masters. A shorter one would leave a waiter with a node timeout over
+//!   6 s no time at all, and still fail, for nothing ties an eviction on one master to W's
+//!   last confirmed turn: only an eviction renews a master's marks, not the evictor's other
+//!   turns. E may drop W's place on master 1 while cut off from master 2, and on 2 only
+//!   seconds later; W, confirmed meanwhile by 2 and 3 (1's refusals unheard) and then
+//!   stopped, comes back after E ran and 1's marks expired, and its place, made again on 1
+//!   and kept on 3, wins.
 //! - **A holder is never evicted.** Step 3 skips K's token: the master where a waiter holds K
 //!   never marks it. A run holds the lock on a majority; at most the minority where it did
 //!   not take K can mark it, and a holder's renewals and release (EXTEND, RELEASE) read no
@@ -62,12 +83,26 @@
 //!
 //! The model in tests/queue_model/supersede.rs checks these with a late notice, an evictor
 //! that dies mid-eviction, and masters that saw the waiters in different orders; it catches a
-//! turn that does not check the marks, and an eviction by a master's own arrival order.
+//! turn that does not check the marks, and an eviction by a master's own arrival order. Its
+//! waiters make their place again at every turn, and its marks never expire (it has no
+//! time): there the marks alone keep an evicted waiter out, which is what it checks. On real
+//! masters, tests/supersede_late.rs stops (SIGSTOP) the evicted waiter while its evictor
+//! evicts it on every master, runs and releases, so that the line is empty and the lock free
+//! when it resumes. `an_evicted_waiter_whose_turn_comes_after_its_evictor_ran` resumes it
+//! while the marks last: step 1 refuses its late turn, naming its evictor.
+//! `an_evicted_waiter_back_after_its_marks_expired_does_not_join_again` resumes it once they
+//! are gone: it finds no place and exits 80 (before the first-turn rule, that turn joined
+//! the empty line, took the lock on every master and deployed again).
 //!
 //! # Assumes
-//! The queue's assumptions (see `queue`), and: **masters keep the marks for the queue's
-//! TTL**. A master that restarts empty forgets them: a waiter evicted only there (its evictor
-//! reached no other master) may take the lock there again. `doctor`: *persistence*.
+//! The queue's assumptions (see `queue`), and: **masters do not lose writes**. A master that
+//! restarts empty forgets the marks but also the place, which is not made again (W may then
+//! say it lost its place rather than name its evictor); one that restarts from a copy older
+//! than the eviction gives W its place back. `doctor`: *persistence*. And the first turn
+//! places the waiter where it can: a master that did not have its place then (unreachable),
+//! or lost it since (a restart, a clock jump that lapsed it), never gets it; with more of
+//! those than the quorum can spare, the waiter exits 80 having lost its place (liveness,
+//! never safety: a place missing only refuses).
 //! Marks accumulate in one hash while evictions follow each other less than the queue's TTL
 //! apart (about 6 s by default); they go with it when the line is quiet that long.
 
@@ -84,7 +119,7 @@ use crate::lock::scripts::queue::turn;
 use crate::lock::scripts::supersede::WAIT_SUPERSEDE;
 
 /// The lock, taken by a superseding waiter: everything is the lock's (`Exclusive`) but the
-/// turn (WAIT_SUPERSEDE) and a lapsed place, which is not made again.
+/// turn (WAIT_SUPERSEDE) and the place, made in the first turn only.
 pub(in crate::lock) struct Supersede;
 
 /// The lock's seam, which does the rest.

@@ -97,8 +97,9 @@ pub enum AcquireError {
 /// Who superseded a waiter (`--supersede`), as far as it is known.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Superseded {
-    /// The evictor's mark; `None` when the waiter's place lapsed while it was away (stopped,
-    /// or cut off from the masters), so that it cannot tell, and does not join again.
+    /// The evictor's mark; `None` when the waiter found its place gone while it was away
+    /// (stopped, or cut off from the masters: lapsed, or evicted and the mark expired), so
+    /// that it cannot tell, and does not join again.
     pub mark: Option<Mark>,
     /// This waiter's own ticket.
     pub ticket: u64,
