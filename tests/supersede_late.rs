@@ -4,8 +4,8 @@
 //! that the line is empty and the lock free everywhere when it resumes: while the marks last,
 //! they refuse its turn and name its evictor; after they expired, nothing on the masters
 //! remembers it, and it finds no place, a superseding waiter making its place in its first
-//! turn only. (The model in tests/queue_model/supersede.rs keeps marks for ever: it has the
-//! first case, not the second.)
+//! turn only. (The model in tests/queue_model/supersede.rs has both: its marks expire at any
+//! moment.)
 
 use std::process::{Child, Command, Output};
 use std::time::Duration;

@@ -4,7 +4,7 @@ use std::fmt::Debug;
 use std::hash::Hash;
 use std::time::Instant;
 
-use stateright::{Checker, Expectation, Model, Path};
+use stateright::{Checker, Expectation, HasDiscoveries, Model, Path};
 
 /// How a model's counterexample is told.
 pub type Tell<M> = fn(&M, Path<<M as Model>::State, <M as Model>::Action>) -> String;
@@ -17,9 +17,40 @@ where
     M::State: Hash + Send + Sync + Clone + PartialEq + 'static,
     M::Action: Clone + PartialEq,
 {
+    search(model, threads, HasDiscoveries::All)
+}
+
+/// Explores `model` breadth first, on one thread (the same figures every run), until a state
+/// where `property` fails is found, and says how many states that took and how deep the search
+/// went; the path to that state (none when the whole model was explored without one). For a
+/// known-bad rule whose full search costs more than finding its counterexample.
+#[allow(dead_code)]
+pub fn until_caught<M>(model: M, property: &'static str) -> Option<Path<M::State, M::Action>>
+where
+    M: Model + Debug + Send + Sync + 'static,
+    M::State: Hash + Send + Sync + Clone + PartialEq + 'static,
+    M::Action: Clone + PartialEq,
+{
+    let found = HasDiscoveries::AnyOf([property].into());
+    search(model, 1, found).discovery(property)
+}
+
+/// Explores `model` breadth first until `finish` (or every state), and says how many states,
+/// how deep and how long.
+fn search<M>(model: M, threads: usize, finish: HasDiscoveries) -> impl Checker<M>
+where
+    M: Model + Debug + Send + Sync + 'static,
+    M::State: Hash + Send + Sync + Clone + PartialEq + 'static,
+    M::Action: Clone + PartialEq,
+{
     let start = Instant::now();
     let described = format!("{model:?}");
-    let checker = model.checker().threads(threads).spawn_bfs().join();
+    let checker = model
+        .checker()
+        .threads(threads)
+        .finish_when(finish)
+        .spawn_bfs()
+        .join();
     println!(
         "{described}: {} states ({} distinct), {} steps deep, checked in {:.1?}",
         checker.state_count(),

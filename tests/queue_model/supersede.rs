@@ -15,12 +15,17 @@
 //! # What is modelled
 //! - **A master** holds K (whose token), the line (places, first by ticket) and the marks.
 //! - **The holder** holds K on every master at the start and releases it at any moment.
-//! - **A waiter** arrives (its first turn joins on every master), sleeps until a notice, takes
-//!   a turn (WAIT_SUPERSEDE on every master, join set: a place that is gone is made again,
-//!   more than the client does, so the marks alone keep an evicted waiter out), and decides as
+//! - **A waiter** arrives (its first turn, the only one sent with `join`, makes its place on
+//!   every master), sleeps until a notice, takes a turn (WAIT_SUPERSEDE on every master,
+//!   without `join`: a place that is gone stays gone, `Supersede::rejoins`), and decides as
 //!   `queue::wait_in_line` does: won once a majority took K and no answer said superseded;
-//!   once all answered, superseded if any said so (undo, LEAVE everywhere, never runs), else
-//!   back to sleep after undoing a partial hold. A holder releases at any moment.
+//!   once all answered, superseded if any said so (undo, LEAVE everywhere, never runs); else,
+//!   after its first turn, with no place on more masters than the quorum can spare, it lost
+//!   its place (undo, LEAVE everywhere, exit 80, never runs); else back to sleep after
+//!   undoing a partial hold.
+//! - **The marks expire**: a master's marks (one hash, with a TTL only an eviction sets) may
+//!   vanish at any step once written, so no property rests on a mark lasting. Which clients a
+//!   mark ever named is kept apart (`ever_marked`), for the properties to read.
 //! - **Notices** are a flag per waiter, set by a publish while it waits and read at any later
 //!   moment (a late notice). Waiters listen on every master.
 //! - **A death**: one waiter may die at any step; each of its requests still on the wire may
@@ -28,45 +33,58 @@
 //!
 //! # What is abstracted away
 //! Time: no leases, no heartbeats (a turn is only ever started by a notice, so the no-lost-
-//! wake-up check is strict), no TTLs: marks are never removed. On real masters they expire
-//! (no turn renews them), and then the client's rule that a waiter makes its place in its
-//! first turn only keeps an evicted one out, with no clock (src/lock/kinds/supersede.rs):
-//! time here would cost the exhaustive search, so tests/supersede_late.rs checks it on real
-//! masters. The line's policy (every waiter here supersedes). Masters do not fail but by
-//! losing a dead waiter's requests.
+//! wake-up check is strict), so a place goes only by an eviction, a release or LEAVE, never
+//! by lapsing; the marks' TTL is the expiry step, at any moment (sooner than on real
+//! masters, or never). The line's policy (every waiter here supersedes). Masters do not fail
+//! but by losing a dead waiter's requests.
 //!
 //! # Properties
 //! - **One holder at a time** (always).
 //! - **An evicted waiter never takes the lock afterwards**: no waiter wins a turn once marks
-//!   name it on a majority (always).
+//!   have named it on a majority, expired since or not (always).
+//! - **An evicted waiter is told by whom while its marks last**: no waiter leaves as having
+//!   lost its place while marks not yet expired name it on a majority (always).
 //! - **A holder is never evicted**: no mark is written where K holds the marked token, and no
-//!   running holder is marked on a majority (always).
+//!   running holder was ever marked on a majority (always).
 //! - **No waiter evicted that is newer than its evictor** (always).
 //! - **No lost wake-up** (always, in runs without a death): in a state where nothing can happen
 //!   (nothing on the wire, no notice unread, nobody with a step of its own), no waiter sleeps.
 //!   With a death, the dead waiter's partial hold and place go by their TTL and lease, which
 //!   no notice announces: a heartbeat's case, as in the queue.
-//! - The newest waiter runs, and a waiter is superseded (sometimes: not vacuous).
+//! - The newest waiter runs, a waiter is superseded, and (where marks expire) a waiter finds
+//!   its place gone and leaves (sometimes: not vacuous).
 //!
 //! # Known-bad rules it catches
-//! - `Rule::NoMarkCheck`: WAIT_SUPERSEDE does not check the marks. An evicted waiter's turn,
-//!   started by the eviction's own notice and still on the wire, runs after its evictor held
-//!   and released the lock, joins again and takes it.
+//! - `Rule::RejoinAfterFirstTurn`: a later turn makes a missing place again (`join` at every
+//!   turn, as the client did before the first-turn rule). Waiter 1, evicted by waiter 2 on a
+//!   majority while its own turn took the lock on the third master, sleeps while 2 runs and
+//!   releases; its marks expire on a master 2 released; its turn makes its place again there
+//!   in the empty line, takes the lock (a majority) and runs. This is why the rule is needed:
+//!   the marks alone keep an evicted waiter out only while they last.
+//! - `Rule::NoMarkCheck`: WAIT_SUPERSEDE does not check the marks. An evicted waiter still
+//!   never takes the lock (its place is not made again), but its next turn finds no place
+//!   where the marks name it, and it leaves saying it lost its place, not who evicted it.
 //! - `Rule::ArrivalOrder`: a waiter evicts whoever was placed before it on that master,
 //!   whatever their orders. Masters that saw two waiters arrive in different orders let the
 //!   older order evict the newer.
 //!
 //! # Bounds and cost (debug build, `cargo test --test models supersede -- --nocapture`)
-//! Two waiters, no death: 2 204 005 states (542 193 distinct) for orders that agree with the
-//! tickets or are equal, 2 159 350 (529 362) where they disagree, 35 steps deep, about 35-50 s
-//! each; with a death, 6 254 698 (1 186 519), about 110 s. The known-bad rules are found in a
-//! full search of 3 680 443 states (913 073 distinct, `NoMarkCheck`) and 13 735 176 (3 052 707,
-//! `ArrivalOrder`). Three waiters are `#[ignore]`d (minutes).
+//! Two waiters, no death, marks that expire: 8 673 271 states (1 967 981 distinct, 44 and 45
+//! steps deep) for orders that agree with the tickets or are equal, 8 745 517 (1 970 801, 40)
+//! where they disagree, 80-90 s each on two loaded cores (2 204 005 and 2 159 350 when marks
+//! never expired). With a death, marks that never expire: 6 254 698 (1 186 519, 35), about
+//! 60 s; with expiry too, 23 271 030 (4 053 749, 43), about 300 s, `#[ignore]`d. The known-bad
+//! rules are searched breadth first, on one thread, until caught: `RejoinAfterFirstTurn`
+//! after 1 459 078 states (432 245 distinct, 20 deep, about 20 s), `NoMarkCheck` after
+//! 402 657 (131 363, 17, 5 s), `ArrivalOrder` after 6 941 (2 686, 9). Three waiters are
+//! `#[ignore]`d (minutes).
 
-use stateright::{Checker, Model, Property};
+use stateright::{Model, Property};
 
-use crate::model_kit::check::{self, explore};
 use crate::model_kit::{MAJORITY, MASTERS};
+
+mod checks;
+mod scripts;
 
 /// Which WAIT_SUPERSEDE the masters run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +95,9 @@ pub enum Rule {
     NoMarkCheck,
     /// Known-bad: a waiter evicts the places placed before its own on that master.
     ArrivalOrder,
+    /// Known-bad: a waiter's later turns make its place again where it is gone (`join` at
+    /// every turn, as before the first-turn rule).
+    RejoinAfterFirstTurn,
 }
 
 #[derive(Clone, Debug)]
@@ -87,12 +108,15 @@ pub struct SupersedeModel {
     pub rule: Rule,
     /// One waiter may die.
     pub crash: bool,
+    /// The marks may expire (`Step::ExpireThenDeliver`).
+    pub expiry: bool,
 }
 
 /// A request on a connection.
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 enum Msg {
-    /// A turn (WAIT_SUPERSEDE, join set), answering into turn number `u8`.
+    /// A turn (WAIT_SUPERSEDE), answering into turn number `u8`: 0, the first, is sent with
+    /// `join`, the later ones without.
     Wait(u8),
     /// Deletes K where it is the sender's (RELEASE also drops its place); wakes the newly
     /// eligible.
@@ -109,6 +133,11 @@ enum Answer {
     Taken,
     Waiting,
     Superseded,
+    /// No place there, and the turn did not make one (a later turn: no `join`).
+    NoPlace,
+    /// A later turn made the place again, and waits (`RejoinAfterFirstTurn` only; the
+    /// client counts these as `remade`).
+    Remade,
 }
 
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
@@ -121,6 +150,9 @@ enum Phase {
     Done,
     /// Left as superseded, never ran.
     Superseded,
+    /// Left having found its place gone on more masters than the quorum can spare (lapsed,
+    /// or evicted with the mark since expired): exit 80 too, never ran.
+    LostPlace,
     Dead,
 }
 
@@ -142,11 +174,17 @@ pub struct SupersedeState {
     wire: Vec<[Vec<Msg>; MASTERS]>,
     notices: Vec<bool>,
     died: bool,
+    /// Each master's clients that a mark ever named there (a bit per client), kept when the
+    /// marks expire: what the properties read.
+    ever_marked: [u8; MASTERS],
     /// Violations, recorded as they happen.
     took_after_eviction: bool,
     evicted_holder: bool,
     evicted_newer: bool,
     two_holders: bool,
+    /// A waiter left as having lost its place while marks (not yet expired) named it on a
+    /// majority: it should have been told who evicted it.
+    evictor_untold: bool,
     newest_ran: bool,
 }
 
@@ -168,159 +206,20 @@ pub enum Step {
     Decide(usize),
     Finish(usize),
     Die(usize),
+    /// The marks on `master` expire (the hash goes: only an eviction writes it and sets its
+    /// TTL, and the model has no time, so any moment will do), and then the first request on
+    /// `client`'s connection there, a turn, runs. Only a turn reads the marks, so no script
+    /// can tell an expiry at any earlier moment from this one: the expiry is taken here alone,
+    /// which spares the states that differ only by when it came.
+    ExpireThenDeliver {
+        client: usize,
+        master: usize,
+    },
 }
 
 const HOLDER: usize = 0;
 
 impl SupersedeModel {
-    fn clients(&self) -> usize {
-        self.waiters.len() + 1
-    }
-
-    /// Whether waiter `a` is newer than waiter `b`: (order, ticket, token).
-    fn newer(&self, a: usize, b: usize) -> bool {
-        let (oa, ta) = self.waiters[a - 1];
-        let (ob, tb) = self.waiters[b - 1];
-        (oa, ta, a) > (ob, tb, b)
-    }
-
-    fn newest(&self) -> usize {
-        (1..self.clients())
-            .max_by(|&a, &b| {
-                if self.newer(a, b) {
-                    std::cmp::Ordering::Greater
-                } else {
-                    std::cmp::Ordering::Less
-                }
-            })
-            .unwrap()
-    }
-
-    /// The first place in line (smallest ticket, then token).
-    fn first(&self, master: &Master) -> Option<usize> {
-        master
-            .line
-            .iter()
-            .copied()
-            .min_by_key(|&c| (self.waiters[c - 1].1, c))
-    }
-
-    /// Who may take K there: the first place, when K is free or its own.
-    fn eligible(&self, master: &Master) -> Option<usize> {
-        let first = self.first(master)?;
-        (master.k.is_none() || master.k == Some(first)).then_some(first)
-    }
-
-    /// Wakes whoever `change` lets in on `master` (never `caller`): `wake_newly`.
-    fn changing(
-        &self,
-        state: &mut SupersedeState,
-        master: usize,
-        caller: usize,
-        change: impl FnOnce(&mut Master),
-    ) {
-        let before = self.eligible(&state.masters[master]);
-        change(&mut state.masters[master]);
-        let after = self.eligible(&state.masters[master]);
-        if let Some(woken) = after
-            && after != before
-            && woken != caller
-        {
-            notify(state, woken);
-        }
-    }
-
-    /// WAIT_SUPERSEDE of `caller` on `master`.
-    fn wait(&self, state: &mut SupersedeState, master: usize, caller: usize) -> Answer {
-        let m = &state.masters[master];
-        if self.rule != Rule::NoMarkCheck && m.marks.iter().any(|&(evicted, _)| evicted == caller) {
-            return Answer::Superseded;
-        }
-        let others: Vec<usize> = m
-            .line
-            .iter()
-            .copied()
-            .filter(|&c| c != caller && Some(c) != m.k)
-            .collect();
-        let newest = others
-            .iter()
-            .copied()
-            .filter(|&c| self.newer(c, caller))
-            .reduce(|a, b| if self.newer(a, b) { a } else { b });
-        let older: Vec<usize> = match self.rule {
-            Rule::ArrivalOrder => {
-                let mine = m.line.iter().position(|&c| c == caller);
-                others
-                    .iter()
-                    .copied()
-                    .filter(|&c| {
-                        let theirs = m.line.iter().position(|&o| o == c);
-                        mine.is_none() || theirs < mine
-                    })
-                    .collect()
-            }
-            _ => others
-                .iter()
-                .copied()
-                .filter(|&c| !self.newer(c, caller))
-                .collect(),
-        };
-        if let (Some(newest), false) = (newest, self.rule == Rule::ArrivalOrder) {
-            self.mark(state, master, (caller, newest), true);
-            self.changing(state, master, caller, |m| m.line.retain(|&c| c != caller));
-            return Answer::Superseded;
-        }
-        for victim in older {
-            self.mark(state, master, (victim, caller), false);
-            self.changing(state, master, caller, |m| m.line.retain(|&c| c != victim));
-            notify(state, victim);
-        }
-        let m = &mut state.masters[master];
-        if !m.line.contains(&caller) {
-            m.line.push(caller);
-            // Only the arrival rule reads the order places were made in: sorted otherwise, so
-            // that states differing only by it are one.
-            if self.rule != Rule::ArrivalOrder {
-                m.line.sort_unstable();
-            }
-        }
-        let m = &state.masters[master];
-        if self.first(m) == Some(caller) && (m.k.is_none() || m.k == Some(caller)) {
-            state.masters[master].k = Some(caller);
-            Answer::Taken
-        } else {
-            Answer::Waiting
-        }
-    }
-
-    /// Marks `evicted` on `master`, by `by`: another waiter's eviction, or (`evicted` the
-    /// caller) a waiter superseding itself, which may hold K there from a partial hold of its
-    /// own (its undo is on the way): that is its own going, not a holder evicted.
-    fn mark(
-        &self,
-        state: &mut SupersedeState,
-        master: usize,
-        (evicted, by): (usize, usize),
-        itself: bool,
-    ) {
-        let m = &mut state.masters[master];
-        state.evicted_holder |= m.k == Some(evicted) && !itself;
-        state.evicted_newer |= self.newer(evicted, by);
-        if !m.marks.iter().any(|&(e, _)| e == evicted) {
-            m.marks.push((evicted, by));
-            m.marks.sort_unstable();
-        }
-    }
-
-    /// How many masters mark `client`.
-    fn marked(state: &SupersedeState, client: usize) -> usize {
-        state
-            .masters
-            .iter()
-            .filter(|m| m.marks.iter().any(|&(e, _)| e == client))
-            .count()
-    }
-
     fn send(state: &mut SupersedeState, client: usize, msg: Msg) {
         for connection in &mut state.wire[client] {
             connection.push(msg);
@@ -353,10 +252,12 @@ impl Model for SupersedeModel {
             wire: vec![Default::default(); n],
             notices: vec![false; n],
             died: false,
+            ever_marked: [0; MASTERS],
             took_after_eviction: false,
             evicted_holder: false,
             evicted_newer: false,
             two_holders: false,
+            evictor_untold: false,
             newest_ran: false,
         }]
     }
@@ -366,6 +267,12 @@ impl Model for SupersedeModel {
             for master in 0..MASTERS {
                 if !state.wire[client][master].is_empty() {
                     actions.push(Step::Deliver { client, master });
+                    if self.expiry
+                        && matches!(state.wire[client][master][0], Msg::Wait(_))
+                        && !state.masters[master].marks.is_empty()
+                    {
+                        actions.push(Step::ExpireThenDeliver { client, master });
+                    }
                     if *phase == Phase::Dead {
                         actions.push(Step::Lose { client, master });
                     }
@@ -404,11 +311,14 @@ impl Model for SupersedeModel {
                 next.phases[client] = Phase::Turn(turn, [Answer::Pending; MASTERS]);
                 Self::send(&mut next, client, Msg::Wait(turn));
             }
-            Step::Deliver { client, master } => {
+            Step::Deliver { client, master } | Step::ExpireThenDeliver { client, master } => {
+                if matches!(step, Step::ExpireThenDeliver { .. }) {
+                    next.masters[master].marks.clear();
+                }
                 let msg = next.wire[client][master].remove(0);
                 match msg {
                     Msg::Wait(turn) => {
-                        let answer = self.wait(&mut next, master, client);
+                        let answer = self.wait(&mut next, master, client, turn);
                         if let Phase::Turn(now, answers) = &mut next.phases[client]
                             && *now == turn
                         {
@@ -431,7 +341,7 @@ impl Model for SupersedeModel {
                 next.wire[client][master].remove(0);
             }
             Step::Decide(client) => {
-                let Phase::Turn(_, answers) = state.phases[client] else {
+                let Phase::Turn(turn, answers) = state.phases[client] else {
                     return None;
                 };
                 let taken = answers.iter().filter(|a| **a == Answer::Taken).count();
@@ -449,7 +359,13 @@ impl Model for SupersedeModel {
                     if taken > 0 {
                         Self::send(&mut next, client, Msg::Undo);
                     }
-                    next.phases[client] = Phase::Asleep;
+                    next.phases[client] = if lost_its_place(turn, &answers) {
+                        next.evictor_untold |= Self::marked_now(state, client) >= MAJORITY;
+                        Self::send(&mut next, client, Msg::Leave);
+                        Phase::LostPlace
+                    } else {
+                        Phase::Asleep
+                    };
                 }
             }
             Step::Finish(client) => {
@@ -466,7 +382,7 @@ impl Model for SupersedeModel {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        vec![
+        let mut properties = vec![
             Property::always("one holder at a time", |_, s: &SupersedeState| {
                 !s.two_holders
             }),
@@ -480,6 +396,7 @@ impl Model for SupersedeModel {
                     })
             }),
             Property::always(NEVER_NEWER, |_, s: &SupersedeState| !s.evicted_newer),
+            Property::always(EVICTOR_TOLD, |_, s: &SupersedeState| !s.evictor_untold),
             // Without deaths: a dead waiter's lock and place go by their TTL and lease, which
             // no notice announces (the heartbeat's case, see `queue`).
             Property::always("no lost wake-up", |_, s: &SupersedeState| {
@@ -497,8 +414,25 @@ impl Model for SupersedeModel {
             Property::sometimes("a waiter is superseded", |_, s: &SupersedeState| {
                 s.phases.contains(&Phase::Superseded)
             }),
-        ]
+        ];
+        // Only an expired mark leaves an evicted waiter without a place and without a mark.
+        if self.expiry {
+            properties.push(Property::sometimes(
+                LOSES_ITS_PLACE,
+                |_, s: &SupersedeState| s.phases.contains(&Phase::LostPlace),
+            ));
+        }
+        properties
     }
+}
+
+/// Whether a turn that neither won nor was superseded lost the waiter its place, as
+/// `queue::wait_in_line` decides: after the first turn, a place made again on more masters
+/// than the quorum can spare (it had lapsed), or none on that many (a turn without `join`).
+fn lost_its_place(turn: u8, answers: &[Answer; MASTERS]) -> bool {
+    let spare = MASTERS - MAJORITY;
+    let count = |answer| answers.iter().filter(|a| **a == answer).count();
+    turn > 0 && (count(Answer::Remade) > spare || count(Answer::NoPlace) > spare)
 }
 
 /// Whether a client can move without a request running: it arrives, decides, finishes, or
@@ -513,74 +447,5 @@ fn has_a_step(phase: Phase, notice: bool) -> bool {
 
 const EVICTED_NEVER_TAKES: &str = "an evicted waiter never takes the lock afterwards";
 const NEVER_NEWER: &str = "no waiter evicted that is newer than its evictor";
-
-fn checked(model: SupersedeModel) -> impl Checker<SupersedeModel> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    explore(model, threads)
-}
-
-/// Every property holds in `model` (and every `sometimes` is met): the kit's check, the
-/// counterexample told as its actions.
-fn holds(model: SupersedeModel) {
-    check::holds(model, |_, path| format!("{:?}", path.into_actions()));
-}
-
-/// A holder and two waiters, arriving in every order on every master; with orders that agree
-/// with the tickets, that disagree (the later arrival has the lower order), and equal (a
-/// retried pipeline).
-#[test]
-fn the_superseding_line_keeps_the_queues_promises() {
-    for waiters in [
-        vec![(1, 1), (2, 2)],
-        vec![(2, 1), (1, 2)],
-        vec![(5, 1), (5, 2)],
-    ] {
-        holds(SupersedeModel {
-            waiters,
-            rule: Rule::Sound,
-            crash: false,
-        });
-    }
-}
-
-/// The same, with one waiter dying at any step, its requests lost on any masters (an evictor
-/// that reached only some of them): the safety properties hold; the wake-up is then owed to
-/// the dead waiter's TTL and lease, as in the queue (see `queue`, "When a lost notice still
-/// costs a heartbeat").
-#[test]
-fn an_evictor_dying_mid_eviction_breaks_nothing() {
-    holds(SupersedeModel {
-        waiters: vec![(1, 1), (2, 2)],
-        rule: Rule::Sound,
-        crash: true,
-    });
-}
-
-/// Three waiters, no death: a longer line of evictions (minutes: `--ignored`).
-#[test]
-#[ignore]
-fn three_waiters_supersede_in_turn() {
-    holds(SupersedeModel {
-        waiters: vec![(1, 1), (3, 2), (2, 3)],
-        rule: Rule::Sound,
-        crash: false,
-    });
-}
-
-/// The known-bad rules, each caught by the property it breaks.
-#[test]
-fn the_model_catches_an_unchecked_mark_and_an_eviction_by_arrival() {
-    for (rule, waiters, property) in [
-        (Rule::NoMarkCheck, vec![(1, 1), (2, 2)], EVICTED_NEVER_TAKES),
-        (Rule::ArrivalOrder, vec![(2, 1), (1, 2)], NEVER_NEWER),
-    ] {
-        let checker = checked(SupersedeModel {
-            waiters,
-            rule,
-            crash: false,
-        });
-        let path = checker.discovery(property);
-        assert!(path.is_some(), "{rule:?} was not caught");
-        println!("{rule:?} caught: {:?}", path.unwrap().into_actions());
-    }
-}
+const EVICTOR_TOLD: &str = "a waiter evicted while its marks last is told by whom";
+const LOSES_ITS_PLACE: &str = "a waiter finds its place gone and leaves";

@@ -82,14 +82,16 @@
 //!   grant (see `queue`, "Why it is sound").
 //!
 //! The model in tests/queue_model/supersede.rs checks these with a late notice, an evictor
-//! that dies mid-eviction, and masters that saw the waiters in different orders; it catches a
-//! turn that does not check the marks, and an eviction by a master's own arrival order. Its
-//! waiters make their place again at every turn, and its marks never expire (it has no
-//! time): there the marks alone keep an evicted waiter out, which is what it checks. On real
-//! masters, tests/supersede_late.rs stops (SIGSTOP) the evicted waiter while its evictor
-//! evicts it on every master, runs and releases, so that the line is empty and the lock free
-//! when it resumes. `an_evicted_waiter_whose_turn_comes_after_its_evictor_ran` resumes it
-//! while the marks last: step 1 refuses its late turn, naming its evictor.
+//! that dies mid-eviction, masters that saw the waiters in different orders, and marks that
+//! expire at any moment; its waiters make their place in their first turn only, as here. It
+//! catches a waiter that makes its place again at a later turn (evicted, its marks expired,
+//! it joins the empty line and runs), a turn that does not check the marks (the evicted
+//! waiter then says it lost its place, not who evicted it), and an eviction by a master's own
+//! arrival order. On real masters, tests/supersede_late.rs stops (SIGSTOP) the evicted
+//! waiter while its evictor evicts it on every master, runs and releases, so that the line is
+//! empty and the lock free when it resumes.
+//! `an_evicted_waiter_whose_turn_comes_after_its_evictor_ran` resumes it while the marks
+//! last: step 1 refuses its late turn, naming its evictor.
 //! `an_evicted_waiter_back_after_its_marks_expired_does_not_join_again` resumes it once they
 //! are gone: it finds no place and exits 80 (before the first-turn rule, that turn joined
 //! the empty line, took the lock on every master and deployed again).
