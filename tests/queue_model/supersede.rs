@@ -8,8 +8,8 @@
 //! WAIT_SUPERSEDE (src/lock/scripts/supersede.rs): the mark checked first; the places other
 //! than the caller's and K's holder compared by (order, ticket, token); the caller marked and
 //! dropped when a newer one is in line (waking whoever that lets in, `hand_off`), else every
-//! older one dropped, marked and told; then WAIT's body (join, and take when first and K is
-//! free). RELEASE, the undo of a partial hold, and LEAVE (src/lock/scripts/lock.rs, queue.rs):
+//! older one dropped, marked and told; then WAIT's body (the place made where it is missing
+//! if `join` is set, else the answer that there is none; the take when first and K is free). RELEASE, the undo of a partial hold, and LEAVE (src/lock/scripts/lock.rs, queue.rs):
 //! K deleted where it is the caller's, the place dropped, the newly eligible woken.
 //!
 //! # What is modelled
@@ -23,9 +23,11 @@
 //!   after its first turn, with no place on more masters than the quorum can spare, it lost
 //!   its place (undo, LEAVE everywhere, exit 80, never runs); else back to sleep after
 //!   undoing a partial hold.
-//! - **The marks expire**: a master's marks (one hash, with a TTL only an eviction sets) may
-//!   vanish at any step once written, so no property rests on a mark lasting. Which clients a
-//!   mark ever named is kept apart (`ever_marked`), for the properties to read.
+//! - **The marks expire** (`expiry`): a master's marks (one hash, with a TTL only an eviction
+//!   sets) may vanish at any moment once written, so no property rests on a mark lasting.
+//!   Only a turn reads them, so the expiry is taken just before a turn runs there
+//!   (`Step::ExpireThenDeliver`). Which clients a mark ever named is kept apart
+//!   (`ever_marked`), for the properties to read.
 //! - **Notices** are a flag per waiter, set by a publish while it waits and read at any later
 //!   moment (a late notice). Waiters listen on every master.
 //! - **A death**: one waiter may die at any step; each of its requests still on the wire may
@@ -70,7 +72,7 @@
 //!
 //! # Bounds and cost (debug build, `cargo test --test models supersede -- --nocapture`)
 //! Two waiters, no death, marks that expire: 8 673 271 states (1 967 981 distinct, 44 and 45
-//! steps deep) for orders that agree with the tickets or are equal, 8 745 517 (1 970 801, 40)
+//! steps deep) for orders that agree with the tickets or are equal, 8 745 517 (1 970 801, 41)
 //! where they disagree, 80-90 s each on two loaded cores (2 204 005 and 2 159 350 when marks
 //! never expired). With a death, marks that never expire: 6 254 698 (1 186 519, 35), about
 //! 60 s; with expiry too, 23 271 030 (4 053 749, 43), about 300 s, `#[ignore]`d. The known-bad
