@@ -5,6 +5,7 @@
 use std::process::Output;
 
 use crate::common::{Cluster, describe};
+use crate::force_release::force_on_master_0_only;
 
 const CONFLICT: i32 = 75;
 
@@ -80,24 +81,7 @@ fn a_force_on_a_minority_is_not_shown_as_a_revocation() {
             "acquire", "--key", "half", "--ttl", "30s", "--note", "job 7",
         ],
     );
-    let dead: Vec<String> = (0..2)
-        .map(|_| format!("redis://127.0.0.1:{}", crate::common::free_port()))
-        .collect();
-    let forced = crate::common::redlock()
-        .env(
-            "REDLOCK_SERVERS",
-            format!("{},{}", cluster.urls()[0], dead.join(",")),
-        )
-        .args([
-            "release",
-            "--force",
-            "--key",
-            "half",
-            "--node-timeout",
-            "300ms",
-        ])
-        .output()
-        .unwrap();
+    let forced = force_on_master_0_only(&cluster, "half", 2, &[]);
     assert_eq!(forced.status.code(), Some(69), "{}", describe(&forced));
     assert_eq!(cluster.holding("half", &token), 2);
 

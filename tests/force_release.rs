@@ -35,6 +35,36 @@ pub(crate) fn force(cluster: &Cluster, key: &str, reason: &str) -> Output {
         .unwrap()
 }
 
+/// `release --force --key key` with `args`, sent to master 0 of `cluster` and to `dead` more
+/// masters that nobody listens on, so that it reaches a minority: a paused master would not
+/// do, since it still runs the force it has on its wire once resumed.
+pub(crate) fn force_on_master_0_only(
+    cluster: &Cluster,
+    key: &str,
+    dead: usize,
+    args: &[&str],
+) -> Output {
+    let dead: Vec<String> = (0..dead)
+        .map(|_| format!("redis://127.0.0.1:{}", crate::common::free_port()))
+        .collect();
+    crate::common::redlock()
+        .env(
+            "REDLOCK_SERVERS",
+            format!("{},{}", cluster.urls()[0], dead.join(",")),
+        )
+        .args([
+            "release",
+            "--force",
+            "--key",
+            key,
+            "--node-timeout",
+            "300ms",
+        ])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// Asserts that `output` exited with `code`; returns its stderr.
 pub(crate) fn exited_with(output: &Output, code: i32) -> String {
     assert_eq!(output.status.code(), Some(code), "{}", describe(output));
@@ -281,24 +311,7 @@ fn a_force_counts_on_a_majority_and_keeps_the_key_closed_to_foreign_clients() {
 fn a_force_that_reaches_a_minority_does_not_count() {
     let cluster = Cluster::start(3);
     let token = acquire(&cluster, "half");
-    // The forcer reaches master 0 only: the other two it names are ports nobody listens on
-    // (a paused master would still run the force when resumed: it is on its wire).
-    let dead: Vec<String> = (0..2)
-        .map(|_| format!("redis://127.0.0.1:{}", crate::common::free_port()))
-        .collect();
-    let servers = format!("{},{}", cluster.urls()[0], dead.join(","));
-    let forced = crate::common::redlock()
-        .env("REDLOCK_SERVERS", servers)
-        .args([
-            "release",
-            "--force",
-            "--key",
-            "half",
-            "--node-timeout",
-            "300ms",
-        ])
-        .output()
-        .unwrap();
+    let forced = force_on_master_0_only(&cluster, "half", 2, &[]);
     let stderr = exited_with(&forced, UNAVAILABLE);
     assert!(
         stderr.contains("the force reached 1 master (it needs 2)"),

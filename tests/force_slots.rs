@@ -18,7 +18,7 @@ const CONFLICT: i32 = 75;
 
 // The helpers of the lock's forced releases: the same commands, clocks and waits.
 use crate::force_release::{
-    ALIVE, ENDS_ON_TERM, STARTED, exited_with, force, read_ns, wait_queued,
+    ALIVE, ENDS_ON_TERM, STARTED, exited_with, force, force_on_master_0_only, read_ns, wait_queued,
 };
 
 /// A slot of `key` (limit 2) held for 30 s by `acquire`: its token.
@@ -215,23 +215,7 @@ fn a_force_on_a_minority_of_a_semaphore_does_not_count() {
     // N = 5, L = 2: a slot needs 4 masters.
     let cluster = Cluster::start(5);
     let token = acquire_slot(&cluster, "half");
-    // The forcer reaches master 0 only: the other four it names are ports nobody listens on.
-    let dead: Vec<String> = (0..4)
-        .map(|_| format!("redis://127.0.0.1:{}", crate::common::free_port()))
-        .collect();
-    let servers = format!("{},{}", cluster.urls()[0], dead.join(","));
-    let forced = crate::common::redlock()
-        .env("REDLOCK_SERVERS", servers)
-        .args([
-            "release",
-            "--force",
-            "--key",
-            "half",
-            "--node-timeout",
-            "300ms",
-        ])
-        .output()
-        .unwrap();
+    let forced = force_on_master_0_only(&cluster, "half", 4, &[]);
     let stderr = exited_with(&forced, UNAVAILABLE);
     assert!(
         stderr.contains("the force reached 1 master (it needs 3)"),

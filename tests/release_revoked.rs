@@ -8,8 +8,8 @@
 
 use std::process::{Command, Output};
 
-use crate::common::{Cluster, describe, free_port, hostname, redlock_binary};
-use crate::force_release::{exited_with, force};
+use crate::common::{Cluster, describe, hostname, redlock_binary};
+use crate::force_release::{exited_with, force, force_on_master_0_only};
 use crate::force_slots::{acquire_slot, slots_on};
 
 const UNAVAILABLE: i32 = 69;
@@ -128,20 +128,7 @@ fn a_revoked_readers_release_says_who_revoked_it_and_the_last_one_opens_the_key(
 fn a_release_after_a_force_on_a_minority_says_on_how_many_masters() {
     let mut cluster = Cluster::start(3);
     let token = cluster.acquire("db", &["--ttl", "30s"]);
-    // The forcer reaches master 0 only (the others it names are ports nobody listens on, as
-    // in force_release: a paused master would still run the force when resumed).
-    let dead: Vec<String> = (0..2)
-        .map(|_| format!("redis://127.0.0.1:{}", free_port()))
-        .collect();
-    let forced = crate::common::redlock()
-        .env(
-            "REDLOCK_SERVERS",
-            format!("{},{}", cluster.urls()[0], dead.join(",")),
-        )
-        .args(["release", "--force", "--key", "db", "--reason", "partial"])
-        .args(["--node-timeout", "300ms"])
-        .output()
-        .unwrap();
+    let forced = force_on_master_0_only(&cluster, "db", 2, &["--reason", "partial"]);
     assert_eq!(
         forced.status.code(),
         Some(UNAVAILABLE),

@@ -369,10 +369,10 @@ pub fn fence_failure(key: &str, error: FenceError) -> Failure {
 pub fn superseded(key: &str, superseded: &Superseded, outdated: bool, code: i32) -> String {
     let Some(mark) = &superseded.mark else {
         return format!(
-            "lost its place in line for lock {key:?} while away (stopped, or cut off from the \
-             masters); a --supersede waiter does not join again, since a newer one may have \
-             superseded it meanwhile: this run skips its command (exit {code}, see \
-             --superseded-exit-code)"
+            "lost its place in line for lock {key:?} on more masters than it can spare (it \
+             was stopped or cut off from them, or they restarted without it); a --supersede \
+             waiter does not join again, since a newer one may have superseded it meanwhile: \
+             this run skips its command (exit {code}, see --superseded-exit-code)"
         );
     };
     let who = mark

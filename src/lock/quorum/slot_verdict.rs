@@ -182,12 +182,17 @@ mod tests {
         let verdict = judge_slots(&states).expect("a semaphore");
         assert_eq!((verdict.limit, verdict.quorum), (2, 4));
         assert_eq!(verdict.state, SemaphoreState::Held);
-        let held: Vec<(&str, usize, u64)> = verdict
+        let held = held(&verdict);
+        assert_eq!(held, [("a", 4, 800)]);
+    }
+
+    /// Each holder the verdict names: its token, on how many masters, and for how long (ms).
+    fn held(verdict: &SemaphoreVerdict) -> Vec<(&str, usize, u64)> {
+        verdict
             .holders
             .iter()
             .map(|h| (h.token.as_str(), h.masters, h.expires_in.as_millis() as u64))
-            .collect();
-        assert_eq!(held, [("a", 4, 800)]);
+            .collect()
     }
 
     #[test]
@@ -236,11 +241,7 @@ mod tests {
         third.slots.extend([revoked("a", 300), revoked("b", 60)]);
         let verdict = judge_slots(&[Ok(first), Ok(second), Ok(third)]).expect("a semaphore");
         assert_eq!(verdict.state, SemaphoreState::Held);
-        let held: Vec<(&str, usize, u64)> = verdict
-            .holders
-            .iter()
-            .map(|h| (h.token.as_str(), h.masters, h.expires_in.as_millis() as u64))
-            .collect();
+        let held = held(&verdict);
         assert_eq!(held, [("c", 3, 700)]);
         assert!(verdict.holders[0].revocation.is_none());
         let gone: Vec<(&str, usize)> = verdict
