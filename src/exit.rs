@@ -39,6 +39,12 @@ pub const SUPERSEDED: i32 = 80;
 /// `--order`: a higher order already took the lock, so this run is outdated and did not run
 /// its command. Above `sysexits.h`'s range and below the shell's 126.
 pub const OUTDATED: i32 = 81;
+/// `--supersede`: the waiter lost its place in line (it was stopped or cut off, or masters
+/// restarted without it) and no newer waiter is known to have evicted it, so it did not run
+/// its command and does not join again (a superseding waiter cannot tell a lapsed place from
+/// an eviction whose mark expired). Unlike `SUPERSEDED`, nothing newer is known to deploy: a
+/// run that ends so is worth retrying.
+pub const LOST_PLACE: i32 = 82;
 /// `run`: the command ran longer than `--max-duration` and was stopped (as `timeout(1)`).
 pub const MAX_DURATION: i32 = 124;
 /// The command was found but could not be executed.
@@ -128,6 +134,12 @@ pub const TABLE: &[(Codes, &str)] = &[
         Codes::Fixed(&[OUTDATED]),
         "outdated: a higher --order already took the lock (or, with --supersede, was already \
          waiting), so the command did not run (see --outdated-exit-code)",
+    ),
+    (
+        Codes::Fixed(&[LOST_PLACE]),
+        "lost its place: a --supersede waiter's place in line was gone (it was stopped or cut \
+         off, or masters restarted without it) and no newer waiter is known to have evicted \
+         it, so the command did not run; retry it",
     ),
     (
         Codes::Fixed(&[MAX_DURATION]),
@@ -247,7 +259,10 @@ mod tests {
             OS_ERROR,
             CONFLICT,
             CONFIG,
+            SUPERSEDED,
             OUTDATED,
+            LOST_PLACE,
+            NOTHING_HELD,
             MAX_DURATION,
             CANNOT_EXECUTE,
             NOT_FOUND,

@@ -150,6 +150,7 @@ fn a_successful_run_counts_its_wait_its_hold_and_its_success() {
         "max_duration",
         "outdated",
         "superseded",
+        "lost_place",
     ] {
         assert_eq!(scrape.outcome("job", outcome), 0, "{outcome}");
     }

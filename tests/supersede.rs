@@ -329,7 +329,8 @@ fn a_sigkilled_evictor_leaves_nobody_stuck() {
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }
 
-/// A waiter that asks for the other policy is refused at once (64, one line), either way;
+/// A waiter that asks for the other policy is refused at once (64, one line), either way, a
+/// reader (`--shared`) as a writer;
 /// `status` and `list` show the policy; `--supersede` without `--wait`, or with `--shared` or
 /// `--limit`, is a usage error.
 #[test]
@@ -354,6 +355,19 @@ fn a_waiter_asking_for_the_other_policy_is_refused() {
         let said = stderr(&refused);
         assert_eq!(said.lines().count(), 1, "{said}");
         assert!(said.contains("has a superseding line"), "{said}");
+        // So is a reader: it used to join the line, and 101 left as superseded by it.
+        let reader = cluster
+            .redlock()
+            .args([
+                "run", "--key", "deploy", "--shared", "--wait", "20s", "--", "true",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(reader.status.code(), Some(64), "{}", describe(&reader));
+        let said = stderr(&reader);
+        assert_eq!(said.lines().count(), 1, "{said}");
+        assert!(said.contains("has a superseding line"), "{said}");
+        assert_eq!(in_line(&cluster, 0).len(), 1, "the reader is in line");
         // status and list name the line's policy, in text and JSON.
         let read = |args: &[&str]| {
             let output = cluster.redlock().args(args).output().unwrap();
@@ -411,5 +425,113 @@ fn a_waiter_asking_for_the_other_policy_is_refused() {
         assert_eq!(stderr(&output).lines().count(), 1, "{}", describe(&output));
     }
     assert!(cluster.key_gone_everywhere("deploy"));
+    assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
+}
+
+/// A lone superseding waiter stopped longer than its place lasts (a paused CI VM, a throttled
+/// container), then resumed: its place is gone on every master and no mark names it, for
+/// nobody newer came. It leaves without running, as a superseding waiter must (see the lock's
+/// `supersede`), but exits 82 saying it lost its place and to run it again, and the metrics
+/// count `lost_place`: not 80, which CI recipes map to "a newer build deploys" (it exited 80
+/// as superseded, and the newest deploy never ran).
+#[test]
+fn a_lone_waiter_stopped_past_its_place_lost_it_and_was_not_superseded() {
+    let cluster = Cluster::start(3);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let metrics = dir.path().join("redlock.prom");
+    let metrics_flag = ["--metrics-file", metrics.to_str().unwrap()];
+    // A place lasts three heartbeats and two node timeouts: 3.5 s.
+    let timing = ["--ttl", "5s", "--node-timeout", "250ms"];
+    let holder = start_holder(&cluster);
+    let waiter = spawn_piped(deploy_command(&cluster, &timing, 7, &metrics_flag, &log));
+    wait_for_line(&cluster, 0, 1);
+    crate::common::send_signal(waiter.id(), libc::SIGSTOP);
+    std::thread::sleep(Duration::from_secs(6));
+    crate::common::send_signal(waiter.id(), libc::SIGCONT);
+    let waited = waiter.wait_with_output().unwrap();
+    assert_eq!(waited.status.code(), Some(82), "{}", describe(&waited));
+    let said = stderr(&waited);
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(
+        said.contains("lost its place in line for lock \"deploy\"")
+            && said.contains("no newer waiter is known to have superseded it")
+            && said.contains("run it again"),
+        "{said}"
+    );
+    let scrape = std::fs::read_to_string(&metrics).unwrap();
+    for (outcome, count) in [("lost_place", 1), ("superseded", 0)] {
+        let line = format!(
+            r#"redlock_outcomes_total{{key="deploy",mode="writer",outcome="{outcome}"}} {count}"#
+        );
+        assert!(scrape.contains(&line), "{line} not in {scrape}");
+    }
+    holder.open_gate();
+    assert_eq!(ran(&log), Vec::<u64>::new());
+    assert!(eventually(Duration::from_secs(10), || {
+        cluster.key_gone_everywhere("deploy")
+    }));
+    assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
+}
+
+/// A first-come, first-served waiter and a superseding one arriving together, each first on
+/// some masters: the first-come waiter reaches master 0 at once and masters 1 and 2 through a
+/// proxy that delays them, the superseding one the other way round, so that master 0 places
+/// the first-come waiter and refuses the superseding one, and 1 and 2 do the opposite. One
+/// policy wins, the one first on a majority: the first-come waiter is refused (64, naming the
+/// superseding line), and the superseding one waits on with its two places and deploys after
+/// the holder. (When one refusal refused, both were refused with 64, and nobody deployed.)
+#[test]
+fn waiters_of_both_policies_arriving_together_leave_one_policy_standing() {
+    use crate::common::proxy::{Fault, Proxy};
+    let cluster = Cluster::start(3);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let proxies: Vec<Proxy> = cluster.servers.iter().map(Proxy::before).collect();
+    let lag = Duration::from_millis(400);
+    for proxy in &proxies {
+        proxy.set(Fault::Delay(lag));
+    }
+    let direct = cluster.urls();
+    let route = |fast: &[usize]| -> String {
+        (0..3)
+            .map(|i| {
+                if fast.contains(&i) {
+                    direct[i].clone()
+                } else {
+                    proxies[i].url()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let timing = ["--ttl", "10s", "--node-timeout", "3s"];
+    let holder = start_holder(&cluster);
+    let mut fifo = cluster.redlock();
+    fifo.env("REDLOCK_SERVERS", route(&[0]))
+        .args(["run", "--key", "deploy", "--wait", "60s"])
+        .args(timing)
+        .args(["--", "sh", "-c", &format!("echo 1 >> {}", log.display())]);
+    let mut superseding = deploy_command(&cluster, &timing, 2, &[], &log);
+    superseding.env("REDLOCK_SERVERS", route(&[1, 2]));
+    let fifo = spawn_piped(fifo);
+    let superseding = spawn_piped(superseding);
+    let fifo = fifo.wait_with_output().unwrap();
+    assert_eq!(fifo.status.code(), Some(64), "{}", describe(&fifo));
+    let said = stderr(&fifo);
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(said.contains("has a superseding line"), "{said}");
+    holder.open_gate();
+    let superseding = superseding.wait_with_output().unwrap();
+    assert_eq!(
+        superseding.status.code(),
+        Some(0),
+        "{}",
+        describe(&superseding)
+    );
+    assert_eq!(ran(&log), [2]);
+    assert!(eventually(Duration::from_secs(10), || {
+        cluster.key_gone_everywhere("deploy")
+    }));
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }

@@ -106,7 +106,7 @@ fn evicted_while_stopped(cluster: &Cluster, first: Command, second: Command) -> 
 /// The model's `NoMarkCheck` counterexample on real masters: resumed while the marks last,
 /// the first reads the eviction's notice late and takes its turn: it exits 80 naming its
 /// evictor, and never runs. (Without the mark check, that turn writes the policy, finds no
-/// place, a superseding waiter making it in its first turn only, and exits 80 having lost
+/// place, a superseding waiter making it in its first turn only, and exits 82 having lost
 /// its place; before that rule, it joined again and took the lock on every master.)
 #[test]
 fn an_evicted_waiter_whose_turn_comes_after_its_evictor_ran() {
@@ -144,7 +144,7 @@ fn an_evicted_waiter_whose_turn_comes_after_its_evictor_ran() {
 /// the same order (a retried pipeline) and a 5 s TTL (its node timeout 250 ms: its marks last
 /// 7 s after its last eviction), deploys. The first is resumed once the marks are gone
 /// everywhere, well within its place's 23 s, as its eviction's notice and its heartbeat start
-/// a turn: it exits 80 saying it lost its place, never deploys, nor takes the lock anywhere.
+/// a turn: it exits 82 saying it lost its place, never deploys, nor takes the lock anywhere.
 /// (When a superseding waiter still made its place again within its lease, that turn joined
 /// the empty line, took the free lock on every master and deployed again: `[120, 120]`,
 /// exit 0.)
@@ -166,7 +166,7 @@ fn an_evicted_waiter_back_after_its_marks_expired_does_not_join_again() {
     assert!(forgotten && free, "the marks or the line outlived 30 s");
     let deployed = ran(&log);
     let code = first.status.code();
-    assert_eq!(code, Some(80), "{}deployed: {deployed:?}", describe(&first));
+    assert_eq!(code, Some(82), "{}deployed: {deployed:?}", describe(&first));
     // Its one turn wrote the line's policy on each master (a SET each) and took the lock
     // nowhere, not even on a minority (a take is two more: the key and its holder record).
     let policy_writes = 3;

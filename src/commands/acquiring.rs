@@ -122,6 +122,7 @@ pub fn acquire(
             Some(Outcome::Outdated)
         }
         Err(AcquireError::Superseded(_)) => Some(Outcome::Superseded),
+        Err(AcquireError::LostPlace) => Some(Outcome::LostPlace),
         // Interrupted: the time spent counts, but nothing was decided. A key used two ways is
         // a usage error, not an outcome of the lock.
         Err(AcquireError::Cancelled | AcquireError::Conflict(_)) => None,
@@ -146,6 +147,9 @@ pub fn acquire(
             let line = wording::superseded(&settings.key, &superseded, outdated, code);
             Failure::new(code, if quiet { String::new() } else { line })
         }
+        AcquireError::LostPlace => {
+            Failure::new(exit::LOST_PLACE, wording::lost_place(&settings.key))
+        }
     })
 }
 
@@ -153,11 +157,7 @@ pub fn acquire(
 /// order, and a higher order was waiting in line before it came (`--supersede` with
 /// `--order`), so it was refused on arrival, not evicted.
 fn outdated(settings: &LockSettings, superseded: &crate::lock::Superseded) -> bool {
-    let theirs = superseded
-        .mark
-        .as_ref()
-        .and_then(|mark| mark.by.as_ref())
-        .and_then(|by| by.order);
+    let theirs = superseded.mark.by.as_ref().and_then(|by| by.order);
     match (settings.order, theirs) {
         (Some(ours), Some(theirs)) => theirs > ours && superseded.was_there_first(),
         _ => false,

@@ -367,14 +367,7 @@ pub fn fence_failure(key: &str, error: FenceError) -> Failure {
 /// order, note), and the `code` it exits with; `outdated` when that one was waiting first
 /// with a higher order (`--order`).
 pub fn superseded(key: &str, superseded: &Superseded, outdated: bool, code: i32) -> String {
-    let Some(mark) = &superseded.mark else {
-        return format!(
-            "lost its place in line for lock {key:?} on more masters than it can spare (it \
-             was stopped or cut off from them, or they restarted without it); a --supersede \
-             waiter does not join again, since a newer one may have superseded it meanwhile: \
-             this run skips its command (exit {code}, see --superseded-exit-code)"
-        );
-    };
+    let mark = &superseded.mark;
     let who = mark
         .by
         .as_ref()
@@ -389,6 +382,19 @@ pub fn superseded(key: &str, superseded: &Superseded, outdated: bool, code: i32)
     format!(
         "superseded on lock {key:?} by a newer waiter, {who}: this run leaves the line and \
          skips its command (exit {code}, see --superseded-exit-code)"
+    )
+}
+
+/// The line of a superseding waiter whose place was gone and that no mark named: not
+/// superseded, as far as anyone knows, so it says to run it again (exit 82, its own code, so
+/// that CI does not take it for a newer deploy).
+pub fn lost_place(key: &str) -> String {
+    format!(
+        "lost its place in line for lock {key:?} on more masters than it can spare (it was \
+         stopped or cut off from them, or they restarted without it), and no newer waiter is \
+         known to have superseded it; a --supersede waiter does not join again (one may have \
+         superseded it meanwhile), so this run skips its command: run it again (exit {})",
+        exit::LOST_PLACE
     )
 }
 

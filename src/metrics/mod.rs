@@ -58,6 +58,9 @@ pub enum Outcome {
     Outdated,
     /// A newer waiter evicted it from the line (`--supersede`): the command did not run.
     Superseded,
+    /// A superseding waiter lost its place in line, evicted by nobody known (`--supersede`):
+    /// the command did not run.
+    LostPlace,
     /// It was revoked while held, by `release --force` (counted in place of `Lost`).
     Revoked,
     /// This `release --force` revoked it.
@@ -74,6 +77,7 @@ impl Outcome {
             Outcome::MaxDuration => "max_duration",
             Outcome::Outdated => "outdated",
             Outcome::Superseded => "superseded",
+            Outcome::LostPlace => "lost_place",
             Outcome::Revoked => "revoked",
             Outcome::Forced => "forced",
         }

@@ -17,7 +17,7 @@ pub const LAST_SUCCESS: &str = "redlock_last_success_timestamp_seconds";
 
 /// The outcomes counted, each written (from 0) for every key, so that a first increase shows
 /// as one.
-pub const OUTCOME_NAMES: [&str; 9] = [
+pub const OUTCOME_NAMES: [&str; 10] = [
     "acquired",
     "conflict",
     "unavailable",
@@ -25,6 +25,7 @@ pub const OUTCOME_NAMES: [&str; 9] = [
     "max_duration",
     "outdated",
     "superseded",
+    "lost_place",
     "revoked",
     "forced",
 ];

@@ -150,15 +150,23 @@ pub(in crate::lock) enum InLine {
     GaveUp(AttemptFailure),
     Cancelled,
     /// The place lapsed on a majority (the waiter was stopped or cut off): join again.
-    LostPlace,
-    /// The key turned out to be in use otherwise (see [`Conflict`]); the place was given up.
+    Lapsed,
+    /// The key turned out to be in use otherwise (see [`Conflict`]), or its line has the other
+    /// policy on enough masters to win; the place was given up.
     Conflict(Conflict),
-    /// A newer waiter evicted this one (`--supersede`, see `supersede`); whatever the turn
-    /// took was undone and the place given up everywhere. `None`: after its first turn, the
-    /// place was gone on more masters than the quorum can spare (it lapsed while the waiter
-    /// was away, or was evicted and the mark has expired), and a superseding waiter does not
-    /// make it again.
-    Superseded(Option<Mark>),
+    /// Waiters of both policies arrived at once and neither was placed on a quorum (an even
+    /// N split in halves, or masters that did not answer): the place was given up, to be
+    /// tried again after a jittered delay, as a split vote for the lock is.
+    Split,
+    /// A newer waiter evicted this one (`--supersede`, see `supersede`), as its mark says;
+    /// whatever the turn took was undone and the place given up everywhere.
+    Superseded(Mark),
+    /// A superseding waiter's place was gone, after its first turn, on more masters than the
+    /// quorum can spare, and no mark named it: it lapsed while the waiter was away (stopped,
+    /// cut off, masters restarted without it), or it was evicted and the mark has expired. A
+    /// superseding waiter does not make it again (see `supersede`), so it left the line: not
+    /// superseded as far as anyone knows, and worth running again.
+    LostPlace,
 }
 
 /// Waits in the queue until the lock is ours, the budget runs out, or `cancel` fires.
@@ -228,7 +236,7 @@ pub(in crate::lock) async fn wait_in_line(
             // (see `supersede`, step 4).
             undo(masters, &turns, Purpose::Undo).await;
             leave(masters, &waiter, Purpose::Undo).await;
-            return InLine::Superseded(Some(mark));
+            return InLine::Superseded(mark);
         }
         let failure = match polled.outcome {
             Ok(mut lock) => {
@@ -245,6 +253,20 @@ pub(in crate::lock) async fn wait_in_line(
             return InLine::Conflict(conflict);
         }
         let spare = masters.nodes.len() - masters.quorum();
+        // One policy per line: refused by more masters than it can spare, the waiter cannot
+        // make a quorum in this line (see the module header).
+        if let Some(policy) = polled.policy
+            && polled.policy_refusals + polled.placeless > spare
+        {
+            undo(masters, &turns, Purpose::Undo).await;
+            leave(masters, &waiter, Purpose::Undo).await;
+            let theirs_may_win =
+                polled.policy_refusals + polled.placeless + polled.unheard >= masters.quorum();
+            if theirs_may_win {
+                return InLine::Conflict(policy);
+            }
+            return InLine::Split;
+        }
         // After the turn that made our places, one made again on more masters than the quorum
         // can spare means the place had lapsed on a majority: we were away (stopped, or the
         // host suspended, which the monotonic clock does not count) longer than `join`
@@ -265,9 +287,9 @@ pub(in crate::lock) async fn wait_in_line(
         if lost {
             leave(masters, &waiter, Purpose::Undo).await;
             if !waiter.seam.rejoins() {
-                return InLine::Superseded(None);
+                return InLine::LostPlace;
             }
-            return InLine::LostPlace;
+            return InLine::Lapsed;
         }
         let now = Instant::now();
         if give_up_at.is_some_and(|at| now >= at) {

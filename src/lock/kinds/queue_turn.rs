@@ -29,9 +29,16 @@ pub(in crate::lock) struct Polled {
     pub placeless: usize,
     /// Some master names us first (for a slot: in a position the free slots leave room for).
     pub first: bool,
-    /// A master found the key in use otherwise (a slot's turn, or a line of the other
-    /// policy).
+    /// A master found the key in use otherwise (as a lock, readers or a semaphore).
     pub conflict: Option<Conflict>,
+    /// Masters whose line has the other policy, and refused to place us in it (the policy
+    /// they named is in `policy`). Unlike `conflict`, a vote: waiters of both policies that
+    /// arrive at once may each be placed first on some masters, and the line's policy is the
+    /// one of the waiters placed on enough of them (see `queue`, "One policy per line").
+    pub policy_refusals: usize,
+    pub policy: Option<Conflict>,
+    /// Masters that did not answer.
+    pub unheard: usize,
     /// A master says a newer waiter evicted us from the line (`--supersede`): who.
     pub superseded: Option<Mark>,
     /// Some master refused because the lock is held by a token without a holder record: a
@@ -131,6 +138,13 @@ impl<'a> Turns<'a> {
             remade: 0,
             first: false,
             conflict: None,
+            policy_refusals: 0,
+            policy: None,
+            unheard: round
+                .answers
+                .iter()
+                .filter(|answer| !matches!(answer, Some(Ok(_))))
+                .count(),
             superseded: None,
             outsider: false,
         };
@@ -139,6 +153,10 @@ impl<'a> Turns<'a> {
             match decode(answer) {
                 Some(Turn::Taken) => polled.placed += 1,
                 Some(Turn::NoPlace) => polled.placeless += 1,
+                Some(Turn::Conflict(policy @ Conflict::Policy { .. })) => {
+                    polled.policy_refusals += 1;
+                    polled.policy = Some(policy);
+                }
                 Some(Turn::Conflict(conflict)) => polled.conflict = Some(conflict),
                 Some(Turn::Superseded(mark)) => polled.superseded = Some(mark),
                 Some(Turn::Waiting(place)) => {

@@ -84,7 +84,7 @@ use super::undo::Purpose;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
 use crate::lock::quorum::round::Masters;
 use crate::lock::quorum::tally::majority;
-use crate::lock::scripts::keys::{LOCK_KEYS, Names, READER_KEYS};
+use crate::lock::scripts::keys::{ALL_KEYS, LOCK_KEYS, Names, READER_KEYS};
 use crate::lock::scripts::queue::{LEAVE, turn};
 use crate::lock::scripts::shared::{READ_ACQUIRE, READ_EXTEND, READ_RELEASE, READ_WAIT};
 
@@ -155,7 +155,7 @@ impl Seam for Reader {
         Wait {
             call: Call {
                 script: &READ_WAIT,
-                keys: READER_KEYS,
+                keys: ALL_KEYS,
                 args: turn_args(queued, join),
             },
             room: 1,

@@ -27,7 +27,28 @@
 //! turn only ([`Supersede::rejoins`]: later turns are sent without `join`); one that finds it
 //! gone on more masters than the quorum can spare (it lapsed while the waiter was stopped or
 //! cut off, or it was evicted and the mark has expired: the waiter cannot tell which) leaves
-//! and exits as superseded all the same, saying it lost its place.
+//! without running, but does not say it was superseded: nobody newer is known to deploy, so
+//! it exits with its own code (82, `AcquireError::LostPlace`), which CI retries, where 80
+//! means "a newer waiter deploys". Rejoining instead, when no mark names it, would not do:
+//! an expired mark names nobody (see "Why it holds").
+//!
+//! # One policy per line
+//! Each master decides a line's policy by itself: the first waiter placed there sets it (the
+//! policy key, or a first-come, first-served place), and one of the other policy is refused
+//! there (`{'policy', theirs}`): a FIFO writer and a reader by WAIT's and READ_WAIT's
+//! `FIFO_POLICY_CHECK`, a superseding waiter by step 2. Waiters of both policies arriving at
+//! once may each be first on some masters, so a refusal is a vote, not a verdict
+//! (`queue::wait_in_line`): a waiter refused for its policy on more masters than the quorum
+//! can spare (its refusals and its missing places together) cannot make a quorum in that
+//! line and leaves; it exits 64 when the masters that did not place it are enough for the
+//! other policy to win (a quorum), else (an even N split in halves, or masters that did not
+//! answer) it leaves and comes again after a jittered delay, as a split vote of the lock
+//! itself. A waiter refused on fewer masters waits on with the places it has. Each master
+//! places exactly one of two waiters that reach it, so with an odd N heard whole one of them
+//! has a quorum and the other is refused: one policy wins (when every master refused on
+//! sight, as before, both could be refused). The model checks it (`Rule::AnyPolicyRefusal`).
+//! The reader's turn checks the policy too: without it, a reader joined a superseding line
+//! and the superseding waiters ahead of it left as superseded by it.
 //!
 //! # Why it holds
 //! - **An evicted waiter never takes the lock afterwards.** A turn takes K on a master only
@@ -93,7 +114,7 @@
 //! `an_evicted_waiter_whose_turn_comes_after_its_evictor_ran` resumes it while the marks
 //! last: step 1 refuses its late turn, naming its evictor.
 //! `an_evicted_waiter_back_after_its_marks_expired_does_not_join_again` resumes it once they
-//! are gone: it finds no place and exits 80 (before the first-turn rule, that turn joined
+//! are gone: it finds no place and exits 82 (before the first-turn rule, that turn joined
 //! the empty line, took the lock on every master and deployed again).
 //!
 //! # Assumes
@@ -103,7 +124,7 @@
 //! than the eviction gives W its place back. `doctor`: *persistence*. And the first turn
 //! places the waiter where it can: a master that did not have its place then (unreachable),
 //! or lost it since (a restart, a clock jump that lapsed it), never gets it; with more of
-//! those than the quorum can spare, the waiter exits 80 having lost its place (liveness,
+//! those than the quorum can spare, the waiter exits 82 having lost its place (liveness,
 //! never safety: a place missing only refuses).
 //! Marks accumulate in one hash while evictions follow each other less than the queue's TTL
 //! apart (about 6 s by default); they go with it when the line is quiet that long.

@@ -89,14 +89,18 @@ pub(in crate::lock) async fn take(
                         ticket,
                     })));
                 }
+                InLine::LostPlace => return Err(AcquireError::LostPlace),
+                // Backs off below, and arrives again with a new token.
+                InLine::Split => {}
                 // Join again, at the back, with a new token.
-                InLine::LostPlace => {
+                InLine::Lapsed => {
                     attempt = 0;
                     continue;
                 }
             }
         }
-        // Not queued (too few masters answered): back off and try again.
+        // Not queued (too few masters answered), or a line whose policy was split: back off
+        // and try again.
         let left = give_up_at.map_or(Duration::MAX, |at| at - now);
         let delay = retry_delay(attempt).min(left);
         attempt = attempt.saturating_add(1);

@@ -92,15 +92,19 @@ pub enum AcquireError {
     /// A newer waiter evicted this one from the line (`--supersede`); its place was given up
     /// and nothing is held. Boxed: a mark carries a whole record.
     Superseded(Box<Superseded>),
+    /// A superseding waiter (`--supersede`) found its place in line gone on more masters than
+    /// it can spare, and no eviction mark naming it: it left the line, and nothing is held.
+    /// Not superseded as far as anyone knows (the place lapsed while the waiter was stopped or
+    /// cut off, or masters restarted without it; or a mark that named it has expired), so not
+    /// reported as such: a run that ends so is worth retrying.
+    LostPlace,
 }
 
 /// Who superseded a waiter (`--supersede`), as far as it is known.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Superseded {
-    /// The evictor's mark; `None` when the waiter found its place gone while it was away
-    /// (stopped, or cut off from the masters: lapsed, or evicted and the mark expired), so
-    /// that it cannot tell, and does not join again.
-    pub mark: Option<Mark>,
+    /// The evictor's mark.
+    pub mark: Mark,
     /// This waiter's own ticket.
     pub ticket: u64,
 }
@@ -109,10 +113,7 @@ impl Superseded {
     /// Whether the waiter that superseded this one was in line before it came: then it was
     /// refused on arrival (with `--order`: a higher order was already waiting), not evicted.
     pub fn was_there_first(&self) -> bool {
-        self.mark
-            .as_ref()
-            .and_then(|m| m.ticket)
-            .is_some_and(|theirs| theirs < self.ticket)
+        self.mark.ticket.is_some_and(|theirs| theirs < self.ticket)
     }
 }
 

@@ -30,7 +30,8 @@
 //!
 //! KEYS, for every script here: 1 K, 2 K's holder record (a writer's), 3-6 K's queue (see
 //! `scripts::queue`), 7 the semaphore's slots, 8 its limit (a key in use as a semaphore is
-//! refused, as by the lock's ACQUIRE), 9 the readers, 10 their holder records.
+//! refused, as by the lock's ACQUIRE), 9 the readers, 10 their holder records; READ_WAIT also
+//! reads 14, the line's policy (see `scripts::supersede`).
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -38,6 +39,7 @@ use std::time::Duration;
 use super::bit;
 use super::holder::Holder;
 use super::lock::SEMAPHORE_CHECK;
+use super::queue::FIFO_POLICY_CHECK;
 use super::queue_lua::FUNCTIONS;
 use super::revoke::{ACKNOWLEDGE, MARKER};
 use crate::lock::wire::lua::Lua;
@@ -178,13 +180,18 @@ return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current,
 /// A waiting reader's turn, as the lock's WAIT (heartbeat, join, same reply): takes a share
 /// when K is free or held by readers and every live waiter ahead of it is a reader, or renews
 /// a share an earlier turn left it. Taking keeps the place, as for the lock: the release gives
-/// it up. ARGV: token, TTL ms, holder record, ticket, waiter record, lease ms, keep ms, join.
+/// it up. A reader is a first-come, first-served waiter: a superseding line refuses it before
+/// it joins, as it refuses WAIT (`FIFO_POLICY_CHECK`: `{'policy', theirs}`), for its place
+/// would otherwise count as the newest in that line, and the superseding waiters ahead of it
+/// would leave as superseded by a reader. KEYS: the whole layout (14, the line's policy).
+/// ARGV: token, TTL ms, holder record, ticket, waiter record, lease ms, keep ms, join.
 pub static READ_WAIT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
         &[
             FUNCTIONS,
             PRELUDE,
             SEMAPHORE_CHECK,
+            FIFO_POLICY_CHECK,
             r"
 local now = now_ms()
 first_live(now)
