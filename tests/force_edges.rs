@@ -198,3 +198,93 @@ fn the_revocation_record_keeps_no_password_from_the_command_line() {
     assert!(json.contains("release --force --key pw"), "{json}");
     assert!(!json.contains("s3cret"), "{json}");
 }
+
+/// The tokens in `key`'s line on master `i`.
+fn in_line(cluster: &Cluster, i: usize, key: &str) -> Vec<String> {
+    redis::cmd("ZRANGE")
+        .arg(redlock_cli::lock::keys::queue(key))
+        .arg(0)
+        .arg(-1)
+        .query(&mut cluster.servers[i].connection())
+        .unwrap()
+}
+
+/// A waiter at the head of the line holds K for a moment on a master where the holder's token
+/// is missing (master 0 here; the token is put there as its turn would): a force in that
+/// moment revokes the holder on every master, and the waiter's token where it is, but names
+/// only the holder as revoked, and the waiter's as a partial hold. (It printed the waiter as a
+/// second holder, "the holder with token ...".)
+#[test]
+fn a_waiters_partial_hold_caught_by_a_force_is_no_second_holder() {
+    let cluster = Cluster::start(3);
+    let holder = acquired(&cluster, &["acquire", "--key", "k", "--ttl", "30s"]);
+    let waiter = "0123456789abcdef0123456789abcdef";
+    cluster.servers[0].set("k", waiter);
+    pexpire(&cluster, 0, "k", 30_000);
+    let forced = output(&cluster, &["release", "--force", "--key", "k"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", describe(&forced));
+    let said = String::from_utf8_lossy(&forced.stdout);
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(said.contains("revoked the holder"), "{said}");
+    assert!(!said.contains("the holder with token"), "{said}");
+    assert!(
+        said.contains("also closed a partial hold that held nowhere"),
+        "{said}"
+    );
+    assert!(said.contains(waiter), "{said}");
+    // The holder's release opens masters 1 and 2; master 0 stays closed for the partial hold.
+    let released = output(&cluster, &["release", "--key", "k", "--token", &holder]);
+    assert_eq!(released.status.code(), Some(0), "{}", describe(&released));
+    assert_eq!(
+        cluster.servers[0].get("k").as_deref(),
+        Some(redlock_cli::lock::REVOKED_MARKER)
+    );
+}
+
+/// A force that caught a waiter's partial hold on master 0 (its undo lost: the revocation
+/// there keeps naming its token), then the waiter takes the lock properly, on masters 1 and 2
+/// (master 0 refuses it, still closed), and loses its majority when master 2 stops: its run
+/// exits 70 as a lost lock. The revocation on master 0 is an earlier one, of a hold that never
+/// ran, and master 0 refused the turn that took this hold, so it names nothing of it. (It
+/// exited 70 "revoked by `redlock release --force`", by a force that ran before it held the
+/// lock.)
+#[test]
+fn a_revocation_of_an_earlier_partial_hold_is_not_this_holds() {
+    let mut cluster = Cluster::start(3);
+    let holder = acquired(&cluster, &["acquire", "--key", "k", "--ttl", "30s"]);
+    let mut waiter = crate::common::Running::start(
+        cluster
+            .redlock()
+            .args(["run", "--key", "k", "--ttl", "3s", "--wait", "60s"]),
+    );
+    assert!(
+        crate::common::eventually(std::time::Duration::from_secs(20), || {
+            in_line(&cluster, 1, "k").len() == 1
+        }),
+        "the waiter never queued"
+    );
+    let token = in_line(&cluster, 1, "k").remove(0);
+    // Its turn's partial hold on master 0, caught there by a force (only master 0 hears it).
+    cluster.servers[0].set("k", &token);
+    pexpire(&cluster, 0, "k", 30_000);
+    let forced = cluster
+        .redlock()
+        .env("REDLOCK_SERVERS", cluster.urls()[0].clone())
+        .args(["release", "--force", "--key", "k"])
+        .output()
+        .unwrap();
+    assert_eq!(forced.status.code(), Some(0), "{}", describe(&forced));
+    // The holder goes; the waiter takes the lock on masters 1 and 2.
+    let released = output(&cluster, &["release", "--key", "k", "--token", &holder]);
+    assert_eq!(released.status.code(), Some(0), "{}", describe(&released));
+    waiter.wait_ready();
+    assert_eq!(waiter.token(), token);
+    assert_eq!(cluster.holding("k", &token), 2);
+    cluster.server(2).pause();
+    let ran = waiter.wait_output();
+    cluster.server(2).resume();
+    assert_eq!(ran.status.code(), Some(70), "{}", describe(&ran));
+    let said = String::from_utf8_lossy(&ran.stderr);
+    assert!(!said.contains("revoked"), "{said}");
+    assert!(said.contains("lost"), "{said}");
+}

@@ -46,6 +46,7 @@ pub fn force_release(
     match forced {
         Forced::Revoked {
             revoked,
+            partial,
             earlier,
             confirmed,
             closed_for,
@@ -87,8 +88,9 @@ pub fn force_release(
                 )
             };
             println!(
-                "{what} {key:?}: {whom}, on {}; {stays}{closed}",
-                counted(confirmed, "master")
+                "{what} {key:?}: {whom}, on {}; {stays}{closed}{}",
+                counted(confirmed, "master"),
+                partial_holds(&partial)
             );
             log::info!(event = "forced", key = key.as_str(), outcome = "revoked"; "revoked {key:?}");
             Ok(exit::OK)
@@ -131,6 +133,24 @@ pub fn force_release(
             Err(failure)
         }
     }
+}
+
+/// What the force also closed: tokens it found on too few masters to hold, named as what they
+/// are (a waiter's or a newcomer's partial hold), never as holders; empty when none.
+fn partial_holds(partial: &[Revoked]) -> String {
+    if partial.is_empty() {
+        return String::new();
+    }
+    let named: Vec<String> = partial
+        .iter()
+        .map(|revoked| crate::escape::visible(&revoked.token).into_owned())
+        .collect();
+    format!(
+        "; also closed a partial hold that held nowhere (a waiter's turn or a newcomer's \
+         attempt that took the key on too few masters, token {}): closed there until its TTL \
+         or its owner's undo, not revoked",
+        named.join(", ")
+    )
 }
 
 /// A revoked holder, as the force names it: its record, or its token where it had none.

@@ -117,6 +117,7 @@
 mod client;
 mod master;
 mod orders;
+mod policies;
 mod properties;
 mod protocol;
 mod revoke;

@@ -21,7 +21,7 @@
 //!   `queue::wait_in_line` does: won once a majority took K and no answer said superseded;
 //!   once all answered, superseded if any said so (undo, LEAVE everywhere, never runs); else,
 //!   after its first turn, with no place on more masters than the quorum can spare, it lost
-//!   its place (undo, LEAVE everywhere, exit 80, never runs); else back to sleep after
+//!   its place (undo, LEAVE everywhere, exit 82, never runs); else back to sleep after
 //!   undoing a partial hold.
 //! - **The marks expire** (`expiry`): a master's marks (one hash, with a TTL only an eviction
 //!   sets) may vanish at any moment once written, so no property rests on a mark lasting.
@@ -46,6 +46,9 @@
 //!   have named it on a majority, expired since or not (always).
 //! - **An evicted waiter is told by whom while its marks last**: no waiter leaves as having
 //!   lost its place while marks not yet expired name it on a majority (always).
+//! - **Superseded means a mark named it**: a waiter leaves as superseded (exit 80) only
+//!   when a mark named it; one whose place is gone and that no mark names leaves as having
+//!   lost its place (exit 82), its own outcome (always).
 //! - **A holder is never evicted**: no mark is written where K holds the marked token, and no
 //!   running holder was ever marked on a majority (always).
 //! - **No waiter evicted that is newer than its evictor** (always).
@@ -153,7 +156,8 @@ enum Phase {
     /// Left as superseded, never ran.
     Superseded,
     /// Left having found its place gone on more masters than the quorum can spare (lapsed,
-    /// or evicted with the mark since expired): exit 80 too, never ran.
+    /// or evicted with the mark since expired): never ran, and exits 82, not as superseded
+    /// (no mark it can read names it).
     LostPlace,
     Dead,
 }
@@ -187,6 +191,9 @@ pub struct SupersedeState {
     /// A waiter left as having lost its place while marks (not yet expired) named it on a
     /// majority: it should have been told who evicted it.
     evictor_untold: bool,
+    /// A waiter left as superseded that no mark named: it would report an evictor it does
+    /// not have (exit 80, which CI takes for a newer deploy).
+    superseded_unmarked: bool,
     newest_ran: bool,
 }
 
@@ -260,6 +267,7 @@ impl Model for SupersedeModel {
             evicted_newer: false,
             two_holders: false,
             evictor_untold: false,
+            superseded_unmarked: false,
             newest_ran: false,
         }]
     }
@@ -354,6 +362,7 @@ impl Model for SupersedeModel {
                     next.newest_ran |= client == self.newest();
                     next.phases[client] = Phase::Holding;
                 } else if superseded {
+                    next.superseded_unmarked |= Self::marked(state, client) == 0;
                     Self::send(&mut next, client, Msg::Undo);
                     Self::send(&mut next, client, Msg::Leave);
                     next.phases[client] = Phase::Superseded;
@@ -399,6 +408,10 @@ impl Model for SupersedeModel {
             }),
             Property::always(NEVER_NEWER, |_, s: &SupersedeState| !s.evicted_newer),
             Property::always(EVICTOR_TOLD, |_, s: &SupersedeState| !s.evictor_untold),
+            Property::always(
+                "a waiter leaves as superseded only when a mark named it",
+                |_, s: &SupersedeState| !s.superseded_unmarked,
+            ),
             // Without deaths: a dead waiter's lock and place go by their TTL and lease, which
             // no notice announces (the heartbeat's case, see `queue`).
             Property::always("no lost wake-up", |_, s: &SupersedeState| {

@@ -128,6 +128,10 @@ pub struct Lock {
     /// What started the turn in the fair queue that took it (`None`: taken without waiting in
     /// line).
     pub(in crate::lock) woken_by: Option<Wakeup>,
+    /// The masters (by index) that refused the round that took it: this hold never held K
+    /// there (an extension never re-creates it), so a revocation found there later is not
+    /// this hold's (see `renewal`). Empty for a lock rebuilt from its token.
+    pub(in crate::lock) refused_on: Vec<usize>,
 }
 
 impl Lock {
@@ -143,6 +147,7 @@ impl Lock {
             validity_end: Instant::now(),
             refusals: Vec::new(),
             woken_by: None,
+            refused_on: Vec::new(),
         }
     }
 

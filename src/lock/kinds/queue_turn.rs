@@ -200,6 +200,7 @@ impl<'a> Turns<'a> {
                     validity_end: waiter.timing.validity_end(start),
                     refusals,
                     woken_by: None,
+                    refused_on: round.refused_by(wait_vote),
                 })
             }
             Decision::Won => Err(AttemptFailure::TooSlow { elapsed }),

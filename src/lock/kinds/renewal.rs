@@ -45,12 +45,16 @@ pub(in crate::lock) async fn renewal(
     // A renewal that did not win, and that a master refused with a revocation naming our
     // token, was revoked (see `revoke`): say by whom, and stop now rather than retry. A force
     // that reached fewer than a majority does not count: a renewal that still won goes on.
+    // Nor does one on a master that refused the round that took the lock: it revoked an
+    // earlier partial hold of the same token (a waiter's turn that took K there for a moment,
+    // whose undo never arrived), not this hold, which never held K there.
     let revocation = || {
         round
             .answers
             .iter()
-            .flatten()
-            .filter_map(|answer| revoked_reply(answer.as_ref().ok()?)?)
+            .enumerate()
+            .filter(|(i, _)| !lock.refused_on.contains(i))
+            .filter_map(|(_, answer)| revoked_reply(answer.as_ref()?.as_ref().ok()?)?)
             .find(|revocation| revocation.names(lock.token()))
     };
     let won = round.tally.decision() == Decision::Won;

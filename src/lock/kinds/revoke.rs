@@ -12,8 +12,23 @@
 //!    both with a TTL of the remaining TTL there (the longest share's) plus drift; the
 //!    readers' shares and records go. A free master is
 //!    left free; a master already revoked is left as it is (the force sent again counts).
-//! 2. The force counts once a majority holds the revocation ([`Forced::Revoked`]). With fewer
-//!    ([`Forced::Unconfirmed`]), the holder was not revoked: it keeps the lock if its renewals
+//! 2. The force counts once a majority holds the revocation ([`Forced::Revoked`]). It names
+//!    as revoked holders only the tokens it found on enough masters to hold (a majority,
+//!    counting those it did not hear); a token found on fewer is a partial hold (a waiter at
+//!    the head of the line whose turn took K, for a moment, on a master that had lost the
+//!    holder's token; what is left of an expired hold), revoked where it was found all the
+//!    same (closed there until its TTL, or until its owner's undo acknowledges it), and named
+//!    as a partial hold, never as a second holder. Its owner, which keeps its token and may
+//!    take the lock properly later, is never told that this force revoked that later hold:
+//!    a hold counts a revocation only from a master that did not refuse the round that took
+//!    it (`Lock::refused_on`, see `renewal`), and the master that kept the marker refused it.
+//!    The count is a report, not a safety rule (every token found is revoked where it is,
+//!    named or not), and not exact: the force's scripts run at different moments on each
+//!    master, so a waiter whose partial holds of two rounds it caught on two masters (an
+//!    attempt's on one, the next turn's on another; the queue's model finds it in 28 steps)
+//!    is counted on a majority and named. A per-round identity in the holder record would
+//!    tell them apart.
+//!    With the revocation on fewer than a majority ([`Forced::Unconfirmed`]), the holder was not revoked: it keeps the lock if its renewals
 //!    still reach a majority; where the force landed, K stays closed until that TTL (so the
 //!    partial force is as safe as a partial hold), and the same force sent again completes it.
 //! 3. The revoked holder's next renewal finds the marker where its token was: refused by a
@@ -97,8 +112,14 @@ pub enum Forced {
     /// A majority holds the revocation: K is closed until the revoked holders said they
     /// stopped, or for `closed_for` at most.
     Revoked {
-        /// The holders this force revoked (each once, with its record where it had one).
+        /// The holders this force revoked (each once, with its record where it had one):
+        /// those it found on enough masters to hold (with the masters it did not hear).
         revoked: Vec<Revoked>,
+        /// The tokens it found on too few masters to hold: partial holds (a waiter's turn or
+        /// a newcomer's attempt that took K on some master for a moment, what is left of an
+        /// expired hold), closed there until their TTL or their owner's undo, and named as
+        /// such, not as holders.
+        partial: Vec<Revoked>,
         /// An earlier force found in place on some masters, if any.
         earlier: Option<Revocation>,
         /// How many masters hold the revocation.
@@ -161,7 +182,8 @@ pub(in crate::lock) async fn force(
         .flatten()
         .filter_map(|answer| answer.as_ref().ok().and_then(force_answer))
         .collect();
-    let mut revoked: Vec<Revoked> = Vec::new();
+    // Each token found, and on how many masters.
+    let mut found: Vec<(Revoked, usize)> = Vec::new();
     let mut earlier = None;
     let mut closed_for: Option<Duration> = None;
     for answer in answers {
@@ -171,9 +193,12 @@ pub(in crate::lock) async fn force(
                 closed_for,
             } => {
                 for Revoked { token, holder } in here {
-                    match revoked.iter_mut().find(|r| r.token == token) {
-                        Some(known) => known.holder = known.holder.take().or(holder),
-                        None => revoked.push(Revoked { token, holder }),
+                    match found.iter_mut().find(|(r, _)| r.token == token) {
+                        Some((known, on)) => {
+                            known.holder = known.holder.take().or(holder);
+                            *on += 1;
+                        }
+                        None => found.push((Revoked { token, holder }, 1)),
                     }
                 }
                 Some(closed_for)
@@ -192,9 +217,19 @@ pub(in crate::lock) async fn force(
         }
     }
     let (yes, no, quorum) = (round.tally.yes(), round.tally.no(), masters.quorum());
+    // Every kind's holder holds on a majority at least (a slot on its quorum, which is more):
+    // a token found on fewer, counting the masters not heard as its own, holds nowhere.
+    let unheard =
+        masters.nodes.len() - round.answers.iter().flatten().filter(|a| a.is_ok()).count();
+    let (held, partial): (Vec<_>, Vec<_>) = found
+        .into_iter()
+        .partition(|(_, on)| on + unheard >= quorum);
+    let revoked: Vec<Revoked> = held.into_iter().map(|(r, _)| r).collect();
+    let partial: Vec<Revoked> = partial.into_iter().map(|(r, _)| r).collect();
     if yes >= quorum {
         Forced::Revoked {
             revoked,
+            partial,
             earlier,
             confirmed: yes,
             closed_for,
@@ -205,7 +240,7 @@ pub(in crate::lock) async fn force(
         Forced::Unconfirmed {
             confirmed: yes,
             needed: quorum,
-            revoked,
+            revoked: revoked.into_iter().chain(partial).collect(),
             failures: round.failures(masters),
         }
     }

@@ -77,6 +77,19 @@ pub(in crate::lock) struct Round {
 }
 
 impl Round {
+    /// The masters (by index) whose answer `vote` counts as a refusal.
+    pub(in crate::lock) fn refused_by(
+        &self,
+        vote: impl Fn(&Result<Reply, NodeError>) -> Vote,
+    ) -> Vec<usize> {
+        self.answers
+            .iter()
+            .enumerate()
+            .filter(|(_, answer)| answer.as_ref().is_some_and(|a| vote(a) == Vote::No))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
     pub(in crate::lock) fn failures(&self, masters: &Masters) -> Vec<MasterFailure> {
         self.answers
             .iter()
