@@ -30,6 +30,7 @@ pub mod guard;
 pub mod job;
 mod options;
 pub mod renew;
+mod revoked;
 pub mod signals;
 mod spawn;
 pub mod supervisor;
@@ -75,6 +76,13 @@ pub enum Ending {
     Stopped { reason: StopReason, child: Exit },
     /// The command could not be started.
     NotStarted(std::io::Error),
+    /// The child ended by itself (or was stopped for `--max-duration`), but its release
+    /// found that `release --force` had revoked the lock before that (`by`: who, where the
+    /// record says): see [`Ending::after_release`].
+    Revoked {
+        by: Option<Box<crate::lock::Revocation>>,
+        child: Exit,
+    },
 }
 
 /// Why redlock stopped the child.

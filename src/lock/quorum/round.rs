@@ -15,6 +15,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use super::outcome::MasterFailure;
 use super::tally::{Decision, Loss, Tally, Vote, majority};
+use crate::lock::scripts::revoke::acknowledged_reply;
 use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::lua::Lua;
 use crate::lock::wire::master::Master;
@@ -31,6 +32,12 @@ pub(in crate::lock) enum Until {
     /// A master still being connected to has no request queued and counts as done: no
     /// acquire can be pending there on this connection, so there is nothing to overtake.
     DecidedAndSent,
+    /// A release: as `DecidedAndSent`, and, once a master acknowledged a revocation of the
+    /// token (`release --force`, see `scripts::revoke`), until the answers tell whether the
+    /// force had taken the hold away ([`Round::taken`]). A revoked `run` whose command ended
+    /// before its next renewal learns it here; a release nobody revoked stops as early as
+    /// before.
+    Released,
     /// Once every request is on the wire, decided or not: the clean-up after a signal (see
     /// `undo`), whose answers change nothing the caller does. What is on the wire reaches a
     /// live master even if redlock exits now, behind the request it undoes on the same
@@ -64,7 +71,7 @@ impl Until {
                 tally.decision() == Decision::Won || tally.no() >= refusals
             }
             // Written out: checked where the writes can be seen.
-            Until::DecidedAndSent | Until::Sent | Until::AllAnswered => false,
+            Until::DecidedAndSent | Until::Released | Until::Sent | Until::AllAnswered => false,
         }
     }
 }
@@ -77,6 +84,12 @@ pub(in crate::lock) struct Round {
 }
 
 impl Round {
+    /// For a release round (see [`Until::Released`]): whether a force had taken the hold away
+    /// before it, as far as the answers tell.
+    pub(in crate::lock) fn taken(&self) -> bool {
+        taken(&self.tally, &self.answers) == Some(true)
+    }
+
     pub(in crate::lock) fn failures(&self, masters: &Masters) -> Vec<MasterFailure> {
         self.answers
             .iter()
@@ -89,6 +102,30 @@ impl Round {
                 Some(Ok(_)) | None => None,
             })
             .collect()
+    }
+}
+
+/// Whether a force had taken a release's hold away, from the answers so far: where masters
+/// acknowledged a revocation of the token, yes once fewer than the quorum can still have had it
+/// to delete (a renewal would have been refused as revoked: `kinds::renewal`), no once a quorum
+/// deleted it; `None` until the answers tell. A hold nobody acknowledged was not taken.
+fn taken(tally: &Tally, answers: &[Option<Result<Reply, NodeError>>]) -> Option<bool> {
+    let acknowledged = answers
+        .iter()
+        .flatten()
+        .filter(|answer| {
+            answer
+                .as_ref()
+                .is_ok_and(|reply| acknowledged_reply(reply).is_some())
+        })
+        .count();
+    let deleted = tally.yes() - acknowledged;
+    if acknowledged == 0 || deleted >= tally.quorum() {
+        Some(false)
+    } else if deleted + tally.pending() < tally.quorum() {
+        Some(true)
+    } else {
+        None
     }
 }
 
@@ -163,6 +200,11 @@ impl Masters {
                         // sent to that master).
                         let wants_sent = match until {
                             Until::DecidedAndSent => tally.decision() != Decision::Undecided,
+                            Until::Released => match tally.decision() {
+                                Decision::Undecided => false,
+                                Decision::Won => taken(&tally, &answers).is_some(),
+                                Decision::Lost(_) => true,
+                            },
                             Until::Sent => true,
                             _ => false,
                         };
