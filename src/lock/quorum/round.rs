@@ -314,3 +314,52 @@ impl Masters {
 /// onto its wire: far longer than a healthy socket ever refuses writes, short next to a node
 /// timeout.
 const STALL: Duration = Duration::from_millis(10);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A round over `n` masters won by `quorum`, with these answers so far: `a` an
+    /// acknowledgement, `d` a deletion, `-` none yet.
+    fn release(
+        n: usize,
+        quorum: usize,
+        answers: &str,
+    ) -> (Tally, Vec<Option<Result<Reply, NodeError>>>) {
+        let mut tally = Tally::with_quorum(n, quorum);
+        let answers: Vec<_> = answers
+            .chars()
+            .map(|answer| match answer {
+                'a' => Some(Ok(Reply::Array(vec![
+                    Reply::Bulk(b"acknowledged".to_vec()),
+                    Reply::Nil,
+                ]))),
+                'd' => Some(Ok(Reply::Int(1))),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(answers.len(), n);
+        for _ in answers.iter().flatten() {
+            tally.record(Vote::Yes);
+        }
+        (tally, answers)
+    }
+
+    #[test]
+    fn a_release_tells_a_taken_hold_by_a_renewals_rule() {
+        let taken = |n, quorum, answers| {
+            let (tally, answers) = release(n, quorum, answers);
+            taken(&tally, &answers)
+        };
+        // Nobody acknowledged, or a quorum deleted: not taken, whatever else comes.
+        assert_eq!(taken(3, 2, "dd-"), Some(false));
+        assert_eq!(taken(3, 2, "add"), Some(false));
+        // Decided on one of each: the third tells (a deletion keeps it, an acknowledgement
+        // takes it), so the round listens on.
+        assert_eq!(taken(3, 2, "ad-"), None);
+        assert_eq!(taken(3, 2, "ada"), Some(true));
+        assert_eq!(taken(3, 2, "aa-"), Some(true));
+        // A slot of --limit 2 on 3 masters needs all 3: one acknowledgement takes it.
+        assert_eq!(taken(3, 3, "add"), Some(true));
+    }
+}
