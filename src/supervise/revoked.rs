@@ -18,14 +18,14 @@
 //!    exit must not depend on a race it cannot see: whether the command ended just before or
 //!    just after its next renewal. So the same force gives the same exit, the same line and
 //!    the same metric (`revoked`) either way.
-//! 3. It wins over `--max-duration`'s code too: the stop for the duration began after the lock
-//!    was already gone.
+//! 3. It wins over `--max-duration`'s code too: the lock was taken away while the command
+//!    still ran, which is the graver news.
 //!
 //! `release --token` exits 0 on a revoked token (`commands::release`): a script that sends it
 //! decides itself what comes next, and can `extend` first to learn it; `run`'s exit is all its
-//! caller gets. A command that never started (126/127) ran no section; a force that reached too few
-//! masters to take the hold (`taken` false) took nothing, as a renewal that still won goes
-//! on: both keep their exit.
+//! caller gets. A command that never started (126/127) ran no section; a force that reached
+//! too few masters to take the hold (`taken` false) took nothing, as a renewal that still won
+//! goes on: both keep their exit.
 
 use super::words::Held;
 use super::{Ending, StopReason, child::Exit, signals};
