@@ -21,8 +21,10 @@ pub const DOCTOR_FOUND_ERRORS: i32 = 1;
 /// `list --problems`: a leak or a stale record was found (the same code as doctor's: "the
 /// check found something").
 pub const LIST_FOUND_PROBLEMS: i32 = 1;
-/// The lock was lost: `run` stopped the child because renewal could not keep a majority;
-/// `release` and `extend` found that the token no longer holds the lock (`EX_SOFTWARE`).
+/// The lock was lost: `run` stopped the child because renewal could not keep a majority, or
+/// `release --force` revoked it (also when the child ended before a renewal could tell, and
+/// only the release found it); `release` and `extend` found that the token no longer holds
+/// the lock (`EX_SOFTWARE`).
 pub const LOCK_LOST: i32 = 70;
 /// The operating system refused something redlock needs: a thread, a pipe, a signal handler,
 /// writing to standard output (`EX_OSERR`).
@@ -105,8 +107,9 @@ pub const TABLE: &[(Codes, &str)] = &[
     ),
     (
         Codes::Fixed(&[LOCK_LOST]),
-        "the lock was lost (or revoked by release --force): run stopped the command; release \
-         and extend found the token no longer holds the lock",
+        "the lock was lost (or revoked by release --force): run stopped the command, or its \
+         release found the lock revoked after the command ended; release and extend found the \
+         token no longer holds the lock",
     ),
     (
         Codes::Fixed(&[OS_ERROR]),

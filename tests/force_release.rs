@@ -44,14 +44,24 @@ pub(crate) fn force_on_master_0_only(
     dead: usize,
     args: &[&str],
 ) -> Output {
-    let dead: Vec<String> = (0..dead)
-        .map(|_| format!("redis://127.0.0.1:{}", crate::common::free_port()))
-        .collect();
+    force_on_first(cluster, 1, key, dead, args)
+}
+
+/// As [`force_on_master_0_only`], sent to the first `reached` masters of `cluster`.
+pub(crate) fn force_on_first(
+    cluster: &Cluster,
+    reached: usize,
+    key: &str,
+    dead: usize,
+    args: &[&str],
+) -> Output {
+    let urls = cluster.urls()[..reached]
+        .iter()
+        .map(ToString::to_string)
+        .chain((0..dead).map(|_| format!("redis://127.0.0.1:{}", crate::common::free_port())))
+        .collect::<Vec<String>>();
     crate::common::redlock()
-        .env(
-            "REDLOCK_SERVERS",
-            format!("{},{}", cluster.urls()[0], dead.join(",")),
-        )
+        .env("REDLOCK_SERVERS", urls.join(","))
         .args([
             "release",
             "--force",

@@ -108,9 +108,11 @@ fn both_slot_holders_stop_naming_who_and_the_waiter_enters_only_after_one_is_dea
 
     for old in [&mut first, &mut second] {
         let stderr = exited_with(&old.wait_output(), LOCK_LOST);
+        // Named as what it lost: a slot of the semaphore, not a lock (issue 47, 10c).
         assert!(
-            stderr.contains("revoked by `redlock release --force`")
-                && stderr.contains(&format!("on {}", hostname()))
+            stderr.contains(
+                "semaphore \"batch\": lost its slot: it was revoked by `redlock release --force`"
+            ) && stderr.contains(&format!("on {}", hostname()))
                 && stderr.contains("reason \"nightly hung\""),
             "{stderr}"
         );

@@ -46,6 +46,7 @@ mod queue;
 mod queue_cleanup;
 mod real_causes;
 mod release_revoked;
+mod revoked_runs;
 mod run;
 mod run_options;
 mod safety;

@@ -15,6 +15,7 @@ use serde_json::Value;
 use crate::common::{
     Captured, Cluster, RedisCluster, Running, describe, eventually, send_signal, sharded_pub_sub,
 };
+use crate::force_release::force;
 
 /// How long a watcher gets to say a change: its fallback read is every second, an expiry is
 /// read when the TTL runs out; generous for a loaded machine.
@@ -130,6 +131,26 @@ fn finish(mut running: Running) {
     assert!(output.status.success(), "{}", describe(&output));
 }
 
+/// Waits for line `count`, a `revoked` one naming the force's `reason`; returns it.
+fn said_revoked(watcher: &Watcher, count: usize, reason: &str) -> Value {
+    let revoked = watcher.said(count, "revoked");
+    assert_eq!(revoked["verdict"], "revoked", "{revoked}");
+    assert_eq!(revoked["revoked"]["reason"], reason, "{revoked}");
+    revoked
+}
+
+/// Waits for a revoked `run` to end, as a revoked run does (exit 70), and so to release.
+fn ended_revoked(running: &mut Running) {
+    let output = running.wait_output();
+    assert_eq!(output.status.code(), Some(70), "{}", describe(&output));
+}
+
+/// Waits for line `count`: the key opened, `current` and free.
+fn said_opened(watcher: &Watcher, count: usize) {
+    let opened = watcher.said(count, "current");
+    assert_eq!(opened["verdict"], "free", "{opened}");
+}
+
 #[test]
 fn every_change_of_a_scripted_sequence_is_said_in_order_and_none_twice() {
     let cluster = Cluster::start(3);
@@ -196,20 +217,12 @@ fn every_change_of_a_scripted_sequence_is_said_in_order_and_none_twice() {
     let mut forced = holder(&cluster, key, &["--ttl", "3s"]);
     let taken = watcher.said(14, "taken");
     let forced_token = token_of(&taken).to_string();
-    let force = cluster
-        .redlock()
-        .args(["release", "--force", "--key", key, "--reason", "watched it"])
-        .output()
-        .unwrap();
+    let force = force(&cluster, key, "watched it");
     assert_eq!(force.status.code(), Some(0), "{}", describe(&force));
-    let revoked = watcher.said(15, "revoked");
+    let revoked = said_revoked(&watcher, 15, "watched it");
     assert_eq!(token_of(&revoked), forced_token);
-    assert_eq!(revoked["verdict"], "revoked", "{revoked}");
-    assert_eq!(revoked["revoked"]["reason"], "watched it", "{revoked}");
-    let stopped = forced.wait_output();
-    assert_eq!(stopped.status.code(), Some(70), "{}", describe(&stopped));
-    let opened = watcher.said(16, "current");
-    assert_eq!(opened["verdict"], "free", "{opened}");
+    ended_revoked(&mut forced);
+    said_opened(&watcher, 16);
 
     let (code, stdout, stderr) = watcher.stop(libc::SIGTERM);
     assert_eq!(code, Some(0), "stderr: {stderr}");
@@ -228,6 +241,58 @@ fn every_change_of_a_scripted_sequence_is_said_in_order_and_none_twice() {
         ],
         "{stdout}"
     );
+}
+
+/// A semaphore forced by `release --force` is said `revoked`, each slot holder with the
+/// record (who, why), as the lock and the readers are, not `released` with nobody holding;
+/// and the revoked holders' own releases, once the last one said it stopped, open it: said
+/// `current`, free (issue 47, item 5).
+#[test]
+fn a_forced_semaphore_is_said_revoked_and_opened_by_its_revoked_holders_releases() {
+    let cluster = Cluster::start(3);
+    let key = "batch";
+    let watcher = Watcher::start(cluster.redlock(), key, true);
+    watcher.said(1, "current");
+    let slot = ["--ttl", "30s", "--limit", "2"];
+    let mut first = holder(&cluster, key, &slot);
+    watcher.said(2, "taken");
+    let mut second = holder(&cluster, key, &slot);
+    watcher.said(3, "taken");
+    let tokens = [first.token(), second.token()];
+
+    let force = force(&cluster, key, "batch hung");
+    assert_eq!(force.status.code(), Some(0), "{}", describe(&force));
+    let mut said = Vec::new();
+    for count in [4, 5] {
+        let revoked = said_revoked(&watcher, count, "batch hung");
+        assert_eq!(revoked["kind"], "semaphore", "{revoked}");
+        let whom: Vec<&str> = revoked["revoked"]["revoked"]
+            .as_array()
+            .expect("the slots it revoked")
+            .iter()
+            .map(|r| r["token"].as_str().unwrap())
+            .collect();
+        assert_eq!(whom.len(), 2, "{revoked}");
+        assert!(
+            tokens.iter().all(|t| whom.contains(&t.as_str())),
+            "{revoked}"
+        );
+        said.push(token_of(&revoked).to_string());
+    }
+    said.sort();
+    let mut expected = tokens.to_vec();
+    expected.sort();
+    assert_eq!(said, expected);
+
+    // Each revoked run ends and says it stopped: the last one opens the semaphore.
+    for running in [&mut first, &mut second] {
+        running.open_gate();
+        ended_revoked(running);
+    }
+    said_opened(&watcher, 6);
+    let (code, stdout, stderr) = watcher.stop(libc::SIGTERM);
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    assert_eq!(stdout.lines().count(), 6, "{stdout}");
 }
 
 /// A hand-off to a waiter is announced on the waiter's own channel only (the key's release

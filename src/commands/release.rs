@@ -59,7 +59,7 @@ pub fn release(
         }
         // Done as a release should be: the revocation kept everyone else out until now, and
         // this release opened what it kept closed for this token. So exit 0, but say it.
-        Released::Acknowledged { by, on } => {
+        Released::Acknowledged { by, on, .. } => {
             let who = match by {
                 Some(by) => by.describe(),
                 None => "its record does not say by whom".to_string(),

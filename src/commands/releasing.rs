@@ -6,9 +6,11 @@ use crate::lock::{Lock, Redlock, Released};
 
 use super::wording::explain;
 
-/// Says what a release found, when it is worth saying.
-pub fn report_release(client: &Redlock, lock: &Lock) {
-    match client.release(lock) {
+/// Says what a release found, when it is worth saying; returns it (a `run` whose lock was
+/// revoked learns it here if its command ended before a renewal could tell).
+pub fn report_release(client: &Redlock, lock: &Lock) -> Released {
+    let released = client.release(lock);
+    match &released {
         Released::Yes => log::info!(
             event = "released", key = lock.key(), outcome = "released";
             "released {:?}", lock.key()
@@ -27,15 +29,17 @@ pub fn report_release(client: &Redlock, lock: &Lock) {
             "could not confirm the release of lock {:?} on a majority of masters ({}); where it is \
              still held, it expires by itself within {}",
             lock.key(),
-            explain(&failures),
+            explain(failures),
             humantime::format_duration(lock.timing().ttl)
         ),
     }
+    released
 }
 
 /// `--hold-min`: instead of deleting the lock, lets it expire `remaining` from now, so that the
-/// same job started elsewhere meanwhile still finds it taken.
-pub fn hold_until(client: &Redlock, lock: &Lock, remaining: Duration) {
+/// same job started elsewhere meanwhile still finds it taken. Returns the release, where it
+/// came to one.
+pub fn hold_until(client: &Redlock, lock: &Lock, remaining: Duration) -> Option<Released> {
     let held = client.expire_in(lock, remaining);
     if held {
         log::info!(
@@ -43,8 +47,10 @@ pub fn hold_until(client: &Redlock, lock: &Lock, remaining: Duration) {
             lock.key(),
             humantime::format_duration(Duration::from_millis(remaining.as_millis() as u64))
         );
+        None
     } else {
-        // The lock is gone already, or its masters are unreachable: nothing left to keep.
-        report_release(client, lock);
+        // The lock is gone already (revoked, say), or its masters are unreachable: nothing
+        // left to keep.
+        Some(report_release(client, lock))
     }
 }

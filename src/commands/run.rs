@@ -102,28 +102,32 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
             ..
         }
     );
-    match settings.hold_min {
+    let released = match settings.hold_min {
         Some(hold) if !lost && started.elapsed() < hold => {
             let then = format!("leaving lock {key:?} to expire after --hold-min");
             notify.stopping(&ended(&ending, &then));
-            releasing::hold_until(&client, &lock, hold - started.elapsed());
+            releasing::hold_until(&client, &lock, hold - started.elapsed())
         }
         _ => {
             notify.stopping(&ended(&ending, &format!("releasing lock {key:?}")));
-            releasing::report_release(&client, &lock);
+            Some(releasing::report_release(&client, &lock))
         }
-    }
+    };
+    // A force the command outran is found by its release (see `supervise::revoked`).
+    let ending = ending.after_release(&lock, released.as_ref());
     late.finish();
     seen.held = Some(started.elapsed());
     match &ending {
         Ending::Exited(status) if status.shell_code() == exit::OK => {
             seen.success_at = Some(std::time::SystemTime::now());
         }
-        // Lost to `release --force`: counted as its own outcome, in place of `lost`.
+        // Lost to `release --force`: counted as its own outcome, in place of `lost`, whether
+        // a renewal or the release found it.
         Ending::Stopped {
             reason: StopReason::LockLost(LossReason::Revoked(_)),
             ..
-        } => seen.outcomes.push(Outcome::Revoked),
+        }
+        | Ending::Revoked { .. } => seen.outcomes.push(Outcome::Revoked),
         Ending::Stopped {
             reason: StopReason::LockLost(_),
             ..
@@ -143,6 +147,7 @@ fn ended(ending: &Ending, then: &str) -> String {
     match ending {
         Ending::Exited(exit) => format!("the command exited ({}); {then}", exit.shell_code()),
         Ending::Stopped { reason, .. } => format!("the command was stopped: {reason}; {then}"),
+        Ending::Revoked { .. } => format!("the lock was revoked; {then}"),
         Ending::NotStarted(error) => format!("the command could not start ({error}); {then}"),
     }
 }
@@ -151,11 +156,13 @@ fn ended(ending: &Ending, then: &str) -> String {
 fn finish(ending: Ending, words: &[String]) -> Result<i32, Failure> {
     match ending {
         Ending::Exited(exit) => Ok(exit.shell_code()),
-        // The stop was reported on stderr when it happened.
+        // The stop (or the revocation the release found) was reported on stderr when it
+        // happened.
         Ending::Stopped {
             reason: StopReason::LockLost(_),
             ..
-        } => Err(Failure::new(exit::LOCK_LOST, "")),
+        }
+        | Ending::Revoked { .. } => Err(Failure::new(exit::LOCK_LOST, "")),
         Ending::Stopped {
             reason: StopReason::MaxDuration(_),
             ..

@@ -30,10 +30,12 @@ pub mod guard;
 pub mod job;
 mod options;
 pub mod renew;
+mod revoked;
 pub mod signals;
 mod spawn;
 pub mod supervisor;
 pub mod watch;
+mod words;
 
 use std::ffi::OsString;
 use std::sync::Arc;
@@ -46,6 +48,7 @@ use child::{Exit, StateChange};
 pub use options::Options;
 use renew::{LossReason, Renewal, Renewer};
 use supervisor::{Action, Supervisor};
+use words::Held;
 
 /// Everything the supervisor reacts to.
 #[derive(Debug)]
@@ -73,6 +76,13 @@ pub enum Ending {
     Stopped { reason: StopReason, child: Exit },
     /// The command could not be started.
     NotStarted(std::io::Error),
+    /// The child ended by itself (or was stopped for `--max-duration`), but its release
+    /// found that `release --force` had revoked the lock before that (`by`: who, where the
+    /// record says): see [`Ending::after_release`].
+    Revoked {
+        by: Option<Box<crate::lock::Revocation>>,
+        child: Exit,
+    },
 }
 
 /// Why redlock stopped the child.
@@ -183,7 +193,7 @@ pub fn supervise(
         guard,
         renewer: None,
         supervisor,
-        key: held.map_or("", Lock::key),
+        held: Held::of(held),
         suspended: false,
         notify,
         since,
@@ -213,8 +223,8 @@ struct Run<'a> {
     guard: Option<guard::Guard>,
     renewer: Option<Renewer>,
     supervisor: Supervisor,
-    /// The lock's key, for messages; empty without a lock of our own.
-    key: &'a str,
+    /// What the run holds, for messages.
+    held: Held<'a>,
     /// The command's stop was mirrored on redlock's job (see [`job`]): resume it on SIGCONT.
     suspended: bool,
     /// systemd, when it listens.
@@ -276,14 +286,12 @@ impl Run<'_> {
             Action::Wait | Action::StartRenewer => {}
             Action::Ping => self.notify.ping(),
             Action::Terminate { reason, kill_at } => {
-                self.notify.status(&format!(
-                    "{}{reason}; stopping the command",
-                    lock_context(self.key)
-                ));
+                let (context, stop) = (self.held.context(), self.held.stop(&reason));
+                self.notify
+                    .status(&format!("{context}{stop}; stopping the command"));
                 log::error!(
-                    event = "stopping", key = self.key, reason:% = reason;
-                    "{}{reason}; stopping the command (SIGTERM now, SIGKILL in {})",
-                    lock_context(self.key),
+                    event = "stopping", key = self.held.key(), reason:% = reason;
+                    "{context}{stop}; stopping the command (SIGTERM now, SIGKILL in {})",
                     humantime::format_duration(supervisor::round_ms(
                         kill_at.saturating_duration_since(Instant::now())
                     ))
@@ -311,16 +319,15 @@ impl Run<'_> {
         {
             return Flow::Exited;
         }
+        let (context, lost) = (self.held.context(), self.held.lost());
         log::error!(
-            event = "stopping", key = self.key, reason = "validity ran out while redlock was stopped";
-            "{}lost the lock: its validity ran out while redlock was stopped (or not \
-             scheduled), before it could renew it; the command was killed",
-            lock_context(self.key)
+            event = "stopping", key = self.held.key(), reason = "validity ran out while redlock was stopped";
+            "{context}{lost}: its validity ran out while redlock was stopped (or not \
+             scheduled), before it could renew it; the command was killed"
         );
         self.notify.status(&format!(
-            "{}lost the lock: its validity ran out while redlock was stopped; the command was \
-             killed",
-            lock_context(self.key)
+            "{context}{lost}: its validity ran out while redlock was stopped; the command was \
+             killed"
         ));
         self.supervisor.killed_late();
         Flow::Continue
@@ -382,10 +389,10 @@ impl Run<'_> {
                 let Some(kill_at) = self.supervisor.on_extended(until) else {
                     return Flow::Continue;
                 };
-                log::debug!(event = "renewed", key = self.key; "renewed {:?}", self.key);
+                let key = self.held.key();
+                log::debug!(event = "renewed", key = key; "renewed {key:?}");
                 self.notify.holding(&format!(
-                    "holding lock {:?} since {}; last renewal {}",
-                    self.key,
+                    "holding lock {key:?} since {}; last renewal {}",
                     self.since,
                     humantime::format_rfc3339_seconds(std::time::SystemTime::now())
                 ));
@@ -409,17 +416,16 @@ impl Run<'_> {
             Renewal::Unconfirmed(failures) => {
                 self.supervisor.on_unconfirmed();
                 let why: Vec<String> = failures.iter().map(ToString::to_string).collect();
+                let key = self.held.key();
                 self.notify.holding(&format!(
-                    "holding lock {:?} since {}; renewal not confirmed by a majority ({}), \
+                    "holding lock {key:?} since {}; renewal not confirmed by a majority ({}), \
                      retrying",
-                    self.key,
                     self.since,
                     why.join(", ")
                 ));
                 log::info!(
-                    event = "renewal_unconfirmed", key = self.key, outcome = "retrying";
-                    "renewal of {:?} not confirmed by a majority ({}); retrying",
-                    self.key,
+                    event = "renewal_unconfirmed", key = key, outcome = "retrying";
+                    "renewal of {key:?} not confirmed by a majority ({}); retrying",
                     why.join(", ")
                 );
             }
@@ -459,13 +465,5 @@ impl Run<'_> {
             },
             None => Ending::Exited(exit),
         }
-    }
-}
-
-fn lock_context(key: &str) -> String {
-    if key.is_empty() {
-        String::new()
-    } else {
-        format!("lock {key:?}: ")
     }
 }

@@ -37,7 +37,10 @@
 //!    always, says so: the last revoked token crossed off opens K, and RELEASE's hand-off wakes
 //!    the first waiter by its notice. Each master where it said so answers with the record it
 //!    acknowledged instead of a bare 1 ([`released`]): the round counts it as done, exactly as
-//!    a deletion, and the releaser (`release --token`) is told who revoked it.
+//!    a deletion, and the releaser (`release --token`) is told who revoked it. The round
+//!    listens until it can tell whether the force had taken the hold away (`Until::Released`,
+//!    by a renewal's rule): a `run` whose command ended before its next renewal learns of the
+//!    force there (`supervise::revoked`).
 //!
 //! **Why it never makes two holders.** On every master, K holds a live token, the marker, or
 //! nothing; the marker lasts at least as long as the token it replaced would have. So to any
@@ -268,7 +271,11 @@ pub(in crate::lock) fn released(round: &Round, masters: &Masters, token: &str) -
                 .flatten()
                 .find(|revocation| revocation.names(token))
                 .map(Box::new);
-            Released::Acknowledged { by, on }
+            Released::Acknowledged {
+                by,
+                on,
+                taken: round.taken(),
+            }
         }
         Decision::Lost(Loss::Refused) => Released::NotHeld,
         _ => Released::Unknown {

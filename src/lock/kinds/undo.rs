@@ -63,7 +63,8 @@ impl Purpose {
     /// How long the round listens.
     pub(in crate::lock) fn until(self) -> Until {
         match self {
-            Purpose::Release | Purpose::Undo => Until::DecidedAndSent,
+            Purpose::Release => Until::Released,
+            Purpose::Undo => Until::DecidedAndSent,
             Purpose::Abandon => Until::Sent,
         }
     }

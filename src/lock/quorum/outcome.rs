@@ -138,10 +138,14 @@ pub enum Released {
     /// Released as [`Released::Yes`], but a forced release had revoked it: on `on` of the
     /// masters that answered, the release acknowledged the revocation (it said the holder
     /// stopped, which opens what the revocation kept closed for it), and `by` is who revoked
-    /// it, where the record says (see `revoke`).
+    /// it, where the record says (see `revoke`). `taken`: the force had taken the hold away,
+    /// since fewer masters than the kind's quorum still had the token to delete (a renewal
+    /// would have been refused as revoked); false when the force reached too few masters
+    /// for that, and the holder held on a quorum to the end, as its renewals would have.
     Acknowledged {
         by: Option<Box<Revocation>>,
         on: usize,
+        taken: bool,
     },
     /// A majority did not have our token: the lock had expired or was someone else's.
     NotHeld,

@@ -15,6 +15,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use super::outcome::MasterFailure;
 use super::tally::{Decision, Loss, Tally, Vote, majority};
+use crate::lock::scripts::revoke::acknowledged_reply;
 use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::lua::Lua;
 use crate::lock::wire::master::Master;
@@ -31,6 +32,12 @@ pub(in crate::lock) enum Until {
     /// A master still being connected to has no request queued and counts as done: no
     /// acquire can be pending there on this connection, so there is nothing to overtake.
     DecidedAndSent,
+    /// A release: as `DecidedAndSent`, and, once a master acknowledged a revocation of the
+    /// token (`release --force`, see `scripts::revoke`), until the answers tell whether the
+    /// force had taken the hold away ([`Round::taken`]). A revoked `run` whose command ended
+    /// before its next renewal learns it here; a release nobody revoked stops as early as
+    /// before.
+    Released,
     /// Once every request is on the wire, decided or not: the clean-up after a signal (see
     /// `undo`), whose answers change nothing the caller does. What is on the wire reaches a
     /// live master even if redlock exits now, behind the request it undoes on the same
@@ -64,7 +71,7 @@ impl Until {
                 tally.decision() == Decision::Won || tally.no() >= refusals
             }
             // Written out: checked where the writes can be seen.
-            Until::DecidedAndSent | Until::Sent | Until::AllAnswered => false,
+            Until::DecidedAndSent | Until::Released | Until::Sent | Until::AllAnswered => false,
         }
     }
 }
@@ -90,6 +97,12 @@ impl Round {
             .collect()
     }
 
+    /// For a release round (see [`Until::Released`]): whether a force had taken the hold away
+    /// before it, as far as the answers tell.
+    pub(in crate::lock) fn taken(&self) -> bool {
+        taken(&self.tally, &self.answers) == Some(true)
+    }
+
     pub(in crate::lock) fn failures(&self, masters: &Masters) -> Vec<MasterFailure> {
         self.answers
             .iter()
@@ -102,6 +115,30 @@ impl Round {
                 Some(Ok(_)) | None => None,
             })
             .collect()
+    }
+}
+
+/// Whether a force had taken a release's hold away, from the answers so far: where masters
+/// acknowledged a revocation of the token, yes once fewer than the quorum can still have had it
+/// to delete (a renewal would have been refused as revoked: `kinds::renewal`), no once a quorum
+/// deleted it; `None` until the answers tell. A hold nobody acknowledged was not taken.
+fn taken(tally: &Tally, answers: &[Option<Result<Reply, NodeError>>]) -> Option<bool> {
+    let acknowledged = answers
+        .iter()
+        .flatten()
+        .filter(|answer| {
+            answer
+                .as_ref()
+                .is_ok_and(|reply| acknowledged_reply(reply).is_some())
+        })
+        .count();
+    let deleted = tally.yes() - acknowledged;
+    if acknowledged == 0 || deleted >= tally.quorum() {
+        Some(false)
+    } else if deleted + tally.pending() < tally.quorum() {
+        Some(true)
+    } else {
+        None
     }
 }
 
@@ -176,6 +213,11 @@ impl Masters {
                         // sent to that master).
                         let wants_sent = match until {
                             Until::DecidedAndSent => tally.decision() != Decision::Undecided,
+                            Until::Released => match tally.decision() {
+                                Decision::Undecided => false,
+                                Decision::Won => taken(&tally, &answers).is_some(),
+                                Decision::Lost(_) => true,
+                            },
                             Until::Sent => true,
                             _ => false,
                         };
@@ -285,3 +327,52 @@ impl Masters {
 /// onto its wire: far longer than a healthy socket ever refuses writes, short next to a node
 /// timeout.
 const STALL: Duration = Duration::from_millis(10);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A round over `n` masters won by `quorum`, with these answers so far: `a` an
+    /// acknowledgement, `d` a deletion, `-` none yet.
+    fn release(
+        n: usize,
+        quorum: usize,
+        answers: &str,
+    ) -> (Tally, Vec<Option<Result<Reply, NodeError>>>) {
+        let mut tally = Tally::with_quorum(n, quorum);
+        let answers: Vec<_> = answers
+            .chars()
+            .map(|answer| match answer {
+                'a' => Some(Ok(Reply::Array(vec![
+                    Reply::Bulk(b"acknowledged".to_vec()),
+                    Reply::Nil,
+                ]))),
+                'd' => Some(Ok(Reply::Int(1))),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(answers.len(), n);
+        for _ in answers.iter().flatten() {
+            tally.record(Vote::Yes);
+        }
+        (tally, answers)
+    }
+
+    #[test]
+    fn a_release_tells_a_taken_hold_by_a_renewals_rule() {
+        let taken = |n, quorum, answers| {
+            let (tally, answers) = release(n, quorum, answers);
+            taken(&tally, &answers)
+        };
+        // Nobody acknowledged, or a quorum deleted: not taken, whatever else comes.
+        assert_eq!(taken(3, 2, "dd-"), Some(false));
+        assert_eq!(taken(3, 2, "add"), Some(false));
+        // Decided on one of each: the third tells (a deletion keeps it, an acknowledgement
+        // takes it), so the round listens on.
+        assert_eq!(taken(3, 2, "ad-"), None);
+        assert_eq!(taken(3, 2, "ada"), Some(true));
+        assert_eq!(taken(3, 2, "aa-"), Some(true));
+        // A slot of --limit 2 on 3 masters needs all 3: one acknowledgement takes it.
+        assert_eq!(taken(3, 3, "add"), Some(true));
+    }
+}

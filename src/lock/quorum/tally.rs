@@ -116,6 +116,11 @@ impl Tally {
         self.no
     }
 
+    /// How many yes votes win.
+    pub fn quorum(&self) -> usize {
+        self.quorum
+    }
+
     /// Masters that failed or timed out.
     pub fn failed(&self) -> usize {
         self.error + self.timeout

@@ -54,7 +54,9 @@ pub enum Seen {
     /// Too many masters did not answer to tell.
     Unknown,
     /// Closed by `release --force` on a quorum, until the revoked holders stop or their TTL
-    /// ends: nobody holds it, nobody can take it.
+    /// ends: nobody holds it, nobody can take it (a semaphore: only revoked slots count, so
+    /// nobody holds one; a free slot can still be taken). One record: a semaphore's, whose
+    /// slots each keep their own, gathered (`observe`).
     Revoked(Revocation),
 }
 

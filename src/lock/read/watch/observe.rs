@@ -1,6 +1,9 @@
 //! One read of a key, judged as `status` judges it: the lock first; a semaphore's slots when
 //! no lock is held; the readers when readers hold it. The holders found, whatever their kind,
-//! are one list (see `changes`), so that the watch compares them alike.
+//! are one list (see `changes`), so that the watch compares them alike, and a key that a
+//! forced release closed is `Seen::Revoked`, whatever its kind: the lock's marker on a quorum,
+//! or a semaphore whose only counted slots are revoked ones (judged `Held` with no holder by
+//! `slot_verdict`, which a watch would say as `released`).
 
 use std::time::{Duration, Instant};
 
@@ -8,11 +11,13 @@ use super::changes::{HeldAs, HolderSeen, Observation, Seen};
 use crate::lock::quorum::outcome::{Inspection, MasterState};
 use crate::lock::quorum::reader_verdict::judge_readers;
 use crate::lock::quorum::round::Masters;
-use crate::lock::quorum::slot_verdict::{SemaphoreState, SemaphoreVerdict, judge_slots};
+use crate::lock::quorum::slot_verdict::{
+    SemaphoreState, SemaphoreVerdict, SlotHolder, judge_slots,
+};
 use crate::lock::quorum::verdict::{Verdict, judge, line};
 use crate::lock::read::inspect;
 use crate::lock::scripts::queue_lua::SHARED_MARKER;
-use crate::lock::scripts::revoke::REVOKED_MARKER;
+use crate::lock::scripts::revoke::{REVOKED_MARKER, Revocation};
 
 /// How many of the first waiters in line the watch listens for: each wake channel costs a
 /// connection per master, and a release wakes the first (for readers, the readers at the head
@@ -132,6 +137,11 @@ pub(super) async fn observe(masters: &Masters, key: &str, node_timeout: Duration
 fn semaphore_seen(semaphore: SemaphoreVerdict) -> Seen {
     let limit = semaphore.limit;
     match semaphore.state {
+        // Only revoked slots count (a force took every slot, and no newcomer came): revoked,
+        // as a lock or readers closed by a force are, with whom it revoked.
+        SemaphoreState::Held if semaphore.holders.is_empty() => {
+            revoked_slots(semaphore.revoked).map_or(Seen::Held(Vec::new()), Seen::Revoked)
+        }
         SemaphoreState::Held => Seen::Held(
             semaphore
                 .holders
@@ -149,6 +159,20 @@ fn semaphore_seen(semaphore: SemaphoreVerdict) -> Seen {
         SemaphoreState::Split => Seen::Split,
         SemaphoreState::Unknown => Seen::Unknown,
     }
+}
+
+/// The revocation of a semaphore's revoked slots, as one record, as the lock's and the
+/// readers' is: each slot's own record names its one token (see `scripts::slots`), so the
+/// tokens are gathered under the first record's who and why, open by the latest `until_ms`.
+/// `None` where no slot shows a record.
+fn revoked_slots(slots: Vec<SlotHolder>) -> Option<Revocation> {
+    let mut records = slots.into_iter().filter_map(|slot| slot.revocation);
+    let mut all = records.next()?;
+    for record in records {
+        all.until_ms = all.until_ms.max(record.until_ms);
+        all.revoked.extend(record.revoked);
+    }
+    Some(all)
 }
 
 fn reachability(
