@@ -204,8 +204,8 @@ impl Redlock {
     /// The masters that `lock`'s round did not hear from (their answer was not waited for, or
     /// they were still being connected to), asked again for at most one node timeout: those
     /// that refused for a configuration reason, and why (see `late`). Blocks; call it off the
-    /// path that waits.
-    pub fn late_refusals(&self, lock: &Lock) -> Vec<MasterFailure> {
+    /// path that waits; `done` ends the wait for the masters that had the round's request.
+    pub fn late_refusals(&self, lock: &Lock, done: &Cancel) -> Vec<MasterFailure> {
         if !self.has_unheard(lock) {
             return Vec::new();
         }
@@ -214,6 +214,7 @@ impl Redlock {
             lock.key(),
             &lock.refusals,
             lock.timing.node_timeout,
+            done,
         ))
     }
 

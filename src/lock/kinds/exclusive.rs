@@ -227,7 +227,7 @@ pub(in crate::lock) async fn attempt(
                 "acquired {what}{key:?} in {elapsed:.1?}: {yes} of {} confirmed{so_far}",
                 counted(n, "master")
             );
-            let refusals = Refusals::of(&round, masters);
+            let refusals = Refusals::of(&round, masters, elapsed);
             return Ok(Lock {
                 kind: rounds.kind,
                 key: key.to_string(),

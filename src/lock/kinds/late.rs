@@ -40,10 +40,14 @@
 //! 5. **What it costs.** Nothing when every master answered in the round. Otherwise one PING
 //!    per master concerned (with a connection attempt where there is none: the connection is
 //!    kept if it opens, and used by the next round), and a caller that waits for the answer
-//!    before exiting waits at most one node timeout.
+//!    before exiting waits at most one node timeout for a master it was connecting to, and
+//!    for one that had the round's request a moment ([`GRACE`]) after it is done: that one may
+//!    be paused, and a paused minority must not cost a node timeout (what it sent by then, a
+//!    READONLY that came a moment after the others' answers, is read all the same).
 
 use std::time::Duration;
 
+use super::cancel::Cancel;
 use crate::lock::quorum::outcome::MasterFailure;
 use crate::lock::quorum::round::{Masters, Refusals};
 use crate::lock::wire::endpoint::Endpoint;
@@ -64,30 +68,62 @@ pub(in crate::lock) fn unheard<'a>(
     })
 }
 
+/// How long a caller that is done still waits for a master that had the round's request: far
+/// longer than a live master on a loaded host answers behind the others, short next to a
+/// node timeout.
+const GRACE: Duration = Duration::from_millis(50);
+
 /// The masters that the round did not hear, asked again (a PING after the round's request, on
 /// a new connection where there is none) within `timeout`: those that refused for a
-/// configuration reason, with their refusal.
+/// configuration reason, with their refusal. A master that had the round's request is waited
+/// for only until `done` and a moment more ([`GRACE`], or as long as the round took to decide
+/// if that was longer; a live master answers about a round trip after the others): its
+/// silence may be a pause (SIGSTOP, a black hole), and a paused minority must not hold up a
+/// caller that is done for a node timeout (whatever arrived from it by then still counts).
 pub(in crate::lock) async fn late_refusals(
     masters: &Masters,
     key: &str,
     refusals: &Refusals,
     timeout: Duration,
+    done: &Cancel,
 ) -> Vec<MasterFailure> {
-    let answers =
-        futures_util::future::join_all(unheard(masters, refusals).map(|node| async move {
-            let answer = tokio::time::timeout(timeout, node.command(key, &[b"PING"])).await;
-            let error = match answer {
-                // Answered after the round's request: its refusal, if it refused, is in by now.
-                Ok(Ok(_)) => node.take_unwanted_refusal()?,
-                Ok(Err(error)) => error,
-                // A handshake that never ended says so (a plaintext port given as rediss://).
-                Err(_) => node.timed_out(),
-            };
-            error.cause().is_configuration().then(|| MasterFailure {
-                master: node.master.to_string(),
-                error,
-            })
-        }))
-        .await;
+    let grace = refusals.decided_after.max(GRACE).min(timeout);
+    let asked = unheard(masters, refusals).map(|node| ask_again(node, key, timeout, (grace, done)));
+    let answers = futures_util::future::join_all(asked).await;
     answers.into_iter().flatten().collect()
+}
+
+/// One master of [`late_refusals`]: its refusal for a configuration reason, if it refused.
+async fn ask_again(
+    node: &Endpoint,
+    key: &str,
+    timeout: Duration,
+    (grace, done): (Duration, &Cancel),
+) -> Option<MasterFailure> {
+    let had_request = node.is_connected();
+    let ping = tokio::time::timeout(timeout, node.command(key, &[b"PING"]));
+    let answer = if had_request {
+        tokio::select! {
+            answer = ping => Some(answer),
+            () = async {
+                done.cancelled().await;
+                tokio::time::sleep(grace).await;
+            } => None,
+        }
+    } else {
+        Some(ping.await)
+    };
+    let error = match answer {
+        // Answered after the round's request: its refusal, if it refused, is in by now.
+        Some(Ok(Ok(_))) | None => node.take_unwanted_refusal()?,
+        Some(Ok(Err(error))) => error,
+        // A handshake that never ended says so (a plaintext port given as rediss://).
+        Some(Err(_)) => node
+            .take_unwanted_refusal()
+            .unwrap_or_else(|| node.timed_out()),
+    };
+    error.cause().is_configuration().then(|| MasterFailure {
+        master: node.master.to_string(),
+        error,
+    })
 }

@@ -172,7 +172,7 @@ impl<'a> Turns<'a> {
                     "acquired {:?} in turn (started by {cause}) in {elapsed:.1?}", waiter.key
                 );
                 polled.partial = false;
-                let refusals = Refusals::of(&round, masters);
+                let refusals = Refusals::of(&round, masters, elapsed);
                 Ok(Lock {
                     kind: seam.kind(),
                     key: waiter.key.to_string(),

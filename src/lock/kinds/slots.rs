@@ -106,7 +106,7 @@ pub(in crate::lock) async fn attempt_slot(
                  confirmed, {quorum} needed",
                 crate::plural::counted(n, "master")
             );
-            let refusals = Refusals::of(&round, masters);
+            let refusals = Refusals::of(&round, masters, elapsed);
             return Ok(Lock {
                 kind: Kind::Slot { limit },
                 key: key.to_string(),

@@ -100,16 +100,27 @@ pub(in crate::lock) struct Refusals {
     pub(in crate::lock) heard: Vec<MasterFailure>,
     /// By master index.
     pub(in crate::lock) unanswered: Vec<usize>,
+    /// How long the round took to decide: about how much later than the others a live master
+    /// that had the request may answer.
+    pub(in crate::lock) decided_after: Duration,
 }
 
 impl Refusals {
-    pub(in crate::lock) fn of(round: &Round, masters: &Masters) -> Refusals {
+    pub(in crate::lock) fn of(
+        round: &Round,
+        masters: &Masters,
+        decided_after: Duration,
+    ) -> Refusals {
         let mut heard = round.failures(masters);
         heard.retain(|f| f.cause().is_configuration());
         let unanswered = (round.answers.iter().enumerate())
             .filter_map(|(i, answer)| answer.is_none().then_some(i))
             .collect();
-        Refusals { heard, unanswered }
+        Refusals {
+            heard,
+            unanswered,
+            decided_after,
+        }
     }
 }
 
