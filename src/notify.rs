@@ -18,13 +18,24 @@
 //!
 //! What each message means is decided by the callers (`src/commands/run.rs` and the
 //! supervisor's loop in `src/supervise/mod.rs`); this module only knows the wire. Which
-//! variables a command sees is [`Notifier::hidden_from_command`]'s answer.
+//! variables a command sees is [`Notifier::hidden_from_command`]'s answer; whether the
+//! watchdog is redlock's and how often to ping it, `watchdog`'s (with the shortest interval
+//! redlock keeps, 250 ms, systemd's own timer accuracy).
+//!
+//! A `NOTIFY_SOCKET` that reaches nothing (a path that does not exist, a regular file, a
+//! socket nobody listens on) is said once on stderr, at the first message that cannot be sent
+//! for that reason: a `Type=notify` unit whose READY=1 never arrives stays "activating" until
+//! systemd gives up on it, and nothing else would say why. A full receive queue is not such a
+//! reason (the message is dropped, logged with -vv; systemd reads on).
 
 use std::ffi::OsStr;
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::{SocketAddr, UnixDatagram};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+mod watchdog;
 
 /// The variables systemd sets for the notify protocol.
 pub const NOTIFY_SOCKET: &str = "NOTIFY_SOCKET";
@@ -50,6 +61,11 @@ pub struct Notifier {
     speaker: Speaker,
     /// Half of `WATCHDOG_USEC`, when the watchdog is ours.
     watchdog: Option<Duration>,
+    /// Whether systemd's watchdog is meant for redlock's process (`WATCHDOG_PID` unset or
+    /// naming it), so that a command speaking for itself may be handed it.
+    watchdog_is_ours: bool,
+    /// Whether a socket that reaches nothing was said already.
+    warned: AtomicBool,
 }
 
 impl Notifier {
@@ -69,15 +85,27 @@ impl Notifier {
                     None
                 }
             });
-        let watchdog = watchdog_interval(
-            std::env::var(WATCHDOG_USEC).ok().as_deref(),
-            std::env::var(WATCHDOG_PID).ok().as_deref(),
-            std::process::id(),
-        );
+        let usec = std::env::var_os(WATCHDOG_USEC);
+        let pid = std::env::var_os(WATCHDOG_PID);
+        let pid = pid.as_deref().map(|pid| pid.to_str().ok_or(()));
+        let own = std::process::id();
+        // The values are redlock's to judge only where redlock is the one to ping.
+        let watchdog = if target.is_some() && speaker == Speaker::Redlock {
+            let usec = usec.as_deref().map(|usec| usec.to_string_lossy());
+            let reading = watchdog::read(usec.as_deref(), pid, own);
+            if let Some(warning) = &reading.warning {
+                log::warn!("{warning}");
+            }
+            reading.every
+        } else {
+            None
+        };
         Notifier {
-            watchdog: watchdog.filter(|_| target.is_some() && speaker == Speaker::Redlock),
+            watchdog,
+            watchdog_is_ours: watchdog::is_for(pid, own),
             target,
             speaker,
+            warned: AtomicBool::new(false),
         }
     }
 
@@ -87,6 +115,8 @@ impl Notifier {
             target: None,
             speaker: Speaker::Redlock,
             watchdog: None,
+            watchdog_is_ours: false,
+            warned: AtomicBool::new(false),
         }
     }
 
@@ -96,11 +126,14 @@ impl Notifier {
     }
 
     /// The variables removed from the command's environment: all of them unless the command
-    /// speaks for itself; then only `WATCHDOG_PID`, which names redlock, not the command.
+    /// speaks for itself. Then `WATCHDOG_PID` always (it names redlock, or another process,
+    /// never the command), and `WATCHDOG_USEC` too unless the watchdog was redlock's to hand
+    /// on: a watchdog of another process's is not the command's either (see `watchdog`).
     pub fn hidden_from_command(&self) -> &'static [&'static str] {
         match self.speaker {
             Speaker::Redlock => &[NOTIFY_SOCKET, WATCHDOG_USEC, WATCHDOG_PID],
-            Speaker::Command => &[WATCHDOG_PID],
+            Speaker::Command if self.watchdog_is_ours => &[WATCHDOG_PID],
+            Speaker::Command => &[WATCHDOG_USEC, WATCHDOG_PID],
         }
     }
 
@@ -141,9 +174,48 @@ impl Notifier {
         let Some((socket, address)) = &self.target else {
             return;
         };
-        if let Err(error) = socket.send_to_addr(message.as_bytes(), address) {
-            log::debug!("systemd notify socket: {message:?} not sent: {error}");
+        let Err(error) = socket.send_to_addr(message.as_bytes(), address) else {
+            return;
+        };
+        log::debug!("systemd notify socket: {message:?} not sent: {error}");
+        if error.kind() != std::io::ErrorKind::WouldBlock
+            && !self.warned.swap(true, Ordering::Relaxed)
+        {
+            log::warn!(
+                "warning: NOTIFY_SOCKET {} reaches no systemd ({}): systemd will not hear from \
+                 redlock, and a Type=notify unit never becomes active",
+                describe(address),
+                why_unreached(address, &error)
+            );
         }
+    }
+}
+
+/// The address as `NOTIFY_SOCKET` gave it.
+fn describe(address: &SocketAddr) -> String {
+    match (address.as_pathname(), address.as_abstract_name()) {
+        (Some(path), _) => format!("{:?}", path.to_string_lossy()),
+        (None, Some(name)) => format!("{:?}", format!("@{}", String::from_utf8_lossy(name))),
+        (None, None) => "(unnamed)".to_string(),
+    }
+}
+
+/// Why a message did not reach the socket, in words: a path that is no socket says what it
+/// is, since "connection refused" would not.
+fn why_unreached(address: &SocketAddr, error: &std::io::Error) -> String {
+    use std::os::unix::fs::FileTypeExt;
+    match address.as_pathname().map(std::fs::metadata) {
+        Some(Ok(metadata)) if !metadata.file_type().is_socket() => {
+            if metadata.is_dir() {
+                "it is a directory, not a socket".to_string()
+            } else {
+                "it is a file, not a socket".to_string()
+            }
+        }
+        Some(Err(missing)) if missing.kind() == std::io::ErrorKind::NotFound => {
+            "no such socket".to_string()
+        }
+        _ => error.to_string(),
     }
 }
 
@@ -161,18 +233,6 @@ fn parse_address(address: &OsStr) -> std::io::Result<SocketAddr> {
         Some(name) => SocketAddr::from_abstract_name(name),
         None => SocketAddr::from_pathname(address),
     }
-}
-
-/// Half of `WATCHDOG_USEC`, unless it is missing, zero or unreadable, or `WATCHDOG_PID` names
-/// another process (the watchdog is then someone else's).
-fn watchdog_interval(usec: Option<&str>, pid: Option<&str>, own: u32) -> Option<Duration> {
-    let usec: u64 = usec?.trim().parse().ok().filter(|&usec| usec > 0)?;
-    if let Some(pid) = pid
-        && pid.trim().parse::<u32>().ok() != Some(own)
-    {
-        return None;
-    }
-    Some(Duration::from_micros(usec) / 2)
 }
 
 /// A STATUS= value is one line: a newline would start another assignment.
@@ -199,17 +259,6 @@ mod tests {
     }
 
     #[test]
-    fn the_watchdog_is_pinged_at_half_its_interval_and_only_when_it_is_ours() {
-        let half = Some(Duration::from_secs(15));
-        assert_eq!(watchdog_interval(Some("30000000"), None, 7), half);
-        assert_eq!(watchdog_interval(Some("30000000"), Some("7"), 7), half);
-        assert_eq!(watchdog_interval(Some("30000000"), Some("8"), 7), None);
-        assert_eq!(watchdog_interval(Some("0"), None, 7), None);
-        assert_eq!(watchdog_interval(Some("soon"), None, 7), None);
-        assert_eq!(watchdog_interval(None, Some("7"), 7), None);
-    }
-
-    #[test]
     fn a_status_stays_on_one_line() {
         assert_eq!(one_line("a\nb\r\nc"), "a b  c");
     }
@@ -225,6 +274,8 @@ mod tests {
             target: Some(connect(path.as_os_str()).unwrap()),
             speaker: Speaker::Redlock,
             watchdog: Some(Duration::from_secs(1)),
+            watchdog_is_ours: true,
+            warned: AtomicBool::new(false),
         };
         notifier.ready("holding\nlock");
         notifier.ping();

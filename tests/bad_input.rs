@@ -500,6 +500,30 @@ fn unknown_subcommands_flags_and_values_are_usage_errors() {
     bench.assert_all_rejected(&cases);
 }
 
+/// Issue 47, item 10: `--outdated-exit-code -1` got clap's "unexpected argument '-1'" (a
+/// flag?) where 256 gets the range; every exit-code option says its range for a negative
+/// value too, as for any other value out of it.
+#[test]
+fn a_negative_exit_code_is_out_of_range_not_a_flag() {
+    let bench = Bench::start();
+    bench.assert_control_works();
+    let mut cases = Vec::new();
+    for option in [
+        "--conflict-exit-code",
+        "--outdated-exit-code",
+        "--superseded-exit-code",
+    ] {
+        for value in ["-1", "256"] {
+            cases.push(
+                Case::new(RUN.with(&[option, value]), USAGE)
+                    .mentioning(option)
+                    .mentioning("is not in 0..=255"),
+            );
+        }
+    }
+    bench.assert_all_rejected(&cases);
+}
+
 #[test]
 fn malformed_server_urls_are_configuration_errors() {
     let bench = Bench::start();

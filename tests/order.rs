@@ -252,6 +252,53 @@ fn a_raise_that_misses_a_majority_skips_the_command_and_releases() {
     assert_eq!(ran(&log), [5]);
 }
 
+/// Issue 47, item 9: an order register beyond 64 bits, written by another client, gave 69
+/// "too many masters are unreachable" with no cause, though every master answered; one above
+/// the 2^53-1 that `--order` accepts was taken as the highest order (exit 81). Each is named
+/// as the foreign value it is, as text that is no number is: exit 69, nothing runs, nothing
+/// is written over it; before waiting, and in the raise under the lock.
+#[test]
+fn a_register_above_the_largest_order_is_named_not_unreachable_nor_an_order() {
+    let cluster = Cluster::start(3);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    for register in [
+        "99999999999999999999",
+        "9007199254740993",
+        "9007199254740992",
+    ] {
+        for server in &cluster.servers {
+            server.set(REGISTER, register);
+        }
+        let output = deploy(&cluster, "deploy", 5, &[], &log);
+        assert_eq!(output.status.code(), Some(69), "{}", describe(&output));
+        let said = stderr(&output);
+        assert_eq!(said.lines().count(), 1, "{said}");
+        assert!(
+            said.contains("too many masters answered with errors when the order register")
+                && said.contains("holds a number above 9007199254740991 (2^53-1)"),
+            "{said}"
+        );
+        assert!(!said.contains("unreachable"), "{said}");
+        for server in &cluster.servers {
+            assert_eq!(server.get(REGISTER).as_deref(), Some(register));
+            server.del(REGISTER);
+        }
+        let waiter = wait_behind_a_holder(&cluster, 5, &log, register);
+        assert_eq!(waiter.status.code(), Some(69), "{}", describe(&waiter));
+        assert!(
+            stderr(&waiter).contains("holds a number above 9007199254740991"),
+            "{}",
+            describe(&waiter)
+        );
+        assert!(cluster.key_gone_everywhere("deploy"));
+        for server in &cluster.servers {
+            server.del(REGISTER);
+        }
+    }
+    assert_eq!(ran(&log), Vec::<u64>::new());
+}
+
 /// The order that ran is kept on a majority: with one master down while 3 runs, and then
 /// another one paused (so that the majority read now includes the master that missed it),
 /// order 2 is still outdated.

@@ -59,6 +59,32 @@ fn status_of_a_key_of_another_type_says_so_not_unreachable() {
     );
 }
 
+/// Issue 47, item 10: `release --force` on a key of another type said "run it again when the
+/// masters answer", though every master had answered. It names the key for what it is, with
+/// the exit code `run` and `status` give it (69), and does not promise that asking again helps.
+#[test]
+fn a_force_on_a_key_of_another_type_says_so_not_run_it_again() {
+    let cluster = Cluster::start(3);
+    everywhere(&cluster, &["HSET", "settings", "f", "v"]);
+    everywhere(&cluster, &["RPUSH", "jobs", "a"]);
+    for key in ["settings", "jobs"] {
+        let output = exits_with(&cluster, &["release", "--force", "--key", key], UNAVAILABLE);
+        let message = stderr(&output);
+        assert_eq!(message.lines().count(), 1, "{message}");
+        assert!(
+            message.contains(&format!("cannot revoke lock {key:?}"))
+                && message.contains("WRONGTYPE")
+                && message
+                    .contains("a value of another type, written by something other than redlock")
+                && message.contains("nothing was revoked"),
+            "{message}"
+        );
+        assert!(!message.contains("when the masters answer"), "{message}");
+        assert!(!message.contains("unreachable"), "{message}");
+        assert!(stdout(&output).is_empty(), "{}", describe(&output));
+    }
+}
+
 /// The same, as JSON: a master that answered with an error was reached.
 #[test]
 fn a_master_that_answered_with_an_error_is_reachable_in_json() {

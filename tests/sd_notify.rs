@@ -231,6 +231,13 @@ fn the_leader_is_ready_once_it_holds_the_lock_and_the_standby_only_after_it() {
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
 }
 
+/// A command that prints the notify variables it got, `unset` for a watchdog's it lacks.
+const SAYS_WHAT_IT_GOT: [&str; 3] = [
+    "sh",
+    "-c",
+    "echo \"$NOTIFY_SOCKET ${WATCHDOG_USEC-unset} ${WATCHDOG_PID-unset}\"",
+];
+
 /// WATCHDOG_PID names redlock, as systemd sets it: a shell that execs redlock keeps its pid.
 fn with_watchdog_pid(cluster: &Cluster, systemd: &Systemd, usec: &str) -> Command {
     let mut cmd = crate::common::redlock_env(Command::new("sh"));
@@ -326,11 +333,7 @@ fn with_sd_notify_command_the_command_gets_the_socket_and_redlock_leaves_ready_t
     let systemd = Systemd::at_path(nothing());
     let output = with_watchdog_pid(&cluster, &systemd, "30000000")
         .args(["run", "--key", "speaks", "--sd-notify", "command", "--"])
-        .args([
-            "sh",
-            "-c",
-            "echo \"$NOTIFY_SOCKET $WATCHDOG_USEC ${WATCHDOG_PID-unset}\"",
-        ])
+        .args(SAYS_WHAT_IT_GOT)
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
@@ -373,4 +376,142 @@ fn a_stop_by_systemd_says_why_before_the_release() {
         "{received:#?}"
     );
     assert!(cluster.key_gone_everywhere("stopped"));
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn pings(systemd: &Systemd) -> usize {
+    systemd
+        .received()
+        .iter()
+        .filter(|d| d.text == "WATCHDOG=1")
+        .count()
+}
+
+/// Issue 47, item 7: `WATCHDOG_USEC=1` made redlock send WATCHDOG=1 every half microsecond
+/// (388,926 datagrams in 2 s). An interval shorter than systemd's own watchdog timer can tell
+/// apart (250 ms) is taken as 250 ms: a ping every 125 ms, and one warning that says so.
+#[test]
+fn a_watchdog_shorter_than_systemd_can_time_is_clamped_with_one_warning() {
+    let cluster = Cluster::start(1);
+    let systemd = Systemd::at_path(nothing());
+    let mut run = Running::start(
+        with_watchdog_pid(&cluster, &systemd, "1").args(["run", "--key", "spins", "--ttl", "10s"]),
+    );
+    run.wait_ready();
+    assert!(
+        eventually(Duration::from_secs(10), || pings(&systemd) >= 2),
+        "{:#?}",
+        systemd.received()
+    );
+    // Seen at once: a spin has sent thousands by the time two are seen.
+    let seen = pings(&systemd);
+    run.open_gate();
+    let output = run.wait_output();
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert!(seen < 50, "{seen} pings");
+    let said = stderr(&output);
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(
+        said.contains("WATCHDOG_USEC \"1\"") && said.contains("250ms") && said.contains("125ms"),
+        "{said}"
+    );
+}
+
+/// Issue 47, item 7: values systemd never sets were ignored without a word. Each is no
+/// watchdog (no WATCHDOG=1) and one warning naming the variable; the run goes on.
+#[test]
+fn a_watchdog_interval_systemd_never_sets_is_one_warning_and_no_ping() {
+    let cluster = Cluster::start(1);
+    for usec in [
+        "0",
+        "abc",
+        "-1",
+        "99999999999999999999",
+        "18446744073709551615",
+    ] {
+        let systemd = Systemd::at_path(nothing());
+        let output = with_watchdog_pid(&cluster, &systemd, usec)
+            .args(["run", "--key", "odd", "--ttl", "10s", "--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{usec}: {}",
+            describe(&output)
+        );
+        systemd.wait_for("STOPPING=1");
+        assert_eq!(pings(&systemd), 0, "{usec}: {:#?}", systemd.received());
+        let said = stderr(&output);
+        assert_eq!(said.lines().count(), 1, "{usec}: {said}");
+        assert!(
+            said.contains(&format!(
+                "WATCHDOG_USEC {usec:?} is not a watchdog interval"
+            )),
+            "{usec}: {said}"
+        );
+    }
+}
+
+/// Issue 47, item 7: a NOTIFY_SOCKET that names a missing path or a regular file reaches no
+/// systemd (a Type=notify unit never becomes active); that was said only with -vv. Now once,
+/// at the default verbosity, naming what is there; the command still runs.
+#[test]
+fn a_notify_socket_that_reaches_nothing_is_one_warning() {
+    let cluster = Cluster::start(1);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let missing = dir.path().join("missing");
+    for (path, why) in [
+        (&missing, "no such socket"),
+        (&file, "it is a file, not a socket"),
+    ] {
+        let output = cluster
+            .redlock()
+            .env("NOTIFY_SOCKET", path)
+            .args(["run", "--key", "nowhere", "--ttl", "10s", "--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+        let said = stderr(&output);
+        assert_eq!(said.lines().count(), 1, "{said}");
+        assert!(
+            said.contains(&format!("NOTIFY_SOCKET {:?}", path.to_string_lossy()))
+                && said.contains(why)
+                && said.contains("never becomes active"),
+            "{said}"
+        );
+    }
+}
+
+/// Issue 47, item 10: with `--sd-notify command`, a watchdog that WATCHDOG_PID gives to
+/// another process was handed to the command all the same (WATCHDOG_USEC without
+/// WATCHDOG_PID reads as "yours" to sd_watchdog_enabled(3)). The command is told only what
+/// systemd meant for redlock's process: here, nothing about a watchdog.
+#[test]
+fn with_sd_notify_command_a_watchdog_of_another_process_is_not_handed_on() {
+    let cluster = Cluster::start(1);
+    let systemd = Systemd::at_path(nothing());
+    for pid in ["1", "not-a-pid"] {
+        let output = cluster
+            .redlock()
+            .env("NOTIFY_SOCKET", &systemd.address)
+            .env("WATCHDOG_USEC", "30000000")
+            .env("WATCHDOG_PID", pid)
+            .args(["run", "--key", "theirs", "--sd-notify", "command", "--"])
+            .args(SAYS_WHAT_IT_GOT)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(
+            stdout.trim(),
+            format!("{} unset unset", systemd.address),
+            "WATCHDOG_PID={pid}"
+        );
+    }
 }

@@ -70,6 +70,8 @@ pub struct LockArgs {
         long,
         value_name = "CODE",
         value_parser = clap::value_parser!(u8),
+        // `-1` is a value out of range, not a flag: the range check says so in one line.
+        allow_negative_numbers = true,
         value_hint = ValueHint::Other,
     )]
     pub conflict_exit_code: Option<u8>,
@@ -94,6 +96,8 @@ pub struct LockArgs {
         long,
         value_name = "CODE",
         value_parser = clap::value_parser!(u8),
+        // `-1` is a value out of range, not a flag: the range check says so in one line.
+        allow_negative_numbers = true,
         value_hint = ValueHint::Other
     )]
     pub outdated_exit_code: Option<u8>,
@@ -112,6 +116,8 @@ pub struct LockArgs {
         long,
         value_name = "CODE",
         value_parser = clap::value_parser!(u8),
+        // `-1` is a value out of range, not a flag: the range check says so in one line.
+        allow_negative_numbers = true,
         value_hint = ValueHint::Other
     )]
     pub superseded_exit_code: Option<u8>,

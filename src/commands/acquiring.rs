@@ -198,12 +198,13 @@ fn fence(client: &Redlock, lock: &Lock) -> Result<u64, Failure> {
     })
 }
 
-/// The masters a lock was taken without that were still being connected to when the quorum
-/// decided, asked again from a thread of their own (see the lock's `late` module): each that
-/// refused for a configuration reason (a certificate that does not verify, a wrong password
-/// or database) gets the warning a refusal in the round gets. The command does not wait for
-/// it; [`LateRefusals::finish`] does, at most one node timeout after the start.
-pub struct LateRefusals(Option<JoinHandle<()>>);
+/// The masters a lock was taken without that the round did not hear (still being connected
+/// to, or answering after the quorum decided), asked again from a thread of their own (see
+/// the lock's `late` module): each that refused for a configuration reason (a certificate that
+/// does not verify, a wrong password or database, a read-only replica) gets the warning a
+/// refusal in the round gets. The command does not wait for it; [`LateRefusals::finish`]
+/// does, at most one node timeout after the start.
+pub struct LateRefusals(Option<(JoinHandle<()>, Cancel)>);
 
 impl LateRefusals {
     pub fn start(client: &Arc<Redlock>, lock: &Lock) -> LateRefusals {
@@ -211,15 +212,22 @@ impl LateRefusals {
             return LateRefusals(None);
         }
         let (client, lock) = (Arc::clone(client), lock.clone());
+        let done = Cancel::default();
+        let ended = done.clone();
         let asking = std::thread::Builder::new()
             .name("redlock-late".into())
-            .spawn(move || wording::warn_degraded(lock.key(), &client.late_refusals(&lock)));
-        LateRefusals(asking.ok())
+            .spawn(move || {
+                wording::warn_degraded(lock.key(), &client.late_refusals(&lock, &ended));
+            });
+        LateRefusals(asking.ok().map(|asking| (asking, done)))
     }
 
-    /// Waits until the answers are in and reported (bounded: see [`LateRefusals::start`]).
+    /// Waits until the answers are in and reported (bounded: see [`LateRefusals::start`]); a
+    /// master that had the round's request and is still silent is not waited for (it may be
+    /// paused), what it sent by now is reported.
     pub fn finish(self) {
-        if let Some(asking) = self.0 {
+        if let Some((asking, done)) = self.0 {
+            done.cancel();
             let _ = asking.join();
         }
     }

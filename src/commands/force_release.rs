@@ -122,13 +122,23 @@ pub fn force_release(
                 ),
                 &failures,
             );
-            failure.message.push_str(&if revoked.is_empty() {
-                "; nothing was revoked, run it again when the masters answer".to_string()
+            // Asking again helps only where a master did not answer: one that answered (a key
+            // of another type, out of memory, a refused permission) says the same again until
+            // what its advice names is done.
+            let again = if failures.iter().any(|f| !f.error.answered()) {
+                ", run it again when the masters answer"
             } else {
-                "; the holder was not revoked and keeps the lock while its renewals reach a \
-                 majority (where the force landed, or lands late, the lock stays closed until \
-                 its TTL); run it again when the masters answer"
-                    .to_string()
+                ""
+            };
+            failure.message.push_str(&if revoked.is_empty() {
+                format!("; nothing was revoked{again}")
+            } else {
+                format!(
+                    "; the holder was not revoked and keeps the lock while its renewals reach a \
+                     majority (where the force landed, or lands late, the lock stays closed \
+                     until its TTL){}",
+                    again.replacen(',', ";", 1)
+                )
             });
             Err(failure)
         }

@@ -196,23 +196,25 @@ impl Redlock {
 
     /// Whether [`Redlock::late_refusals`] has any master to ask (cheap: no I/O).
     pub fn has_unheard(&self, lock: &Lock) -> bool {
-        late::unheard(&self.masters, lock.refusals())
+        late::unheard(&self.masters, &lock.refusals)
             .next()
             .is_some()
     }
 
-    /// The masters that `lock`'s round did not hear from because they were still being
-    /// connected to, asked again for at most one node timeout: those that refused for a
-    /// configuration reason, and why (see `late`). Blocks; call it off the path that waits.
-    pub fn late_refusals(&self, lock: &Lock) -> Vec<MasterFailure> {
+    /// The masters that `lock`'s round did not hear from (their answer was not waited for, or
+    /// they were still being connected to), asked again for at most one node timeout: those
+    /// that refused for a configuration reason, and why (see `late`). Blocks; call it off the
+    /// path that waits; `done` ends the wait for the masters that had the round's request.
+    pub fn late_refusals(&self, lock: &Lock, done: &Cancel) -> Vec<MasterFailure> {
         if !self.has_unheard(lock) {
             return Vec::new();
         }
         self.runtime.block_on(late::late_refusals(
             &self.masters,
             lock.key(),
-            lock.refusals(),
+            &lock.refusals,
             lock.timing.node_timeout,
+            done,
         ))
     }
 

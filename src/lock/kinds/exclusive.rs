@@ -17,7 +17,7 @@ use super::seam::{Boxed, Call, Holding, InTheWay, Queued, Request, Seam, Seat, W
 use super::undo::{self, Purpose};
 use super::waiter::keep;
 use crate::lock::quorum::outcome::{AttemptFailure, Conflict, Released};
-use crate::lock::quorum::round::{Masters, Round, Until};
+use crate::lock::quorum::round::{Masters, Refusals, Round, Until};
 use crate::lock::quorum::tally::{Decision, Loss, majority};
 use crate::lock::scripts::keys::{self, ALL_KEYS, LOCK_KEYS, Names};
 use crate::lock::scripts::lock::{self, ACQUIRE, EXTEND, Lua, RELEASE, acquire_vote};
@@ -227,8 +227,7 @@ pub(in crate::lock) async fn attempt(
                 "acquired {what}{key:?} in {elapsed:.1?}: {yes} of {} confirmed{so_far}",
                 counted(n, "master")
             );
-            let mut refusals = round.failures(masters);
-            refusals.retain(|f| f.cause().is_configuration());
+            let refusals = Refusals::of(&round, masters, elapsed);
             return Ok(Lock {
                 kind: rounds.kind,
                 key: key.to_string(),

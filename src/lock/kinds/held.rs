@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use super::wakeup::Wakeup;
 use crate::lock::quorum::outcome::MasterFailure;
+use crate::lock::quorum::round::Refusals;
 
 /// How long a lock lives and how patient each request is.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -123,8 +124,9 @@ pub struct Lock {
     pub(in crate::lock) timing: Timing,
     pub(in crate::lock) validity_end: Instant,
     /// Masters that refused the acquisition for a configuration reason (a wrong password, a
-    /// replica) although a majority granted it: the lock holds, with less fault tolerance.
-    pub(in crate::lock) refusals: Vec<MasterFailure>,
+    /// replica) although a majority granted it: the lock holds, with less fault tolerance. And
+    /// the masters whose answer was not waited for, to be asked again (see `late`).
+    pub(in crate::lock) refusals: Refusals,
     /// What started the turn in the fair queue that took it (`None`: taken without waiting in
     /// line).
     pub(in crate::lock) woken_by: Option<Wakeup>,
@@ -145,7 +147,7 @@ impl Lock {
             token: token.to_string(),
             timing,
             validity_end: Instant::now(),
-            refusals: Vec::new(),
+            refusals: Refusals::default(),
             woken_by: None,
             refused_on: Vec::new(),
         }
@@ -183,7 +185,7 @@ impl Lock {
     /// Masters that refused to take part for a configuration reason, though a majority took the
     /// lock (only those that answered before the decision).
     pub fn refusals(&self) -> &[MasterFailure] {
-        &self.refusals
+        &self.refusals.heard
     }
 
     /// What started the turn in the fair queue that took it; `None` when it was taken without

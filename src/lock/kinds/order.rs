@@ -143,7 +143,7 @@ async fn ask(masters: &Masters, key: &str, order: u64, raise: bool, timeout: Dur
 fn judge(masters: &Masters, round: &Round, order: u64) -> Result<(), OrderError> {
     if round.tally.yes() < masters.quorum() {
         return Err(OrderError::Unreachable {
-            failures: round.failures(masters),
+            failures: failures(masters, round),
         });
     }
     let highest = round
@@ -156,6 +156,24 @@ fn judge(masters: &Masters, round: &Round, order: u64) -> Result<(), OrderError>
         Some(ran) if ran > order => Err(OrderError::Outdated { ran }),
         _ => Ok(()),
     }
+}
+
+/// The masters that did not answer with a register, and why: what failed, and what answered
+/// with something that is no register (the script refuses those, so this says what a master
+/// that is not running it would have sent, rather than nothing).
+fn failures(masters: &Masters, round: &Round) -> Vec<MasterFailure> {
+    let mut failures = round.failures(masters);
+    for (answer, node) in round.answers.iter().zip(&masters.nodes) {
+        if let Some(Ok(reply)) = answer
+            && register(&Ok(reply.clone())).is_err()
+        {
+            failures.push(MasterFailure {
+                master: node.master.to_string(),
+                error: NodeError::BadReply(format!("{reply} is no order register")),
+            });
+        }
+    }
+    failures
 }
 
 /// A register read is an answer; anything else (a failure, a register that is no number:

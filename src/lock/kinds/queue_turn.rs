@@ -9,7 +9,7 @@ use super::seam::{InTheWay, Queued, Wait};
 use super::waiter::{Waiter, keep, lease};
 use super::wakeup::Wakeup;
 use crate::lock::quorum::outcome::{AttemptFailure, Conflict};
-use crate::lock::quorum::round::{Masters, Until};
+use crate::lock::quorum::round::{Masters, Refusals, Until};
 use crate::lock::quorum::tally::Decision;
 use crate::lock::quorum::tally::Loss;
 use crate::lock::scripts::holder::Holder;
@@ -190,8 +190,7 @@ impl<'a> Turns<'a> {
                     "acquired {:?} in turn (started by {cause}) in {elapsed:.1?}", waiter.key
                 );
                 polled.partial = false;
-                let mut refusals = round.failures(masters);
-                refusals.retain(|f| f.cause().is_configuration());
+                let refusals = Refusals::of(&round, masters, elapsed);
                 Ok(Lock {
                     kind: seam.kind(),
                     key: waiter.key.to_string(),

@@ -11,7 +11,7 @@ use super::seam::{Holding, Request, Seat};
 use super::undo::{self, Purpose};
 use super::waiter::keep;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
-use crate::lock::quorum::round::{Masters, Until};
+use crate::lock::quorum::round::{Masters, Refusals, Until};
 use crate::lock::quorum::slot_refusals::{conflict, full};
 use crate::lock::quorum::tally::{Decision, Loss, majority, slot_quorum};
 use crate::lock::scripts::keys::{self, Names, SLOT_KEYS};
@@ -106,8 +106,7 @@ pub(in crate::lock) async fn attempt_slot(
                  confirmed, {quorum} needed",
                 crate::plural::counted(n, "master")
             );
-            let mut refusals = round.failures(masters);
-            refusals.retain(|f| f.cause().is_configuration());
+            let refusals = Refusals::of(&round, masters, elapsed);
             return Ok(Lock {
                 kind: Kind::Slot { limit },
                 key: key.to_string(),

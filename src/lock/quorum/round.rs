@@ -142,6 +142,38 @@ fn taken(tally: &Tally, answers: &[Option<Result<Reply, NodeError>>]) -> Option<
     }
 }
 
+/// What a won round says about the masters the lock does without (see the lock's `late`):
+/// those that refused for a configuration reason before it decided, and those whose answer it
+/// did not wait for, whose refusal may still be on its way.
+#[derive(Clone, Debug, Default)]
+pub(in crate::lock) struct Refusals {
+    pub(in crate::lock) heard: Vec<MasterFailure>,
+    /// By master index.
+    pub(in crate::lock) unanswered: Vec<usize>,
+    /// How long the round took to decide: about how much later than the others a live master
+    /// that had the request may answer.
+    pub(in crate::lock) decided_after: Duration,
+}
+
+impl Refusals {
+    pub(in crate::lock) fn of(
+        round: &Round,
+        masters: &Masters,
+        decided_after: Duration,
+    ) -> Refusals {
+        let mut heard = round.failures(masters);
+        heard.retain(|f| f.cause().is_configuration());
+        let unanswered = (round.answers.iter().enumerate())
+            .filter_map(|(i, answer)| answer.is_none().then_some(i))
+            .collect();
+        Refusals {
+            heard,
+            unanswered,
+            decided_after,
+        }
+    }
+}
+
 /// The masters, one kept connection each (one per node of a cluster), that rounds fan out to.
 pub(in crate::lock) struct Masters {
     pub(in crate::lock) nodes: Vec<Endpoint>,

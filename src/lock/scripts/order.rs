@@ -19,8 +19,12 @@ pub const MAX_ORDER: u64 = (1 << 53) - 1;
 
 /// Reads the order register and, when asked, raises it: sets it to the order (with its TTL)
 /// unless it holds a higher one. An equal order sets it again (a retry of the same run), which
-/// renews its TTL. A register that is not a whole number is an error naming it: nothing is
-/// written over what another client put there.
+/// renews its TTL. A register that is not a whole number, or one above [`MAX_ORDER`], is an
+/// error naming it: nothing is written over what another client put there, and no order that
+/// no run could give is taken as the highest. (Above 2^53 a Lua number is no longer exact, so
+/// one such register would compare equal to its neighbours; above 2^64 it would not even be
+/// read back. Any whole number above `MAX_ORDER` converts to a double of 2^53 or more, since
+/// the conversion rounds to the nearest and 2^53 is exact: the comparison below is exact.)
 /// KEYS: the whole layout (`keys::Names::keys`), of which it reads the register, 13.
 /// ARGV: the order, '1' to raise ('' to read only), the register's TTL in ms.
 /// Returns what the register held before (nil where there was none).
@@ -30,6 +34,9 @@ pub static ORDER: LazyLock<Lua> = LazyLock::new(|| {
 local held = redis.call('GET', KEYS[13])
 if held and not string.match(held, '^%d+$') then
   return redis.error_reply('the order register ' .. KEYS[13] .. ' holds text that is not a whole number')
+end
+if held and tonumber(held) > 9007199254740991 then
+  return redis.error_reply('the order register ' .. KEYS[13] .. ' holds a number above 9007199254740991 (2^53-1), the highest order redlock writes')
 end
 if ARGV[2] == '1' and (not held or tonumber(ARGV[1]) >= tonumber(held)) then
   redis.call('SET', KEYS[13], ARGV[1], 'PX', ARGV[3])
@@ -48,6 +55,7 @@ pub(in crate::lock) fn register(answer: &Result<Reply, NodeError>) -> Result<Opt
         Ok(Reply::Bulk(bytes)) => std::str::from_utf8(bytes)
             .ok()
             .and_then(|text| text.parse().ok())
+            .filter(|&order| order <= MAX_ORDER)
             .map(Some)
             .ok_or(()),
         Ok(_) | Err(_) => Err(()),
@@ -65,8 +73,16 @@ mod tests {
         assert_eq!(register(&bulk("103")), Ok(Some(103)));
         assert_eq!(register(&bulk("-1")), Err(()));
         assert_eq!(register(&bulk("1e3")), Err(()));
+        assert_eq!(register(&bulk("9007199254740991")), Ok(Some(MAX_ORDER)));
+        assert_eq!(register(&bulk("9007199254740992")), Err(()));
+        assert_eq!(register(&bulk("99999999999999999999")), Err(()));
         assert_eq!(register(&Ok(Reply::Int(3))), Err(()));
         assert_eq!(register(&Err(NodeError::Timeout)), Err(()));
+    }
+
+    #[test]
+    fn the_script_refuses_registers_above_the_largest_order() {
+        assert!(ORDER.code.contains(&format!("> {MAX_ORDER} then")));
     }
 
     #[test]

@@ -110,9 +110,10 @@ impl Cause {
                     .into()
             }
             Cause::NotALock => {
-                "the key there holds something that is not a lock (a value of another type): \
-                 choose another --key, or delete that key"
-                    .into()
+                "the key there holds something that is not a lock (a value of another type, \
+                 written by something other than redlock): choose another --key, or delete that \
+                 key"
+                .into()
             }
             Cause::Tls => "check its TLS settings (scheme, port, certificates)".into(),
             Cause::BadReply => {

@@ -99,6 +99,14 @@ impl Endpoint {
         }
     }
 
+    /// See [`Node::take_unwanted_refusal`]; on a cluster, of any of its nodes.
+    pub fn take_unwanted_refusal(&self) -> Option<NodeError> {
+        match &self.kind {
+            Kind::Server(node) => node.take_unwanted_refusal(),
+            Kind::Cluster(cluster) => cluster.take_unwanted_refusal(),
+        }
+    }
+
     /// What to report when a deadline passed before this master answered.
     pub fn timed_out(&self) -> NodeError {
         match &self.kind {

@@ -310,6 +310,13 @@ impl Node {
         self.cached().is_some_and(|c| !c.pipe.is_broken())
     }
 
+    /// The latest error reply to a request on the kept connection that no caller waited for
+    /// any more (see `pipe`), taken; as a request's error would read.
+    pub fn take_unwanted_refusal(&self) -> Option<NodeError> {
+        let refused = self.cached()?.pipe.take_unwanted_error()?;
+        Some(NodeError::Server(describe(&refused)))
+    }
+
     fn cached(&self) -> Option<Connection> {
         self.slot
             .lock()

@@ -26,7 +26,13 @@
 //!    whatever goes on a new connection; [`Pipe::stranded`] says whether there were any, so
 //!    that an undo can be sent again (see `undo`). Bytes never written never arrive, and a
 //!    request whose reply had begun to arrive (cut short, or not a reply) has run already.
-//! 6. **Pushes coalesce.** A pipe that [`Pipe::listen`]s (a subscribed connection, see
+//! 6. **An unwanted refusal is kept.** The answer to a request nobody waits for any more is
+//!    dropped, but if it is an error reply the latest one is kept ([`Pipe::take_unwanted_error`]):
+//!    a round that decided without a master must still be able to learn that this master
+//!    refused (a read-only replica answers every write with READONLY), and a later request on
+//!    the same pipe is answered only after it, so its answer proves the refusal is in (see the
+//!    lock's `late`). One reply at most, whatever the master sends.
+//! 7. **Pushes coalesce.** A pipe that [`Pipe::listen`]s (a subscribed connection, see
 //!    `notices`) takes a reply that answers no request as a pub/sub message, and keeps of all
 //!    such messages one flag: "something arrived since you last looked". A flood of messages
 //!    costs time, never memory. On any other pipe such a reply is a protocol error.
@@ -121,6 +127,8 @@ struct State {
     stranded: bool,
     /// For a pipe that listens for pushes (see [`Pipe::listen`]).
     pushes: Option<Pushes>,
+    /// The latest error reply to a request that nobody waited for (rule 6).
+    unwanted_error: Option<String>,
 }
 
 /// I/O happens only on a pipe that is not broken, and only a broken one has no stream.
@@ -157,6 +165,7 @@ impl Pipe {
                 sent: 0,
                 stranded: false,
                 pushes: None,
+                unwanted_error: None,
             }),
         }
     }
@@ -179,6 +188,12 @@ impl Pipe {
     /// it may still reach the master and run there, after requests on another connection.
     pub fn stranded(&self) -> bool {
         self.lock().stranded
+    }
+
+    /// The latest error reply to a request whose caller had stopped waiting (rule 6), taken:
+    /// a second call says `None` until another comes.
+    pub fn take_unwanted_error(&self) -> Option<String> {
+        self.lock().unwanted_error.take()
     }
 
     /// True while the master has not sent a single byte on this connection.
@@ -334,6 +349,8 @@ impl State {
             if let Some(waker) = slot.waker.take() {
                 waker.wake();
             }
+        } else if let Reply::Error(refused) = reply {
+            self.unwanted_error = Some(refused);
         }
         self.trim();
         Ok(())
@@ -458,8 +475,11 @@ impl<E> Drop for Request<'_, E> {
         let mut state = self.pipe.lock();
         let slot = state.slot(number);
         slot.done = true;
-        slot.answer = None;
         slot.waker = None;
+        // Arrived while its caller was deciding to leave: as unwanted as one that comes later.
+        if let Some(Ok(Reply::Error(refused))) = slot.answer.take() {
+            state.unwanted_error = Some(refused);
+        }
         state.trim();
         let successor = state.successor();
         drop(state);

@@ -176,6 +176,14 @@ impl Cluster {
     }
 
     /// See `Node::stranded_since`; for any node.
+    /// See [`Node::take_unwanted_refusal`]; of any of its nodes.
+    pub(crate) fn take_unwanted_refusal(&self) -> Option<NodeError> {
+        self.lock()
+            .nodes
+            .iter()
+            .find_map(|known| known.node.take_unwanted_refusal())
+    }
+
     pub(crate) fn stranded_since(&self, since: Instant) -> bool {
         let state = self.lock();
         state
