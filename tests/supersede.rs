@@ -474,64 +474,112 @@ fn a_lone_waiter_stopped_past_its_place_lost_it_and_was_not_superseded() {
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
 }
 
-/// A first-come, first-served waiter and a superseding one arriving together, each first on
-/// some masters: the first-come waiter reaches master 0 at once and masters 1 and 2 through a
-/// proxy that delays them, the superseding one the other way round, so that master 0 places
-/// the first-come waiter and refuses the superseding one, and 1 and 2 do the opposite. One
-/// policy wins, the one first on a majority: the first-come waiter is refused (64, naming the
-/// superseding line), and the superseding one waits on with its two places and deploys after
-/// the holder. (When one refusal refused, both were refused with 64, and nobody deployed.)
+/// A first-come, first-served waiter and a superseding one, each first on some masters, as
+/// when they arrive in the same instant; made deterministic with a proxy. The first-come
+/// waiter reaches masters 0 and 1 at once and master 2 through a proxy that drops everything,
+/// so it is placed on 0 and 1 only. The superseding waiter then comes, is refused where the
+/// first-come one is placed (0 and 1), and writes its policy on master 2 before it leaves:
+/// refused on a majority, it exits 64. Then the proxy lets the first-come waiter's turns reach
+/// master 2, which refuses them for the superseding policy left there: one refusal, which it
+/// can spare, so it waits on with its two places and runs after the holder. (When one refusal
+/// refused, it exited 64 too, and nobody ran.)
 #[test]
-fn waiters_of_both_policies_arriving_together_leave_one_policy_standing() {
+fn waiters_of_both_policies_each_first_somewhere_leave_one_policy_standing() {
     use crate::common::proxy::{Fault, Proxy};
     let cluster = Cluster::start(3);
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log");
-    let proxies: Vec<Proxy> = cluster.servers.iter().map(Proxy::before).collect();
-    let lag = Duration::from_millis(400);
-    for proxy in &proxies {
-        proxy.set(Fault::Delay(lag));
-    }
+    let cut = Proxy::before(&cluster.servers[2]);
+    cut.set(Fault::Blackhole);
     let direct = cluster.urls();
-    let route = |fast: &[usize]| -> String {
-        (0..3)
-            .map(|i| {
-                if fast.contains(&i) {
-                    direct[i].clone()
-                } else {
-                    proxies[i].url()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let timing = ["--ttl", "10s", "--node-timeout", "3s"];
+    let timing = ["--ttl", "10s", "--node-timeout", "1s"];
     let holder = start_holder(&cluster);
     let mut fifo = cluster.redlock();
-    fifo.env("REDLOCK_SERVERS", route(&[0]))
-        .args(["run", "--key", "deploy", "--wait", "60s"])
-        .args(timing)
-        .args(["--", "sh", "-c", &format!("echo 1 >> {}", log.display())]);
-    let mut superseding = deploy_command(&cluster, &timing, 2, &[], &log);
-    superseding.env("REDLOCK_SERVERS", route(&[1, 2]));
+    fifo.env(
+        "REDLOCK_SERVERS",
+        format!("{},{},{}", direct[0], direct[1], cut.url()),
+    )
+    .args(["run", "--key", "deploy", "--wait", "60s"])
+    .args(timing)
+    .args(["--", "sh", "-c", &format!("echo 1 >> {}", log.display())]);
     let fifo = spawn_piped(fifo);
-    let superseding = spawn_piped(superseding);
-    let fifo = fifo.wait_with_output().unwrap();
-    assert_eq!(fifo.status.code(), Some(64), "{}", describe(&fifo));
-    let said = stderr(&fifo);
-    assert_eq!(said.lines().count(), 1, "{said}");
-    assert!(said.contains("has a superseding line"), "{said}");
-    holder.open_gate();
-    let superseding = superseding.wait_with_output().unwrap();
+    wait_for_line(&cluster, 0, 1);
+    wait_for_line(&cluster, 1, 1);
+    let superseding = deploy_command(&cluster, &timing, 2, &[], &log)
+        .output()
+        .unwrap();
     assert_eq!(
         superseding.status.code(),
-        Some(0),
+        Some(64),
         "{}",
         describe(&superseding)
     );
-    assert_eq!(ran(&log), [2]);
+    let said = stderr(&superseding);
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(said.contains("first-come, first-served line"), "{said}");
+    assert_eq!(
+        cluster.servers[2].get(POLICY).as_deref(),
+        Some("supersede"),
+        "the superseding waiter left no policy on master 2"
+    );
+    // The first-come waiter's heartbeats reach master 2 now (on a new connection: the one
+    // whose requests the proxy dropped is closed), and are refused there.
+    cut.set(Fault::Pass);
+    cut.reset();
+    let refused_there = eventually(Duration::from_secs(10), || cut.forwarded() >= 2);
+    // Its next two heartbeats, with master 2 answering.
+    std::thread::sleep(Duration::from_secs(2));
+    holder.open_gate();
+    let fifo = fifo.wait_with_output().unwrap();
+    assert!(
+        refused_there,
+        "the first-come waiter never reached master 2"
+    );
+    assert_eq!(fifo.status.code(), Some(0), "{}", describe(&fifo));
+    assert_eq!(ran(&log), [1]);
     assert!(eventually(Duration::from_secs(10), || {
         cluster.key_gone_everywhere("deploy")
     }));
     assert_eq!(cluster.keys_without_ttl(), Vec::<String>::new());
+}
+
+/// A waiter without `--order` behind one with an order that arrived first is superseded on
+/// arrival, and its line says why: a waiter without an order ranks below every waiter with
+/// one (it called the earlier arrival "a newer waiter").
+#[test]
+fn a_waiter_without_an_order_is_told_how_it_ranks() {
+    let cluster = Cluster::start(3);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let holder = start_holder(&cluster);
+    std::thread::scope(|scope| {
+        let ordered = scope.spawn(|| deploy(&cluster, 5, &[], &log));
+        wait_for_line(&cluster, 0, 1);
+        let plain = cluster
+            .redlock()
+            .args([
+                "run",
+                "--key",
+                "deploy",
+                "--supersede",
+                "--wait",
+                "60s",
+                "--",
+                "true",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(plain.status.code(), Some(80), "{}", describe(&plain));
+        let said = stderr(&plain);
+        assert_eq!(said.lines().count(), 1, "{said}");
+        assert!(
+            said.contains("by a waiter with --order 5, already waiting")
+                && said.contains("a waiter without --order ranks below every waiter with one")
+                && !said.contains("newer"),
+            "{said}"
+        );
+        holder.open_gate();
+        assert_eq!(ordered.join().unwrap().status.code(), Some(0));
+    });
+    assert_eq!(ran(&log), [5]);
 }

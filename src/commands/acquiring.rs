@@ -144,7 +144,8 @@ pub fn acquire(
             } else {
                 settings.superseded_exit_code
             };
-            let line = wording::superseded(&settings.key, &superseded, outdated, code);
+            let line =
+                wording::superseded(&settings.key, &superseded, settings.order, outdated, code);
             Failure::new(code, if quiet { String::new() } else { line })
         }
         AcquireError::LostPlace => {

@@ -366,12 +366,33 @@ pub fn fence_failure(key: &str, error: FenceError) -> Failure {
 /// The line of a waiter that a newer one superseded (`--supersede`): who did (host, pid,
 /// order, note), and the `code` it exits with; `outdated` when that one was waiting first
 /// with a higher order (`--order`).
-pub fn superseded(key: &str, superseded: &Superseded, outdated: bool, code: i32) -> String {
+/// `ours` is this waiter's own `--order`: one without an order ranks below every waiter with
+/// one, whenever it arrived, and the line says so rather than call an earlier arrival newer.
+pub fn superseded(
+    key: &str,
+    superseded: &Superseded,
+    ours: Option<u64>,
+    outdated: bool,
+    code: i32,
+) -> String {
     let mark = &superseded.mark;
     let who = mark
         .by
         .as_ref()
         .map_or_else(|| "a waiter that left no record".to_string(), evictor);
+    let theirs = mark.by.as_ref().and_then(|by| by.order);
+    if let (None, Some(theirs)) = (ours, theirs) {
+        let when = if superseded.was_there_first() {
+            "already waiting"
+        } else {
+            "come since"
+        };
+        return format!(
+            "superseded on lock {key:?} by a waiter with --order {theirs}, {when} ({who}): a \
+             waiter without --order ranks below every waiter with one, so this run leaves the \
+             line and skips its command (exit {code}, see --superseded-exit-code)"
+        );
+    }
     if outdated {
         let theirs = mark.by.as_ref().and_then(|by| by.order).unwrap_or_default();
         return format!(

@@ -29,8 +29,9 @@
 //! the waiters in line change, the watch subscribes to their wake channels and then reads at
 //! once, so a hand-off announced before the subscription is in that read, and one announced
 //! after it wakes the watch. What no watcher can promise is a holder that came and went
-//! between two reads without a notice (taken and released within [`FALLBACK`] while nobody
-//! waited and the release notice was lost): reads see states, not the steps between them.
+//! between two reads (taken from a free key and released within [`FALLBACK`] while nobody
+//! waited), whether or not its release notice arrived: the notice only starts a read, which
+//! finds the key as it was before the take. Reads see states, not the steps between them.
 //!
 //! # Never twice
 //! A line is said only for a difference between a read and what was said before, and saying
