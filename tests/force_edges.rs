@@ -264,7 +264,12 @@ fn a_revocation_of_an_earlier_partial_hold_is_not_this_holds() {
         "the waiter never queued"
     );
     let token = in_line(&cluster, 1, "k").remove(0);
-    // Its turn's partial hold on master 0, caught there by a force (only master 0 hears it).
+    // Its turn's partial hold on master 0, caught there by a force (only master 0 hears it),
+    // and its undo never arrives: the waiter is stopped meanwhile, so that no turn of its own
+    // finds its token there and undoes it (a real undo crosses the revocation off).
+    let pid = waiter.child.id();
+    crate::common::send_signal(pid, libc::SIGSTOP);
+    std::thread::sleep(std::time::Duration::from_millis(100));
     cluster.servers[0].set("k", &token);
     pexpire(&cluster, 0, "k", 30_000);
     let forced = cluster
@@ -273,6 +278,7 @@ fn a_revocation_of_an_earlier_partial_hold_is_not_this_holds() {
         .args(["release", "--force", "--key", "k"])
         .output()
         .unwrap();
+    crate::common::send_signal(pid, libc::SIGCONT);
     assert_eq!(forced.status.code(), Some(0), "{}", describe(&forced));
     // The holder goes; the waiter takes the lock on masters 1 and 2.
     let released = output(&cluster, &["release", "--key", "k", "--token", &holder]);

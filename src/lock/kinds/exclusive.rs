@@ -236,7 +236,7 @@ pub(in crate::lock) async fn attempt(
                 validity_end: timing.validity_end(start),
                 refusals,
                 woken_by: None,
-                refused_on: round.refused_by(acquire_vote),
+                granted_by: Some(round.granted_by(acquire_vote)),
             });
         }
         Decision::Won => AttemptFailure::TooSlow { elapsed },

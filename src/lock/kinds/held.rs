@@ -130,10 +130,11 @@ pub struct Lock {
     /// What started the turn in the fair queue that took it (`None`: taken without waiting in
     /// line).
     pub(in crate::lock) woken_by: Option<Wakeup>,
-    /// The masters (by index) that refused the round that took it: this hold never held K
-    /// there (an extension never re-creates it), so a revocation found there later is not
-    /// this hold's (see `renewal`). Empty for a lock rebuilt from its token.
-    pub(in crate::lock) refused_on: Vec<usize>,
+    /// The masters (by index) known to have given it K in the round that took it. A
+    /// revocation found elsewhere later is not known to be this hold's (see `renewal`): a
+    /// master that refused never held it (an extension never re-creates it), and one the
+    /// round did not wait for may have refused. `None` for a lock rebuilt from its token.
+    pub(in crate::lock) granted_by: Option<Vec<usize>>,
 }
 
 impl Lock {
@@ -149,7 +150,7 @@ impl Lock {
             validity_end: Instant::now(),
             refusals: Refusals::default(),
             woken_by: None,
-            refused_on: Vec::new(),
+            granted_by: None,
         }
     }
 

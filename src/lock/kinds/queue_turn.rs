@@ -199,7 +199,7 @@ impl<'a> Turns<'a> {
                     validity_end: waiter.timing.validity_end(start),
                     refusals,
                     woken_by: None,
-                    refused_on: round.refused_by(wait_vote),
+                    granted_by: Some(round.granted_by(wait_vote)),
                 })
             }
             Decision::Won => Err(AttemptFailure::TooSlow { elapsed }),

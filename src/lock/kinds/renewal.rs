@@ -45,15 +45,18 @@ pub(in crate::lock) async fn renewal(
     // A renewal that did not win, and that a master refused with a revocation naming our
     // token, was revoked (see `revoke`): say by whom, and stop now rather than retry. A force
     // that reached fewer than a majority does not count: a renewal that still won goes on.
-    // Nor does one on a master that refused the round that took the lock: it revoked an
-    // earlier partial hold of the same token (a waiter's turn that took K there for a moment,
-    // whose undo never arrived), not this hold, which never held K there.
+    // Nor does one on a master not known to have given this hold K: one that refused the
+    // round that took it may keep a revocation of an earlier partial hold of the same token
+    // (a waiter's turn that took K there for a moment, whose undo never arrived), not of this
+    // hold, which never held K there. A force that revoked this hold did so on a majority,
+    // which meets the masters that gave it K.
+    let known = |i: &usize| lock.granted_by.as_ref().is_none_or(|by| by.contains(i));
     let revocation = || {
         round
             .answers
             .iter()
             .enumerate()
-            .filter(|(i, _)| !lock.refused_on.contains(i))
+            .filter(|(i, _)| known(i))
             .filter_map(|(_, answer)| revoked_reply(answer.as_ref()?.as_ref().ok()?)?)
             .find(|revocation| revocation.names(lock.token()))
     };

@@ -20,8 +20,9 @@
 //!    same (closed there until its TTL, or until its owner's undo acknowledges it), and named
 //!    as a partial hold, never as a second holder. Its owner, which keeps its token and may
 //!    take the lock properly later, is never told that this force revoked that later hold:
-//!    a hold counts a revocation only from a master that did not refuse the round that took
-//!    it (`Lock::refused_on`, see `renewal`), and the master that kept the marker refused it.
+//!    a hold counts a revocation only from a master known to have given it K in the round
+//!    that took it (`Lock::granted_by`, see `renewal`), and the master that kept the marker
+//!    refused that round.
 //!    The count is a report, not a safety rule (every token found is revoked where it is,
 //!    named or not), and not exact: the force's scripts run at different moments on each
 //!    master, so a waiter whose partial holds of two rounds it caught on two masters (an

@@ -115,7 +115,7 @@ pub(in crate::lock) async fn attempt_slot(
                 validity_end: timing.validity_end(start),
                 refusals,
                 woken_by: None,
-                refused_on: round.refused_by(slot_vote),
+                granted_by: Some(round.granted_by(slot_vote)),
             });
         }
         (None, Decision::Won) => (AttemptFailure::TooSlow { elapsed }, None),

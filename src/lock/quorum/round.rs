@@ -84,15 +84,15 @@ pub(in crate::lock) struct Round {
 }
 
 impl Round {
-    /// The masters (by index) whose answer `vote` counts as a refusal.
-    pub(in crate::lock) fn refused_by(
+    /// The masters (by index) whose answer `vote` counts as a yes.
+    pub(in crate::lock) fn granted_by(
         &self,
         vote: impl Fn(&Result<Reply, NodeError>) -> Vote,
     ) -> Vec<usize> {
         self.answers
             .iter()
             .enumerate()
-            .filter(|(_, answer)| answer.as_ref().is_some_and(|a| vote(a) == Vote::No))
+            .filter(|(_, answer)| answer.as_ref().is_some_and(|a| vote(a) == Vote::Yes))
             .map(|(i, _)| i)
             .collect()
     }
