@@ -241,40 +241,49 @@ fn a_waiters_partial_hold_caught_by_a_force_is_no_second_holder() {
     );
 }
 
-/// A force that caught a waiter's partial hold on master 0 (its undo lost: the revocation
-/// there keeps naming its token), then the waiter takes the lock properly, on masters 1 and 2
-/// (master 0 refuses it, still closed), and loses its majority when master 2 stops: its run
-/// exits 70 as a lost lock. The revocation on master 0 is an earlier one, of a hold that never
-/// ran, and master 0 refused the turn that took this hold, so it names nothing of it. (It
-/// exited 70 "revoked by `redlock release --force`", by a force that ran before it held the
-/// lock.)
+/// A force that caught a waiter's partial hold on master 0, whose undo never arrives there (its
+/// route to master 0 drops everything meanwhile): the revocation there keeps naming its token.
+/// The waiter takes the lock properly on masters 1 and 2, its route to master 0 comes back, and
+/// it loses its majority when master 2 stops: its renewal hears master 0's revocation naming
+/// its token, and master 2 not at all. It exits 70 as a lost lock: that revocation is of a
+/// hold that never ran, and master 0 did not give this hold the lock. (It exited 70 "revoked
+/// by `redlock release --force`", by a force that ran before it held the lock.)
 #[test]
 fn a_revocation_of_an_earlier_partial_hold_is_not_this_holds() {
+    use crate::common::proxy::{Fault, Proxy};
     let mut cluster = Cluster::start(3);
+    let route = Proxy::before(&cluster.servers[0]);
+    let urls = cluster.urls();
     let holder = acquired(&cluster, &["acquire", "--key", "k", "--ttl", "30s"]);
     let mut waiter = crate::common::Running::start(
         cluster
             .redlock()
-            .args(["run", "--key", "k", "--ttl", "3s", "--wait", "60s"]),
+            .env(
+                "REDLOCK_SERVERS",
+                format!("{},{},{}", route.url(), urls[1], urls[2]),
+            )
+            .args(["run", "--key", "k", "--ttl", "6s", "--wait", "60s"]),
     );
     assert!(
         crate::common::eventually(std::time::Duration::from_secs(20), || {
-            in_line(&cluster, 1, "k").len() == 1
+            (0..3).all(|i| in_line(&cluster, i, "k").len() == 1)
         }),
         "the waiter never queued"
     );
     let token = in_line(&cluster, 1, "k").remove(0);
-    // Its turn's partial hold on master 0, caught there by a force (only master 0 hears it),
-    // and its undo never arrives: the waiter is stopped meanwhile, so that no turn of its own
-    // finds its token there and undoes it (a real undo crosses the revocation off).
+    // Its partial hold on master 0, caught there by a force that only master 0 hears; the
+    // waiter is stopped meanwhile, so that no turn of its own finds its token there, and from
+    // then on what it sends master 0 is dropped, its undos included (a real undo crosses the
+    // revocation off).
     let pid = waiter.child.id();
     crate::common::send_signal(pid, libc::SIGSTOP);
     std::thread::sleep(std::time::Duration::from_millis(100));
+    route.set(Fault::Blackhole);
     cluster.servers[0].set("k", &token);
     pexpire(&cluster, 0, "k", 30_000);
     let forced = cluster
         .redlock()
-        .env("REDLOCK_SERVERS", cluster.urls()[0].clone())
+        .env("REDLOCK_SERVERS", urls[0].clone())
         .args(["release", "--force", "--key", "k"])
         .output()
         .unwrap();
@@ -286,6 +295,13 @@ fn a_revocation_of_an_earlier_partial_hold_is_not_this_holds() {
     waiter.wait_ready();
     assert_eq!(waiter.token(), token);
     assert_eq!(cluster.holding("k", &token), 2);
+    assert_eq!(
+        cluster.servers[0].get("k").as_deref(),
+        Some(redlock_cli::lock::REVOKED_MARKER)
+    );
+    // Master 0 answers it again (on a new connection), and master 2 stops.
+    route.set(Fault::Pass);
+    route.reset();
     cluster.server(2).pause();
     let ran = waiter.wait_output();
     cluster.server(2).resume();
