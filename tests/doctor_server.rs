@@ -61,12 +61,7 @@ fn doctor(server: &Server) -> (Option<i32>, Value, String) {
 }
 
 fn check<'a>(entry: &'a Value, name: &str) -> &'a Value {
-    entry["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["check"] == name)
-        .unwrap_or_else(|| panic!("no {name} check in {entry:#}"))
+    crate::doctor_capabilities::check(&entry["checks"], name)
 }
 
 #[test]

@@ -204,7 +204,7 @@ pub fn check(server: &Server, scripts_refused: Option<&NodeError>) -> Finding {
                 "load Valkey's Lua module (a build with BUILD_LUA=yes loads it by itself; else \
                  loadmodule with its path)"
             }
-            _ => "give redlock a server with Lua scripting",
+            _ => "use a server with Lua scripting",
         };
         let seen = if server.lua_module_missing {
             "INFO modules lists no lua module"
@@ -243,7 +243,7 @@ pub fn check(server: &Server, scripts_refused: Option<&NodeError>) -> Finding {
                 format!(
                     "{title}, an active replica of {} (role active-replica): it takes writes \
                      and so does {}, the last write wins, so two clients can both take one \
-                     lock; give redlock independent KeyDB masters (active-replica no, \
+                     lock; use independent KeyDB masters (active-replica no, \
                      multi-master no, no replicaof)",
                     crate::plural::counted(masters, "other master"),
                     if masters == 1 {
