@@ -166,6 +166,7 @@ pub fn check_master(report: &Report) -> Vec<Finding> {
         false => ("PUBLISH", "SUBSCRIBE"),
     };
     findings.push(match &report.scripts_refused {
+        // Said once, by `server`; and with no lock to take, its release notices do not matter.
         Some(_) if scripts_explained => return findings,
         None => finding(
             Severity::Ok,
