@@ -40,7 +40,7 @@ set edit:completion:arg-completer[redlock] = {|@words|
             cand extend 'Extend a lock taken with `acquire` to a full TTL again, on a majority of masters'
             cand status 'Show who holds a lock, master by master, and the verdict; with --watch, a line each time its holder changes'
             cand list 'List every lock held on the masters, with its holder and queued waiters, and every semaphore (--limit) with its slots; with --problems, also look for leaks'
-            cand doctor 'Check the masters: reachable, a master and not a replica, version, eviction policy, persistence, clock skew, odd N, the same server listed twice'
+            cand doctor 'Check the masters: reachable, which server (Redis, Valkey, KeyDB, Dragonfly, Garnet, Kvrocks) and whether it can hold a lock by itself, a master and not a replica, version, eviction policy, persistence, clock skew, odd N, the same server listed twice'
             cand config 'Show the settings redlock would use, and where each comes from (passwords redacted)'
             cand completions 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
             cand man 'Print the man page (roff), or the page of one subcommand'

@@ -42,7 +42,7 @@ complete -c redlock -n "__fish_redlock_needs_command" -f -a "release" -d 'Releas
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "extend" -d 'Extend a lock taken with `acquire` to a full TTL again, on a majority of masters'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "status" -d 'Show who holds a lock, master by master, and the verdict; with --watch, a line each time its holder changes'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "list" -d 'List every lock held on the masters, with its holder and queued waiters, and every semaphore (--limit) with its slots; with --problems, also look for leaks'
-complete -c redlock -n "__fish_redlock_needs_command" -f -a "doctor" -d 'Check the masters: reachable, a master and not a replica, version, eviction policy, persistence, clock skew, odd N, the same server listed twice'
+complete -c redlock -n "__fish_redlock_needs_command" -f -a "doctor" -d 'Check the masters: reachable, which server (Redis, Valkey, KeyDB, Dragonfly, Garnet, Kvrocks) and whether it can hold a lock by itself, a master and not a replica, version, eviction policy, persistence, clock skew, odd N, the same server listed twice'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "config" -d 'Show the settings redlock would use, and where each comes from (passwords redacted)'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "completions" -d 'Print a shell completion script (bash, zsh, fish, elvish, powershell)'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "man" -d 'Print the man page (roff), or the page of one subcommand'

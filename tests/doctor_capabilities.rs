@@ -19,7 +19,8 @@ fn doctor(args: &[&str]) -> (Option<i32>, Value, Cluster) {
     (output.status.code(), checks, cluster)
 }
 
-fn check<'a>(checks: &'a Value, name: &str) -> &'a Value {
+/// The check named `name` in `checks` (a master's, in doctor's JSON).
+pub(crate) fn check<'a>(checks: &'a Value, name: &str) -> &'a Value {
     checks
         .as_array()
         .unwrap()

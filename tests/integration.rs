@@ -19,6 +19,7 @@ mod config;
 mod docs;
 mod doctor;
 mod doctor_capabilities;
+mod doctor_server;
 mod drift;
 mod error_causes;
 mod exit_codes;

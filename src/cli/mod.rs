@@ -186,8 +186,9 @@ pub enum Command {
         output: OutputArgs,
     },
 
-    /// Check the masters: reachable, a master and not a replica, version, eviction policy,
-    /// persistence, clock skew, odd N, the same server listed twice.
+    /// Check the masters: reachable, which server (Redis, Valkey, KeyDB, Dragonfly, Garnet,
+    /// Kvrocks) and whether it can hold a lock by itself, a master and not a replica, version,
+    /// eviction policy, persistence, clock skew, odd N, the same server listed twice.
     ///
     /// Exits 0 when nothing is an error (warnings allowed), 1 when something is.
     #[command(after_help = examples_help("doctor"))]

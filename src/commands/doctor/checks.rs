@@ -1,7 +1,8 @@
 //! The doctor's judgement: what each master reported, checked against what Redlock's safety
 //! needs. Pure functions over the reports, so every rule is unit-tested without Redis.
 //!
-//! What is an error (exit 1) and what a warning:
+//! What is an error (exit 1) and what a warning (which server a master is, and what that
+//! server cannot keep, is judged in `server`):
 //! - unreachable, a replica (its writes fail, or are lost on failover), a server too old for
 //!   SET NX PX and Lua, `allkeys-*` eviction (it can evict a held lock), the same server listed
 //!   under two addresses (it would count twice toward the quorum), a master where redlock's
@@ -18,6 +19,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::report::{Finding, Report, Severity, finding};
+use super::server::{self, Name};
 use crate::lock::{MasterFailure, NodeError};
 
 /// Clock skew between masters above this is worth a warning: Redlock tolerates offsets (it
@@ -53,9 +55,21 @@ pub fn check_master(report: &Report) -> Vec<Finding> {
     };
     let info = &report.info;
     let get = |field: &str| info.get(field).map(String::as_str);
+    let software = server::recognise(&report.info_text);
+    let scripts_refused = report.scripts_refused.as_ref();
+    findings.push(server::check(&software, scripts_refused));
+    // The `server` finding already says why redlock's scripts cannot run there.
+    let scripts_explained = software.lua_module_missing || server::no_lua_engine(scripts_refused);
+    // A KeyDB active replica takes writes as a master does: `server` says what it costs.
+    let takes_writes = matches!(get("role"), Some("master" | "active-replica"));
 
     findings.push(match get("role") {
         Some("master") => finding(Severity::Ok, "role", "a master"),
+        Some("active-replica") => finding(
+            Severity::Ok,
+            "role",
+            "an active replica: it takes writes, and replicates them from and to other masters",
+        ),
         Some(role) => finding(
             Severity::Error,
             "role",
@@ -68,6 +82,13 @@ pub fn check_master(report: &Report) -> Vec<Finding> {
     });
 
     findings.push(match get("redis_version").map(parse_version) {
+        // Another server's Redis version is what it claims to answer as, not what it runs:
+        // `server` judged that server.
+        Some(_) if !matches!(software.name, Name::Redis | Name::Unknown) => finding(
+            Severity::Ok,
+            "version",
+            format!("answers as Redis {}", get("redis_version").unwrap_or("?")),
+        ),
         Some(Some(version)) if version >= OLDEST_TESTED => finding(
             Severity::Ok,
             "version",
@@ -126,7 +147,7 @@ pub fn check_master(report: &Report) -> Vec<Finding> {
         get("aof_enabled"),
         report.appendfsync.as_deref(),
     ));
-    if get("role").is_some_and(|role| role != "master") {
+    if get("role").is_some() && !takes_writes {
         // Its scripts fail with READONLY: the role error above already says why, and once.
         return findings;
     }
@@ -145,6 +166,8 @@ pub fn check_master(report: &Report) -> Vec<Finding> {
         false => ("PUBLISH", "SUBSCRIBE"),
     };
     findings.push(match &report.scripts_refused {
+        // Said once, by `server`; and with no lock to take, its release notices do not matter.
+        Some(_) if scripts_explained => return findings,
         None => finding(
             Severity::Ok,
             "scripts",
@@ -362,7 +385,7 @@ fn servers(report: &Report) -> Vec<&Report> {
 const OLDEST_TESTED: (u32, u32, u32) = (6, 2, 0);
 
 /// `"7.0.15"` -> (7, 0, 15).
-fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
+pub(super) fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
     let mut parts = text.split('.').map(|p| p.parse::<u32>().ok());
     Some((
         parts.next()??,

@@ -6,6 +6,7 @@
 mod checks;
 mod cluster;
 mod report;
+mod server;
 
 use std::fmt::Write;
 
@@ -135,10 +136,17 @@ fn shards(report: &Report) -> impl Iterator<Item = &report::ShardReport> {
 
 /// What a server (a master, or a cluster's primary) reported, for `--json`.
 fn server_json(report: &Report, findings: &[Finding]) -> serde_json::Value {
+    // Nothing to name where INFO was not answered.
+    let software = report
+        .unreachable
+        .is_none()
+        .then(|| server::recognise(&report.info_text));
     json!({
         "server": report.server,
         "reachable": report.unreachable.is_none() || report.answered,
         "rtt_ms": report.unreachable.is_none().then_some(report.rtt.as_secs_f64() * 1000.0),
+        "server_name": software.as_ref().map(|s| s.name.title()),
+        "server_version": software.as_ref().and_then(|s| s.version.clone()),
         "role": report.info.get("role"),
         "version": report.info.get("redis_version"),
         "run_id": report.info.get("run_id"),
@@ -173,6 +181,7 @@ fn report(probe: Probe) -> Report {
     match probe.facts {
         Ok(facts) => {
             report.info = facts.info;
+            report.info_text = facts.info_text;
             report.appendfsync = facts.appendfsync;
             report.clock_offset_ms = facts.clock_offset_ms;
             report.scripts_refused = facts.scripts_refused;

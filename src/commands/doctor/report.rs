@@ -19,6 +19,8 @@ pub struct Report {
     pub rtt: Duration,
     /// `INFO` fields (server, replication, memory, persistence sections).
     pub info: HashMap<String, String>,
+    /// The text of that `INFO` answer: which server it is (`server`) is read from it.
+    pub info_text: String,
     /// `CONFIG GET appendfsync`; `None` when CONFIG is disabled (managed services often do).
     pub appendfsync: Option<String>,
     /// The master's clock minus ours, from TIME, in milliseconds.
@@ -56,7 +58,7 @@ impl Severity {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
     pub severity: Severity,
-    /// Which check: reachable, role, version, eviction, persistence, duplicate, count, clock.
+    /// Which check: reachable, server, role, version, eviction, persistence, duplicate, count, clock.
     pub check: &'static str,
     pub message: String,
 }

@@ -2,7 +2,8 @@
 //! asked and decoded here so that no caller speaks the protocol.
 //!
 //! Every master is asked at once; each one, in turn and each request bounded by the same timeout:
-//! `INFO` (role, version, eviction policy, persistence, run id; connecting happens here), `TIME`
+//! `INFO` (which server, role, version, eviction policy, persistence, run id, modules; connecting
+//! happens here), `TIME`
 //! (its clock against ours, on the open connection so that the round trip is a pure one), and
 //! `CONFIG GET appendfsync` (which managed services often refuse: then it is simply unknown).
 //!
@@ -77,6 +78,9 @@ impl Scratch {
 pub struct ServerFacts {
     /// `INFO` fields of the server, replication, memory and persistence sections.
     pub info: HashMap<String, String>,
+    /// The text of that `INFO` answer, as the server sent it: which server it is is read from
+    /// it (a field can repeat, as `module:` does, which `info` keeps once).
+    pub info_text: String,
     /// `CONFIG GET appendfsync`; `None` when CONFIG is refused.
     pub appendfsync: Option<String>,
     /// The master's clock minus ours, in milliseconds (from `TIME`, taking the midpoint of the
@@ -106,6 +110,8 @@ pub(in crate::lock) async fn probe(node: &Node, timeout: Duration, scratch: &Scr
         b"memory",
         b"persistence",
         b"cluster",
+        // Valkey 9.1 runs Lua as a module: a Lua engine missing shows here (doctor's `server`).
+        b"modules",
     ];
     let (mut info, mut info_rtt) = ask(info).await;
     if matches!(info, Err(NodeError::Server(_))) {
@@ -143,8 +149,10 @@ pub(in crate::lock) async fn probe(node: &Node, timeout: Duration, scratch: &Scr
     let subscribed = tokio::time::timeout(timeout, node.subscribe(&channel, scratch.sharded))
         .await
         .unwrap_or_else(|_| Err(node.timed_out()));
+    let info_text = info.text().unwrap_or_default();
     let facts = Ok(ServerFacts {
-        info: parse_info(&info.text().unwrap_or_default()),
+        info: parse_info(&info_text),
+        info_text,
         appendfsync: fsync.ok().and_then(|v| config_value(&v)),
         clock_offset_ms: time.ok().and_then(|v| clock_offset_ms(&v, sent, rtt)),
         scripts_refused,

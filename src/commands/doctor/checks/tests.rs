@@ -15,6 +15,8 @@ pub(in super::super) fn healthy(server: &str, run_id: &str) -> Report {
     Report {
         server: server.into(),
         info,
+        // What Redis 7.0.15 writes that tells it apart (see `server`).
+        info_text: "# Server\r\nredis_version:7.0.15\r\nredis_git_sha1:00000000\r\n".into(),
         appendfsync: Some("always".into()),
         clock_offset_ms: Some(0),
         ..Report::default()
@@ -144,4 +146,48 @@ fn unreachable_is_an_error() {
         ..Report::default()
     };
     assert_eq!(worst(&check_master(&report)), Severity::Error);
+}
+
+#[test]
+fn a_server_that_cannot_hold_a_lock_alone_is_one_error_with_its_cause() {
+    let errors = |report: &Report| -> Vec<Finding> {
+        check_master(report)
+            .into_iter()
+            .filter(|f| f.severity == Severity::Error)
+            .collect()
+    };
+    // A KeyDB active replica: its role is no replica's, and its scripts are still tried.
+    let mut keydb = healthy("a", "1");
+    keydb.info.insert("role".into(), "active-replica".into());
+    keydb.info_text = "# Server\r\nredis_version:6.3.4\r\n# Replication\r\n\
+                       role:active-replica\r\nmaster_global_link_status:up\r\n"
+        .into();
+    let found = errors(&keydb);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].check, "server");
+    assert!(check_master(&keydb).iter().any(|f| f.check == "scripts"));
+
+    // No Lua engine: said once, by `server`, not again as a refused script.
+    let mut valkey = healthy("a", "1");
+    valkey.info_text = "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\n\
+                        valkey_version:9.1.2\r\n"
+        .into();
+    valkey.scripts_refused = Some(NodeError::Server(
+        "ERR Could not find scripting engine 'lua'".into(),
+    ));
+    let found = errors(&valkey);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].message.contains("no Lua engine"), "{found:?}");
+    assert!(!check_master(&valkey).iter().any(|f| f.check == "scripts"));
+
+    // Another server's Redis version is a claim: not judged against Redis's.
+    let mut kvrocks = healthy("a", "1");
+    kvrocks.info.insert("redis_version".into(), "4.0.0".into());
+    kvrocks.info_text = "kvrocks_version:2.10.1\r\nredis_version:4.0.0\r\n".into();
+    let version = check_master(&kvrocks)
+        .into_iter()
+        .find(|f| f.check == "version")
+        .unwrap();
+    assert_eq!(version.severity, Severity::Ok);
+    assert_eq!(version.message, "answers as Redis 4.0.0");
 }

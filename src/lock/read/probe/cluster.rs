@@ -58,8 +58,8 @@ pub(in crate::lock) async fn probe(cluster: &Cluster, timeout: Duration) -> Prob
         info = ask(&[b"INFO"]).await;
     }
     let rtt = start.elapsed();
-    let info = match info {
-        Ok(info) => parse_info(&info.text().unwrap_or_default()),
+    let info_text = match info {
+        Ok(info) => info.text().unwrap_or_default(),
         Err(error) => {
             return Probe {
                 master: cluster.seed().clone(),
@@ -121,7 +121,8 @@ pub(in crate::lock) async fn probe(cluster: &Cluster, timeout: Duration) -> Prob
         master: cluster.seed().clone(),
         rtt,
         facts: Ok(ServerFacts {
-            info,
+            info: parse_info(&info_text),
+            info_text,
             ..ServerFacts::default()
         }),
         cluster: Some(facts),
