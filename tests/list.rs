@@ -340,6 +340,17 @@ fn real_waiters_are_listed_in_the_order_they_came() {
     assert!(second.wait().unwrap().success());
 }
 
+/// `list --problems` finds nothing: exit 0, "no problems found".
+fn assert_no_problems(cluster: &Cluster) {
+    let output = list(cluster, &["--problems"]);
+    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
+    assert!(
+        stdout(&output).contains("no problems found"),
+        "{}",
+        describe(&output)
+    );
+}
+
 #[test]
 fn a_clean_keyspace_has_no_problems() {
     let cluster = Cluster::start(3);
@@ -351,13 +362,7 @@ fn a_clean_keyspace_has_no_problems() {
         .unwrap();
     assert!(output.status.success(), "{}", describe(&output));
     acquire(&cluster, "held", &["--fence"]);
-    let output = list(&cluster, &["--problems"]);
-    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-    assert!(
-        stdout(&output).contains("no problems found"),
-        "{}",
-        describe(&output)
-    );
+    assert_no_problems(&cluster);
 }
 
 #[test]
@@ -443,13 +448,7 @@ fn a_fencing_counter_is_judged_by_its_value_not_its_encoding() {
         cmd(server, &["APPEND", &counter, ""]);
         assert_eq!(encoding(server), "raw");
     }
-    let output = list(&cluster, &["--problems"]);
-    assert_eq!(output.status.code(), Some(0), "{}", describe(&output));
-    assert!(
-        stdout(&output).contains("no problems found"),
-        "{}",
-        describe(&output)
-    );
+    assert_no_problems(&cluster);
 }
 
 fn age_counter(server: &Server, key: &str, days: u64) {

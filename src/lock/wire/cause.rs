@@ -17,9 +17,10 @@
 //! the script can't run this command or subcommand script: SHA, on @user_script:106.`, which
 //! names neither. What a refusal leaves out, the node that got it knows: the user it logged in
 //! as, and the script it ran, whose line 106 names the command. It adds them in a note
-//! ([`permission_note`]) that this classification reads as it reads the servers' words.
+//! (`node::acl_note`) that this classification reads as it reads the servers' words.
 
 use super::node::NodeError;
+use super::node::acl_note::{AS_USER, RUNS, SCRIPT_REFUSAL, quoted};
 
 /// The cause of one master's failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -127,7 +128,7 @@ impl Cause {
     }
 }
 
-/// What an ACL refusal says, or the note beside it ([`permission_note`]): the command and the
+/// What an ACL refusal says, or the note beside it (`node::acl_note`): the command and the
 /// user, where known, and whether it was a command inside one of redlock's scripts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refusal {
@@ -247,59 +248,10 @@ fn unknown_script_command(lower: &str) -> bool {
     lower.contains("unknown command") && (lower.contains("eval") || lower.contains("script"))
 }
 
-/// Redis's words for a command refused inside a script, in lower case.
-const SCRIPT_REFUSAL: &str = "user executing the script can't run";
-/// How [`permission_note`] names the user and the command.
-const AS_USER: &str = "(redlock's user ";
-const RUNS: &str = ", whose line runs ";
-
-/// What `refused`, an ACL refusal, leaves out, added in a note for [`cause`] to read: `user`
-/// (the one this connection logged in as) where it names none, and where Redis refused a
-/// command inside `script` without naming it, the command on the line it names
-/// (`@user_script:106`). `None` when it is no such refusal, or names both.
-pub(super) fn permission_note(refused: &str, user: &str, script: Option<&str>) -> Option<String> {
-    let lower = refused.to_ascii_lowercase();
-    if !(refused.starts_with("NOPERM") || lower.contains(SCRIPT_REFUSAL))
-        || refused.contains("User ")
-    {
-        return None;
-    }
-    let line = quoted(refused, "@user_script:", &['.'])
-        .and_then(|n| n.parse::<usize>().ok())
-        .and_then(|n| script?.lines().nth(n.checked_sub(1)?));
-    let command = match line
-        .filter(|_| !refused.contains("run the '"))
-        .and_then(called)
-    {
-        Some(command) => format!("{RUNS}{command}"),
-        None => String::new(),
-    };
-    Some(format!("{refused} {AS_USER}{user}{command})"))
-}
-
-/// The one command a line of Lua calls by name (`redis.call('PEXPIREAT', ...)`), if it calls
-/// exactly one.
-fn called(line: &str) -> Option<String> {
-    let mut names = line
-        .split("call('")
-        .skip(1)
-        .filter_map(|rest| rest.split('\'').next());
-    let first = names.next()?;
-    names
-        .all(|name| name.eq_ignore_ascii_case(first))
-        .then(|| first.to_ascii_uppercase())
-}
-
-/// The text between `start` and the next of `ends`, if any.
-fn quoted(text: &str, start: &str, ends: &[char]) -> Option<String> {
-    let from = text.find(start)? + start.len();
-    let to = text[from..].find(ends)? + from;
-    Some(text[from..to].to_string()).filter(|found| !found.is_empty())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lock::wire::node::acl_note::permission_note;
 
     fn server(text: &str) -> Cause {
         cause(&NodeError::Server(text.into()))

@@ -40,10 +40,10 @@ use rustls::pki_types::ServerName;
 use tokio::net::{TcpStream, UnixStream};
 use tokio_rustls::TlsConnector;
 
+pub(super) mod acl_note;
 mod tls_port;
 mod tls_words;
 
-use super::cause;
 use super::lua::Lua;
 use super::master::{Address, Master};
 use super::pipe::{Answer, Broken, Pipe, Stream};
@@ -320,11 +320,11 @@ impl Node {
 
     /// An error reply (to `script`, if it answers one) as a request's error, with what an ACL
     /// refusal leaves out noted: the user this connection logged in as, the command the
-    /// script's line runs (see `cause`).
+    /// script's line runs (see `acl_note`).
     fn refused(&self, refused: &str, script: Option<&str>) -> NodeError {
         let line = describe(refused);
         let user = self.master.login().username.as_deref().unwrap_or("default");
-        NodeError::Server(cause::permission_note(&line, user, script).unwrap_or(line))
+        NodeError::Server(acl_note::permission_note(&line, user, script).unwrap_or(line))
     }
 
     fn cached(&self) -> Option<Connection> {
