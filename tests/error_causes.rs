@@ -133,11 +133,18 @@ fn an_acl_user_without_a_command_redlock_needs_is_named() {
         1,
     );
     let output = run(&cluster, "noperm");
-    assert_one_line(&output, 78, &["NOPERM", "may not run EVAL"]);
+    // Redis 7.0 says "this user": the user named is the one redlock logged in as.
+    assert_one_line(
+        &output,
+        78,
+        &["NOPERM", "ACL user \"default\" may not run EVAL"],
+    );
 }
 
-/// A user that may run scripts but not a command inside them: Redis names neither a code nor
-/// the command, and redlock still says it is a permission to grant (78), not a failure.
+/// A user that may run scripts but not a command inside them. Redis names neither a code nor
+/// the command nor the user, Valkey words it `ERR ACL failure in script: User ci has no
+/// permissions to run the 'pexpireat' command` (issue 48: read as "see the master's answer",
+/// 69): on both, a permission to grant (78), the command and the user named.
 #[test]
 fn an_acl_user_without_a_command_the_scripts_run_is_named() {
     let cluster = masters(
@@ -145,8 +152,11 @@ fn an_acl_user_without_a_command_the_scripts_run_is_named() {
         &[
             "--user",
             "default",
+            "off",
+            "--user",
+            "ci",
             "on",
-            "nopass",
+            ">secret",
             "~*",
             "&*",
             "+@all",
@@ -154,8 +164,9 @@ fn an_acl_user_without_a_command_the_scripts_run_is_named() {
         ],
         1,
     );
-    let output = cluster
-        .redlock()
+    let url = format!("redis://ci:secret@127.0.0.1:{}", cluster.servers[0].port);
+    let output = crate::common::redlock()
+        .env("REDLOCK_SERVERS", &url)
         .args([
             "run", "--shared", "--key", "noperm", "--ttl", "5s", "--", "true",
         ])
@@ -164,7 +175,10 @@ fn an_acl_user_without_a_command_the_scripts_run_is_named() {
     assert_one_line(
         &output,
         78,
-        &["can't run this command", "may not run a command"],
+        &[
+            "ACL user \"ci\" may not run PEXPIREAT, which redlock's scripts run",
+            "ACL SETUSER ci +pexpireat",
+        ],
     );
 }
 

@@ -9,8 +9,8 @@ use std::process::Command;
 use super::servers::TEST_PORTS;
 
 /// The `redis-server` the masters run: the one named by `REDLOCK_TEST_REDIS_SERVER` (to test
-/// against another Redis version: docs/contributing.md, "Other Redis versions"), else the first
-/// on PATH.
+/// against another Redis version or Valkey: docs/contributing.md, "Other Redis versions, and
+/// Valkey"), else the first on PATH.
 pub(super) fn redis_server_binary() -> PathBuf {
     if let Some(chosen) = std::env::var_os("REDLOCK_TEST_REDIS_SERVER") {
         let chosen = PathBuf::from(chosen);

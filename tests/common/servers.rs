@@ -127,7 +127,8 @@ impl Server {
                 let log = std::fs::read_to_string(&log).unwrap_or_default();
                 let mut early =
                     std::fs::read_to_string(self.dir.path().join("redis.out")).unwrap_or_default();
-                if early.contains("'tls-port") {
+                // Redis refuses the option; Valkey says so in its log.
+                if early.contains("'tls-port") || log.contains("Failed finding TLS support") {
                     early.push_str(
                         "\n(this redis-server was built without TLS: build Redis with \
                          BUILD_TLS=yes, or test with one that has it)",

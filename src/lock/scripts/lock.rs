@@ -376,12 +376,19 @@ pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> In
 /// of which it reads the counter, 12. ARGV: proposed number.
 /// Returns 1 when set, 0 when the master already had that number or more. Lua numbers are
 /// doubles: exact up to 2^53, far beyond any count of grants.
+/// The number is written as one below it, then INCR: a counter INCR made is stored as a number
+/// (`OBJECT ENCODING` `int`) on every server, where Valkey 9 keeps what a script SETs as text
+/// (`embstr`). `list` reads an `int` counter's encoding only, never its value: a GET would
+/// reset the idle time it reports (see `scripts::scan`). A refused INCR leaves the counter at
+/// a number no holder was given, below the proposed one: still a counter that only grows.
 pub static FENCE_PROPOSE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::new(
         r"
 local current = tonumber(redis.call('GET', KEYS[12]) or '0') or 0
-if tonumber(ARGV[1]) > current then
-  redis.call('SET', KEYS[12], ARGV[1])
+local proposed = tonumber(ARGV[1])
+if proposed > current then
+  redis.call('SET', KEYS[12], string.format('%d', proposed - 1))
+  redis.call('INCR', KEYS[12])
   return 1
 end
 return 0

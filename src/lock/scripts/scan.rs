@@ -16,8 +16,10 @@ use crate::lock::wire::lua::Lua;
 /// (`scripts::LONGEST_TTL_MS`).
 ///
 /// Returns {TIME seconds, TIME microseconds, token or false, PTTL lock, holder record or false,
-/// PTTL holder, {PTTL fence, OBJECT IDLETIME fence or -1, TYPE fence, OBJECT ENCODING fence}
-/// or false (`TYPE` and `OBJECT` leave the access time alone), ZCARD queue, PTTL queue,
+/// PTTL holder, {PTTL fence, OBJECT IDLETIME fence or -1, TYPE fence, OBJECT ENCODING fence,
+/// and its value where it is a string not stored as a number (`int`)} or false (`TYPE` and
+/// `OBJECT` leave the access time alone; GET, after the idle time is read, does not: see
+/// `lock::FENCE_PROPOSE`, which writes an `int`), ZCARD queue, PTTL queue,
 /// PTTL lease, PTTL waiters, PTTL tickets, {token, ticket, lease or false, record or false}*
 /// (the first waiters by ticket, as INSPECT gives them to `status`), {token, lease, ...} (lapsed
 /// leases: at or before the master's time in ms, as the queue's own scripts count them), {live
@@ -51,6 +53,9 @@ local fence = false
 if redis.call('EXISTS', KEYS[12]) == 1 then
   fence = {redis.call('PTTL', KEYS[12]), try('OBJECT', 'IDLETIME', KEYS[12]) or -1,
            kind(KEYS[12]), try('OBJECT', 'ENCODING', KEYS[12]) or ''}
+  if fence[3] == 'string' and fence[4] ~= 'int' and fence[4] ~= '' then
+    fence[5] = try('GET', KEYS[12])
+  end
 end
 local limit = tonumber(ARGV[1])
 local waiters = {}

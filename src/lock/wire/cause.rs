@@ -9,8 +9,18 @@
 //! The classification reads the error codes Redis puts first in an error reply (`WRONGPASS`,
 //! `NOAUTH`, `NOPERM`, `READONLY`, `OOM`, `WRONGTYPE`, ...) and, for servers that answer a
 //! renamed or disabled command with a plain `ERR unknown command`, that phrase.
+//!
+//! **An ACL refusal names the command and the user, whoever words it.** Servers say it three
+//! ways: `NOPERM User ci has no permissions to run the 'evalsha' command` (Redis 7.2, Valkey;
+//! Redis 7.0 says "this user"), and inside a script Valkey's `ERR ACL failure in script: User
+//! ci has no permissions to run the 'pexpireat' command ...` but Redis's `ERR The user executing
+//! the script can't run this command or subcommand script: SHA, on @user_script:106.`, which
+//! names neither. What a refusal leaves out, the node that got it knows: the user it logged in
+//! as, and the script it ran, whose line 106 names the command. It adds them in a note
+//! (`node::acl_note`) that this classification reads as it reads the servers' words.
 
 use super::node::NodeError;
+use super::node::acl_note::{AS_USER, RUNS, SCRIPT_REFUSAL, quoted};
 
 /// The cause of one master's failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,11 +34,8 @@ pub enum Cause {
     UnneededPassword,
     /// The database number in the URL (`/N`) does not exist there (SELECT refused).
     Database,
-    /// The user may not run a command redlock needs (`NOPERM`); the command, when named.
-    Permission(Option<String>),
-    /// The user may run EVAL but not a command a script calls (Redis answers "The user executing
-    /// the script can't run this command", with no error code and no command named).
-    ScriptPermission,
+    /// The user may not run a command redlock needs, or one its scripts run.
+    Permission(Refusal),
     /// The master does not run scripts: EVAL/EVALSHA renamed or disabled, or Lua unavailable.
     ScriptsUnavailable,
     /// The server is a read-only replica, not a master (`READONLY`).
@@ -61,7 +68,6 @@ impl Cause {
                 | Cause::UnneededPassword
                 | Cause::Database
                 | Cause::Permission(_)
-                | Cause::ScriptPermission
                 | Cause::ScriptsUnavailable
                 | Cause::Replica
                 | Cause::Tls
@@ -87,18 +93,7 @@ impl Cause {
                  has 16 by default, 0 to 15)"
                     .into()
             }
-            Cause::Permission(Some(command)) => format!(
-                "its ACL user may not run {command}: grant it (docs/configuration-and-tls.md \
-                 lists every command redlock needs; see `redlock doctor`)"
-            ),
-            Cause::Permission(None) => "its ACL user lacks a permission redlock needs: grant \
-                                        it (docs/configuration-and-tls.md lists every command \
-                                        redlock needs)"
-                .into(),
-            Cause::ScriptPermission => "its ACL user may not run a command that redlock's scripts \
-                                        run: grant it (docs/configuration-and-tls.md lists \
-                                        every command redlock needs)"
-                .into(),
+            Cause::Permission(refusal) => refusal.advice(),
             Cause::ScriptsUnavailable => {
                 "it does not run Lua scripts (EVAL/EVALSHA renamed or disabled): redlock needs \
                  them"
@@ -129,6 +124,46 @@ impl Cause {
                     .into()
             }
             Cause::Other => "see the master's answer".into(),
+        }
+    }
+}
+
+/// What an ACL refusal says, or the note beside it (`node::acl_note`): the command and the
+/// user, where known, and whether it was a command inside one of redlock's scripts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub command: Option<String>,
+    pub user: Option<String>,
+    pub in_script: bool,
+}
+
+impl Refusal {
+    fn advice(&self) -> String {
+        const LIST: &str = "docs/configuration-and-tls.md lists every command redlock needs";
+        let user = match &self.user {
+            Some(user) => format!("its ACL user {user:?}"),
+            None => "its ACL user".into(),
+        };
+        let scripts = if self.in_script {
+            ", which redlock's scripts run"
+        } else {
+            ""
+        };
+        match (&self.command, &self.user) {
+            (Some(command), Some(name)) => format!(
+                "{user} may not run {command}{scripts}: grant it (ACL SETUSER {name} +{}; \
+                 {LIST}; see `redlock doctor`)",
+                command.to_ascii_lowercase()
+            ),
+            (Some(command), None) => {
+                format!("{user} may not run {command}{scripts}: grant it ({LIST})")
+            }
+            (None, _) if self.in_script => {
+                format!(
+                    "{user} may not run a command that redlock's scripts run: grant it ({LIST})"
+                )
+            }
+            (None, _) => format!("{user} lacks a permission redlock needs: grant it ({LIST})"),
         }
     }
 }
@@ -171,10 +206,17 @@ pub fn cause(error: &NodeError) -> Cause {
         || refused("AUTH")
     {
         Cause::Authentication
-    } else if has("NOPERM") {
-        Cause::Permission(permission_command(text))
-    } else if lower.contains("user executing the script can't run") {
-        Cause::ScriptPermission
+    } else if has("NOPERM")
+        || lower.contains(SCRIPT_REFUSAL)
+        || lower.contains("acl failure in script")
+    {
+        Cause::Permission(Refusal {
+            command: quoted(text, "run the '", &['\''])
+                .or_else(|| quoted(text, RUNS, &[')']))
+                .map(|command| command.to_ascii_uppercase()),
+            user: quoted(text, "User ", &[' ']).or_else(|| quoted(text, AS_USER, &[',', ')'])),
+            in_script: lower.contains("script"),
+        })
     } else if has("READONLY") {
         Cause::Replica
     } else if has("OOM") {
@@ -206,16 +248,10 @@ fn unknown_script_command(lower: &str) -> bool {
     lower.contains("unknown command") && (lower.contains("eval") || lower.contains("script"))
 }
 
-/// The command named in a NOPERM reply: "... has no permissions to run the 'evalsha' command".
-fn permission_command(text: &str) -> Option<String> {
-    let start = text.find("run the '")? + "run the '".len();
-    let end = text[start..].find('\'')? + start;
-    Some(text[start..end].to_ascii_uppercase())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lock::wire::node::acl_note::permission_note;
 
     fn server(text: &str) -> Cause {
         cause(&NodeError::Server(text.into()))
@@ -236,14 +272,14 @@ mod tests {
         );
         assert_eq!(
             server("NOPERM User ci has no permissions to run the 'evalsha' command"),
-            Cause::Permission(Some("EVALSHA".into()))
+            refusal(Some("EVALSHA"), Some("ci"), false)
         );
         assert_eq!(
             server(
                 "ERR The user executing the script can't run this command or subcommand script: \
                  b2e7dcaa7c07082e6906fa09d9ded43b417a342f, on @user_script:106."
             ),
-            Cause::ScriptPermission
+            refusal(None, None, true)
         );
         assert_eq!(
             server("READONLY You can't write against a read only replica."),
@@ -279,6 +315,78 @@ mod tests {
         assert_eq!(
             server("CLUSTERDOWN Hash slot not served"),
             Cause::ClusterDown
+        );
+    }
+
+    fn refusal(command: Option<&str>, user: Option<&str>, in_script: bool) -> Cause {
+        Cause::Permission(Refusal {
+            command: command.map(Into::into),
+            user: user.map(Into::into),
+            in_script,
+        })
+    }
+
+    /// Issue 48: each server's words for a refused command, inside a script or not, as
+    /// Redis 7.0.15, Valkey 8.1.8 and Valkey 9.1.2 write them, with the node's note where one
+    /// leaves something out: the same cause, naming the command and the user.
+    #[test]
+    fn acl_refusals_name_the_command_and_the_user_in_every_servers_words() {
+        let script = "local a = redis.call('GET', KEYS[1])\nredis.call('PEXPIREAT', KEYS[1], 1)";
+        let noted = |text: &str| {
+            let note = permission_note(text, "ci", Some(script));
+            server(&note.unwrap_or_else(|| text.to_string()))
+        };
+        let in_script = refusal(Some("PEXPIREAT"), Some("ci"), true);
+        // Redis 7.0: neither named; line 2 of the script runs PEXPIREAT.
+        assert_eq!(
+            noted(
+                "ERR The user executing the script can't run this command or subcommand script: \
+                 92a511013104ea9318147493f0f946dff889947c, on @user_script:2."
+            ),
+            in_script
+        );
+        // Valkey 9.1 (EVAL: no SHA1) and 8.1: both named, nothing added.
+        for valkey in [
+            "ERR ACL failure in script: User ci has no permissions to run the 'pexpireat' \
+             command script: on @user_script:2.",
+            "ERR ACL failure in script: User ci has no permissions to run the 'pexpireat' \
+             command script: 92a511013104ea9318147493f0f946dff889947c, on @user_script:2.",
+        ] {
+            assert_eq!(permission_note(valkey, "ci", Some(script)), None);
+            assert_eq!(server(valkey), in_script);
+        }
+        // Outside a script: Redis 7.0 says "this user", Valkey (and Redis 7.2) the name.
+        let eval = refusal(Some("EVAL"), Some("ci"), false);
+        assert_eq!(
+            noted("NOPERM this user has no permissions to run the 'eval' command"),
+            eval
+        );
+        assert_eq!(
+            noted("NOPERM User ci has no permissions to run the 'eval' command"),
+            eval
+        );
+        // A line that calls two commands, or none by name: the command is not guessed.
+        let two = "redis.call('GET', KEYS[1]) redis.call('PEXPIREAT', KEYS[1], 1)";
+        let text = "ERR The user executing the script can't run this command or subcommand \
+                    script: 92a5, on @user_script:1.";
+        let note = permission_note(text, "default", Some(two)).unwrap();
+        assert_eq!(server(&note), refusal(None, Some("default"), true));
+        // The advice names both, and how to grant it.
+        let Cause::Permission(refused) = &in_script else {
+            unreachable!()
+        };
+        let advice = refused.advice();
+        assert!(
+            advice
+                .contains("its ACL user \"ci\" may not run PEXPIREAT, which redlock's scripts run")
+                && advice.contains("ACL SETUSER ci +pexpireat"),
+            "{advice}"
+        );
+        assert!(in_script.is_configuration());
+        // Not a refusal: no note.
+        assert_eq!(
+            permission_note("ERR something else", "ci", Some(script)),
+            None
         );
     }
 

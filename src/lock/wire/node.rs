@@ -40,6 +40,7 @@ use rustls::pki_types::ServerName;
 use tokio::net::{TcpStream, UnixStream};
 use tokio_rustls::TlsConnector;
 
+pub(super) mod acl_note;
 mod tls_port;
 mod tls_words;
 
@@ -240,7 +241,7 @@ impl Node {
             {
                 Ok(pipe)
             }
-            Ok(Reply::Error(refused)) => Err(NodeError::Server(describe(&refused))),
+            Ok(Reply::Error(refused)) => Err(self.refused(&refused, None)),
             Ok(other) => Err(NodeError::BadReply(format!(
                 "unexpected answer to {}: {other}",
                 String::from_utf8_lossy(verb)
@@ -314,7 +315,16 @@ impl Node {
     /// any more (see `pipe`), taken; as a request's error would read.
     pub fn take_unwanted_refusal(&self) -> Option<NodeError> {
         let refused = self.cached()?.pipe.take_unwanted_error()?;
-        Some(NodeError::Server(describe(&refused)))
+        Some(self.refused(&refused, None))
+    }
+
+    /// An error reply (to `script`, if it answers one) as a request's error, with what an ACL
+    /// refusal leaves out noted: the user this connection logged in as, the command the
+    /// script's line runs (see `acl_note`).
+    fn refused(&self, refused: &str, script: Option<&str>) -> NodeError {
+        let line = describe(refused);
+        let user = self.master.login().username.as_deref().unwrap_or("default");
+        NodeError::Server(acl_note::permission_note(&line, user, script).unwrap_or(line))
     }
 
     fn cached(&self) -> Option<Connection> {
@@ -404,7 +414,7 @@ impl Node {
                 .eval("EVAL", script.code, keys, args, asking)
                 .await;
         }
-        self.settle(connection, answer).await
+        self.settle(connection, answer, Some(script.code)).await
     }
 
     /// Runs one plain command (for diagnostics such as `doctor`, and reads that no script
@@ -418,14 +428,20 @@ impl Node {
         let (connection, _) = self.connection().await?;
         let encode = |out: &mut Vec<u8>| resp::encode(out, args.len(), args.iter().copied());
         let answer = connection.send(encode, asking).await;
-        self.settle(&connection, answer).await
+        self.settle(&connection, answer, None).await
     }
 
     /// An answer as the caller wants it: an error reply is an error (the connection stays),
-    /// a broken connection is forgotten, so that the next request reconnects.
-    async fn settle(&self, connection: &Connection, answer: Answer) -> Result<Reply, NodeError> {
+    /// a broken connection is forgotten, so that the next request reconnects. `script` is the
+    /// source of the script it answers, if any.
+    async fn settle(
+        &self,
+        connection: &Connection,
+        answer: Answer,
+        script: Option<&str>,
+    ) -> Result<Reply, NodeError> {
         match answer {
-            Ok(Reply::Error(refused)) => Err(NodeError::Server(describe(&refused))),
+            Ok(Reply::Error(refused)) => Err(self.refused(&refused, script)),
             Ok(reply) => Ok(reply),
             Err(broken) => {
                 self.drop_broken(connection);

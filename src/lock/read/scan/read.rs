@@ -6,6 +6,7 @@ use std::time::Duration;
 pub use super::fields::Ttl;
 use super::fields::{pttl, unlike};
 use super::slots::{SlotsRead, slots_read};
+use crate::lock::scripts::lock::counter;
 use crate::lock::scripts::replies::{QueuedWaiter, queued_waiters};
 use crate::lock::scripts::scan::READ;
 use crate::lock::scripts::shared::{Share, shares_of};
@@ -140,12 +141,15 @@ fn decode(reply: &Reply) -> Option<LockRead> {
                 idle: u64::try_from(*idle).ok().map(Duration::from_secs),
                 malformed: match kind {
                     // '' where the ACL refused TYPE or OBJECT: not known, so not a finding.
-                    [kind, encoding] => match (kind.text()?.as_str(), encoding.text()) {
-                        ("", _) | ("string", None) => None,
-                        ("string", Some(encoding)) if encoding == "int" || encoding.is_empty() => {
-                            None
-                        }
-                        ("string", _) => Some(Malformed::Text),
+                    [kind, _, rest @ ..] => match (kind.text()?.as_str(), rest) {
+                        ("", _) => None,
+                        // Stored as a number (`int`), or its encoding not known: no value read.
+                        ("string", []) => None,
+                        // Judged by its value, as `--fence` reads it: the encoding of a number
+                        // is the server's choice (Valkey 9 keeps a script's SET as `embstr`).
+                        // (A GET the ACL refused reads as nil: 0, no finding.)
+                        ("string", [value]) => counter(value).is_none().then_some(Malformed::Text),
+                        ("string", _) => return None,
                         (other, _) => Some(Malformed::Type(other.to_string())),
                     },
                     _ => None,
