@@ -52,9 +52,12 @@
 //!   READ_WAIT did: it joins the superseding line, and the superseding waiter, older than it,
 //!   leaves as superseded by a reader.
 //!
-//! # Bounds and cost
-//! Printed by `cargo test --test models policies -- --nocapture`; the figures are in the
-//! tests' comments (tests/queue_model/policies/checks.rs).
+//! # Bounds and cost (debug build, `cargo test --test models policies -- --nocapture`)
+//! A holder and the two waiters, for each of four pairs of tickets and orders: 415 333 states
+//! (106 509 distinct), 35 or 36 steps deep, 2 to 4 s each on two loaded cores. The known-bad
+//! rules, searched breadth first until caught: `AnyPolicyRefusal` after 20 333 states (7 581
+//! distinct, 10 steps: both waiters refused), `NoFifoCheck` after 32 959 (11 703, 11 steps:
+//! the superseding waiter leaves as superseded by the first-come one).
 
 use stateright::{Model, Property};
 
