@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::report::{Finding, Report, Severity, finding};
-use super::server::{self, Name};
+use super::server::{self, Name, parse_version};
 use crate::lock::{MasterFailure, NodeError};
 
 /// Clock skew between masters above this is worth a warning: Redlock tolerates offsets (it
@@ -383,16 +383,6 @@ fn servers(report: &Report) -> Vec<&Report> {
 
 /// The oldest Redis the test suite runs against (scripts/test-redis-versions).
 const OLDEST_TESTED: (u32, u32, u32) = (6, 2, 0);
-
-/// `"7.0.15"` -> (7, 0, 15).
-pub(super) fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
-    let mut parts = text.split('.').map(|p| p.parse::<u32>().ok());
-    Some((
-        parts.next()??,
-        parts.next()??,
-        parts.next().flatten().unwrap_or(0),
-    ))
-}
 
 #[cfg(test)]
 pub(super) mod tests;

@@ -25,7 +25,7 @@
 //! - KeyDB writes its own version in `redis_version`, and has a `# KeyDB` section
 //!   (`mvcc_depth`), `storage_provider` in the memory section and `features` in the server
 //!   section (6.3); an active replica's role is `active-replica`, and one replicating from
-//!   several masters (multi-master) lists `connected_masters` and `master_1_host` beside
+//!   several masters (multi-master) lists `connected_masters` and `master_<n>_host` beside
 //!   `master_host` (Snapchat/KeyDB src/server.cpp, genRedisInfoString, v6.3.4 and 603ebb27).
 //! - Dragonfly writes `dragonfly_version:df-v...` beside `redis_version` (dragonflydb/dragonfly
 //!   src/server/server_family.cc and src/server/version.cc.in, f8eca6d0). Its scripts are atomic
@@ -45,7 +45,6 @@
 //!   src/server/server.cc, 5fccd57c); its EVAL is an `exclusive` command, run alone
 //!   (src/commands/cmd_script.cc).
 
-use super::checks::parse_version;
 use super::report::{Finding, Severity, finding};
 use crate::lock::NodeError;
 
@@ -304,6 +303,17 @@ pub fn check(server: &Server, scripts_refused: Option<&NodeError>) -> Finding {
             ),
         ),
     }
+}
+
+/// `"7.0.15"` -> (7, 0, 15). Here, below `checks`, which reads the version too: a server's
+/// version is read where the server is told.
+pub(super) fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = text.split('.').map(|p| p.parse::<u32>().ok());
+    Some((
+        parts.next()??,
+        parts.next()??,
+        parts.next().flatten().unwrap_or(0),
+    ))
 }
 
 #[cfg(test)]
