@@ -30,9 +30,11 @@ fn measured(cmd: &mut Command) -> Measured {
     let measured = run_measured(cmd, CEILING_KIB, Duration::from_secs(60));
     // For the record (shown with --nocapture).
     eprintln!(
-        "redlock {:?}: peak RSS {} KiB in {:?}",
+        "redlock {:?}: peak RSS {} KiB ({} KiB anonymous, {} KiB of files) in {:?}",
         cmd.get_args().collect::<Vec<_>>(),
         measured.peak_rss_kib,
+        measured.peak_anon_kib,
+        measured.peak_file_kib,
         measured.elapsed
     );
     assert!(

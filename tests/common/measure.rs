@@ -11,22 +11,30 @@ pub struct Measured {
     pub output: Output,
     /// Peak resident set size in KiB: the largest VmHWM seen (see [`run_measured`]).
     pub peak_rss_kib: u64,
+    /// The largest anonymous and file-backed parts of the resident set seen in one read
+    /// (RssAnon, RssFile): which of the two a peak was made of, when the bound fails.
+    pub peak_anon_kib: u64,
+    pub peak_file_kib: u64,
     pub elapsed: Duration,
     /// Why the watchdog killed it, if it did.
     pub killed: Option<String>,
 }
 
 impl Measured {
-    /// For assertion messages.
+    /// For assertion messages: what it wrote, then the figures, last, where a log cut to
+    /// its tail (as CI's summary is) still shows them.
     pub fn describe(&self) -> String {
         format!(
-            "peak RSS {} KiB after {:?}{}\n{}",
+            "{}\npeak RSS {} KiB (at most {} KiB anonymous, {} KiB of files in one read) after \
+             {:?}{}",
+            describe(&self.output),
             self.peak_rss_kib,
+            self.peak_anon_kib,
+            self.peak_file_kib,
             self.elapsed,
             self.killed
                 .as_ref()
                 .map_or(String::new(), |why| format!(", killed: {why}")),
-            describe(&self.output)
         )
     }
 }
@@ -51,12 +59,16 @@ pub fn run_measured(cmd: &mut Command, ceiling_kib: u64, timeout: Duration) -> M
     let stderr = Captured::stderr_of(&mut child);
     let mut killed = None;
     let mut peak = 0;
+    let (mut peak_anon, mut peak_file) = (0, 0);
     let status = loop {
         if let Some(status) = child.try_wait().expect("try_wait") {
             break status;
         }
         // Read before the exit check of the next turn: a process that is gone reads as 0.
-        peak = peak.max(high_water_kib(child.id()));
+        let read = resident_kib(child.id());
+        peak = peak.max(read.high_water);
+        peak_anon = peak_anon.max(read.anon);
+        peak_file = peak_file.max(read.file);
         if killed.is_none() {
             if peak > ceiling_kib {
                 killed = Some(format!("over the ceiling of {ceiling_kib} KiB"));
@@ -81,18 +93,37 @@ pub fn run_measured(cmd: &mut Command, ceiling_kib: u64, timeout: Duration) -> M
             stderr: stderr.bytes(),
         },
         peak_rss_kib: peak,
+        peak_anon_kib: peak_anon,
+        peak_file_kib: peak_file,
         elapsed,
         killed,
     }
 }
 
-/// VmHWM of `pid` in KiB: the most it ever had resident (0 once it is gone).
-fn high_water_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|status| {
-            let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-            line.split_whitespace().nth(1)?.parse().ok()
-        })
-        .unwrap_or(0)
+/// What /proc says of a process's resident set, in KiB (all 0 once it is gone).
+#[derive(Default)]
+struct Resident {
+    /// VmHWM: the most it ever had resident.
+    high_water: u64,
+    /// RssAnon and RssFile: its anonymous and file-backed pages now.
+    anon: u64,
+    file: u64,
+}
+
+fn resident_kib(pid: u32) -> Resident {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return Resident::default();
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|line| line.split_whitespace().nth(1)?.parse().ok())
+            .unwrap_or(0)
+    };
+    Resident {
+        high_water: field("VmHWM:"),
+        anon: field("RssAnon:"),
+        file: field("RssFile:"),
+    }
 }
