@@ -28,15 +28,24 @@ fn connect(url: &str) -> Inspector {
 
 /// Publishes one message on the wake channel of the (one) waiter queued for `key`, found in
 /// the queue on that master; how many subscribers got it.
+///
+/// The waiter's place is waited for, not read once: the waiter logs "(queued with ticket N)"
+/// when its subscription is made, and its place in the queue appears only when its first turn
+/// joins it, a few milliseconds later (about 20 under qemu-user), so a test that went on from
+/// that line could find the queue still empty.
 fn publish(connection: &mut impl redis::ConnectionLike, key: &str, payload: &[u8]) -> i64 {
-    let queued: Vec<String> = redis::cmd("ZRANGE")
-        .arg(format!("__redlock:{{{key}}}:queue:{key}"))
-        .arg(0)
-        .arg(-1)
-        .query(connection)
-        .expect("ZRANGE");
+    let mut queued: Vec<String> = Vec::new();
+    let placed = eventually(Duration::from_secs(10), || {
+        queued = redis::cmd("ZRANGE")
+            .arg(format!("__redlock:{{{key}}}:queue:{key}"))
+            .arg(0)
+            .arg(-1)
+            .query(connection)
+            .expect("ZRANGE");
+        !queued.is_empty()
+    });
     let [token] = &queued[..] else {
-        panic!("expected one waiter in the queue, found {queued:?}");
+        panic!("expected one waiter in the queue (placed: {placed}), found {queued:?}");
     };
     redis::cmd("PUBLISH")
         .arg(wake_channel(key, token))
