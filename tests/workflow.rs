@@ -77,7 +77,23 @@ fn release_with_a_wrong_or_expired_token_leaves_the_other_holders_lock_intact() 
     );
 
     // Expired token: the lock expired and someone else took it since.
-    let stale = acquire(&cluster, "short", "300ms");
+    // A node timeout of its own: the default, TTL/20 (15 ms), is less than a master's first
+    // answer takes on a slow machine (under qemu-user, every redlock start translates the
+    // code it runs first), and the test is about the token, not that budget.
+    let output = redlock(
+        &cluster,
+        &[
+            "acquire",
+            "--key",
+            "short",
+            "--ttl",
+            "300ms",
+            "--node-timeout",
+            "100ms",
+        ],
+    );
+    assert!(output.status.success(), "{}", describe(&output));
+    let stale = stdout(&output);
     std::thread::sleep(Duration::from_millis(500));
     let fresh = acquire(&cluster, "short", "30s");
     let output = redlock(&cluster, &["release", "--key", "short", "--token", &stale]);
