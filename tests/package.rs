@@ -4,12 +4,15 @@
 //! fields; the binary, run from the unpacked package against real masters; `man` with
 //! warnings on, for every page; bash, for the completion; `sha256sum -c`; and
 //! `systemd-analyze verify` and a run of the command line of each systemd example. The static
-//! (musl) archive's binary is tested in an empty root: `package_static`.
+//! (musl) archive's binary is tested in an empty root: `package_static`; the aarch64 artifacts
+//! (its archive, .deb and image, and the multi-arch image index) in `package_arm64`, their
+//! binary run under qemu-user on this x86_64 host.
 //!
 //! Slow, so a plain `cargo test` skips them; `scripts/test` (and so CI) runs them after the
 //! suite, with `cargo test --test package -- --ignored`.
 
 mod common;
+mod package_arm64;
 mod package_static;
 // The OCI image (scripts/image), run by runc.
 mod package_image;
@@ -30,6 +33,12 @@ struct Artifacts {
     static_archive: PathBuf,
     /// The OCI image of the static build (scripts/image), an archive of its layout.
     pub image: PathBuf,
+    /// The aarch64 (arm64) artifacts: its package, static archive and image.
+    arm_deb: PathBuf,
+    arm_archive: PathBuf,
+    arm_image: PathBuf,
+    /// The multi-arch image: an index of the two images (scripts/image-index).
+    image_index: PathBuf,
     sums: PathBuf,
     /// The package unpacked (`dpkg-deb -x`) under a root of its own, as it installs.
     root: PathBuf,
@@ -37,6 +46,9 @@ struct Artifacts {
     unpacked: PathBuf,
     /// The static archive unpacked: its one top directory.
     static_unpacked: PathBuf,
+    /// The arm64 package unpacked, and the aarch64 archive.
+    arm_root: PathBuf,
+    arm_unpacked: PathBuf,
 }
 
 fn repo() -> &'static Path {
@@ -95,25 +107,47 @@ fn build() -> Result<Artifacts, String> {
             )),
         }
     };
-    let deb = printed("package", ".deb")?;
+    let deb = printed("package", &format!("_{}.deb", debian_architecture()))?;
     let archive = printed("archive", "-linux-gnu.tar.gz")?;
-    let static_archive = printed("static archive", "-linux-musl.tar.gz")?;
-    let image = printed("image", "-oci.tar")?;
+    let static_archive = printed(
+        "static archive",
+        &format!("-{}.tar.gz", common::static_target()),
+    )?;
+    let image = printed("image", &format!("-{}-oci.tar", oci_architecture(&cpu())))?;
+    let arm_deb = printed("arm64 package", "_arm64.deb")?;
+    let arm_archive = printed("aarch64 archive", "-aarch64-unknown-linux-musl.tar.gz")?;
+    let arm_image = printed("arm64 image", "-arm64-oci.tar")?;
+    let index_name = format!("/redlock-{}-oci.tar", env!("CARGO_PKG_VERSION"));
+    let image_index = printed("multi-arch image", &index_name)?;
     let sums = printed("checksum file", "/SHA256SUMS")?;
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("package");
     let _ = std::fs::remove_dir_all(&work);
     let root = work.join("root");
     std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
     succeed(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&root))?;
+    let arm_root = work.join("arm-root");
+    std::fs::create_dir_all(&arm_root).map_err(|e| format!("{}: {e}", arm_root.display()))?;
+    succeed(
+        Command::new("dpkg-deb")
+            .arg("-x")
+            .arg(&arm_deb)
+            .arg(&arm_root),
+    )?;
     Ok(Artifacts {
         unpacked: unpack(&archive, &work.join("archive"))?,
         static_unpacked: unpack(&static_archive, &work.join("static-archive"))?,
+        arm_unpacked: unpack(&arm_archive, &work.join("arm-archive"))?,
         deb,
         archive,
         static_archive,
         image,
+        arm_deb,
+        arm_archive,
+        arm_image,
+        image_index,
         sums,
         root,
+        arm_root,
     })
 }
 
@@ -179,6 +213,15 @@ fn files_in(dir: &str) -> Vec<String> {
 fn cpu() -> String {
     let target = common::host_target();
     target.split('-').next().unwrap().to_string()
+}
+
+/// What OCI image configurations call a CPU ("amd64" for x86_64, "arm64" for aarch64).
+fn oci_architecture(cpu: &str) -> &str {
+    match cpu {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    }
 }
 
 fn debian_architecture() -> String {
@@ -491,6 +534,10 @@ fn sha256sums_checks_every_artifact() {
         format!("{}: OK", name(&artifacts.static_archive)),
         format!("{}: OK", name(&artifacts.deb)),
         format!("{}: OK", name(&artifacts.image)),
+        format!("{}: OK", name(&artifacts.arm_deb)),
+        format!("{}: OK", name(&artifacts.arm_archive)),
+        format!("{}: OK", name(&artifacts.arm_image)),
+        format!("{}: OK", name(&artifacts.image_index)),
     ];
     expected.sort();
     assert_eq!(lines, expected);

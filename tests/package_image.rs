@@ -19,7 +19,7 @@ use tempfile::TempDir;
 use super::{repo, run};
 use crate::common::{self, Captured, Pki, Server, describe, eventually};
 
-mod oci;
+pub(crate) mod oci;
 
 use oci::{Container, entrypoint, image, tag};
 
@@ -234,12 +234,7 @@ fn the_image_is_described_by_oci_annotations_and_runs_redlock_as_a_non_root_user
     for entry in config["history"].as_array().unwrap() {
         assert_eq!(entry["created"], json!(created), "{config}");
     }
-    let architecture = match super::cpu().as_str() {
-        "x86_64" => "amd64",
-        "aarch64" => "arm64",
-        other => other,
-    }
-    .to_string();
+    let architecture = super::oci_architecture(&super::cpu()).to_string();
     assert_eq!(config["architecture"], json!(architecture), "{config}");
     assert_eq!(config["os"], "linux", "{config}");
     assert_eq!(config["config"]["User"], format!("{UID}:{UID}"), "{config}");

@@ -7,7 +7,7 @@
 //! /etc/passwd, a signal forwarded, SIGKILL. And on this host, both builds as a uid that has
 //! no passwd entry (the native one asks the name service, through NSS).
 
-mod root;
+pub(crate) mod root;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! How a binary is linked, read from its ELF headers (as `readelf -l -d` shows them), so that
 //! no test depends on `file` or binutils being installed: the program interpreter (the dynamic
-//! loader a dynamically linked binary names) and the count of shared libraries it needs.
-//! 64-bit little-endian only: the targets redlock ships for.
+//! loader a dynamically linked binary names), the count of shared libraries it needs, and the
+//! CPU it was built for (e_machine). 64-bit little-endian only: the targets redlock ships for.
 
 use std::path::Path;
 
@@ -12,6 +12,8 @@ pub struct Linkage {
     pub interpreter: Option<String>,
     /// How many DT_NEEDED entries the dynamic section has (shared libraries to load).
     pub needed: usize,
+    /// e_machine: the CPU the code is for ([`EM_X86_64`], [`EM_AARCH64`]).
+    pub machine: u16,
 }
 
 impl Linkage {
@@ -19,7 +21,19 @@ impl Linkage {
     pub fn is_static(&self) -> bool {
         self.interpreter.is_none() && self.needed == 0
     }
+
+    /// The CPU as a target triple names it ("x86_64", "aarch64").
+    pub fn cpu(&self) -> &'static str {
+        match self.machine {
+            EM_X86_64 => "x86_64",
+            EM_AARCH64 => "aarch64",
+            other => panic!("an ELF for machine {other}, which redlock is not built for"),
+        }
+    }
 }
+
+pub const EM_X86_64: u16 = 62;
+pub const EM_AARCH64: u16 = 183;
 
 const PT_DYNAMIC: u32 = 2;
 const PT_INTERP: u32 = 3;
@@ -47,6 +61,7 @@ pub fn linkage(path: &Path) -> Linkage {
     let mut linkage = Linkage {
         interpreter: None,
         needed: 0,
+        machine: u16_at(18),
     };
     for header in (0..count).map(|i| table + i * entry) {
         let (offset, size) = (u64_at(header + 8) as usize, u64_at(header + 32) as usize);

@@ -23,12 +23,18 @@ pub fn static_target() -> String {
     format!("{}-unknown-linux-musl", host.split('-').next().unwrap())
 }
 
-/// The target `binary` was built for, as its `--version` must name it: the host's, or for a
-/// static binary (no loader, no library: [`super::elf`]) the static target.
+/// The target `binary` was built for, as its `--version` must name it, read from its ELF
+/// header ([`super::elf`]): its CPU (an aarch64 build tested on an x86_64 host, under
+/// emulation, names aarch64), and for a static binary (no loader, no library) the musl target
+/// of that CPU, else the host's target.
 pub fn target_of(binary: &Path) -> String {
-    match super::elf::linkage(binary).is_static() {
-        true => static_target(),
-        false => host_target(),
+    let linkage = super::elf::linkage(binary);
+    let host = host_target();
+    let cpu = linkage.cpu();
+    match linkage.is_static() {
+        true => format!("{cpu}-unknown-linux-musl"),
+        false if host.starts_with(&format!("{cpu}-")) => host,
+        false => format!("{cpu}-unknown-linux-gnu"),
     }
 }
 

@@ -31,14 +31,24 @@ pub struct Image {
 
 pub fn image() -> &'static Image {
     static IMAGE: OnceLock<Image> = OnceLock::new();
-    IMAGE.get_or_init(|| {
-        let archive = image_archive();
+    IMAGE.get_or_init(|| Image::read(image_archive(), "image-layout"))
+}
+
+/// The arm64 image scripts/package made.
+pub fn arm64_image() -> &'static Image {
+    static IMAGE: OnceLock<Image> = OnceLock::new();
+    IMAGE.get_or_init(|| Image::read(crate::artifacts().arm_image.clone(), "arm64-image-layout"))
+}
+
+impl Image {
+    /// `archive` extracted into `dir` (under the tests' temporary directory) and checked.
+    fn read(archive: PathBuf, dir: &str) -> Image {
         assert!(
             archive.is_file(),
             "no image at {}: build it with scripts/package (or scripts/image STATIC-BINARY DIR)",
             archive.display()
         );
-        let layout = Path::new(env!("CARGO_TARGET_TMPDIR")).join("image-layout");
+        let layout = Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir);
         let _ = std::fs::remove_dir_all(&layout);
         std::fs::create_dir_all(&layout).unwrap();
         run(Command::new("tar")
@@ -65,16 +75,16 @@ pub fn image() -> &'static Image {
             config,
             layer,
         }
-    })
+    }
 }
 
-fn json_file(path: &Path) -> Value {
+pub fn json_file(path: &Path) -> Value {
     let text = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_slice(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// The blob a descriptor names, checked to be what the descriptor says: its sha256 and size.
-fn blob_path(layout: &Path, descriptor: &Value) -> PathBuf {
+pub fn blob_path(layout: &Path, descriptor: &Value) -> PathBuf {
     let digest = descriptor["digest"].as_str().expect("a digest");
     let hex = digest.strip_prefix("sha256:").expect(digest);
     let path = layout.join("blobs/sha256").join(hex);
@@ -90,7 +100,7 @@ fn blob_path(layout: &Path, descriptor: &Value) -> PathBuf {
     path
 }
 
-fn blob_json(layout: &Path, descriptor: &Value) -> Value {
+pub fn blob_json(layout: &Path, descriptor: &Value) -> Value {
     json_file(&blob_path(layout, descriptor))
 }
 
@@ -118,6 +128,11 @@ pub struct Container {
 impl Container {
     /// `args`: the container's arguments, split at spaces.
     pub fn new(args: &str, binds: &[(&Path, &str)]) -> Container {
+        Container::of(image(), args, binds)
+    }
+
+    /// A container of `image` (the host's or the arm64 one).
+    pub fn of(image: &Image, args: &str, binds: &[(&Path, &str)]) -> Container {
         // runc runs containers as root here: a container of a non-root user needs the
         // privilege to switch to that user.
         // SAFETY: geteuid cannot fail and has no preconditions.
@@ -132,7 +147,6 @@ impl Container {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
-        let image = image();
         let dir = tempfile::tempdir().unwrap();
         let bundle = dir.path().join("bundle");
         let tag = tag();
@@ -146,7 +160,9 @@ impl Container {
         .unwrap_or_else(|why| panic!("{why}\n(umoci is in Debian's package umoci)"));
         let path = bundle.join("config.json");
         let mut config = json_file(&path);
-        let mut argv = entrypoint();
+        let mut argv: Vec<String> =
+            serde_json::from_value(image.config["config"]["Entrypoint"].clone())
+                .expect("an entrypoint");
         argv.extend(args.split_whitespace().map(str::to_string));
         config["process"]["args"] = json!(argv);
         config["process"]["terminal"] = json!(false);
