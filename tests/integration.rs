@@ -30,6 +30,7 @@ mod force_release;
 mod force_slots;
 mod foreign_bytes;
 mod generated;
+mod github_action;
 mod harness;
 mod hostile_input;
 mod job_control;

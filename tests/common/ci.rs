@@ -14,6 +14,7 @@
 //! - `jenkins`: a Pipeline `sh` step (jenkinsci/durable-task-plugin, hudson.util.ProcessTree).
 
 pub mod github;
+pub mod github_action;
 pub mod gitlab;
 pub mod jenkins;
 

@@ -1,0 +1,350 @@
+//! The Action's install step: the release is a directory with an archive named as
+//! scripts/package names the static build and a SHA256SUMS, served over HTTP by a server this
+//! test starts on loopback (no network). The archive's `redlock` is a symbolic link to the
+//! binary under test: what is tested is the step (the name for RUNNER_OS and RUNNER_ARCH, the
+//! sum, the unpacking, the tool cache, PATH), not the archive (tests/package.rs checks that),
+//! and gzipping a 100 MB debug build would cost seconds.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::Case;
+use crate::common::ci::github::Job;
+use crate::common::ci::github_action::Used;
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// A directory served over HTTP on loopback; keeps the paths it was asked for.
+struct Release {
+    dir: PathBuf,
+    url: String,
+    asked: Arc<Mutex<Vec<String>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Release {
+    /// Publishes this machine's archive and a SHA256SUMS that also lists another file.
+    fn publish(root: &Path) -> Release {
+        let dir = root.join("release");
+        std::fs::create_dir_all(&dir).unwrap();
+        let name = format!(
+            "redlock-{VERSION}-{}-unknown-linux-musl",
+            std::env::consts::ARCH
+        );
+        let staged = root.join("staged").join(&name);
+        std::fs::create_dir_all(&staged).unwrap();
+        let binary = std::fs::canonicalize(crate::common::redlock_binary()).unwrap();
+        std::os::unix::fs::symlink(binary, staged.join("redlock")).unwrap();
+        std::fs::write(dir.join("redlock_other.deb"), "another file\n").unwrap();
+        let archive = format!("{name}.tar.gz");
+        run(Command::new("tar")
+            .arg("-czf")
+            .arg(dir.join(&archive))
+            .arg("-C")
+            .arg(root.join("staged"))
+            .arg(&name));
+        let sums = run(Command::new("sha256sum")
+            .args(["redlock_other.deb", &archive])
+            .current_dir(&dir));
+        std::fs::write(dir.join("SHA256SUMS"), sums).unwrap();
+        Release::serve(dir)
+    }
+
+    fn serve(dir: PathBuf) -> Release {
+        let listener = crate::common::bind_test_port();
+        listener.set_nonblocking(true).unwrap();
+        let url = format!(
+            "http://127.0.0.1:{}/releases/v{VERSION}",
+            listener.local_addr().unwrap().port()
+        );
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (served, log, stopped) = (dir.clone(), asked.clone(), stop.clone());
+        std::thread::spawn(move || accept(&listener, &served, &log, &stopped));
+        Release {
+            dir,
+            url,
+            asked,
+            stop,
+        }
+    }
+
+    fn asked(&self) -> Vec<String> {
+        self.asked.lock().unwrap().clone()
+    }
+
+    /// The archive's name in this release.
+    fn archive(&self) -> String {
+        format!(
+            "redlock-{VERSION}-{}-unknown-linux-musl.tar.gz",
+            std::env::consts::ARCH
+        )
+    }
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Answers `GET /releases/vVERSION/NAME` with `dir/NAME` (404 for anything else), one
+/// connection at a time, until `stop`.
+fn accept(listener: &TcpListener, dir: &Path, asked: &Mutex<Vec<String>>, stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        let Ok((stream, _)) = listener.accept() else {
+            std::thread::sleep(Duration::from_millis(5));
+            continue;
+        };
+        stream.set_nonblocking(false).unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut request = String::new();
+        let _ = reader.read_line(&mut request);
+        // The headers, up to the empty line.
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line.trim() != "" {
+            line.clear();
+        }
+        let path = request.split_whitespace().nth(1).unwrap_or("").to_string();
+        asked.lock().unwrap().push(path.clone());
+        let prefix = format!("/releases/v{VERSION}/");
+        let file = path
+            .strip_prefix(&prefix)
+            .filter(|n| !n.contains('/'))
+            .map(|n| dir.join(n));
+        let mut stream = stream;
+        match file.and_then(|f| std::fs::read(f).ok()) {
+            Some(body) => {
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream
+                    .write_all(head.as_bytes())
+                    .and_then(|()| stream.write_all(&body));
+            }
+            None => {
+                let _ = stream.write_all(
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+            }
+        }
+    }
+}
+
+fn run(cmd: &mut Command) -> Vec<u8> {
+    let output = cmd.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        crate::common::describe(&output)
+    );
+    output.stdout
+}
+
+/// A job with no redlock on its PATH, its tool cache `cache`.
+fn bare_job(root: &Path, cache: &Path) -> Job {
+    std::fs::create_dir_all(root).unwrap();
+    let mut job = Job::new(root, BTreeMap::new());
+    job.tool_cache = cache.to_path_buf();
+    job
+}
+
+/// `mode: install` from `release`, with `env` for the step (to play another runner).
+fn install(case: &Case, job: &mut Job, release: &Release, with: &[(&str, &str)]) -> Used {
+    let mut inputs = vec![
+        ("mode", "install"),
+        ("release-url", release.url.as_str()),
+        ("version", VERSION),
+    ];
+    inputs.extend_from_slice(with);
+    let running = job.uses(&case.action, &inputs);
+    job.finish_action(running)
+}
+
+/// The step installs the archive for this runner, checked, into the tool cache, and puts it
+/// on the later steps' PATH; a second job on the same runner takes it from the cache without
+/// a download.
+#[test]
+fn install_puts_the_checked_release_on_path_and_caches_it() {
+    let case = Case::new();
+    let release = Release::publish(case.root.path());
+    let cache = case.root.path().join("tool-cache");
+    let mut job = bare_job(&case.root.path().join("first"), &cache);
+    let used = install(&case, &mut job, &release, &[]);
+    assert_eq!(
+        used.ended.status.code(),
+        Some(0),
+        "{}",
+        used.ended.describe()
+    );
+    assert_eq!(
+        release.asked(),
+        [
+            format!("/releases/v{VERSION}/SHA256SUMS"),
+            format!("/releases/v{VERSION}/{}", release.archive())
+        ]
+    );
+    let arch = if cfg!(target_arch = "x86_64") {
+        "x64"
+    } else {
+        "arm64"
+    };
+    let installed = cache.join("redlock").join(VERSION).join(arch);
+    assert!(
+        cache
+            .join("redlock")
+            .join(VERSION)
+            .join(format!("{arch}.complete"))
+            .exists()
+    );
+    let step = job.start("command -v redlock\nredlock --version\n", &BTreeMap::new());
+    let ran = job.finish(step);
+    assert_eq!(ran.status.code(), Some(0), "{}", ran.describe());
+    assert_eq!(
+        ran.stdout.lines().next(),
+        Some(installed.join("redlock").to_str().unwrap())
+    );
+    assert!(
+        ran.stdout.contains(&format!("redlock {VERSION}")),
+        "{}",
+        ran.describe()
+    );
+
+    let mut again = bare_job(&case.root.path().join("second"), &cache);
+    let cached = install(&case, &mut again, &release, &[]);
+    assert_eq!(
+        cached.ended.status.code(),
+        Some(0),
+        "{}",
+        cached.ended.describe()
+    );
+    assert_eq!(
+        release.asked().len(),
+        2,
+        "downloaded again: {:?}",
+        release.asked()
+    );
+    assert!(
+        cached.ended.stderr.contains("from the tool cache"),
+        "{}",
+        cached.ended.describe()
+    );
+}
+
+/// An archive whose sum is not the one SHA256SUMS lists, or the one the sha256 input pins, is
+/// refused with one line, and nothing is installed.
+#[test]
+fn an_archive_that_fails_its_sum_is_not_installed() {
+    let case = Case::new();
+    let release = Release::publish(case.root.path());
+    let cache = case.root.path().join("tool-cache");
+    let mut job = bare_job(&case.root.path().join("pinned"), &cache);
+    let wrong = "0".repeat(64);
+    let used = install(&case, &mut job, &release, &[("sha256", &wrong)]);
+    assert_eq!(
+        used.ended.status.code(),
+        Some(1),
+        "{}",
+        used.ended.describe()
+    );
+    let line = used.ended.stderr.trim();
+    assert!(
+        line.starts_with("::error::redlock action: ")
+            && line.contains(&format!("not {wrong}: not installed")),
+        "{line}"
+    );
+    assert!(!line.contains('\n'), "{line}");
+    std::fs::write(release.dir.join(release.archive()), "tampered").unwrap();
+    let mut job = bare_job(&case.root.path().join("listed"), &cache);
+    let used = install(&case, &mut job, &release, &[]);
+    assert_eq!(
+        used.ended.status.code(),
+        Some(1),
+        "{}",
+        used.ended.describe()
+    );
+    assert!(
+        used.ended.stderr.contains("not installed"),
+        "{}",
+        used.ended.describe()
+    );
+    assert!(
+        !cache.join("redlock").join(VERSION).exists()
+            || std::fs::read_dir(cache.join("redlock").join(VERSION))
+                .unwrap()
+                .next()
+                .is_none()
+    );
+}
+
+/// A runner with no build gets one line saying which runners have one; an ARM64 runner, a
+/// release whose SHA256SUMS lists no arm64 archive.
+#[test]
+fn a_runner_without_a_build_gets_a_clear_error() {
+    let case = Case::new();
+    let release = Release::publish(case.root.path());
+    let cache = case.root.path().join("tool-cache");
+    for (os, arch, says) in [
+        (
+            "Windows",
+            "X64",
+            "no redlock build for Windows X64 (RUNNER_OS, RUNNER_ARCH): redlock is built for Linux X64 and Linux ARM64",
+        ),
+        ("macOS", "ARM64", "no redlock build for macOS ARM64"),
+        ("Linux", "ARM", "no redlock build for Linux ARM"),
+    ] {
+        let mut job = bare_job(&case.root.path().join(format!("{os}-{arch}")), &cache);
+        job.env.insert("RUNNER_OS".into(), os.into());
+        job.env.insert("RUNNER_ARCH".into(), arch.into());
+        let used = install(&case, &mut job, &release, &[]);
+        assert_eq!(
+            used.ended.status.code(),
+            Some(64),
+            "{}",
+            used.ended.describe()
+        );
+        assert!(
+            used.ended.stderr.contains(says),
+            "{}",
+            used.ended.describe()
+        );
+    }
+    if cfg!(target_arch = "x86_64") {
+        let mut job = bare_job(&case.root.path().join("arm64"), &cache);
+        job.env.insert("RUNNER_ARCH".into(), "ARM64".into());
+        let used = install(&case, &mut job, &release, &[]);
+        assert_eq!(
+            used.ended.status.code(),
+            Some(64),
+            "{}",
+            used.ended.describe()
+        );
+        assert!(
+            used.ended
+                .stderr
+                .contains("SHA256SUMS lists no Linux ARM64 build"),
+            "{}",
+            used.ended.describe()
+        );
+    }
+}
+
+/// The version the Action installs by default is the one this checkout builds (the Action's
+/// tag and the release it installs go together).
+#[test]
+fn the_default_version_is_this_release() {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("action.yml")).unwrap();
+    let docs = yaml_rust2::YamlLoader::load_from_str(&text).unwrap();
+    assert_eq!(
+        docs[0]["inputs"]["version"]["default"].as_str(),
+        Some(VERSION)
+    );
+}
