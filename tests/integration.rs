@@ -31,6 +31,7 @@ mod force_slots;
 mod foreign_bytes;
 mod generated;
 mod github_action;
+mod gitlab_component;
 mod harness;
 mod hostile_input;
 mod job_control;

@@ -16,6 +16,7 @@
 pub mod github;
 pub mod github_action;
 pub mod gitlab;
+pub mod gitlab_component;
 pub mod jenkins;
 
 use std::path::{Path, PathBuf};
