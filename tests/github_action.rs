@@ -279,6 +279,36 @@ fn an_outdated_order_is_skipped_with_exit_81() {
     assert!(case.cluster.key_gone_everywhere(KEY));
 }
 
+/// `supersede: true`: a newer waiter evicts the older one, which ends with exit 80 without
+/// the lock; `note` says what the holder record notes instead of the run's URL.
+#[test]
+fn supersede_evicts_the_older_waiter_and_note_is_noted() {
+    let mut case = Case::new();
+    let mut holder_job = case.job();
+    let held = case.lock(&mut holder_job, &[("note", "INC-9")]);
+    assert_ended(&held, 0, true);
+    assert_eq!(holder(&held)["note"], "INC-9");
+    let superseding = [("wait", "30s"), ("supersede", "true")];
+    let mut older = case.job();
+    let waiting = older.uses(&case.action, &lock_inputs(&superseding));
+    assert!(
+        eventually(Duration::from_secs(10), || case.status()["queue"]
+            .as_array()
+            .is_some_and(|q| q.len() == 1)),
+        "the older job never queued"
+    );
+    let mut newer = case.job();
+    let newest = newer.uses(&case.action, &lock_inputs(&superseding));
+    let evicted = older.finish_action(waiting);
+    assert_ended(&evicted, 80, false);
+    assert_eq!(holder_job.post(&case.action, &held).status.code(), Some(0));
+    let taken = newer.finish_action(newest);
+    assert_ended(&taken, 0, true);
+    assert_eq!(newer.post(&case.action, &taken).status.code(), Some(0));
+    assert_eq!(older.post(&case.action, &evicted).status.code(), Some(0));
+    assert!(case.cluster.key_gone_everywhere(KEY));
+}
+
 /// The lock held elsewhere past `wait`: exit 75, and `holder` names who holds it.
 #[test]
 fn a_lock_held_elsewhere_fails_with_75_naming_the_holder() {

@@ -146,6 +146,40 @@ fn an_archive_that_fails_its_sum_is_not_installed() {
     );
 }
 
+/// A release URL's user and password (a release host may ask for them) never reach the log,
+/// not even in the line that says the download failed.
+#[test]
+fn a_password_in_the_release_url_is_never_printed() {
+    let case = Case::new();
+    let release = Release::publish(case.root.path());
+    let cache = case.root.path().join("tool-cache");
+    let mut job = bare_job(&case.root.path().join("secret"), &cache);
+    let url = release.url.replace("http://", "http://deploy:s3cr3t@") + "/missing";
+    let inputs = [
+        ("mode", "install"),
+        ("release-url", url.as_str()),
+        ("version", VERSION),
+    ];
+    let running = job.uses(&case.action, &inputs);
+    let used = job.finish_action(running);
+    assert_eq!(
+        used.ended.status.code(),
+        Some(1),
+        "{}",
+        used.ended.describe()
+    );
+    assert!(
+        used.ended.stderr.contains("HTTP 404"),
+        "{}",
+        used.ended.describe()
+    );
+    assert!(
+        !used.ended.stderr.contains("s3cr3t") && !used.ended.stdout.contains("s3cr3t"),
+        "{}",
+        used.ended.describe()
+    );
+}
+
 /// A runner with no build gets one line saying which runners have one; an ARM64 runner, a
 /// release whose SHA256SUMS lists no arm64 archive.
 #[test]
