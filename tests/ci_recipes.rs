@@ -61,8 +61,13 @@ fn recipes(kind: Kind) -> Vec<String> {
         .collect()
 }
 
-/// Every code block is a recipe of a known kind (or `blocks` fails), the page has both forms
-/// for each CI, and every recipe installs the version this checkout builds.
+/// The built-ins the page leads with, as a workflow and a `.gitlab-ci.yml` name them.
+const ACTION: &str = "uses: acme/redlock@v";
+const COMPONENT: &str = "component: $CI_SERVER_FQDN/acme/redlock/lock@";
+
+/// Every code block is a recipe of a known kind (or `blocks` fails), the page has both plain
+/// forms for each CI and, for GitHub and GitLab, one with the Action or the component, and
+/// every recipe installs the version this checkout builds.
 #[test]
 fn every_example_of_the_ci_page_is_a_recipe_these_tests_run() {
     let blocks = blocks();
@@ -72,11 +77,22 @@ fn every_example_of_the_ci_page_is_a_recipe_these_tests_run() {
             .filter(|(k, _)| *k == kind)
             .map(|(_, t)| t)
             .collect();
+        let built_in = match kind {
+            Kind::Github => Some(ACTION),
+            Kind::Gitlab => Some(COMPONENT),
+            Kind::Jenkins | Kind::Shell => None,
+        };
         assert_eq!(
             texts.len(),
-            2,
-            "{kind:?}: a deploy under `run`, and the lock across steps"
+            2 + usize::from(built_in.is_some()),
+            "{kind:?}: a deploy under `run`, the lock across steps, and the built-in if any"
         );
+        if let Some(built_in) = built_in {
+            assert!(
+                texts.iter().any(|t| t.contains(built_in)),
+                "{kind:?}: no {built_in}"
+            );
+        }
         assert!(
             texts.iter().any(|t| t.contains("redlock run ")),
             "{kind:?}: no `run`"
@@ -88,10 +104,10 @@ fn every_example_of_the_ci_page_is_a_recipe_these_tests_run() {
     }
     let version = env!("CARGO_PKG_VERSION");
     for (_, text) in &blocks {
-        for line in text
-            .lines()
-            .filter(|l| l.trim_start().starts_with("REDLOCK_VERSION"))
-        {
+        for line in text.lines().filter(|l| {
+            let l = l.trim_start();
+            l.starts_with("REDLOCK_VERSION") || l.contains(ACTION) || l.contains(COMPONENT)
+        }) {
             assert!(line.contains(version), "not version {version}: {line}");
         }
     }

@@ -30,6 +30,8 @@ mod force_release;
 mod force_slots;
 mod foreign_bytes;
 mod generated;
+mod github_action;
+mod gitlab_component;
 mod harness;
 mod hostile_input;
 mod job_control;

@@ -1,13 +1,20 @@
 //! The page's GitHub Actions workflows, read by a YAML parser and run as the runner runs them:
 //! each job's `run:` steps in order (tests/common/ci/github.rs), a step with no `if:` only
-//! while every step before it succeeded, an `if: always()` step whatever happened before.
+//! while every step before it succeeded, an `if: always()` step whatever happened before; a
+//! step that uses this repository's Action runs its files (tests/common/ci/github_action.rs),
+//! and its post step after the job's steps, whatever happened; then the job's end kills what
+//! is left (the Action's renewer, which would stop by itself within a third of its TTL).
 
 use std::collections::BTreeMap;
 
 use yaml_rust2::{Yaml, YamlLoader};
 
-use super::{Bench, Kind, recipes, write_stubs};
+use super::{ACTION, Bench, Kind, recipes, write_stubs};
 use crate::common::ci::github::{self, Job};
+use crate::common::ci::github_action::{Action, Used};
+
+/// What `${{ github.run_number }}` is in the tests' runs.
+const RUN_NUMBER: &str = "42";
 
 #[test]
 fn the_github_actions_workflows_run() {
@@ -26,6 +33,9 @@ fn the_github_actions_workflows_run() {
             write_stubs(&runner.workspace);
             let failed = run_steps(&bench, &mut runner, &job["steps"]);
             assert!(failed.is_empty(), "{}\n{workflow}", failed.join("\n"));
+            if workflow.contains(ACTION) {
+                runner.end();
+            }
             bench.check(&runner.workspace, workflow, Some(github::JOB_URL));
             assert_eq!(
                 runner.settled(),
@@ -36,11 +46,33 @@ fn the_github_actions_workflows_run() {
     }
 }
 
-/// Runs the steps; returns what each failed one wrote.
+/// Runs the steps, then the post steps of the actions they used, last first; returns what each
+/// failed one wrote.
 fn run_steps(bench: &Bench, runner: &mut Job, steps: &Yaml) -> Vec<String> {
     let mut failed = Vec::new();
+    let mut used: Vec<(Action, Used)> = Vec::new();
     for step in steps.as_vec().expect("`steps:`") {
         if let Some(action) = step["uses"].as_str() {
+            if format!("uses: {action}").starts_with(ACTION) {
+                if !failed.is_empty() {
+                    continue;
+                }
+                let this = Action::load(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+                let with = variables(bench, &step["with"]);
+                let with: Vec<(&str, &str)> =
+                    with.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                let running = runner.uses(&this, &with);
+                let ended = runner.finish_action(running);
+                if !ended.ended.status.success() {
+                    failed.push(format!(
+                        "step {:?}: {}",
+                        step["name"],
+                        ended.ended.describe()
+                    ));
+                }
+                used.push((this, ended));
+                continue;
+            }
             // The workspace is the test's: it holds what a checkout would bring.
             assert!(
                 action.starts_with("actions/checkout@"),
@@ -62,6 +94,12 @@ fn run_steps(bench: &Bench, runner: &mut Job, steps: &Yaml) -> Vec<String> {
             failed.push(format!("step {:?}: {}", step["name"], ended.describe()));
         }
     }
+    for (action, main) in used.iter().rev() {
+        let ended = runner.post(action, main);
+        if !ended.status.success() {
+            failed.push(format!("post step: {}", ended.describe()));
+        }
+    }
     failed
 }
 
@@ -78,8 +116,8 @@ fn variables(bench: &Bench, env: &Yaml) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// `text` with each `${{ secrets.NAME }}` and `${{ vars.NAME }}` replaced by the setting NAME;
-/// any other expression fails the test.
+/// `text` with each `${{ secrets.NAME }}` and `${{ vars.NAME }}` replaced by the setting NAME,
+/// and `${{ github.run_number }}` by the run's number; any other expression fails the test.
 fn substitute(bench: &Bench, text: &str) -> String {
     let settings = bench.settings();
     let mut out = String::new();
@@ -88,11 +126,14 @@ fn substitute(bench: &Bench, text: &str) -> String {
         out.push_str(&rest[..at]);
         let end = at + rest[at..].find("}}").expect("`}}` closing `${{`");
         let expression = rest[at + 3..end].trim();
-        let value = expression
-            .strip_prefix("secrets.")
-            .or_else(|| expression.strip_prefix("vars."))
-            .and_then(|name| settings.get(name))
-            .unwrap_or_else(|| panic!("the docs test cannot evaluate `{expression}`"));
+        let value = match expression {
+            "github.run_number" => RUN_NUMBER,
+            _ => expression
+                .strip_prefix("secrets.")
+                .or_else(|| expression.strip_prefix("vars."))
+                .and_then(|name| settings.get(name))
+                .unwrap_or_else(|| panic!("the docs test cannot evaluate `{expression}`")),
+        };
         out.push_str(value);
         rest = &rest[end + 2..];
     }

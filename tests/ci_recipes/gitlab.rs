@@ -8,8 +8,12 @@ use std::collections::BTreeMap;
 
 use yaml_rust2::{Yaml, YamlLoader};
 
-use super::{Bench, Kind, recipes, write_stubs};
+use super::{Bench, COMPONENT, Kind, recipes, write_stubs};
 use crate::common::ci::gitlab::{self, Job};
+use crate::common::ci::gitlab_component::{Input, include};
+
+/// What `$CI_PIPELINE_IID` is in the tests' pipelines.
+const PIPELINE_IID: &str = "42";
 
 /// Top-level keys of a `.gitlab-ci.yml` that are not jobs.
 const NOT_JOBS: [&str; 5] = ["variables", "default", "stages", "workflow", "include"];
@@ -21,6 +25,10 @@ fn the_gitlab_ci_files_run() {
         let docs = YamlLoader::load_from_str(file)
             .unwrap_or_else(|e| panic!("docs/ci.md: a .gitlab-ci.yml that is not YAML: {e}"));
         let doc = &docs[0];
+        if file.contains(COMPONENT) {
+            run_component(&bench, n, file, doc);
+            continue;
+        }
         let jobs: Vec<(&Yaml, &Yaml)> = doc
             .as_hash()
             .expect("a mapping")
@@ -53,6 +61,53 @@ fn the_gitlab_ci_files_run() {
             bench.check(&runner.workspace, file, Some(gitlab::JOB_URL));
         }
     }
+}
+
+/// A file that includes this repository's component (and nothing else): the component
+/// expanded with the file's inputs, its job run as the runner runs it.
+fn run_component(bench: &Bench, n: usize, file: &str, doc: &Yaml) {
+    let includes = doc["include"].as_vec().expect("include: a list");
+    assert_eq!(doc.as_hash().unwrap().len(), 1, "only the include\n{file}");
+    assert_eq!(includes.len(), 1, "one component\n{file}");
+    let inputs: Vec<(String, Input)> = includes[0]["inputs"]
+        .as_hash()
+        .expect("inputs")
+        .iter()
+        .map(|(name, value)| {
+            let value = match value {
+                Yaml::Array(items) => Input::List(
+                    items
+                        .iter()
+                        .map(|i| i.as_str().expect("a script line").to_string())
+                        .collect(),
+                ),
+                other => Input::Text(
+                    other
+                        .as_str()
+                        .expect("a string input (quote numbers)")
+                        .to_string(),
+                ),
+            };
+            (name.as_str().unwrap().to_string(), value)
+        })
+        .collect();
+    let inputs: Vec<(&str, Input)> = inputs
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.clone()))
+        .collect();
+    let component = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates/lock.yml");
+    let job = include(&component, &inputs);
+    let mut settings = bench.settings();
+    settings.insert("CI_PIPELINE_IID".into(), PIPELINE_IID.into());
+    let runner = Job::new(&bench.job_root(Kind::Gitlab, n), job.environment(&settings));
+    write_stubs(&runner.workspace);
+    let ended = runner
+        .start(&[job.before_script, job.script].concat())
+        .end();
+    assert_eq!(ended.status.code(), Some(0), "{}\n{file}", ended.describe());
+    let ended = runner.start(&job.after_script).end();
+    assert_eq!(ended.status.code(), Some(0), "{}\n{file}", ended.describe());
+    bench.check(&runner.workspace, file, Some(gitlab::JOB_URL));
 }
 
 /// A `variables:` mapping.

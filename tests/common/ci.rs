@@ -14,7 +14,9 @@
 //! - `jenkins`: a Pipeline `sh` step (jenkinsci/durable-task-plugin, hudson.util.ProcessTree).
 
 pub mod github;
+pub mod github_action;
 pub mod gitlab;
+pub mod gitlab_component;
 pub mod jenkins;
 
 use std::path::{Path, PathBuf};

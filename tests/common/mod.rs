@@ -28,6 +28,7 @@
 pub mod ci;
 pub mod manual;
 pub mod procfs;
+pub mod release;
 
 mod dispositions;
 mod dns;

@@ -5,6 +5,8 @@
 //!   (src/Runner.Worker/Handlers/ScriptHandler.cs picks bash, ScriptHandlerHelpers.cs gives
 //!   `-e {0}`), in the runner's own process group, with RUNNER_TRACKING_ID in its environment
 //!   (src/Runner.Worker/JobExtension.cs sets it for every process of the job).
+//! - Every step sees the runner's machine as RUNNER_OS, RUNNER_ARCH and RUNNER_TOOL_CACHE
+//!   (a job's `env` may say otherwise, to play another runner).
 //! - Later steps see what earlier ones wrote to the files named by $GITHUB_ENV (`NAME=value`
 //!   lines) and $GITHUB_PATH (directories put in front of PATH).
 //! - Cancelled, or past its `timeout-minutes` (src/Runner.Sdk/ProcessInvoker.cs,
@@ -36,6 +38,8 @@ pub struct Job {
     pub workspace: PathBuf,
     /// RUNNER_TEMP: the step scripts and the file-command files live here.
     pub temp: PathBuf,
+    /// RUNNER_TOOL_CACHE: where setup actions keep what they installed.
+    pub tool_cache: PathBuf,
     pub env: BTreeMap<String, String>,
     path: Vec<String>,
     tracking_id: String,
@@ -61,11 +65,14 @@ impl Job {
     pub fn new(root: &Path, env: BTreeMap<String, String>) -> Job {
         let workspace = root.join("work");
         let temp = root.join("runner-temp");
-        std::fs::create_dir_all(&workspace).unwrap();
-        std::fs::create_dir_all(&temp).unwrap();
+        let tool_cache = root.join("tool-cache");
+        for dir in [&workspace, &temp, &tool_cache] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
         Job {
             workspace,
             temp,
+            tool_cache,
             env,
             path: Vec::new(),
             tracking_id: format!("github_{}", uuid::Uuid::new_v4()),
@@ -75,15 +82,27 @@ impl Job {
 
     /// Starts a `run:` step (`step_env`: the step's own `env:`).
     pub fn start(&mut self, script: &str, step_env: &BTreeMap<String, String>) -> Step {
-        self.steps += 1;
-        let file = self.temp.join(format!("step-{}.sh", self.steps));
+        let file = self.temp.join(format!("step-{}.sh", self.steps + 1));
         std::fs::write(&file, script).unwrap();
+        let mut cmd = Command::new("bash");
+        cmd.arg("-e").arg(&file);
+        self.start_command(cmd, step_env)
+    }
+
+    /// Starts a step that is `cmd` (a `run:` step's shell, or an action's `node FILE`), with
+    /// the job's environment, the step's own, and what the runner sets for every step.
+    pub fn start_command(&mut self, cmd: Command, step_env: &BTreeMap<String, String>) -> Step {
+        self.steps += 1;
         let env_file = self.temp.join(format!("set_env_{}", self.steps));
         let path_file = self.temp.join(format!("add_path_{}", self.steps));
         std::fs::write(&env_file, "").unwrap();
         std::fs::write(&path_file, "").unwrap();
-        let mut cmd = super::super::redlock_env(Command::new("bash"));
-        cmd.arg("-e").arg(&file).current_dir(&self.workspace);
+        let mut cmd = super::super::redlock_env(cmd);
+        cmd.current_dir(&self.workspace)
+            // The runner's machine: overridden by `env` to play another one.
+            .env("RUNNER_OS", "Linux")
+            .env("RUNNER_ARCH", runner_arch())
+            .env("RUNNER_TOOL_CACHE", &self.tool_cache);
         cmd.envs(&self.env).envs(step_env);
         let mut path = self.path.clone();
         path.push(match self.env.get("PATH") {
@@ -113,17 +132,7 @@ impl Job {
     /// Waits for the step to end and takes in what it wrote to $GITHUB_ENV and $GITHUB_PATH.
     pub fn finish(&mut self, step: Step) -> Ended {
         let ended = step.started.end();
-        let env = std::fs::read_to_string(&step.env_file).unwrap_or_default();
-        let mut lines = env.lines();
-        while let Some(line) = lines.next() {
-            // `NAME<<DELIMITER`, the value's lines, `DELIMITER`; or `NAME=value`.
-            if let Some((name, delimiter)) = line.split_once("<<") {
-                let value: Vec<&str> = lines.by_ref().take_while(|l| *l != delimiter).collect();
-                self.env.insert(name.to_string(), value.join("\n"));
-            } else if let Some((name, value)) = line.split_once('=') {
-                self.env.insert(name.to_string(), value.to_string());
-            }
-        }
+        self.env.extend(file_commands(&step.env_file));
         let added = std::fs::read_to_string(&step.path_file).unwrap_or_default();
         // Each line goes in front of those added before it.
         for dir in added.lines().filter(|l| !l.is_empty()) {
@@ -133,7 +142,13 @@ impl Job {
     }
 
     /// Cancels the step as the runner does, and returns how it ended.
-    pub fn cancel(&mut self, mut step: Step) -> Ended {
+    pub fn cancel(&mut self, step: Step) -> Ended {
+        let step = self.interrupt(step);
+        self.finish(step)
+    }
+
+    /// The runner's cancel of a step: its signals and waits, until the step's process exited.
+    pub fn interrupt(&mut self, mut step: Step) -> Step {
         let pid = step.pid() as i32;
         signal(pid, libc::SIGINT);
         if !step.started.exits_within(SIGINT_WAIT) {
@@ -142,7 +157,7 @@ impl Job {
                 step.started.kill();
             }
         }
-        self.finish(step)
+        step
     }
 
     /// The processes still carrying the job's RUNNER_TRACKING_ID, in pid order.
@@ -182,5 +197,31 @@ impl Job {
             signal(pid, libc::SIGKILL);
         }
         left.len()
+    }
+}
+
+/// What a file command file holds (GITHUB_ENV, GITHUB_OUTPUT, GITHUB_STATE): `NAME=value`
+/// lines, or `NAME<<DELIMITER`, the value's lines, `DELIMITER`; later lines win.
+pub fn file_commands(file: &Path) -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let mut found = BTreeMap::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if let Some((name, delimiter)) = line.split_once("<<") {
+            let value: Vec<&str> = lines.by_ref().take_while(|l| *l != delimiter).collect();
+            found.insert(name.to_string(), value.join("\n"));
+        } else if let Some((name, value)) = line.split_once('=') {
+            found.insert(name.to_string(), value.to_string());
+        }
+    }
+    found
+}
+
+/// RUNNER_ARCH for this machine, as the runner names it.
+fn runner_arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "X64",
+        "aarch64" => "ARM64",
+        other => panic!("no GitHub runner runs on {other}"),
     }
 }
