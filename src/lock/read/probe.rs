@@ -21,12 +21,13 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::lock::scripts::calls::args::{
+    Leave, Queued, Release, ReleaseSlot, Take, TakeSlot, Turn, Wake,
+};
 use crate::lock::scripts::keys::{self, RESERVED_PREFIX};
-use crate::lock::scripts::lock::{ACQUIRE, RELEASE};
-use crate::lock::scripts::queue::{LEAVE, WAIT};
-use crate::lock::scripts::shared::{READ_ACQUIRE, READ_RELEASE};
-use crate::lock::scripts::slots::{ACQUIRE_SLOT, RELEASE_SLOT};
-use crate::lock::wire::lua::Lua;
+use crate::lock::scripts::{
+    ACQUIRE, ACQUIRE_SLOT, LEAVE, READ_ACQUIRE, READ_RELEASE, RELEASE, RELEASE_SLOT, WAIT,
+};
 use crate::lock::wire::master::Master;
 use crate::lock::wire::node::{Node, NodeError};
 use crate::lock::wire::resp::Reply;
@@ -181,64 +182,117 @@ async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Resul
     };
     let (key, shared_key, slots_key) = (scratch_key(), scratch_key(), scratch_key());
     let names = keys::Names::of(&key);
-    // WAIT reads the whole layout (the line's policy, see `scripts::supersede`); the others
-    // the lock's first keys.
-    let all_keys = names.keys(key.as_str());
-    let keys = &all_keys[..keys::LOCK_KEYS];
+    let layout = names.keys(key.as_str());
     let shared_names = keys::Names::of(&shared_key);
-    let reader_keys = &shared_names.keys(shared_key.as_str())[..keys::READER_KEYS];
+    let shared_layout = shared_names.keys(shared_key.as_str());
     let slot_names = keys::Names::of(&slots_key);
-    let slot_keys = &slot_names.keys(slots_key.as_str())[..keys::SLOT_KEYS];
-    // Everything with a TTL of 1 to 2 s: nothing is left behind even if a step fails.
-    let (holder, waiter): (&[u8], &[u8]) = (b"doctor-holder", b"doctor-waiter");
-    let publish: &'static [u8] = if scratch.sharded {
+    let slot_layout = slot_names.keys(slots_key.as_str());
+    let publish: &[u8] = if scratch.sharded {
         b"SPUBLISH"
     } else {
         b"PUBLISH"
     };
-    let run = |script: &'static Lua, keys: &[&str], args: Vec<&'static [u8]>| {
-        let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
-        async move {
-            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-            match tokio::time::timeout(timeout, node.eval(script, &keys, &args, false)).await {
-                Ok(answer) => answer,
-                Err(_) => Err(node.timed_out()),
-            }
-        }
+    // Everything with a TTL of 1 to 2 s: nothing is left behind even if a step fails.
+    let take = |token: &str, will_wait| Take {
+        token: token.into(),
+        ttl_ms: b"1000".to_vec(),
+        record: String::new(),
+        will_wait,
+        keep_ms: "2000".into(),
     };
+    let give_back = |token: &str| Release {
+        token: token.into(),
+        ..Release::default()
+    };
+    let (holder, waiter) = ("doctor-holder", "doctor-waiter");
+    let holding = take(holder, false);
     expect(
-        run(&ACQUIRE, keys, vec![holder, b"1000", b"", b"", b"2000"]).await,
+        within(
+            node,
+            timeout,
+            ACQUIRE.run_on(node, &layout, &holding, publish),
+        )
+        .await,
         true,
     )?;
     // Refused, drawing a ticket; then placed in the queue; then leaving it.
+    let refused = take(waiter, true);
     expect(
-        run(&ACQUIRE, keys, vec![waiter, b"1000", b"", b"1", b"2000"]).await,
+        within(
+            node,
+            timeout,
+            ACQUIRE.run_on(node, &layout, &refused, publish),
+        )
+        .await,
         false,
     )?;
-    let wait = vec![waiter, b"1000", b"", b"1", b"", b"1000", b"2000", b"1"];
-    expect(run(&WAIT, &all_keys, wait).await, false)?;
+    let queued = Queued {
+        token: waiter.into(),
+        ttl_ms: b"1000".to_vec(),
+        ticket: "1".into(),
+        lease_ms: "1000".into(),
+        keep_ms: "2000".into(),
+        ..Queued::default()
+    };
+    let turn = Turn { queued, join: true };
     expect(
-        run(&LEAVE, keys, vec![waiter, publish, b"", b""]).await,
+        within(node, timeout, WAIT.run_on(node, &layout, &turn, publish)).await,
+        false,
+    )?;
+    let leave = Leave {
+        token: waiter.into(),
+        wake: Wake::default(),
+    };
+    expect(
+        within(node, timeout, LEAVE.run_on(node, &layout, &leave, publish)).await,
         true,
     )?;
-    let release = vec![holder, b"", publish, b"", b""];
-    expect(run(&RELEASE, keys, release).await, true)?;
+    let release = give_back(holder);
+    expect(
+        within(
+            node,
+            timeout,
+            RELEASE.run_on(node, &layout, &release, publish),
+        )
+        .await,
+        true,
+    )?;
     // A reader's share (`--shared`) and a semaphore's slot (`--limit`): their scripts run
     // commands the lock's do not (PEXPIREAT, ZCOUNT), which an ACL may still refuse.
-    let reader: &[u8] = b"shr-doctor";
-    let share = vec![reader, b"1000", b"", b"", b"2000"];
-    expect(run(&READ_ACQUIRE, reader_keys, share).await, true)?;
-    let unshare = vec![reader, b"", publish, b"", b""];
-    expect(run(&READ_RELEASE, reader_keys, unshare).await, true)?;
-    let slot: &[u8] = b"sem2-doctor";
-    let take = vec![slot, b"1000", b"2", b"", b"", b"2000"];
-    expect(run(&ACQUIRE_SLOT, slot_keys, take).await, true)?;
-    let give_back = vec![slot, b"", publish, b"", b"", b"2", b"", b"", b"", b""];
-    expect(run(&RELEASE_SLOT, slot_keys, give_back).await, true)?;
+    let reader = "shr-doctor";
+    let share = take(reader, false);
+    let shared = READ_ACQUIRE.run_on(node, &shared_layout, &share, publish);
+    expect(within(node, timeout, shared).await, true)?;
+    let unshare = give_back(reader);
+    let unshared = READ_RELEASE.run_on(node, &shared_layout, &unshare, publish);
+    expect(within(node, timeout, unshared).await, true)?;
+    let slot = "sem2-doctor";
+    let take_slot = TakeSlot {
+        take: take(slot, false),
+        limit: "2".into(),
+    };
+    let taken = ACQUIRE_SLOT.run_on(node, &slot_layout, &take_slot, publish);
+    expect(within(node, timeout, taken).await, true)?;
+    let slot_back = ReleaseSlot {
+        release: give_back(slot),
+        limit: "2".into(),
+        seat: Default::default(),
+    };
+    let given = RELEASE_SLOT.run_on(node, &slot_layout, &slot_back, publish);
+    expect(within(node, timeout, given).await, true)?;
     // The ticket counter would outlive the test by its TTL: remove it now.
     let del: [&[u8]; 2] = [b"DEL", names.tickets.as_bytes()];
-    match tokio::time::timeout(timeout, node.command(&del)).await {
-        Ok(answer) => answer.map(drop),
+    within(node, timeout, node.command(&del)).await.map(drop)
+}
+
+/// `run`'s answer, or a timeout after `timeout`.
+async fn within(
+    node: &Node,
+    timeout: Duration,
+    run: impl Future<Output = Result<Reply, NodeError>>,
+) -> Result<Reply, NodeError> {
+    match tokio::time::timeout(timeout, run).await {
+        Ok(answer) => answer,
         Err(_) => Err(node.timed_out()),
     }
 }

@@ -11,7 +11,8 @@
 //! register of `--order`), `supersede` (the superseding line's WAIT_SUPERSEDE and the policy
 //! check), `revoke` (a forced release's record, and the Lua that reads it), `force` (its
 //! FORCE), and `scan` (`list`'s READ and
-//! PAGE); and [`TABLE`], every script in one table, where each gets its bit.
+//! PAGE); and [`TABLE`], every script in one table, where each gets its bit and says how
+//! it is called (`calls`: its keys, and its arguments' type).
 //!
 //! Promises: each script is atomic on its master, writes a TTL on every key it writes, and
 //! answers in a shape its decoder checks (an unexpected reply is an error naming the master,
@@ -46,6 +47,7 @@
 //!
 //! The fencing counter alone has no TTL, on purpose (see `lock`).
 
+pub(in crate::lock) mod calls;
 pub mod force;
 pub(super) mod holder;
 pub mod keys;
@@ -69,43 +71,130 @@ pub const LONGEST_TTL_MS: u64 = 366 * 24 * 3600 * 1000;
 use std::sync::LazyLock;
 
 use crate::lock::wire::lua::Lua;
+use calls::args::{
+    Extend, ExtendSlot, Force, Leave, LeaveSlot, Nothing, Order, Page, Proposal, Read, Release,
+    ReleaseSlot, SlotTurn, SupersedingTurn, Take, TakeSlot, Turn,
+};
+use calls::{Row, Script};
+use keys::Through;
 
 /// Every script redlock runs, by name, in one table: a script's row is its bit in a
 /// connection's mask of scripts already loaded (`Lua::bit`, see [`bit`]), so no two scripts
 /// can share one (which would make a connection send EVALSHA for a script it never loaded),
 /// and `lock/tests.rs` checks the table itself. A script not in it fails at its first use.
-pub(in crate::lock) static TABLE: [(&str, &LazyLock<Lua>); 23] = [
-    ("ACQUIRE", &lock::ACQUIRE),
-    ("EXTEND", &lock::EXTEND),
-    ("RELEASE", &lock::RELEASE),
-    ("INSPECT", &lock::INSPECT),
-    ("FENCE_PROPOSE", &lock::FENCE_PROPOSE),
-    ("WAIT", &queue::WAIT),
-    ("LEAVE", &queue::LEAVE),
-    ("ACQUIRE_SLOT", &slots::ACQUIRE_SLOT),
-    ("WAIT_SLOT", &slots::WAIT_SLOT),
-    ("EXTEND_SLOT", &slots::EXTEND_SLOT),
-    ("RELEASE_SLOT", &slots::RELEASE_SLOT),
-    ("LEAVE_SLOT", &slots::LEAVE_SLOT),
-    ("INSPECT_SLOTS", &slots::INSPECT_SLOTS),
-    ("READ_ACQUIRE", &shared::READ_ACQUIRE),
-    ("READ_WAIT", &shared::READ_WAIT),
-    ("READ_EXTEND", &shared::READ_EXTEND),
-    ("READ_RELEASE", &shared::READ_RELEASE),
-    ("INSPECT_READERS", &shared::INSPECT_READERS),
-    ("READ (list)", &scan::READ),
-    ("PAGE (list)", &scan::PAGE),
-    ("ORDER", &order::ORDER),
-    ("FORCE", &force::FORCE),
-    ("WAIT_SUPERSEDE", &supersede::WAIT_SUPERSEDE),
+/// Each row says how its script is called (see `calls`): the keys it takes, through the last,
+/// and how many arguments it reads, which its arguments' type (the statics below) builds.
+pub(in crate::lock) static TABLE: [&Row; 23] = [
+    &ACQUIRE.row,
+    &EXTEND.row,
+    &RELEASE.row,
+    &INSPECT.row,
+    &FENCE_PROPOSE.row,
+    &WAIT.row,
+    &LEAVE.row,
+    &ACQUIRE_SLOT.row,
+    &WAIT_SLOT.row,
+    &EXTEND_SLOT.row,
+    &RELEASE_SLOT.row,
+    &LEAVE_SLOT.row,
+    &INSPECT_SLOTS.row,
+    &READ_ACQUIRE.row,
+    &READ_WAIT.row,
+    &READ_EXTEND.row,
+    &READ_RELEASE.row,
+    &INSPECT_READERS.row,
+    &READ.row,
+    &PAGE.row,
+    &ORDER.row,
+    &FORCE.row,
+    &WAIT_SUPERSEDE.row,
 ];
+
+pub(in crate::lock) static ACQUIRE: Script<Take> =
+    Script::new("ACQUIRE", &lock::ACQUIRE, Through::Readers, 5);
+pub(in crate::lock) static EXTEND: Script<Extend> =
+    Script::new("EXTEND", &lock::EXTEND, Through::Holder, 2);
+pub(in crate::lock) static RELEASE: Script<Release> =
+    Script::new("RELEASE", &lock::RELEASE, Through::Readers, 5);
+pub(in crate::lock) static INSPECT: Script<Nothing> =
+    Script::new("INSPECT", &lock::INSPECT, Through::Policy, 0);
+pub(in crate::lock) static FENCE_PROPOSE: Script<Proposal> =
+    Script::new("FENCE_PROPOSE", &lock::FENCE_PROPOSE, Through::Fence, 1);
+pub(in crate::lock) static WAIT: Script<Turn> =
+    Script::new("WAIT", &queue::WAIT, Through::Policy, 8);
+pub(in crate::lock) static LEAVE: Script<Leave> =
+    Script::new("LEAVE", &queue::LEAVE, Through::Readers, 4);
+pub(in crate::lock) static ACQUIRE_SLOT: Script<TakeSlot> = Script::new(
+    "ACQUIRE_SLOT",
+    &slots::ACQUIRE_SLOT,
+    Through::SlotHolders,
+    6,
+);
+pub(in crate::lock) static WAIT_SLOT: Script<SlotTurn> =
+    Script::new("WAIT_SLOT", &slots::WAIT_SLOT, Through::SlotHolders, 9);
+pub(in crate::lock) static EXTEND_SLOT: Script<ExtendSlot> =
+    Script::new("EXTEND_SLOT", &slots::EXTEND_SLOT, Through::SlotHolders, 3);
+pub(in crate::lock) static RELEASE_SLOT: Script<ReleaseSlot> = Script::new(
+    "RELEASE_SLOT",
+    &slots::RELEASE_SLOT,
+    Through::SlotHolders,
+    10,
+);
+pub(in crate::lock) static LEAVE_SLOT: Script<LeaveSlot> =
+    Script::new("LEAVE_SLOT", &slots::LEAVE_SLOT, Through::SlotHolders, 5);
+pub(in crate::lock) static INSPECT_SLOTS: Script<Nothing> = Script::new(
+    "INSPECT_SLOTS",
+    &slots::INSPECT_SLOTS,
+    Through::SlotHolders,
+    0,
+);
+pub(in crate::lock) static READ_ACQUIRE: Script<Take> = Script::new(
+    "READ_ACQUIRE",
+    &shared::READ_ACQUIRE,
+    Through::ReaderHolders,
+    5,
+);
+pub(in crate::lock) static READ_WAIT: Script<Turn> =
+    Script::new("READ_WAIT", &shared::READ_WAIT, Through::Policy, 8);
+pub(in crate::lock) static READ_EXTEND: Script<Extend> = Script::new(
+    "READ_EXTEND",
+    &shared::READ_EXTEND,
+    Through::ReaderHolders,
+    2,
+);
+pub(in crate::lock) static READ_RELEASE: Script<Release> = Script::new(
+    "READ_RELEASE",
+    &shared::READ_RELEASE,
+    Through::ReaderHolders,
+    5,
+);
+pub(in crate::lock) static INSPECT_READERS: Script<Nothing> = Script::new(
+    "INSPECT_READERS",
+    &shared::INSPECT_READERS,
+    Through::ReaderHolders,
+    0,
+);
+pub(in crate::lock) static READ: Script<Read> =
+    Script::new("READ (list)", &scan::READ, Through::Policy, 2);
+pub(in crate::lock) static PAGE: Script<Page> =
+    Script::new("PAGE (list)", &scan::PAGE, Through::Nothing, 6);
+pub(in crate::lock) static ORDER: Script<Order> =
+    Script::new("ORDER", &order::ORDER, Through::Order, 3);
+pub(in crate::lock) static FORCE: Script<Force> =
+    Script::new("FORCE", &force::FORCE, Through::SlotHolders, 5);
+pub(in crate::lock) static WAIT_SUPERSEDE: Script<SupersedingTurn> = Script::new(
+    "WAIT_SUPERSEDE",
+    &supersede::WAIT_SUPERSEDE,
+    Through::Evicted,
+    11,
+);
 
 /// The bit of `script`: one, at its row in [`TABLE`]. Called as each script is built, once
 /// per process.
 pub(in crate::lock) fn bit(script: &LazyLock<Lua>) -> u32 {
     let row = TABLE
         .iter()
-        .position(|(_, row)| std::ptr::eq(*row, script))
+        .position(|row| std::ptr::eq(row.lua, script))
         .expect("every script has a row in scripts::TABLE");
     1 << row
 }
