@@ -137,7 +137,7 @@ impl Seam for Slot {
     /// WAIT_SLOT: the lock's turn arguments, with the limit.
     fn wait(&self, queued: &Queued, join: bool, _: &Names) -> Wait {
         let args = SlotTurn {
-            turn: queued.turn(join),
+            args: queued.turn(join),
             limit: self.limit.to_string(),
         };
         Wait {
@@ -169,7 +169,7 @@ impl Seam for Slot {
 
     fn extend(&self, token: &str, ms: &[u8]) -> Call {
         let args = ExtendSlot {
-            extend: extension(token, ms),
+            args: extension(token, ms),
             limit: self.limit.to_string(),
         };
         Call::new(&EXTEND_SLOT, args)
@@ -177,7 +177,7 @@ impl Seam for Slot {
 
     fn leave(&self, token: &str, names: &Names) -> Call {
         let args = LeaveSlot {
-            leave: leaving(token, names),
+            args: leaving(token, names),
             limit: self.limit.to_string(),
         };
         Call::new(&LEAVE_SLOT, args)

@@ -51,7 +51,7 @@ pub(in crate::lock) async fn attempt_slot(
         timing,
     };
     let args = TakeSlot {
-        take: Take {
+        args: Take {
             token: token.to_string(),
             ttl_ms: timing.ttl_ms(),
             record,

@@ -21,6 +21,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::lock::scripts::calls::Call;
 use crate::lock::scripts::calls::args::{
     Leave, Queued, Release, ReleaseSlot, Take, TakeSlot, Turn, Wake,
 };
@@ -205,27 +206,6 @@ async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Resul
         ..Release::default()
     };
     let (holder, waiter) = ("doctor-holder", "doctor-waiter");
-    let holding = take(holder, false);
-    expect(
-        within(
-            node,
-            timeout,
-            ACQUIRE.run_on(node, &layout, &holding, publish),
-        )
-        .await,
-        true,
-    )?;
-    // Refused, drawing a ticket; then placed in the queue; then leaving it.
-    let refused = take(waiter, true);
-    expect(
-        within(
-            node,
-            timeout,
-            ACQUIRE.run_on(node, &layout, &refused, publish),
-        )
-        .await,
-        false,
-    )?;
     let queued = Queued {
         token: waiter.into(),
         ttl_ms: b"1000".to_vec(),
@@ -234,52 +214,53 @@ async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Resul
         keep_ms: "2000".into(),
         ..Queued::default()
     };
-    let turn = Turn { queued, join: true };
-    expect(
-        within(node, timeout, WAIT.run_on(node, &layout, &turn, publish)).await,
-        false,
-    )?;
     let leave = Leave {
         token: waiter.into(),
         wake: Wake::default(),
     };
-    expect(
-        within(node, timeout, LEAVE.run_on(node, &layout, &leave, publish)).await,
-        true,
-    )?;
-    let release = give_back(holder);
-    expect(
-        within(
-            node,
-            timeout,
-            RELEASE.run_on(node, &layout, &release, publish),
-        )
-        .await,
-        true,
-    )?;
-    // A reader's share (`--shared`) and a semaphore's slot (`--limit`): their scripts run
-    // commands the lock's do not (PEXPIREAT, ZCOUNT), which an ACL may still refuse.
-    let reader = "shr-doctor";
-    let share = take(reader, false);
-    let shared = READ_ACQUIRE.run_on(node, &shared_layout, &share, publish);
-    expect(within(node, timeout, shared).await, true)?;
-    let unshare = give_back(reader);
-    let unshared = READ_RELEASE.run_on(node, &shared_layout, &unshare, publish);
-    expect(within(node, timeout, unshared).await, true)?;
-    let slot = "sem2-doctor";
+    let (reader, slot) = ("shr-doctor", "sem2-doctor");
     let take_slot = TakeSlot {
-        take: take(slot, false),
+        args: take(slot, false),
         limit: "2".into(),
     };
-    let taken = ACQUIRE_SLOT.run_on(node, &slot_layout, &take_slot, publish);
-    expect(within(node, timeout, taken).await, true)?;
     let slot_back = ReleaseSlot {
         release: give_back(slot),
         limit: "2".into(),
         seat: Default::default(),
     };
-    let given = RELEASE_SLOT.run_on(node, &slot_layout, &slot_back, publish);
-    expect(within(node, timeout, given).await, true)?;
+    // Each step over its key's layout, and whether it answers 1 (else a refusal).
+    let steps = [
+        (Call::new(&ACQUIRE, take(holder, false)), &layout, true),
+        // Refused, drawing a ticket; then placed in the queue; then leaving it.
+        (Call::new(&ACQUIRE, take(waiter, true)), &layout, false),
+        (
+            Call::new(&WAIT, Turn { queued, join: true }),
+            &layout,
+            false,
+        ),
+        (Call::new(&LEAVE, leave), &layout, true),
+        (Call::new(&RELEASE, give_back(holder)), &layout, true),
+        // A reader's share (`--shared`) and a semaphore's slot (`--limit`): their scripts run
+        // commands the lock's do not (PEXPIREAT, ZCOUNT), which an ACL may still refuse.
+        (
+            Call::new(&READ_ACQUIRE, take(reader, false)),
+            &shared_layout,
+            true,
+        ),
+        (
+            Call::new(&READ_RELEASE, give_back(reader)),
+            &shared_layout,
+            true,
+        ),
+        (Call::new(&ACQUIRE_SLOT, take_slot), &slot_layout, true),
+        (Call::new(&RELEASE_SLOT, slot_back), &slot_layout, true),
+    ];
+    for (call, layout, one) in &steps {
+        expect(
+            within(node, timeout, call.run_on(node, *layout, publish)).await,
+            *one,
+        )?;
+    }
     // The ticket counter would outlive the test by its TTL: remove it now.
     let del: [&[u8]; 2] = [b"DEL", names.tickets.as_bytes()];
     within(node, timeout, node.command(&del)).await.map(drop)

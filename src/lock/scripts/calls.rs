@@ -77,8 +77,7 @@ impl<A: Args> Script<A> {
         self.row.run(node, layout, args).await
     }
 
-    /// [`Script::run`] on one server directly (`doctor`'s probe, `list`'s pages), announcing
-    /// with `publish`.
+    /// [`Script::run`] on one server directly (`list`'s pages), announcing with `publish`.
     pub(in crate::lock) async fn run_on(
         &self,
         node: &Node,
@@ -86,9 +85,7 @@ impl<A: Args> Script<A> {
         args: &A,
         publish: &[u8],
     ) -> Result<Reply, NodeError> {
-        let argv = self.row.argv(args, publish);
-        node.eval(self.row.lua, self.row.keys(layout), &argv, false)
-            .await
+        self.row.run_on(node, layout, args, publish).await
     }
 }
 
@@ -113,6 +110,26 @@ impl Row {
         let argv = self.argv(args, node.publish_command().as_bytes());
         node.eval(self.lua, self.keys(layout), &argv).await
     }
+
+    async fn run_on(
+        &self,
+        node: &Node,
+        layout: &[&str],
+        args: &(impl Args + ?Sized),
+        publish: &[u8],
+    ) -> Result<Reply, NodeError> {
+        let argv = self.argv(args, publish);
+        node.eval(self.lua, self.keys(layout), &argv, false).await
+    }
+}
+
+/// `script`'s row, with how many arguments its type builds from defaults (for the table's
+/// test: `scripts::built`).
+#[cfg(test)]
+pub(in crate::lock) fn built<A: Args + Default>(
+    script: &'static Script<A>,
+) -> (&'static Row, usize) {
+    (&script.row, A::default().argv(b"PUBLISH").len())
 }
 
 /// One script with its arguments, as the engine sends a kind's call without knowing which it
@@ -140,6 +157,16 @@ impl Call {
         layout: &[&str],
     ) -> Result<Reply, NodeError> {
         self.script.run(node, layout, &*self.args).await
+    }
+
+    /// [`Call::run`] on one server directly (`doctor`'s probe), announcing with `publish`.
+    pub(in crate::lock) async fn run_on(
+        &self,
+        node: &Node,
+        layout: &[&str],
+        publish: &[u8],
+    ) -> Result<Reply, NodeError> {
+        self.script.run_on(node, layout, &*self.args, publish).await
     }
 }
 

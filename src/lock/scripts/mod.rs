@@ -78,116 +78,57 @@ use calls::args::{
 use calls::{Row, Script};
 use keys::Through;
 
-/// Every script redlock runs, by name, in one table: a script's row is its bit in a
-/// connection's mask of scripts already loaded (`Lua::bit`, see [`bit`]), so no two scripts
-/// can share one (which would make a connection send EVALSHA for a script it never loaded),
-/// and `lock/tests.rs` checks the table itself. A script not in it fails at its first use.
-/// Each row says how its script is called (see `calls`): the keys it takes, through the last,
-/// and how many arguments it reads, which its arguments' type (the statics below) builds.
-pub(in crate::lock) static TABLE: [&Row; 23] = [
-    &ACQUIRE.row,
-    &EXTEND.row,
-    &RELEASE.row,
-    &INSPECT.row,
-    &FENCE_PROPOSE.row,
-    &WAIT.row,
-    &LEAVE.row,
-    &ACQUIRE_SLOT.row,
-    &WAIT_SLOT.row,
-    &EXTEND_SLOT.row,
-    &RELEASE_SLOT.row,
-    &LEAVE_SLOT.row,
-    &INSPECT_SLOTS.row,
-    &READ_ACQUIRE.row,
-    &READ_WAIT.row,
-    &READ_EXTEND.row,
-    &READ_RELEASE.row,
-    &INSPECT_READERS.row,
-    &READ.row,
-    &PAGE.row,
-    &ORDER.row,
-    &FORCE.row,
-    &WAIT_SUPERSEDE.row,
-];
+/// Declares each script as a `static NAME: Script<Args>` and lists them, in order, in
+/// [`TABLE`]; for the tests, what each argument type builds ([`built`]).
+macro_rules! table {
+    ($($script:ident: $args:ty = ($name:literal, $lua:expr, $keys:ident, $argv:literal),)*) => {
+        $(
+            pub(in crate::lock) static $script: Script<$args> =
+                Script::new($name, &$lua, Through::$keys, $argv);
+        )*
 
-pub(in crate::lock) static ACQUIRE: Script<Take> =
-    Script::new("ACQUIRE", &lock::ACQUIRE, Through::Readers, 5);
-pub(in crate::lock) static EXTEND: Script<Extend> =
-    Script::new("EXTEND", &lock::EXTEND, Through::Holder, 2);
-pub(in crate::lock) static RELEASE: Script<Release> =
-    Script::new("RELEASE", &lock::RELEASE, Through::Readers, 5);
-pub(in crate::lock) static INSPECT: Script<Nothing> =
-    Script::new("INSPECT", &lock::INSPECT, Through::Policy, 0);
-pub(in crate::lock) static FENCE_PROPOSE: Script<Proposal> =
-    Script::new("FENCE_PROPOSE", &lock::FENCE_PROPOSE, Through::Fence, 1);
-pub(in crate::lock) static WAIT: Script<Turn> =
-    Script::new("WAIT", &queue::WAIT, Through::Policy, 8);
-pub(in crate::lock) static LEAVE: Script<Leave> =
-    Script::new("LEAVE", &queue::LEAVE, Through::Readers, 4);
-pub(in crate::lock) static ACQUIRE_SLOT: Script<TakeSlot> = Script::new(
-    "ACQUIRE_SLOT",
-    &slots::ACQUIRE_SLOT,
-    Through::SlotHolders,
-    6,
-);
-pub(in crate::lock) static WAIT_SLOT: Script<SlotTurn> =
-    Script::new("WAIT_SLOT", &slots::WAIT_SLOT, Through::SlotHolders, 9);
-pub(in crate::lock) static EXTEND_SLOT: Script<ExtendSlot> =
-    Script::new("EXTEND_SLOT", &slots::EXTEND_SLOT, Through::SlotHolders, 3);
-pub(in crate::lock) static RELEASE_SLOT: Script<ReleaseSlot> = Script::new(
-    "RELEASE_SLOT",
-    &slots::RELEASE_SLOT,
-    Through::SlotHolders,
-    10,
-);
-pub(in crate::lock) static LEAVE_SLOT: Script<LeaveSlot> =
-    Script::new("LEAVE_SLOT", &slots::LEAVE_SLOT, Through::SlotHolders, 5);
-pub(in crate::lock) static INSPECT_SLOTS: Script<Nothing> = Script::new(
-    "INSPECT_SLOTS",
-    &slots::INSPECT_SLOTS,
-    Through::SlotHolders,
-    0,
-);
-pub(in crate::lock) static READ_ACQUIRE: Script<Take> = Script::new(
-    "READ_ACQUIRE",
-    &shared::READ_ACQUIRE,
-    Through::ReaderHolders,
-    5,
-);
-pub(in crate::lock) static READ_WAIT: Script<Turn> =
-    Script::new("READ_WAIT", &shared::READ_WAIT, Through::Policy, 8);
-pub(in crate::lock) static READ_EXTEND: Script<Extend> = Script::new(
-    "READ_EXTEND",
-    &shared::READ_EXTEND,
-    Through::ReaderHolders,
-    2,
-);
-pub(in crate::lock) static READ_RELEASE: Script<Release> = Script::new(
-    "READ_RELEASE",
-    &shared::READ_RELEASE,
-    Through::ReaderHolders,
-    5,
-);
-pub(in crate::lock) static INSPECT_READERS: Script<Nothing> = Script::new(
-    "INSPECT_READERS",
-    &shared::INSPECT_READERS,
-    Through::ReaderHolders,
-    0,
-);
-pub(in crate::lock) static READ: Script<Read> =
-    Script::new("READ (list)", &scan::READ, Through::Policy, 2);
-pub(in crate::lock) static PAGE: Script<Page> =
-    Script::new("PAGE (list)", &scan::PAGE, Through::Nothing, 6);
-pub(in crate::lock) static ORDER: Script<Order> =
-    Script::new("ORDER", &order::ORDER, Through::Order, 3);
-pub(in crate::lock) static FORCE: Script<Force> =
-    Script::new("FORCE", &force::FORCE, Through::SlotHolders, 5);
-pub(in crate::lock) static WAIT_SUPERSEDE: Script<SupersedingTurn> = Script::new(
-    "WAIT_SUPERSEDE",
-    &supersede::WAIT_SUPERSEDE,
-    Through::Evicted,
-    11,
-);
+        /// Every script redlock runs, by name, in one table: a script's row is its bit in a
+        /// connection's mask of scripts already loaded (`Lua::bit`, see [`bit`]), so no two
+        /// scripts can share one (which would make a connection send EVALSHA for a script it
+        /// never loaded), and `lock/tests.rs` checks the table itself. A script not in it
+        /// fails at its first use. Each row says how its script is called (see `calls`): the
+        /// keys it takes, through the last, and how many arguments it reads, which its
+        /// arguments' type builds.
+        pub(in crate::lock) static TABLE: [&Row; [$($name),*].len()] = [$(&$script.row),*];
+
+        /// Each row of [`TABLE`], with how many arguments its type builds (from defaults).
+        #[cfg(test)]
+        pub(in crate::lock) fn built() -> Vec<(&'static Row, usize)> {
+            vec![$(calls::built(&$script)),*]
+        }
+    };
+}
+
+table! {
+    ACQUIRE: Take = ("ACQUIRE", lock::ACQUIRE, Readers, 5),
+    EXTEND: Extend = ("EXTEND", lock::EXTEND, Holder, 2),
+    RELEASE: Release = ("RELEASE", lock::RELEASE, Readers, 5),
+    INSPECT: Nothing = ("INSPECT", lock::INSPECT, Policy, 0),
+    FENCE_PROPOSE: Proposal = ("FENCE_PROPOSE", lock::FENCE_PROPOSE, Fence, 1),
+    WAIT: Turn = ("WAIT", queue::WAIT, Policy, 8),
+    LEAVE: Leave = ("LEAVE", queue::LEAVE, Readers, 4),
+    ACQUIRE_SLOT: TakeSlot = ("ACQUIRE_SLOT", slots::ACQUIRE_SLOT, SlotHolders, 6),
+    WAIT_SLOT: SlotTurn = ("WAIT_SLOT", slots::WAIT_SLOT, SlotHolders, 9),
+    EXTEND_SLOT: ExtendSlot = ("EXTEND_SLOT", slots::EXTEND_SLOT, SlotHolders, 3),
+    RELEASE_SLOT: ReleaseSlot = ("RELEASE_SLOT", slots::RELEASE_SLOT, SlotHolders, 10),
+    LEAVE_SLOT: LeaveSlot = ("LEAVE_SLOT", slots::LEAVE_SLOT, SlotHolders, 5),
+    INSPECT_SLOTS: Nothing = ("INSPECT_SLOTS", slots::INSPECT_SLOTS, SlotHolders, 0),
+    READ_ACQUIRE: Take = ("READ_ACQUIRE", shared::READ_ACQUIRE, ReaderHolders, 5),
+    READ_WAIT: Turn = ("READ_WAIT", shared::READ_WAIT, Policy, 8),
+    READ_EXTEND: Extend = ("READ_EXTEND", shared::READ_EXTEND, ReaderHolders, 2),
+    READ_RELEASE: Release = ("READ_RELEASE", shared::READ_RELEASE, ReaderHolders, 5),
+    INSPECT_READERS: Nothing = ("INSPECT_READERS", shared::INSPECT_READERS, ReaderHolders, 0),
+    READ: Read = ("READ (list)", scan::READ, Policy, 2),
+    PAGE: Page = ("PAGE (list)", scan::PAGE, Nothing, 6),
+    ORDER: Order = ("ORDER", order::ORDER, Order, 3),
+    FORCE: Force = ("FORCE", force::FORCE, SlotHolders, 5),
+    WAIT_SUPERSEDE: SupersedingTurn = ("WAIT_SUPERSEDE", supersede::WAIT_SUPERSEDE, Evicted, 11),
+}
 
 /// The bit of `script`: one, at its row in [`TABLE`]. Called as each script is built, once
 /// per process.

@@ -29,19 +29,6 @@ impl Args for Take {
     }
 }
 
-/// A newcomer's attempt at a slot (ACQUIRE_SLOT): [`Take`]'s, with the limit third.
-#[derive(Default)]
-pub(in crate::lock) struct TakeSlot {
-    pub take: Take,
-    pub limit: String,
-}
-
-impl Args for TakeSlot {
-    fn argv<'a>(&'a self, publish: &'a [u8]) -> Vec<&'a [u8]> {
-        with_limit(self.take.argv(publish), &self.limit)
-    }
-}
-
 /// What a waiter sends in every turn, built once per wait: its token, the TTL ms, its holder
 /// record now and dated from when the wait began, its ticket, its lease ms and the queue
 /// keys' TTL.
@@ -77,19 +64,6 @@ impl Args for Turn {
             queued.keep_ms.as_bytes(),
             flag(self.join),
         ]
-    }
-}
-
-/// A slot's turn (WAIT_SLOT): [`Turn`]'s, with the limit third.
-#[derive(Default)]
-pub(in crate::lock) struct SlotTurn {
-    pub turn: Turn,
-    pub limit: String,
-}
-
-impl Args for SlotTurn {
-    fn argv<'a>(&'a self, publish: &'a [u8]) -> Vec<&'a [u8]> {
-        with_limit(self.turn.argv(publish), &self.limit)
     }
 }
 
@@ -145,21 +119,6 @@ impl Args for Extend {
     }
 }
 
-/// A slot's extension (EXTEND_SLOT): [`Extend`]'s, then the limit.
-#[derive(Default)]
-pub(in crate::lock) struct ExtendSlot {
-    pub extend: Extend,
-    pub limit: String,
-}
-
-impl Args for ExtendSlot {
-    fn argv<'a>(&'a self, publish: &'a [u8]) -> Vec<&'a [u8]> {
-        let mut argv = self.extend.argv(publish);
-        argv.push(self.limit.as_bytes());
-        argv
-    }
-}
-
 /// A release or an undo (RELEASE, READ_RELEASE): token, release channel (empty: a clean-up),
 /// then the publish command and the wake channels.
 #[derive(Default)]
@@ -211,20 +170,30 @@ impl Args for Leave {
     }
 }
 
-/// Leaving a semaphore's line (LEAVE_SLOT): [`Leave`]'s, then the limit.
+/// A slot script's arguments: another script's, with the semaphore's limit put at `AT`
+/// (counted from 0), as the slots' scripts take it.
 #[derive(Default)]
-pub(in crate::lock) struct LeaveSlot {
-    pub leave: Leave,
+pub(in crate::lock) struct WithLimit<A, const AT: usize> {
+    pub args: A,
     pub limit: String,
 }
 
-impl Args for LeaveSlot {
+impl<A: Args, const AT: usize> Args for WithLimit<A, AT> {
     fn argv<'a>(&'a self, publish: &'a [u8]) -> Vec<&'a [u8]> {
-        let mut argv = self.leave.argv(publish);
-        argv.push(self.limit.as_bytes());
+        let mut argv = self.args.argv(publish);
+        argv.insert(AT, self.limit.as_bytes());
         argv
     }
 }
+
+/// A newcomer's attempt at a slot (ACQUIRE_SLOT): [`Take`]'s, with the limit third.
+pub(in crate::lock) type TakeSlot = WithLimit<Take, 2>;
+/// A slot's turn (WAIT_SLOT): [`Turn`]'s, with the limit third.
+pub(in crate::lock) type SlotTurn = WithLimit<Turn, 2>;
+/// A slot's extension (EXTEND_SLOT): [`Extend`]'s, then the limit.
+pub(in crate::lock) type ExtendSlot = WithLimit<Extend, 2>;
+/// Leaving a semaphore's line (LEAVE_SLOT): [`Leave`]'s, then the limit.
+pub(in crate::lock) type LeaveSlot = WithLimit<Leave, 4>;
 
 /// A fencing token proposed (FENCE_PROPOSE).
 #[derive(Default)]
@@ -330,10 +299,4 @@ impl Args for Page {
 /// A yes-or-no argument as the Lua reads it: '1', or empty.
 fn flag(yes: bool) -> &'static [u8] {
     if yes { b"1" } else { b"" }
-}
-
-/// `argv` with the limit put third (the slots' scripts take it there).
-fn with_limit<'a>(mut argv: Vec<&'a [u8]>, limit: &'a str) -> Vec<&'a [u8]> {
-    argv.insert(2, limit.as_bytes());
-    argv
 }
