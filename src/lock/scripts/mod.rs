@@ -10,9 +10,10 @@
 //! `queue_lua` (the Lua functions every queue-aware script shares), `order` (the order
 //! register of `--order`), `supersede` (the superseding line's WAIT_SUPERSEDE and the policy
 //! check), `revoke` (a forced release's record, and the Lua that reads it), `force` (its
-//! FORCE), and `scan` (`list`'s READ and
-//! PAGE); and [`TABLE`], every script in one table, where each gets its bit and says how
-//! it is called (`calls`: its keys, and its arguments' type).
+//! FORCE), `scan` (`list`'s READ and PAGE), and `calls` (how a script is called: its
+//! declaration and its arguments' types); and [`TABLE`], every script in one table, where
+//! each gets its bit and is declared (the keys it takes, how many arguments it reads, their
+//! type), so that no caller builds KEYS or ARGV by hand.
 //!
 //! Promises: each script is atomic on its master, writes a TTL on every key it writes, and
 //! answers in a shape its decoder checks (an unexpected reply is an error naming the master,
