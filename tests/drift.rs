@@ -16,6 +16,12 @@
 //!   name (`queue::wait_in_line`). Paths into std, a dependency, or a primitive (`usize::MAX`)
 //!   are not ours; one-letter parts are placeholders (`a::b`), and a `cargo test` line holds
 //!   test filters, not paths;
+//! - **a method path** `Type::method` (a part in capitals, then one in lower case, wherever
+//!   it stands in a longer path): when the type is one the crate declares (a struct, enum,
+//!   trait or type alias of that name, in any module), the method must be a `fn` of one of
+//!   its `impl` blocks, of a trait of ours it implements, or of the trait itself, or a field
+//!   of the struct; a type we do not declare (`Instant::now`), or one in a path into std or a
+//!   dependency (`std::process::Command::spawn`, where we have a `Command` too), is not ours;
 //! - **a module name** in backticks, a snake_case word with an underscore (`queue_scripts`): it
 //!   must be a module, or a name the code uses (in code or its strings, the Lua included), or
 //!   one of [`OUTSIDE`], names from outside the crate that no code of ours spells.
@@ -83,6 +89,8 @@ type Module = Vec<String>;
 struct Crate {
     /// Every module, with its code (comments cut).
     modules: BTreeMap<Module, String>,
+    /// Every type the crate declares, by name (in any module): its methods and fields.
+    types: BTreeMap<String, BTreeSet<String>>,
     /// Every word of code (strings included) in every module.
     words: BTreeSet<String>,
     /// What is not ours: std, the dependencies.
@@ -181,8 +189,10 @@ impl Crate {
             .map(|s| s.to_string())
             .chain(dependencies(&manifest))
             .collect();
+        let types = types(modules.values().map(String::as_str));
         let krate = Crate {
             modules,
+            types,
             words,
             outside,
         };
@@ -329,10 +339,178 @@ impl Crate {
         }
     }
 
+    /// Whether `Type::method`, named in a comment or a doc in a path that starts with
+    /// `first`, exists (or is not ours).
+    fn has_method(&self, first: &str, ty: &str, method: &str) -> bool {
+        self.outside.contains(first)
+            || self
+                .types
+                .get(ty)
+                .is_none_or(|members| members.contains(method))
+    }
+
     fn has_name(&self, name: &str) -> bool {
         let module = self.modules.keys().any(|m| m.iter().any(|p| p == name));
         module || self.words.contains(name) || OUTSIDE.contains(&name)
     }
+}
+
+/// The first identifier of `text` (after `&`, `dyn`, `mut` and a path), without generics.
+fn type_name(text: &str) -> Option<&str> {
+    let text = text.trim_start_matches(['&', ' ', '(']);
+    let text = text
+        .strip_prefix("dyn ")
+        .or_else(|| text.strip_prefix("mut "))
+        .unwrap_or(text);
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+        .unwrap_or(text.len());
+    let name = text[..end].rsplit("::").next()?;
+    name.starts_with(|c: char| c.is_uppercase()).then_some(name)
+}
+
+/// `text` without the generics it starts with (`<'a, T: X<Y>> rest` -> ` rest`).
+fn after_generics(text: &str) -> &str {
+    if !text.starts_with('<') {
+        return text;
+    }
+    let mut depth = 0;
+    for (i, c) in text.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &text[i + 1..];
+                }
+            }
+            _ => {}
+        }
+    }
+    ""
+}
+
+/// The name a line declares as a member of the block it is in: a `fn` (with any of the
+/// qualifiers before it) or a field (`pub name: T`).
+fn member(line: &str) -> Option<&str> {
+    let mut rest = line.trim_start();
+    if let Some(after) = rest.strip_prefix("pub") {
+        rest = match after.strip_prefix('(') {
+            Some(scoped) => scoped.split_once(')')?.1,
+            None => after,
+        }
+        .trim_start();
+    }
+    for qualifier in ["const ", "async ", "unsafe ", "extern \"C\" "] {
+        rest = rest.strip_prefix(qualifier).unwrap_or(rest);
+    }
+    let (word, field) = match rest.strip_prefix("fn ") {
+        Some(after) => (after, false),
+        None => (rest, true),
+    };
+    let end = word
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(word.len());
+    let (name, next) = word.split_at(end);
+    let fits = if field {
+        next.starts_with(':') && !next.starts_with("::")
+    } else {
+        next.starts_with(['(', '<'])
+    };
+    (fits && !name.is_empty()).then_some(name)
+}
+
+/// Every type declared in `codes` (formatted by rustfmt: a block ends at a `}` as indented as
+/// the line that opened it), with the methods of its `impl` blocks and its trait's, the
+/// methods of the traits of ours it implements, and its fields.
+fn types<'a>(codes: impl Iterator<Item = &'a str>) -> BTreeMap<String, BTreeSet<String>> {
+    let mut members: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut implements: Vec<(String, String)> = Vec::new();
+    for code in codes {
+        let lines: Vec<&str> = code.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let trimmed = line.trim_start();
+            let indent = &line[..line.len() - trimmed.len()];
+            let mut declaration = trimmed;
+            if let Some(after) = declaration.strip_prefix("pub") {
+                declaration = match after.strip_prefix('(') {
+                    Some(scoped) => scoped.split_once(')').map_or("", |(_, r)| r),
+                    None => after,
+                }
+                .trim_start();
+            }
+            let owner = if let Some(header) = trimmed.strip_prefix("impl") {
+                let header = after_generics(header).trim_start();
+                let header = header.split(" where").next().unwrap_or(header);
+                match header.split_once(" for ") {
+                    Some((tr, ty)) => {
+                        let (tr, ty) = (type_name(tr), type_name(ty));
+                        if let (Some(tr), Some(ty)) = (tr, ty) {
+                            implements.push((tr.to_string(), ty.to_string()));
+                        }
+                        ty
+                    }
+                    None => type_name(header),
+                }
+            } else {
+                ["struct ", "enum ", "trait ", "type ", "union "]
+                    .iter()
+                    .find_map(|kind| declaration.strip_prefix(kind))
+                    .and_then(type_name)
+            };
+            let Some(owner) = owner else {
+                continue;
+            };
+            let entry = members.entry(owner.to_string()).or_default();
+            // A one-line declaration (`struct Unit;`, `type A = B;`) has no members.
+            if !line.trim_end().ends_with('{')
+                && !lines.get(i + 1).is_some_and(|next| {
+                    next.trim_start().starts_with("where") || next.trim() == "{"
+                })
+            {
+                continue;
+            }
+            let inner = format!("{indent}    ");
+            let end = format!("{indent}}}");
+            for body in &lines[i + 1..] {
+                if body.starts_with(&end) {
+                    break;
+                }
+                let own_line = body.starts_with(&inner) && !body[inner.len()..].starts_with(' ');
+                if let Some(name) = own_line.then(|| member(body)).flatten() {
+                    entry.insert(name.to_string());
+                }
+            }
+        }
+    }
+    for (tr, ty) in implements {
+        let inherited = members.get(&tr).cloned().unwrap_or_default();
+        members.entry(ty).or_default().extend(inherited);
+    }
+    members
+}
+
+/// The method paths in `text`: each `Type::method` (a part in capitals, then one in lower
+/// case), wherever it stands in a longer path, with that path's first part.
+fn method_paths(text: &str) -> Vec<(&str, &str, &str)> {
+    let is_part = |c: char| c.is_alphanumeric() || c == '_';
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices("::") {
+        let start = text[..at].rfind(|c: char| !is_part(c)).map_or(0, |i| i + 1);
+        let rest = &text[at + 2..];
+        let end = rest.find(|c: char| !is_part(c)).unwrap_or(rest.len());
+        let (ty, method) = (&text[start..at], &rest[..end]);
+        if ty.starts_with(|c: char| c.is_uppercase())
+            && method.starts_with(|c: char| c.is_lowercase() || c == '_')
+        {
+            let path_start = text[..at]
+                .rfind(|c: char| !(is_part(c) || c == ':'))
+                .map_or(0, |i| i + 1);
+            let first = text[path_start..at].split("::").next().unwrap_or(ty);
+            found.push((first, ty, method));
+        }
+    }
+    found
 }
 
 /// The `src/`, `tests/` and `benches/` paths in `text` that name our files or folders.
@@ -466,6 +644,12 @@ fn stale(root: &Path) -> (Vec<String>, usize) {
                         say(*n, format!("no module path {path}"));
                     }
                 }
+                for (first, ty, method) in method_paths(line) {
+                    checked += 1;
+                    if !krate.has_method(first, ty, method) {
+                        say(*n, format!("no method {ty}::{method}"));
+                    }
+                }
             }
             for name in quoted_names(line) {
                 checked += 1;
@@ -531,4 +715,32 @@ fn the_reader_finds_references_and_passes_over_what_is_not_ours() {
     }
     assert!(krate.has_name("first_live"));
     assert!(!krate.has_name("queue_scripts"));
+    let line = "`Redlock::acquire`, crate::lock::Names::of(k), `std::process::Command::spawn`, \
+                Kind::Slot, Redlock::MAX";
+    assert_eq!(
+        method_paths(line),
+        [
+            ("Redlock", "Redlock", "acquire"),
+            ("crate", "Names", "of"),
+            ("std", "Command", "spawn")
+        ]
+    );
+    for (first, ty, method, exists) in [
+        ("Redlock", "Redlock", "acquire", true),
+        ("Names", "Names", "of", true),
+        // A trait's method, for a type that implements it; a field.
+        ("Exclusive", "Exclusive", "rejoins", true),
+        ("Request", "Request", "key", true),
+        // Not ours.
+        ("Instant", "Instant", "now", true),
+        ("std", "Command", "spawn", true),
+        ("Redlock", "Redlock", "take", false),
+        ("Command", "Command", "spawn", false),
+    ] {
+        assert_eq!(
+            krate.has_method(first, ty, method),
+            exists,
+            "{ty}::{method}"
+        );
+    }
 }

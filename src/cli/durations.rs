@@ -37,3 +37,21 @@ pub fn parse_wait(text: &str) -> Result<Duration, String> {
 
 /// The longest duration any option or config value accepts.
 pub const LONGEST_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
+
+/// What every duration option has besides its parser ([`parse_duration`], or [`parse_wait`]
+/// for `--wait`) and its help: one definition, called from the derive as a method of the
+/// option (`#[arg(long, value_parser = parse_duration, duration())]`; the derive needs the
+/// parser named, since a `Duration` has none of its own). A value that starts with `-` is
+/// handed to the parser, which says why a negative duration is refused, rather than read as
+/// a flag; completions offer no files for it.
+pub trait DurationOption {
+    fn duration(self) -> Self;
+}
+
+impl DurationOption for clap::Arg {
+    fn duration(self) -> clap::Arg {
+        self.value_name("DURATION")
+            .allow_hyphen_values(true)
+            .value_hint(clap::ValueHint::Other)
+    }
+}

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueHint};
 
-use super::{parse_duration, parse_wait};
+use super::{DurationOption, parse_duration, parse_wait};
 
 // What names a lock and how it is taken.
 #[derive(Debug, Args)]
@@ -15,27 +15,12 @@ pub struct LockArgs {
 
     /// How long the lock lives on each master without renewal, e.g. 30s, 2m, 500ms. If redlock
     /// dies, others wait at most this long. Default: 30s (or `ttl` in the config file).
-    #[arg(
-        short,
-        long,
-        value_name = "DURATION",
-        value_parser = parse_duration,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-    )]
+    #[arg(short, long, value_parser = parse_duration, duration())]
     pub ttl: Option<Duration>,
 
     /// If the lock is taken, wait in line for it (first come, first served) for up to this
     /// long before giving up, or `forever`. Default: try once.
-    #[arg(
-        short,
-        long,
-        value_name = "DURATION",
-        value_parser = parse_wait,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-        conflicts_with = "no_wait",
-    )]
+    #[arg(short, long, value_parser = parse_wait, conflicts_with = "no_wait", duration())]
     pub wait: Option<Duration>,
 
     /// Try once and give up at once if the lock is taken (the default; same as --wait 0).
@@ -44,13 +29,7 @@ pub struct LockArgs {
 
     /// How long one master gets to answer one request, connecting included. Default: TTL/20,
     /// between 10ms and 1s.
-    #[arg(
-        long,
-        value_name = "DURATION",
-        value_parser = parse_duration,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-    )]
+    #[arg(long, value_parser = parse_duration, duration())]
     pub node_timeout: Option<Duration>,
 
     /// Share of the TTL set aside for clock drift between hosts (Redlock's drift factor).

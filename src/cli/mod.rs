@@ -19,7 +19,7 @@ mod placement;
 mod renew_while;
 mod sd_notify;
 
-pub use durations::{LONGEST_DURATION, parse_duration, parse_wait};
+pub use durations::{DurationOption, LONGEST_DURATION, parse_duration, parse_wait};
 pub use errors::{one_line, subcommand_in};
 use examples::examples_help;
 pub use examples::{EXAMPLES, SUBCOMMANDS, examples};
@@ -310,13 +310,7 @@ pub struct TokenArgs {
 
     /// How long one master gets to answer. Default: 1s for release; for extend, as for
     /// acquire: TTL/20, between 10ms and 1s.
-    #[arg(
-        long,
-        value_name = "DURATION",
-        value_parser = parse_duration,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-    )]
+    #[arg(long, value_parser = parse_duration, duration())]
     pub node_timeout: Option<Duration>,
 }
 
@@ -343,14 +337,7 @@ pub struct ExtendArgs {
     pub lock: TokenArgs,
 
     /// The new time to live, counted from now. Default: 30s (or `ttl` in the config file).
-    #[arg(
-        short,
-        long,
-        value_name = "DURATION",
-        value_parser = parse_duration,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-    )]
+    #[arg(short, long, value_parser = parse_duration, duration())]
     pub ttl: Option<Duration>,
 }
 
@@ -372,13 +359,7 @@ pub struct StatusArgs {
     pub watch: bool,
 
     /// How long one master gets to answer. Default: 1s.
-    #[arg(
-        long,
-        value_name = "DURATION",
-        value_parser = parse_duration,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-    )]
+    #[arg(long, value_parser = parse_duration, duration())]
     pub node_timeout: Option<Duration>,
 }
 
@@ -389,36 +370,18 @@ pub struct RunArgs {
 
     /// On lock loss, time between SIGTERM and SIGKILL to the command. Default: 5s, or TTL/4
     /// if shorter; at most TTL/2, so the command is always dead before the validity ends.
-    #[arg(
-        long,
-        value_name = "DURATION",
-        value_parser = parse_duration,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-    )]
+    #[arg(long, value_parser = parse_duration, duration())]
     pub kill_after: Option<Duration>,
 
     /// Keep the lock at least this long after the start, even if the command ends sooner: the
     /// key is left to expire then instead of being deleted (cron on several hosts: the same job
     /// fired a moment later elsewhere does not run again).
-    #[arg(
-        long,
-        value_name = "DURATION",
-        value_parser = parse_duration,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-    )]
+    #[arg(long, value_parser = parse_duration, duration())]
     pub hold_min: Option<Duration>,
 
     /// Stop the command (SIGTERM, then SIGKILL after --kill-after) and release the lock once it
     /// has run this long; redlock then exits 124. Caps how long renewal may hold the lock.
-    #[arg(
-        long,
-        value_name = "DURATION",
-        value_parser = parse_duration,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-    )]
+    #[arg(long, value_parser = parse_duration, duration())]
     pub max_duration: Option<Duration>,
 
     #[command(flatten)]

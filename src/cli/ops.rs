@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueHint};
 
-use super::parse_duration;
+use super::{DurationOption, parse_duration};
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
@@ -27,35 +27,16 @@ pub struct ListArgs {
 
     /// With --problems: report a fencing counter whose lock is absent and that nothing has
     /// used for this long. Default: 90d.
-    #[arg(
-        long,
-        value_name = "DURATION",
-        value_parser = parse_duration,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-        requires = "problems",
-    )]
+    #[arg(long, value_parser = parse_duration, requires = "problems", duration())]
     pub idle: Option<Duration>,
 
     /// Stop scanning after this long; masters not scanned fully by then are named. Default:
     /// 10s.
-    #[arg(
-        long,
-        value_name = "DURATION",
-        value_parser = parse_duration,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-    )]
+    #[arg(long, value_parser = parse_duration, duration())]
     pub timeout: Option<Duration>,
 
     /// How long one master gets to answer one request. Default: 1s.
-    #[arg(
-        long,
-        value_name = "DURATION",
-        value_parser = parse_duration,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-    )]
+    #[arg(long, value_parser = parse_duration, duration())]
     pub node_timeout: Option<Duration>,
 }
 
@@ -76,13 +57,7 @@ pub struct DoctorArgs {
     pub json: bool,
 
     /// How long one master gets to answer each check. Default: 1s.
-    #[arg(
-        long,
-        value_name = "DURATION",
-        value_parser = parse_duration,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-    )]
+    #[arg(long, value_parser = parse_duration, duration())]
     pub node_timeout: Option<Duration>,
 }
 

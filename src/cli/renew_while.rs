@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use clap::{Args, ValueHint};
+use clap::Args;
 
-use super::parse_duration;
+use super::{DurationOption, parse_duration};
 
 /// The hidden subcommand that `acquire --renew-while` starts as the detached renewer.
 pub const RENEW_WHILE: &str = "__renew-while";
@@ -16,19 +16,9 @@ pub const RENEW_WHILE: &str = "__renew-while";
 pub struct RenewWhileArgs {
     #[arg(long)]
     pub key: String,
-    #[arg(
-        long,
-        value_parser = parse_duration,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-    )]
+    #[arg(long, value_parser = parse_duration, duration())]
     pub ttl: Duration,
-    #[arg(
-        long,
-        value_parser = parse_duration,
-        allow_hyphen_values = true,
-        value_hint = ValueHint::Other,
-    )]
+    #[arg(long, value_parser = parse_duration, duration())]
     pub node_timeout: Duration,
     #[arg(long)]
     pub drift_factor: f64,

@@ -11,9 +11,11 @@ use super::scripts::slots::INSPECT_SLOTS;
 #[test]
 fn every_script_has_a_bit_of_its_own() {
     assert!(TABLE.len() <= 32, "more scripts than bits in a u32 mask");
-    for (row, (name, lua)) in TABLE.iter().enumerate() {
+    for (row, script) in TABLE.iter().enumerate() {
+        let (name, lua) = (script.name, &script.lua);
         assert_eq!(lua.bit, 1 << row, "{name}: bit {:#x}", lua.bit);
-        for (other, other_lua) in &TABLE[..row] {
+        for other in &TABLE[..row] {
+            let (other, other_lua) = (other.name, &other.lua);
             assert_ne!(name, other, "two rows are named {name}");
             assert_ne!(lua.bit, other_lua.bit, "{name} and {other} share a bit");
             assert_ne!(
@@ -62,7 +64,8 @@ fn every_script_is_sent_with_what_it_calls() {
             "a line of the shared functions that is no definition: {line}"
         );
     }
-    for (script, lua) in &TABLE {
+    for row in &TABLE {
+        let (script, lua) = (row.name, &row.lua);
         assert!(!lua.code.contains("[["), "{script} has a long string");
         for line in lua.code.lines() {
             assert!(

@@ -7,7 +7,7 @@
 //! children. When a child exits, the kernel addresses SIGCHLD to the thread that spawned it.
 //! SIGCHLD's default action is to ignore it, and an ignored signal is normally dropped at
 //! once; but not while that thread blocks it, and glibc's `posix_spawn` (which
-//! `Command::spawn` uses) blocks every signal in the calling thread until the new child has
+//! `std::process::Command::spawn` uses) blocks every signal in the calling thread until the new child has
 //! exec'd. A child of test A that exits while A's thread is inside its next spawn therefore
 //! leaves SIGCHLD pending for the process, and the kernel wakes *another* thread to take it:
 //! test B's, waiting for a reply from Redis. A socket read with a timeout (`SO_RCVTIMEO`, which

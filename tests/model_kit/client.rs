@@ -1,7 +1,7 @@
-//! A client as a state machine, one round at a time, as `Redlock::take` and
-//! `queue::wait_in_line` (src/lock/kinds/client.rs, src/lock/kinds/queue.rs) go: what every
-//! model's clients have (where each is, its connections, its subscriptions, the ghosts the
-//! properties read), with a model's own fields in `own` and its requests, answers and ways to
+//! A client as a state machine, one round at a time, as `take::take` (the one wait loop,
+//! behind `Redlock::acquire`) and `queue::wait_in_line` (src/lock/kinds/take.rs,
+//! src/lock/kinds/queue.rs) go: what every model's clients have (where each is, its
+//! connections, its subscriptions, the ghosts the properties read), with a model's own fields in `own` and its requests, answers and ways to
 //! sleep as type parameters. How a client decides on its answers is each model's.
 
 use super::wire::{Wire, stop_awaiting, write_all};

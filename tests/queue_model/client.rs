@@ -1,4 +1,4 @@
-//! One client's decisions: how `Redlock::take` and `queue::wait_in_line` read a round's answers,
+//! One client's decisions: how `take::take` and `queue::wait_in_line` read a round's answers,
 //! as the real rounds decide (src/lock/quorum/round.rs, `Until`), for the lock or a slot. The
 //! state machine itself, its connections and subscriptions are `model_kit::client`'s.
 

@@ -21,7 +21,7 @@
 //!   WAIT and LEAVE, or their slot forms, keeping each line of Lua that decides who holds, who
 //!   is first or who is told (`first_live`, `drop`, `wake_first`; for the fix,
 //!   `eligible_lock`, `eligible_slots` and `wake_newly`).
-//! - **A client** (`client`) is `Redlock::take` and `queue::wait_in_line` as a state machine:
+//! - **A client** (`client`) is `take::take` and `queue::wait_in_line` as a state machine:
 //!   ACQUIRE round (over when its `Until` says, `Rules::newcomer_decided`; a partial hold is
 //!   undone; with tickets from 2 refusals it joins, else it backs off outside the queue and
 //!   arrives again) -> subscribe (`listen_on`: any of the sets it may draw) -> WAIT rounds

@@ -1,4 +1,4 @@
-//! One client's decisions: how `Redlock::take` and `queue::wait_in_line` read a round's answers
+//! One client's decisions: how `take::take` and `queue::wait_in_line` read a round's answers
 //! for a reader or a writer, as the real rounds decide (src/lock/quorum/round.rs, `Until`); or
 //! the foreign client's one try. The state machine itself, its connections and subscriptions
 //! are `model_kit::client`'s.

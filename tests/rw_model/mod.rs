@@ -27,7 +27,7 @@
 //!   iff every live waiter ahead of it is a reader and K is free or the marker. Every script
 //!   that may change who is eligible publishes to each waiter eligible after its writes and not
 //!   before, except the caller (`wake_newly`).
-//! - **A client** (`client`) is `Redlock::take` and `queue::wait_in_line` for its mode:
+//! - **A client** (`client`) is `take::take` and `queue::wait_in_line` for its mode:
 //!   ACQUIRE round (`Until::WonOrAllAnswered`; a partial hold is undone; with tickets from 2
 //!   refusals it joins, else it backs off outside the queue) -> subscribe on a majority (any of
 //!   the three pairs) -> WAIT rounds (won at its quorum, else failed once all answered; a

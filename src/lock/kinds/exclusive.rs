@@ -19,13 +19,16 @@ use super::waiter::keep;
 use crate::lock::quorum::outcome::{AttemptFailure, Conflict, Released};
 use crate::lock::quorum::round::{Masters, Refusals, Round, Until};
 use crate::lock::quorum::tally::{Decision, Loss, majority};
-use crate::lock::scripts::keys::{self, ALL_KEYS, LOCK_KEYS, Names};
-use crate::lock::scripts::lock::{self, ACQUIRE, EXTEND, Lua, RELEASE, acquire_vote};
-use crate::lock::scripts::queue::{LEAVE, WAIT, turn};
+use crate::lock::scripts::calls::args::{Extend, Leave, Release, Take, Wake};
+use crate::lock::scripts::calls::{Args, Script};
+use crate::lock::scripts::keys::{self, Names};
+use crate::lock::scripts::lock::{self, acquire_vote};
+use crate::lock::scripts::queue::turn;
 use crate::lock::scripts::revoke::release_vote;
+use crate::lock::scripts::{ACQUIRE, EXTEND, LEAVE, RELEASE, WAIT};
 
-/// The lock's seam (see `seam`): the majority, ACQUIRE, WAIT, EXTEND, RELEASE and LEAVE over
-/// the first [`LOCK_KEYS`] keys, and a refusal means the lock is held.
+/// The lock's seam (see `seam`): the majority, ACQUIRE, WAIT, EXTEND, RELEASE and LEAVE, and
+/// a refusal means the lock is held.
 pub(in crate::lock) struct Exclusive;
 
 impl Seam for Exclusive {
@@ -61,16 +64,11 @@ impl Seam for Exclusive {
         Box::pin(release_token(masters, Rounds::lock(), holding, purpose))
     }
 
-    fn wait(&self, queued: &Queued, join: bool) -> Wait {
+    fn wait(&self, queued: &Queued, join: bool, _: &Names) -> Wait {
         Wait {
-            call: Call {
-                script: &WAIT,
-                keys: ALL_KEYS,
-                args: turn_args(queued, join),
-            },
+            call: Call::new(&WAIT, queued.turn(join)),
             room: 1,
             decode: turn,
-            publishes: false,
         }
     }
 
@@ -83,20 +81,11 @@ impl Seam for Exclusive {
     }
 
     fn extend(&self, token: &str, ms: &[u8]) -> Call {
-        // K and its holder record.
-        Call {
-            script: &EXTEND,
-            keys: 2,
-            args: vec![token.as_bytes().to_vec(), ms.to_vec()],
-        }
+        Call::new(&EXTEND, extension(token, ms))
     }
 
-    fn leave(&self) -> Call {
-        Call {
-            script: &LEAVE,
-            keys: LOCK_KEYS,
-            args: Vec::new(),
-        }
+    fn leave(&self, token: &str, names: &Names) -> Call {
+        Call::new(&LEAVE, leaving(token, names))
     }
 
     fn fence(&self) -> Result<(), FenceError> {
@@ -104,14 +93,12 @@ impl Seam for Exclusive {
     }
 }
 
-/// The scripts of a newcomer's rounds over K, and how many keys they take: the lock's, or a
-/// reader's (see `shared`).
+/// The scripts of a newcomer's rounds over K: the lock's, or a reader's (see `shared`).
 #[derive(Clone, Copy)]
 pub(in crate::lock) struct Rounds {
     pub kind: Kind,
-    pub acquire: &'static Lua,
-    pub release: &'static Lua,
-    pub keys: usize,
+    pub acquire: &'static Script<Take>,
+    pub release: &'static Script<Release>,
     /// What is taken, as the log says it ("a share of " K, or K).
     pub what: &'static str,
 }
@@ -122,27 +109,25 @@ impl Rounds {
             kind: Kind::Lock,
             acquire: &ACQUIRE,
             release: &RELEASE,
-            keys: LOCK_KEYS,
             what: "",
         }
     }
 }
 
-/// The arguments of a turn at K (WAIT, or a reader's READ_WAIT): token, TTL, holder record,
-/// ticket, record dated from the start of the wait, lease, the queue keys' TTL, join.
-pub(in crate::lock) fn turn_args(queued: &Queued, join: bool) -> Vec<Vec<u8>> {
-    [
-        queued.token.as_bytes(),
-        &queued.ttl_ms,
-        queued.record.as_bytes(),
-        queued.ticket.as_bytes(),
-        queued.waiting_record.as_bytes(),
-        queued.lease_ms.as_bytes(),
-        queued.keep_ms.as_bytes(),
-        if join { b"1" } else { b"" },
-    ]
-    .map(<[u8]>::to_vec)
-    .to_vec()
+/// The arguments of an extension of `token` to `ms` (EXTEND, or a reader's READ_EXTEND).
+pub(in crate::lock) fn extension(token: &str, ms: &[u8]) -> Extend {
+    Extend {
+        token: token.to_string(),
+        ms: ms.to_vec(),
+    }
+}
+
+/// The arguments of leaving the line at K (LEAVE, which a reader's leaving takes too).
+pub(in crate::lock) fn leaving(token: &str, names: &Names) -> Leave {
+    Leave {
+        token: token.to_string(),
+        wake: Wake::of(names),
+    }
 }
 
 /// What a turn refused by a quorum at K means: K is held (by a writer or by readers).
@@ -173,16 +158,14 @@ pub(in crate::lock) async fn attempt(
     let will_wait = request.will_wait();
     let record = holder.map(|h| h.record(token)).unwrap_or_default();
     let start = Instant::now();
-    let (script, keys) = (rounds.acquire, &names.keys(key)[..rounds.keys]);
-    let ttl_ms = timing.ttl_ms();
-    let keep_ms = keep(&timing).as_millis().to_string();
-    let args: [&[u8]; 5] = [
-        token.as_bytes(),
-        &ttl_ms,
-        record.as_bytes(),
-        if will_wait { b"1" } else { b"" },
-        keep_ms.as_bytes(),
-    ];
+    let layout = names.keys(key);
+    let args = Take {
+        token: token.to_string(),
+        ttl_ms: timing.ttl_ms(),
+        record,
+        will_wait,
+        keep_ms: keep(&timing).as_millis().to_string(),
+    };
     let undone = Holding {
         key,
         names,
@@ -205,7 +188,7 @@ pub(in crate::lock) async fn attempt(
                 Until::Decided
             },
             acquire_vote,
-            |node| node.eval(script, keys, &args),
+            |node| rounds.acquire.run(node, &layout, &args),
         )
         .await;
     let elapsed = start.elapsed();
@@ -274,40 +257,70 @@ pub(in crate::lock) async fn release_token(
     holding: Holding<'_>,
     purpose: Purpose,
 ) -> Released {
-    let Holding {
-        key,
-        names,
-        token,
-        timing,
-    } = holding;
-    let start = Instant::now();
-    let (script, keys) = (rounds.release, &names.keys(key)[..rounds.keys]);
-    let channel = if purpose.announces() {
-        keys::released_channel(key)
-    } else {
-        String::new()
+    let args = release_args(holding, purpose);
+    let round = Giving {
+        what: "release",
+        quorum: masters.quorum(),
+        holding,
+        purpose,
     };
-    let (bytes, channel) = (token.as_bytes(), channel.as_bytes());
+    release_round(masters, round, rounds.release, &args).await
+}
+
+/// A release round, as [`release_round`] runs it: what the trace calls it, the quorum that
+/// decides it, what it gives back and why.
+pub(in crate::lock) struct Giving<'a> {
+    pub what: &'static str,
+    pub quorum: usize,
+    pub holding: Holding<'a>,
+    pub purpose: Purpose,
+}
+
+/// The one release round, of any kind (`script`: RELEASE and its kin, with `args`): sent to
+/// every master, bounded by one node timeout, sent again when the attempt it undoes may
+/// overtake it (see `undo`), and read for a revocation of the token (see `revoke`).
+pub(in crate::lock) async fn release_round<A: Args>(
+    masters: &Masters,
+    giving: Giving<'_>,
+    script: &Script<A>,
+    args: &A,
+) -> Released {
+    let Giving {
+        what,
+        quorum,
+        holding,
+        purpose,
+    } = giving;
+    let (key, timing) = (holding.key, holding.timing);
+    let start = Instant::now();
+    let layout = holding.names.keys(key);
     let round = undo::guarded(masters, &timing, purpose, |until| {
-        masters.round(
+        masters.round_with(
+            quorum,
             Instant::now() + timing.node_timeout,
             until,
             release_vote,
-            move |node| async move {
-                let args: [&[u8]; 5] = [
-                    bytes,
-                    channel,
-                    node.publish_command().as_bytes(),
-                    names.wake_prefix.as_bytes(),
-                    names.wake_suffix.as_bytes(),
-                ];
-                node.eval(script, keys, &args).await
-            },
+            |node| script.run(node, &layout, args),
         )
     })
     .await;
-    masters.trace("release", key, &round, start.elapsed());
-    revoke::released(&round, masters, token)
+    masters.trace(what, key, &round, start.elapsed());
+    revoke::released(&round, masters, holding.token)
+}
+
+/// The arguments of giving back what `holding` holds, for `purpose` (a real release
+/// announces on the key's release channel; a clean-up does not): the lock's, a reader's, and
+/// a slot's first ones (see RELEASE_SLOT).
+pub(in crate::lock) fn release_args(holding: Holding<'_>, purpose: Purpose) -> Release {
+    Release {
+        token: holding.token.to_string(),
+        channel: if purpose.announces() {
+            keys::released_channel(holding.key)
+        } else {
+            String::new()
+        },
+        wake: Wake::of(holding.names),
+    }
 }
 
 /// The limit of the semaphore some master says the key is in use as (see SEMAPHORE_CHECK).

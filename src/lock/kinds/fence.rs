@@ -54,8 +54,10 @@ use super::held::Lock;
 use crate::lock::quorum::outcome::MasterFailure;
 use crate::lock::quorum::round::{Masters, Round, Until};
 use crate::lock::quorum::tally::{Decision, Loss, Vote};
+use crate::lock::scripts::FENCE_PROPOSE;
+use crate::lock::scripts::calls::args::Proposal;
 use crate::lock::scripts::keys;
-use crate::lock::scripts::lock::{FENCE_PROPOSE, binary_vote, counter};
+use crate::lock::scripts::lock::{binary_vote, counter};
 use crate::lock::wire::cause::Cause;
 use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::node::NodeError;
@@ -106,15 +108,16 @@ pub(in crate::lock) async fn grant(masters: &Masters, lock: &Lock) -> Result<u64
         masters.trace("fence read", lock.key(), &read, start.elapsed());
         let latest = latest(masters, &read, [key, &legacy])?;
         let proposal = latest + 1;
-        let proposal_text = proposal.to_string();
-        let args: [&[u8]; 1] = [proposal_text.as_bytes()];
+        let args = Proposal {
+            proposed: proposal.to_string(),
+        };
         let start = Instant::now();
         let round = masters
             .round(
                 start + timeout,
                 Until::DecidedAndSent,
                 binary_vote,
-                |node| node.eval(&FENCE_PROPOSE, &layout[..keys::FENCE_KEYS], &args),
+                |node| FENCE_PROPOSE.run(node, &layout, &args),
             )
             .await;
         masters.trace("fence propose", lock.key(), &round, start.elapsed());

@@ -51,8 +51,10 @@ use crate::lock::quorum::outcome::MasterFailure;
 use crate::lock::quorum::round::{Masters, Round, Until};
 use crate::lock::quorum::tally::Vote;
 use crate::lock::scripts::LONGEST_TTL_MS;
-use crate::lock::scripts::keys::{self, ORDER_KEYS};
-use crate::lock::scripts::order::{ORDER, register};
+use crate::lock::scripts::ORDER;
+use crate::lock::scripts::calls::args;
+use crate::lock::scripts::keys;
+use crate::lock::scripts::order::register;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
 
@@ -115,13 +117,11 @@ pub(in crate::lock) async fn raise_inherited(
 async fn ask(masters: &Masters, key: &str, order: u64, raise: bool, timeout: Duration) -> Round {
     let names = keys::Names::of(key);
     let layout = names.keys(key);
-    let order_text = order.to_string();
-    let ttl = LONGEST_TTL_MS.to_string();
-    let args: [&[u8]; 3] = [
-        order_text.as_bytes(),
-        if raise { b"1" } else { b"" },
-        ttl.as_bytes(),
-    ];
+    let args = args::Order {
+        order: order.to_string(),
+        raise,
+        ttl_ms: LONGEST_TTL_MS.to_string(),
+    };
     let until = if raise {
         Until::DecidedAndSent
     } else {
@@ -130,7 +130,7 @@ async fn ask(masters: &Masters, key: &str, order: u64, raise: bool, timeout: Dur
     let start = Instant::now();
     let round = masters
         .round(start + timeout, until, answered, |node| {
-            node.eval(&ORDER, &layout[..ORDER_KEYS], &args)
+            ORDER.run(node, &layout, &args)
         })
         .await;
     let what = if raise { "order raise" } else { "order read" };

@@ -370,10 +370,8 @@ async fn undo(masters: &Masters, turns: &Turns<'_>, purpose: Purpose) {
 /// Bounded by one node timeout; after a signal ([`Purpose::Abandon`]), by getting onto the
 /// wire (see `undo`).
 async fn leave(masters: &Masters, waiter: &Waiter<'_>, purpose: Purpose) {
-    let names = waiter.names;
-    let call = waiter.seam.leave();
-    let keys = names.keys(waiter.key);
-    let (keys, rest, script) = (&keys[..call.keys], call.args(), call.script);
+    let call = waiter.seam.leave(&waiter.token, waiter.names);
+    let layout = waiter.names.keys(waiter.key);
     let start = Instant::now();
     let round = masters
         .round(
@@ -383,16 +381,7 @@ async fn leave(masters: &Masters, waiter: &Waiter<'_>, purpose: Purpose) {
                 Ok(Reply::Int(_)) => Vote::Yes,
                 _ => Vote::Error,
             },
-            |node| {
-                let mut args: Vec<&[u8]> = vec![
-                    waiter.token.as_bytes(),
-                    node.publish_command().as_bytes(),
-                    names.wake_prefix.as_bytes(),
-                    names.wake_suffix.as_bytes(),
-                ];
-                args.extend_from_slice(&rest);
-                async move { node.eval(script, keys, &args).await }
-            },
+            |node| call.run(node, &layout),
         )
         .await;
     masters.trace("leave", waiter.key, &round, start.elapsed());

@@ -94,15 +94,9 @@ impl<'a> Turns<'a> {
     ) -> Polled {
         let waiter = self.waiter;
         let seam = waiter.seam;
-        let Wait {
-            call,
-            room,
-            decode,
-            publishes,
-        } = seam.wait(&self.queued, join);
+        let Wait { call, room, decode } = seam.wait(&self.queued, join, waiter.names);
         let quorum = seam.quorum(masters.nodes.len());
-        let keys = waiter.names.keys(waiter.key);
-        let (keys, args) = (&keys[..call.keys], call.args());
+        let layout = waiter.names.keys(waiter.key);
         let start = Instant::now();
         let round = masters
             .round_with(
@@ -113,18 +107,7 @@ impl<'a> Turns<'a> {
                 // urgent; a won one still returns at quorum.
                 Until::WonOrAllAnswered,
                 wait_vote,
-                |node| {
-                    let mut args = args.clone();
-                    if publishes {
-                        let names = waiter.names;
-                        args.extend([
-                            node.publish_command().as_bytes(),
-                            names.wake_prefix.as_bytes(),
-                            names.wake_suffix.as_bytes(),
-                        ]);
-                    }
-                    async move { node.eval(call.script, keys, &args).await }
-                },
+                |node| call.run(node, &layout),
             )
             .await;
         let elapsed = start.elapsed();

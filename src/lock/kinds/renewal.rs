@@ -24,8 +24,7 @@ pub(in crate::lock) async fn renewal(
     call: &Call,
 ) -> Result<Instant, ExtendError> {
     let names = Names::of(lock.key());
-    let keys = names.keys(lock.key());
-    let (keys, args) = (&keys[..call.keys], call.args());
+    let layout = names.keys(lock.key());
     let start = Instant::now();
     // Past the validity an answer no longer counts, so there is no point waiting longer
     // (a lock built from a token has no known validity: give it one node timeout).
@@ -37,7 +36,7 @@ pub(in crate::lock) async fn renewal(
     };
     let round = masters
         .round_with(quorum, deadline, Until::Conclusive, extend_vote, |node| {
-            node.eval(call.script, keys, &args)
+            call.run(node, &layout)
         })
         .await;
     masters.trace("extend", lock.key(), &round, start.elapsed());
@@ -84,8 +83,7 @@ pub(in crate::lock) async fn expiry(
     call: &Call,
 ) -> bool {
     let names = Names::of(lock.key());
-    let keys = names.keys(lock.key());
-    let (keys, args) = (&keys[..call.keys], call.args());
+    let layout = names.keys(lock.key());
     let start = Instant::now();
     let round = masters
         .round_with(
@@ -93,7 +91,7 @@ pub(in crate::lock) async fn expiry(
             start + lock.timing.node_timeout,
             Until::DecidedAndSent,
             extend_vote,
-            |node| node.eval(call.script, keys, &args),
+            |node| call.run(node, &layout),
         )
         .await;
     masters.trace("expire", lock.key(), &round, start.elapsed());

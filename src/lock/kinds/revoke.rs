@@ -103,9 +103,10 @@ use super::held::Timing;
 use crate::lock::quorum::outcome::{MasterFailure, Released};
 use crate::lock::quorum::round::{Masters, Round, Until};
 use crate::lock::quorum::tally::{Decision, Loss};
-use crate::lock::scripts::force::FORCE;
+use crate::lock::scripts::FORCE;
+use crate::lock::scripts::calls::args::Force;
 use crate::lock::scripts::holder::Holder;
-use crate::lock::scripts::keys::{self, Names, SLOT_KEYS};
+use crate::lock::scripts::keys::{self, Names};
 use crate::lock::scripts::revoke::{
     ForceAnswer, Revocation, Revoked, acknowledged_reply, force_answer, force_vote,
 };
@@ -153,30 +154,22 @@ pub(in crate::lock) async fn force(
     timing: Timing,
 ) -> Forced {
     let names = Names::of(key);
-    let keys = &names.keys(key)[..SLOT_KEYS];
-    // The record without its token: FORCE sets it to the marker.
-    let record = by.to_json().to_string();
-    let factor = timing.drift_factor.to_string();
-    let grace = timing.ttl.as_millis().to_string();
-    // Where it revokes, FORCE announces on the release channel (for `status --watch`).
-    let channel = keys::released_channel(key);
-    let (record, factor, grace, channel) = (&record, &factor, &grace, &channel);
+    let layout = names.keys(key);
+    let args = Force {
+        // The record without its token: FORCE sets it to the marker.
+        record: by.to_json().to_string(),
+        factor: timing.drift_factor.to_string(),
+        grace_ms: timing.ttl.as_millis().to_string(),
+        // Where it revokes, FORCE announces on the release channel (for `status --watch`).
+        channel: keys::released_channel(key),
+    };
     let start = Instant::now();
     let round = masters
         .round(
             start + timing.node_timeout,
             Until::AllAnswered,
             force_vote,
-            move |node| async move {
-                let args: [&[u8]; 5] = [
-                    record.as_bytes(),
-                    factor.as_bytes(),
-                    grace.as_bytes(),
-                    channel.as_bytes(),
-                    node.publish_command().as_bytes(),
-                ];
-                node.eval(&FORCE, keys, &args).await
-            },
+            |node| FORCE.run(node, &layout, &args),
         )
         .await;
     masters.trace("force", key, &round, start.elapsed());

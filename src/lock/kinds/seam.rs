@@ -15,8 +15,8 @@
 //!   undo of a partial hold) as whole rounds ([`Seam::attempt`], [`Seam::release`]), since
 //!   they decide and clean up differently; a waiter's turn ([`Seam::wait`]), the extension
 //!   ([`Seam::extend`]) and leaving the line ([`Seam::leave`]) as one [`Call`] each, which
-//!   the engine sends. Every call names its keys by how many of the one KEYS layout it takes
-//!   (`keys::Names::keys`);
+//!   the engine sends. Every call is a script of the table with its arguments' type
+//!   (`scripts::calls`), which says its keys and builds its arguments;
 //! - **what a refusal means** ([`Seam::refused_turn`], [`Seam::outsiders`]): a lock held, or
 //!   a semaphore full; and whether it may be fenced ([`Seam::fence`]).
 //!
@@ -33,31 +33,16 @@ use super::held::{Kind, Lock, Timing};
 use super::undo::Purpose;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
 use crate::lock::quorum::round::Masters;
+pub(in crate::lock) use crate::lock::scripts::calls::Call;
+use crate::lock::scripts::calls::args;
 use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::keys::Names;
 use crate::lock::scripts::queue::Turn;
-use crate::lock::wire::lua::Lua;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
 
 /// A round a kind runs itself, boxed so that the engine can hold any kind's.
 pub(in crate::lock) type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
-
-/// One script as the engine sends it: the script, how many of the KEYS layout it takes
-/// (`keys::Names::keys`), and its arguments (for LEAVE, those after the four every LEAVE
-/// takes: token, publish command, wake channel prefix and suffix).
-pub(in crate::lock) struct Call {
-    pub script: &'static Lua,
-    pub keys: usize,
-    pub args: Vec<Vec<u8>>,
-}
-
-impl Call {
-    /// The arguments as a script takes them.
-    pub(in crate::lock) fn args(&self) -> Vec<&[u8]> {
-        self.args.iter().map(Vec::as_slice).collect()
-    }
-}
 
 /// A waiter's turn, as a kind asks for it: the script (WAIT and its kin), how many places at
 /// the head of the line may take it at once (1 for the lock; L for a slot), and how each
@@ -66,10 +51,6 @@ pub(in crate::lock) struct Wait {
     pub call: Call,
     pub room: usize,
     pub decode: fn(&Result<Reply, NodeError>) -> Option<Turn>,
-    /// Whether the turn may tell other waiters (a superseding turn wakes those it evicts):
-    /// then each master's publish command and the wake channel's prefix and suffix follow
-    /// the call's arguments.
-    pub publishes: bool,
 }
 
 /// What to take, with a lock of any kind: the one request [`crate::lock::Redlock::acquire`]
@@ -97,20 +78,20 @@ impl Request<'_> {
     }
 }
 
-/// A waiter's arguments to every turn, built once per wait (see `queue_turn`): its token, the
-/// TTL, its holder record now and dated from when the wait began, its ticket, its lease and
-/// the queue keys' TTL.
-pub(in crate::lock) struct Queued {
-    pub token: String,
-    pub ttl_ms: Vec<u8>,
-    pub record: String,
-    pub ticket: String,
-    pub waiting_record: String,
-    pub lease_ms: String,
-    pub keep_ms: String,
-}
+/// A waiter's arguments to every turn, built once per wait (see `queue_turn`; the struct is
+/// the turn scripts' own, `calls::args`).
+pub(in crate::lock) use crate::lock::scripts::calls::args::Queued;
 
 impl Queued {
+    /// The arguments of a turn at K (WAIT and its kin), told to `join` the line where it has
+    /// no place.
+    pub(in crate::lock) fn turn(&self, join: bool) -> args::Turn {
+        args::Turn {
+            queued: self.clone(),
+            join,
+        }
+    }
+
     /// The place a waiter's own undo puts back (see [`Seat`]).
     pub(in crate::lock) fn seat(&self) -> Seat<'_> {
         Seat {
@@ -200,8 +181,9 @@ pub(in crate::lock) trait Seam {
         seat: Option<&'a Seat<'a>>,
     ) -> Boxed<'a, Released>;
 
-    /// A waiter's turn (told to `join` the line where it has no place).
-    fn wait(&self, queued: &Queued, join: bool) -> Wait;
+    /// A waiter's turn (told to `join` the line where it has no place; `names`: the layout
+    /// of its key, for a turn that wakes others).
+    fn wait(&self, queued: &Queued, join: bool, names: &Names) -> Wait;
 
     /// What a turn refused by the quorum means (`in_the_way`: what the refusals said), and
     /// whether it may still have taken something, where a master named it `first` (then the
@@ -215,8 +197,9 @@ pub(in crate::lock) trait Seam {
     /// The extension of `token` to `ms` from now: compare-and-pexpire, never re-creating.
     fn extend(&self, token: &str, ms: &[u8]) -> Call;
 
-    /// Leaving the line (LEAVE, or its kin).
-    fn leave(&self) -> Call;
+    /// Leaving the line (LEAVE, or its kin), for the waiter holding `token` (`names`: the
+    /// layout of its key, where the waiters its going lets in are told).
+    fn leave(&self, token: &str, names: &Names) -> Call;
 
     /// Whether a waiter makes its place again where it is gone: re-added at a heartbeat, or
     /// at the back of the line once it lapsed on a majority (see `queue`). A superseding

@@ -80,6 +80,7 @@
 //! treat it as a slot of that limit.
 
 use super::attempt::Refused;
+use super::exclusive::{extension, leaving};
 use super::fence::FenceError;
 use super::held::{Kind, Lock, slot_token};
 use super::seam::{Boxed, Call, Holding, InTheWay, Queued, Request, Seam, Seat, Wait};
@@ -88,11 +89,13 @@ use super::undo::Purpose;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
 use crate::lock::quorum::round::Masters;
 use crate::lock::quorum::tally::slot_quorum;
-use crate::lock::scripts::keys::{Names, SLOT_KEYS};
-use crate::lock::scripts::slots::{EXTEND_SLOT, LEAVE_SLOT, WAIT_SLOT, slot_turn};
+use crate::lock::scripts::calls::args::{ExtendSlot, LeaveSlot, SlotTurn};
+use crate::lock::scripts::keys::Names;
+use crate::lock::scripts::slots::slot_turn;
+use crate::lock::scripts::{EXTEND_SLOT, LEAVE_SLOT, WAIT_SLOT};
 
-/// A slot's seam (see `seam`): the slot quorum, the slots' scripts over the first
-/// [`SLOT_KEYS`] keys with the limit among their arguments (its rounds in `slots`), room for
+/// A slot's seam (see `seam`): the slot quorum, the slots' scripts with the limit among
+/// their arguments (its rounds in `slots`), room for
 /// L at the head of the line, and a refusal means the semaphore is full.
 pub(in crate::lock) struct Slot {
     pub limit: u32,
@@ -131,29 +134,16 @@ impl Seam for Slot {
         Box::pin(release_slot(masters, holding, self.limit, purpose, seat))
     }
 
-    /// WAIT_SLOT: the lock's turn arguments, with the limit third.
-    fn wait(&self, queued: &Queued, join: bool) -> Wait {
-        let limit = self.limit.to_string();
-        let args = [
-            queued.token.as_bytes(),
-            &queued.ttl_ms,
-            limit.as_bytes(),
-            queued.record.as_bytes(),
-            queued.ticket.as_bytes(),
-            queued.waiting_record.as_bytes(),
-            queued.lease_ms.as_bytes(),
-            queued.keep_ms.as_bytes(),
-            if join { b"1" } else { b"" },
-        ];
+    /// WAIT_SLOT: the lock's turn arguments, with the limit.
+    fn wait(&self, queued: &Queued, join: bool, _: &Names) -> Wait {
+        let args = SlotTurn {
+            args: queued.turn(join),
+            limit: self.limit.to_string(),
+        };
         Wait {
-            call: Call {
-                script: &WAIT_SLOT,
-                keys: SLOT_KEYS,
-                args: args.map(<[u8]>::to_vec).to_vec(),
-            },
+            call: Call::new(&WAIT_SLOT, args),
             room: self.limit as usize,
             decode: slot_turn,
-            publishes: false,
         }
     }
 
@@ -178,20 +168,19 @@ impl Seam for Slot {
     }
 
     fn extend(&self, token: &str, ms: &[u8]) -> Call {
-        let limit = self.limit.to_string();
-        Call {
-            script: &EXTEND_SLOT,
-            keys: SLOT_KEYS,
-            args: vec![token.as_bytes().to_vec(), ms.to_vec(), limit.into_bytes()],
-        }
+        let args = ExtendSlot {
+            args: extension(token, ms),
+            limit: self.limit.to_string(),
+        };
+        Call::new(&EXTEND_SLOT, args)
     }
 
-    fn leave(&self) -> Call {
-        Call {
-            script: &LEAVE_SLOT,
-            keys: SLOT_KEYS,
-            args: vec![self.limit.to_string().into_bytes()],
-        }
+    fn leave(&self, token: &str, names: &Names) -> Call {
+        let args = LeaveSlot {
+            args: leaving(token, names),
+            limit: self.limit.to_string(),
+        };
+        Call::new(&LEAVE_SLOT, args)
     }
 
     /// A slot is one of up to L held at once (see `fence`).

@@ -76,7 +76,7 @@
 //! treat it as a reader.
 
 use super::attempt::Refused;
-use super::exclusive::{self, Rounds, held, turn_args};
+use super::exclusive::{self, Rounds, extension, held, leaving};
 use super::fence::FenceError;
 use super::held::{Kind, Lock, reader_token};
 use super::seam::{Boxed, Call, Holding, InTheWay, Queued, Request, Seam, Seat, Wait};
@@ -84,12 +84,12 @@ use super::undo::Purpose;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
 use crate::lock::quorum::round::Masters;
 use crate::lock::quorum::tally::majority;
-use crate::lock::scripts::keys::{ALL_KEYS, LOCK_KEYS, Names, READER_KEYS};
-use crate::lock::scripts::queue::{LEAVE, turn};
-use crate::lock::scripts::shared::{READ_ACQUIRE, READ_EXTEND, READ_RELEASE, READ_WAIT};
+use crate::lock::scripts::keys::Names;
+use crate::lock::scripts::queue::turn;
+use crate::lock::scripts::{LEAVE, READ_ACQUIRE, READ_EXTEND, READ_RELEASE, READ_WAIT};
 
-/// A reader's seam (see `seam`): the lock's rounds and turn with the readers' scripts over the
-/// first [`READER_KEYS`] keys, decided by the majority; a refusal means K is held (by a
+/// A reader's seam (see `seam`): the lock's rounds and turn with the readers' scripts, decided
+/// by the majority; a refusal means K is held (by a
 /// writer, or for a reader behind a waiting writer, by the line); it leaves the line as a
 /// writer does (LEAVE).
 pub(in crate::lock) struct Reader;
@@ -100,7 +100,6 @@ impl Reader {
             kind: Kind::Reader,
             acquire: &READ_ACQUIRE,
             release: &READ_RELEASE,
-            keys: READER_KEYS,
             what: "a share of ",
         }
     }
@@ -151,16 +150,11 @@ impl Seam for Reader {
     }
 
     /// The lock's turn, with its own rule for who may enter (READ_WAIT).
-    fn wait(&self, queued: &Queued, join: bool) -> Wait {
+    fn wait(&self, queued: &Queued, join: bool, _: &Names) -> Wait {
         Wait {
-            call: Call {
-                script: &READ_WAIT,
-                keys: ALL_KEYS,
-                args: turn_args(queued, join),
-            },
+            call: Call::new(&READ_WAIT, queued.turn(join)),
             room: 1,
             decode: turn,
-            publishes: false,
         }
     }
 
@@ -175,19 +169,11 @@ impl Seam for Reader {
     }
 
     fn extend(&self, token: &str, ms: &[u8]) -> Call {
-        Call {
-            script: &READ_EXTEND,
-            keys: READER_KEYS,
-            args: vec![token.as_bytes().to_vec(), ms.to_vec()],
-        }
+        Call::new(&READ_EXTEND, extension(token, ms))
     }
 
-    fn leave(&self) -> Call {
-        Call {
-            script: &LEAVE,
-            keys: LOCK_KEYS,
-            args: Vec::new(),
-        }
+    fn leave(&self, token: &str, names: &Names) -> Call {
+        Call::new(&LEAVE, leaving(token, names))
     }
 
     /// Readers hold K together, and a fencing token needs the lock alone.

@@ -5,20 +5,19 @@
 use std::time::Instant;
 
 use super::attempt::Refused;
+use super::exclusive::{Giving, release_args, release_round};
 use super::held::{Kind, Lock};
-use super::revoke;
 use super::seam::{Holding, Request, Seat};
-use super::undo::{self, Purpose};
+use super::undo::Purpose;
 use super::waiter::keep;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
 use crate::lock::quorum::round::{Masters, Refusals, Until};
 use crate::lock::quorum::slot_refusals::{conflict, full};
 use crate::lock::quorum::tally::{Decision, Loss, majority, slot_quorum};
-use crate::lock::scripts::keys::{self, Names, SLOT_KEYS};
-use crate::lock::scripts::revoke::release_vote;
-use crate::lock::scripts::slots::{
-    ACQUIRE_SLOT, RELEASE_SLOT, SlotRefusal, granted_ticket, slot_refusal, slot_vote,
-};
+use crate::lock::scripts::calls::args::{ReleaseSlot, Take, TakeSlot};
+use crate::lock::scripts::keys::Names;
+use crate::lock::scripts::slots::{SlotRefusal, granted_ticket, slot_refusal, slot_vote};
+use crate::lock::scripts::{ACQUIRE_SLOT, RELEASE_SLOT};
 
 /// How many masters must draw a ticket for a newcomer to join the queue: N − majority + 1, as
 /// for the lock (the queue's own quorum is the majority, whatever the slots need; see `queue`).
@@ -51,19 +50,17 @@ pub(in crate::lock) async fn attempt_slot(
         token,
         timing,
     };
-    let ttl_ms = timing.ttl_ms();
-    let limit_text = limit.to_string();
-    let keep_ms = keep(&timing).as_millis().to_string();
-    let args: [&[u8]; 6] = [
-        token.as_bytes(),
-        &ttl_ms,
-        limit_text.as_bytes(),
-        record.as_bytes(),
-        if will_wait { b"1" } else { b"" },
-        keep_ms.as_bytes(),
-    ];
-    let keys = names.keys(key);
-    let keys = &keys[..SLOT_KEYS];
+    let args = TakeSlot {
+        args: Take {
+            token: token.to_string(),
+            ttl_ms: timing.ttl_ms(),
+            record,
+            will_wait,
+            keep_ms: keep(&timing).as_millis().to_string(),
+        },
+        limit: limit.to_string(),
+    };
+    let layout = names.keys(key);
     let start = Instant::now();
     let round = masters
         .round_with(
@@ -78,7 +75,7 @@ pub(in crate::lock) async fn attempt_slot(
                 Until::Decided
             },
             slot_vote,
-            |node| node.eval(&ACQUIRE_SLOT, keys, &args),
+            |node| ACQUIRE_SLOT.run(node, &layout, &args),
         )
         .await;
     let elapsed = start.elapsed();
@@ -162,52 +159,23 @@ pub(in crate::lock) async fn release_slot(
     purpose: Purpose,
     seat: Option<&Seat<'_>>,
 ) -> Released {
-    let Holding {
-        key,
-        names,
-        token,
-        timing,
-    } = holding;
-    let channel = if purpose.announces() {
-        keys::released_channel(key)
-    } else {
-        String::new()
+    let args = ReleaseSlot {
+        release: release_args(holding, purpose),
+        limit: limit.to_string(),
+        seat: match seat {
+            Some(seat) => {
+                [seat.ticket, seat.lease_ms, seat.record, seat.keep_ms].map(str::to_string)
+            }
+            None => Default::default(),
+        },
     };
-    let limit_text = limit.to_string();
-    let keys = names.keys(key);
-    let (keys, channel, limit_text) = (&keys[..SLOT_KEYS], &channel, &limit_text);
-    let seat_args: [&[u8]; 4] = match seat {
-        Some(seat) => [seat.ticket, seat.lease_ms, seat.record, seat.keep_ms].map(str::as_bytes),
-        None => [b""; 4],
+    let round = Giving {
+        what: "release slot",
+        quorum: slot_quorum(masters.nodes.len(), limit),
+        holding,
+        purpose,
     };
-    let start = Instant::now();
-    let round = undo::guarded(masters, &timing, purpose, |until| {
-        masters.round_with(
-            slot_quorum(masters.nodes.len(), limit),
-            Instant::now() + timing.node_timeout,
-            until,
-            release_vote,
-            move |node| async move {
-                let [ticket, lease_ms, record, keep_ms] = seat_args;
-                let args: [&[u8]; 10] = [
-                    token.as_bytes(),
-                    channel.as_bytes(),
-                    node.publish_command().as_bytes(),
-                    names.wake_prefix.as_bytes(),
-                    names.wake_suffix.as_bytes(),
-                    limit_text.as_bytes(),
-                    ticket,
-                    lease_ms,
-                    record,
-                    keep_ms,
-                ];
-                node.eval(&RELEASE_SLOT, keys, &args).await
-            },
-        )
-    })
-    .await;
-    masters.trace("release slot", key, &round, start.elapsed());
-    revoke::released(&round, masters, token)
+    release_round(masters, round, &RELEASE_SLOT, &args).await
 }
 
 #[cfg(test)]

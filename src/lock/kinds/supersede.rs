@@ -130,16 +130,17 @@
 //! apart (about 6 s by default); they go with it when the line is quiet that long.
 
 use super::attempt::Refused;
-use super::exclusive::{Exclusive, turn_args};
+use super::exclusive::Exclusive;
 use super::fence::FenceError;
 use super::held::{Kind, Lock};
 use super::seam::{Boxed, Call, Holding, InTheWay, Queued, Request, Seam, Seat, Wait};
 use super::undo::Purpose;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
 use crate::lock::quorum::round::Masters;
-use crate::lock::scripts::keys::{ALL_KEYS, Names};
+use crate::lock::scripts::WAIT_SUPERSEDE;
+use crate::lock::scripts::calls::args::{SupersedingTurn, Wake};
+use crate::lock::scripts::keys::Names;
 use crate::lock::scripts::queue::turn;
-use crate::lock::scripts::supersede::WAIT_SUPERSEDE;
 
 /// The lock, taken by a superseding waiter: everything is the lock's (`Exclusive`) but the
 /// turn (WAIT_SUPERSEDE) and the place, made in the first turn only.
@@ -181,16 +182,16 @@ impl Seam for Supersede {
         LOCK.release(masters, holding, purpose, seat)
     }
 
-    fn wait(&self, queued: &Queued, join: bool) -> Wait {
+    /// WAIT's, which also wakes the waiters it evicts.
+    fn wait(&self, queued: &Queued, join: bool, names: &Names) -> Wait {
+        let args = SupersedingTurn {
+            turn: queued.turn(join),
+            wake: Wake::of(names),
+        };
         Wait {
-            call: Call {
-                script: &WAIT_SUPERSEDE,
-                keys: ALL_KEYS,
-                args: turn_args(queued, join),
-            },
+            call: Call::new(&WAIT_SUPERSEDE, args),
             room: 1,
             decode: turn,
-            publishes: true,
         }
     }
 
@@ -206,8 +207,8 @@ impl Seam for Supersede {
         LOCK.extend(token, ms)
     }
 
-    fn leave(&self) -> Call {
-        LOCK.leave()
+    fn leave(&self, token: &str, names: &Names) -> Call {
+        LOCK.leave(token, names)
     }
 
     fn fence(&self) -> Result<(), FenceError> {

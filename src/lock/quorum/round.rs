@@ -15,9 +15,10 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use super::outcome::MasterFailure;
 use super::tally::{Decision, Loss, Tally, Vote, majority};
+use crate::lock::scripts::calls::Script;
+use crate::lock::scripts::calls::args::Nothing;
 use crate::lock::scripts::revoke::acknowledged_reply;
 use crate::lock::wire::endpoint::Endpoint;
-use crate::lock::wire::lua::Lua;
 use crate::lock::wire::master::Master;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
@@ -289,15 +290,16 @@ impl Masters {
         Round { tally, answers }
     }
 
-    /// Runs the read-only `script` on every master and waits for all of them, up to
+    /// Runs the read-only `script` (over `layout`, `keys::Names::keys`) on every master and
+    /// waits for all of them, up to
     /// `node_timeout` (for `status` and `list`): each master with its answer, or `Timeout`
     /// where none came.
     pub(in crate::lock) async fn read_everywhere(
         &self,
         what: &str,
         key: &str,
-        script: &Lua,
-        keys: &[&str],
+        script: &Script<Nothing>,
+        layout: &[&str],
         node_timeout: Duration,
     ) -> Vec<(&Master, Result<Reply, NodeError>)> {
         let start = Instant::now();
@@ -306,7 +308,7 @@ impl Masters {
                 start + node_timeout,
                 Until::AllAnswered,
                 |_| Vote::Yes,
-                |node| node.eval(script, keys, &[]),
+                |node| script.run(node, layout, &Nothing),
             )
             .await;
         self.trace(what, key, &round, start.elapsed());

@@ -11,11 +11,13 @@ use crate::lock::quorum::outcome::Inspection;
 use crate::lock::quorum::reader_verdict::ReadersInspection;
 use crate::lock::quorum::round::Masters;
 use crate::lock::quorum::slot_verdict::SlotsInspection;
-use crate::lock::scripts::keys::{ALL_KEYS, Names, READER_KEYS, SLOT_KEYS};
-use crate::lock::scripts::lock::{INSPECT, inspected};
-use crate::lock::scripts::shared::{INSPECT_READERS, inspected_readers};
-use crate::lock::scripts::slots::{INSPECT_SLOTS, inspected_slots};
-use crate::lock::wire::lua::Lua;
+use crate::lock::scripts::calls::Script;
+use crate::lock::scripts::calls::args::Nothing;
+use crate::lock::scripts::keys::Names;
+use crate::lock::scripts::lock::inspected;
+use crate::lock::scripts::shared::inspected_readers;
+use crate::lock::scripts::slots::inspected_slots;
+use crate::lock::scripts::{INSPECT, INSPECT_READERS, INSPECT_SLOTS};
 use crate::lock::wire::master::Master;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
@@ -26,7 +28,7 @@ pub(in crate::lock) async fn lock(
     key: &str,
     node_timeout: Duration,
 ) -> Vec<Inspection> {
-    read(masters, key, ("inspect", &INSPECT, ALL_KEYS), node_timeout)
+    read(masters, key, ("inspect", &INSPECT), node_timeout)
         .await
         .into_iter()
         .map(|(master, answer)| {
@@ -55,7 +57,7 @@ pub(in crate::lock) async fn slots(
     read(
         masters,
         key,
-        ("inspect slots", &INSPECT_SLOTS, SLOT_KEYS),
+        ("inspect slots", &INSPECT_SLOTS),
         node_timeout,
     )
     .await
@@ -73,7 +75,7 @@ pub(in crate::lock) async fn readers(
     key: &str,
     node_timeout: Duration,
 ) -> Vec<ReadersInspection> {
-    let script = ("inspect readers", &*INSPECT_READERS, READER_KEYS);
+    let script = ("inspect readers", &INSPECT_READERS);
     read(masters, key, script, node_timeout)
         .await
         .into_iter()
@@ -84,17 +86,16 @@ pub(in crate::lock) async fn readers(
         .collect()
 }
 
-/// Runs the read-only `script` (what it is called in the trace, the script, how many keys of
-/// the layout it takes) on every master.
+/// Runs the read-only `script` (what it is called in the trace, the script) on every master.
 async fn read<'a>(
     masters: &'a Masters,
     key: &str,
-    (what, script, keys): (&str, &Lua, usize),
+    (what, script): (&str, &Script<Nothing>),
     node_timeout: Duration,
 ) -> Vec<(&'a Master, Result<Reply, NodeError>)> {
     let names = Names::of(key);
-    let all = names.keys(key);
+    let layout = names.keys(key);
     masters
-        .read_everywhere(what, key, script, &all[..keys], node_timeout)
+        .read_everywhere(what, key, script, &layout, node_timeout)
         .await
 }

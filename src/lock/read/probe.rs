@@ -21,12 +21,14 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::lock::scripts::calls::Call;
+use crate::lock::scripts::calls::args::{
+    Leave, Queued, Release, ReleaseSlot, Take, TakeSlot, Turn, Wake,
+};
 use crate::lock::scripts::keys::{self, RESERVED_PREFIX};
-use crate::lock::scripts::lock::{ACQUIRE, RELEASE};
-use crate::lock::scripts::queue::{LEAVE, WAIT};
-use crate::lock::scripts::shared::{READ_ACQUIRE, READ_RELEASE};
-use crate::lock::scripts::slots::{ACQUIRE_SLOT, RELEASE_SLOT};
-use crate::lock::wire::lua::Lua;
+use crate::lock::scripts::{
+    ACQUIRE, ACQUIRE_SLOT, LEAVE, READ_ACQUIRE, READ_RELEASE, RELEASE, RELEASE_SLOT, WAIT,
+};
 use crate::lock::wire::master::Master;
 use crate::lock::wire::node::{Node, NodeError};
 use crate::lock::wire::resp::Reply;
@@ -181,64 +183,97 @@ async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Resul
     };
     let (key, shared_key, slots_key) = (scratch_key(), scratch_key(), scratch_key());
     let names = keys::Names::of(&key);
-    // WAIT reads the whole layout (the line's policy, see `scripts::supersede`); the others
-    // the lock's first keys.
-    let all_keys = names.keys(key.as_str());
-    let keys = &all_keys[..keys::LOCK_KEYS];
+    let layout = names.keys(key.as_str());
     let shared_names = keys::Names::of(&shared_key);
-    let reader_keys = &shared_names.keys(shared_key.as_str())[..keys::READER_KEYS];
+    let shared_layout = shared_names.keys(shared_key.as_str());
     let slot_names = keys::Names::of(&slots_key);
-    let slot_keys = &slot_names.keys(slots_key.as_str())[..keys::SLOT_KEYS];
-    // Everything with a TTL of 1 to 2 s: nothing is left behind even if a step fails.
-    let (holder, waiter): (&[u8], &[u8]) = (b"doctor-holder", b"doctor-waiter");
-    let publish: &'static [u8] = if scratch.sharded {
+    let slot_layout = slot_names.keys(slots_key.as_str());
+    let publish: &[u8] = if scratch.sharded {
         b"SPUBLISH"
     } else {
         b"PUBLISH"
     };
-    let run = |script: &'static Lua, keys: &[&str], args: Vec<&'static [u8]>| {
-        let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
-        async move {
-            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-            match tokio::time::timeout(timeout, node.eval(script, &keys, &args, false)).await {
-                Ok(answer) => answer,
-                Err(_) => Err(node.timed_out()),
-            }
-        }
+    // Everything with a TTL of 1 to 2 s: nothing is left behind even if a step fails.
+    let take = |token: &str, will_wait| Take {
+        token: token.into(),
+        ttl_ms: b"1000".to_vec(),
+        record: String::new(),
+        will_wait,
+        keep_ms: "2000".into(),
     };
-    expect(
-        run(&ACQUIRE, keys, vec![holder, b"1000", b"", b"", b"2000"]).await,
-        true,
-    )?;
-    // Refused, drawing a ticket; then placed in the queue; then leaving it.
-    expect(
-        run(&ACQUIRE, keys, vec![waiter, b"1000", b"", b"1", b"2000"]).await,
-        false,
-    )?;
-    let wait = vec![waiter, b"1000", b"", b"1", b"", b"1000", b"2000", b"1"];
-    expect(run(&WAIT, &all_keys, wait).await, false)?;
-    expect(
-        run(&LEAVE, keys, vec![waiter, publish, b"", b""]).await,
-        true,
-    )?;
-    let release = vec![holder, b"", publish, b"", b""];
-    expect(run(&RELEASE, keys, release).await, true)?;
-    // A reader's share (`--shared`) and a semaphore's slot (`--limit`): their scripts run
-    // commands the lock's do not (PEXPIREAT, ZCOUNT), which an ACL may still refuse.
-    let reader: &[u8] = b"shr-doctor";
-    let share = vec![reader, b"1000", b"", b"", b"2000"];
-    expect(run(&READ_ACQUIRE, reader_keys, share).await, true)?;
-    let unshare = vec![reader, b"", publish, b"", b""];
-    expect(run(&READ_RELEASE, reader_keys, unshare).await, true)?;
-    let slot: &[u8] = b"sem2-doctor";
-    let take = vec![slot, b"1000", b"2", b"", b"", b"2000"];
-    expect(run(&ACQUIRE_SLOT, slot_keys, take).await, true)?;
-    let give_back = vec![slot, b"", publish, b"", b"", b"2", b"", b"", b"", b""];
-    expect(run(&RELEASE_SLOT, slot_keys, give_back).await, true)?;
+    let give_back = |token: &str| Release {
+        token: token.into(),
+        ..Release::default()
+    };
+    let (holder, waiter) = ("doctor-holder", "doctor-waiter");
+    let queued = Queued {
+        token: waiter.into(),
+        ttl_ms: b"1000".to_vec(),
+        ticket: "1".into(),
+        lease_ms: "1000".into(),
+        keep_ms: "2000".into(),
+        ..Queued::default()
+    };
+    let leave = Leave {
+        token: waiter.into(),
+        wake: Wake::default(),
+    };
+    let (reader, slot) = ("shr-doctor", "sem2-doctor");
+    let take_slot = TakeSlot {
+        args: take(slot, false),
+        limit: "2".into(),
+    };
+    let slot_back = ReleaseSlot {
+        release: give_back(slot),
+        limit: "2".into(),
+        seat: Default::default(),
+    };
+    // Each step over its key's layout, and whether it answers 1 (else a refusal).
+    let steps = [
+        (Call::new(&ACQUIRE, take(holder, false)), &layout, true),
+        // Refused, drawing a ticket; then placed in the queue; then leaving it.
+        (Call::new(&ACQUIRE, take(waiter, true)), &layout, false),
+        (
+            Call::new(&WAIT, Turn { queued, join: true }),
+            &layout,
+            false,
+        ),
+        (Call::new(&LEAVE, leave), &layout, true),
+        (Call::new(&RELEASE, give_back(holder)), &layout, true),
+        // A reader's share (`--shared`) and a semaphore's slot (`--limit`): their scripts run
+        // commands the lock's do not (PEXPIREAT, ZCOUNT), which an ACL may still refuse.
+        (
+            Call::new(&READ_ACQUIRE, take(reader, false)),
+            &shared_layout,
+            true,
+        ),
+        (
+            Call::new(&READ_RELEASE, give_back(reader)),
+            &shared_layout,
+            true,
+        ),
+        (Call::new(&ACQUIRE_SLOT, take_slot), &slot_layout, true),
+        (Call::new(&RELEASE_SLOT, slot_back), &slot_layout, true),
+    ];
+    for (call, layout, one) in &steps {
+        expect(
+            within(node, timeout, call.run_on(node, *layout, publish)).await,
+            *one,
+        )?;
+    }
     // The ticket counter would outlive the test by its TTL: remove it now.
     let del: [&[u8]; 2] = [b"DEL", names.tickets.as_bytes()];
-    match tokio::time::timeout(timeout, node.command(&del)).await {
-        Ok(answer) => answer.map(drop),
+    within(node, timeout, node.command(&del)).await.map(drop)
+}
+
+/// `run`'s answer, or a timeout after `timeout`.
+async fn within(
+    node: &Node,
+    timeout: Duration,
+    run: impl Future<Output = Result<Reply, NodeError>>,
+) -> Result<Reply, NodeError> {
+    match tokio::time::timeout(timeout, run).await {
+        Ok(answer) => answer,
         Err(_) => Err(node.timed_out()),
     }
 }

@@ -55,8 +55,9 @@ use std::time::{Duration, Instant};
 use futures_util::future::join_all;
 
 use crate::lock::quorum::round::Masters;
+use crate::lock::scripts::PAGE;
+use crate::lock::scripts::calls::args::Page;
 use crate::lock::scripts::keys::{self, RESERVED_PREFIX};
-use crate::lock::scripts::scan::PAGE;
 use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::master::Master;
 use crate::lock::wire::node::{Node, NodeError};
@@ -357,18 +358,16 @@ async fn scan_master(
         let request_deadline = deadline.min(now + node_timeout);
         let request = async {
             if by_script {
-                let whole = WHOLE_NAME.to_string();
-                let budget = PAGE_BUDGET.to_string();
-                let shown = OVERSIZED_SHOWN.to_string();
-                let args: [&[u8]; 6] = [
-                    &cursor,
-                    pattern,
-                    count_text.as_bytes(),
-                    whole.as_bytes(),
-                    budget.as_bytes(),
-                    shown.as_bytes(),
-                ];
-                node.eval(&PAGE, &[], &args, false).await
+                let args = Page {
+                    cursor: cursor.clone(),
+                    pattern: pattern.to_vec(),
+                    count: count_text.clone(),
+                    whole: WHOLE_NAME.to_string(),
+                    budget: PAGE_BUDGET.to_string(),
+                    shown: OVERSIZED_SHOWN.to_string(),
+                };
+                // PAGE announces nothing: no publish command.
+                PAGE.run_on(node, &[], &args, b"").await
             } else {
                 let args: [&[u8]; 6] = [
                     b"SCAN",

@@ -12,7 +12,7 @@ use super::slots::{PRELUDE as SLOTS_PRELUDE, REVOKED_SLOTS};
 use crate::lock::wire::lua::Lua;
 
 /// FORCE: revokes whoever holds `K` on this master.
-/// KEYS: the first `keys::SLOT_KEYS` of the layout (K, its record, the queue's, the slots',
+/// KEYS: the layout through the slots' records (K, its record, the queue's, the slots',
 /// the readers'). ARGV: the record of whoever forces (a holder record as JSON, its note the
 /// reason), the drift factor, the TTL to keep a `K` that has none (ms), the key's release
 /// channel and the command to publish with: a force that revokes is announced there (best

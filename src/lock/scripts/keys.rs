@@ -238,21 +238,56 @@ pub struct Names {
     pub wake_suffix: String,
 }
 
-/// How many of [`Names::keys`] each family of scripts takes (a script reads KEYS up to its
-/// family's last, so each takes the first ones): the lock's queue-aware scripts (through the
-/// readers, which refuse a writer; see `shared`), ...
-pub const LOCK_KEYS: usize = 9;
-/// ... a reader's (and their records), ...
-pub const READER_KEYS: usize = 10;
-/// ... a slot's (and the slots' records), ...
-pub const SLOT_KEYS: usize = 11;
-/// ... those that read the fencing counter (FENCE_PROPOSE), ...
-pub const FENCE_KEYS: usize = 12;
-/// ... those that read the order register (ORDER), ...
-pub const ORDER_KEYS: usize = 13;
-/// ... and those that read the line's policy and eviction marks (the lock's WAIT, its
-/// superseding WAIT_SUPERSEDE, INSPECT, `list`'s READ): the whole layout.
-pub const ALL_KEYS: usize = 15;
+/// How much of [`Names::keys`] a script takes, named by the last key it reads: a script reads
+/// KEYS up to its last, so each takes the first ones. Each script declares its own in the
+/// script table (`scripts::calls`), and a test there checks it against the script's Lua.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Through {
+    /// No key (`list`'s PAGE, which scans).
+    Nothing,
+    /// K and its holder record (the lock's EXTEND).
+    Holder,
+    /// The lock's queue-aware scripts, through the readers (which refuse a writer; see
+    /// `shared`).
+    Readers,
+    /// A reader's: and the readers' records.
+    ReaderHolders,
+    /// A slot's: and the slots' records.
+    SlotHolders,
+    /// Those that read the fencing counter (FENCE_PROPOSE).
+    Fence,
+    /// Those that read the order register (ORDER).
+    Order,
+    /// Those that read the line's policy (the lock's WAIT, a reader's READ_WAIT, INSPECT,
+    /// `list`'s READ).
+    Policy,
+    /// Those that read the eviction marks too (the superseding WAIT_SUPERSEDE): the whole
+    /// layout.
+    Evicted,
+}
+
+impl Through {
+    /// How many keys of the layout that is.
+    pub const fn count(self) -> usize {
+        match self {
+            Through::Nothing => 0,
+            Through::Holder => 2,
+            Through::Readers => 9,
+            Through::ReaderHolders => 10,
+            Through::SlotHolders => 11,
+            Through::Fence => 12,
+            Through::Order => 13,
+            Through::Policy => 14,
+            Through::Evicted => 15,
+        }
+    }
+}
+
+/// How many keys the lock's queue-aware scripts take (see [`Through`]), for a client that
+/// runs one by itself (redlock's own calls are declared in `scripts::calls`).
+pub const LOCK_KEYS: usize = Through::Readers.count();
+/// The whole layout.
+pub const ALL_KEYS: usize = Through::Evicted.count();
 
 impl Names {
     pub fn of(key: &str) -> Names {
@@ -284,9 +319,8 @@ impl Names {
     /// `scripts::queue`), 7 a semaphore's slots, 8 its limit (see `scripts::slots`), 9 a shared
     /// lock's readers, 10 their records (see `scripts::shared`), 11 the slots' records, 12 the
     /// fencing counter, 13 the order register, 14 the line's policy, 15 the eviction marks
-    /// (see `scripts::supersede`). A script takes the first [`LOCK_KEYS`], [`READER_KEYS`],
-    /// [`SLOT_KEYS`], [`FENCE_KEYS`], [`ORDER_KEYS`] or [`ALL_KEYS`] of them (the lock's
-    /// EXTEND: the first two).
+    /// (see `scripts::supersede`). A script takes the first ones, through the key its
+    /// [`Through`] names.
     pub fn keys<'a>(&'a self, key: &'a str) -> [&'a str; ALL_KEYS] {
         [
             key,

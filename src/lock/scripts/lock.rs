@@ -239,8 +239,8 @@ return released
 pub const INSPECTED_WAITERS: usize = 100;
 
 /// Reads the lock's state on one master in one round trip, queue included, changing nothing.
-/// KEYS: the whole layout (`keys::Names::keys`), of which it reads the lock 1, holder 2,
-/// queue 3, leases 4, waiters' records 5, fencing counter 12, order register 13 and the line's
+/// KEYS: the layout (`keys::Names::keys`) through the line's policy, of which it reads the
+/// lock 1, holder 2, queue 3, leases 4, waiters' records 5, fencing counter 12, order register 13 and the line's
 /// policy 14.
 /// Returns {token or nil, PTTL of the lock, holder record or nil, counter or nil (or {the
 /// error GET gave}: a counter of another type is the counter's problem, not the lock's), the
@@ -372,8 +372,8 @@ pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> In
 }
 
 /// Fencing: sets the counter to the proposed number only if that is greater than what the
-/// master has (a missing counter counts as 0). KEYS: the whole layout (`keys::Names::keys`),
-/// of which it reads the counter, 12. ARGV: proposed number.
+/// master has (a missing counter counts as 0). KEYS: the layout (`keys::Names::keys`) through
+/// the counter, 12, the one it reads. ARGV: proposed number.
 /// Returns 1 when set, 0 when the master already had that number or more. Lua numbers are
 /// doubles: exact up to 2^53, far beyond any count of grants.
 /// The number is written as one below it, then INCR: a counter INCR made is stored as a number

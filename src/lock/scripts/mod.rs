@@ -10,8 +10,10 @@
 //! `queue_lua` (the Lua functions every queue-aware script shares), `order` (the order
 //! register of `--order`), `supersede` (the superseding line's WAIT_SUPERSEDE and the policy
 //! check), `revoke` (a forced release's record, and the Lua that reads it), `force` (its
-//! FORCE), and `scan` (`list`'s READ and
-//! PAGE); and [`TABLE`], every script in one table, where each gets its bit.
+//! FORCE), `scan` (`list`'s READ and PAGE), and `calls` (how a script is called: its
+//! declaration and its arguments' types); and [`TABLE`], every script in one table, where
+//! each gets its bit and is declared (the keys it takes, how many arguments it reads, their
+//! type), so that no caller builds KEYS or ARGV by hand.
 //!
 //! Promises: each script is atomic on its master, writes a TTL on every key it writes, and
 //! answers in a shape its decoder checks (an unexpected reply is an error naming the master,
@@ -46,6 +48,7 @@
 //!
 //! The fencing counter alone has no TTL, on purpose (see `lock`).
 
+pub(in crate::lock) mod calls;
 pub mod force;
 pub(super) mod holder;
 pub mod keys;
@@ -69,43 +72,71 @@ pub const LONGEST_TTL_MS: u64 = 366 * 24 * 3600 * 1000;
 use std::sync::LazyLock;
 
 use crate::lock::wire::lua::Lua;
+use calls::args::{
+    Extend, ExtendSlot, Force, Leave, LeaveSlot, Nothing, Order, Page, Proposal, Read, Release,
+    ReleaseSlot, SlotTurn, SupersedingTurn, Take, TakeSlot, Turn,
+};
+use calls::{Row, Script};
+use keys::Through;
 
-/// Every script redlock runs, by name, in one table: a script's row is its bit in a
-/// connection's mask of scripts already loaded (`Lua::bit`, see [`bit`]), so no two scripts
-/// can share one (which would make a connection send EVALSHA for a script it never loaded),
-/// and `lock/tests.rs` checks the table itself. A script not in it fails at its first use.
-pub(in crate::lock) static TABLE: [(&str, &LazyLock<Lua>); 23] = [
-    ("ACQUIRE", &lock::ACQUIRE),
-    ("EXTEND", &lock::EXTEND),
-    ("RELEASE", &lock::RELEASE),
-    ("INSPECT", &lock::INSPECT),
-    ("FENCE_PROPOSE", &lock::FENCE_PROPOSE),
-    ("WAIT", &queue::WAIT),
-    ("LEAVE", &queue::LEAVE),
-    ("ACQUIRE_SLOT", &slots::ACQUIRE_SLOT),
-    ("WAIT_SLOT", &slots::WAIT_SLOT),
-    ("EXTEND_SLOT", &slots::EXTEND_SLOT),
-    ("RELEASE_SLOT", &slots::RELEASE_SLOT),
-    ("LEAVE_SLOT", &slots::LEAVE_SLOT),
-    ("INSPECT_SLOTS", &slots::INSPECT_SLOTS),
-    ("READ_ACQUIRE", &shared::READ_ACQUIRE),
-    ("READ_WAIT", &shared::READ_WAIT),
-    ("READ_EXTEND", &shared::READ_EXTEND),
-    ("READ_RELEASE", &shared::READ_RELEASE),
-    ("INSPECT_READERS", &shared::INSPECT_READERS),
-    ("READ (list)", &scan::READ),
-    ("PAGE (list)", &scan::PAGE),
-    ("ORDER", &order::ORDER),
-    ("FORCE", &force::FORCE),
-    ("WAIT_SUPERSEDE", &supersede::WAIT_SUPERSEDE),
-];
+/// Declares each script as a `static NAME: Script<Args>` and lists them, in order, in
+/// [`TABLE`]; for the tests, what each argument type builds ([`built`]).
+macro_rules! table {
+    ($($script:ident: $args:ty = ($name:literal, $lua:expr, $keys:ident, $argv:literal),)*) => {
+        $(
+            pub(in crate::lock) static $script: Script<$args> =
+                Script::new($name, &$lua, Through::$keys, $argv);
+        )*
+
+        /// Every script redlock runs, by name, in one table: a script's row is its bit in a
+        /// connection's mask of scripts already loaded (`Lua::bit`, see [`bit`]), so no two
+        /// scripts can share one (which would make a connection send EVALSHA for a script it
+        /// never loaded), and `lock/tests.rs` checks the table itself. A script not in it
+        /// fails at its first use. Each row says how its script is called (see `calls`): the
+        /// keys it takes, through the last, and how many arguments it reads, which its
+        /// arguments' type builds.
+        pub(in crate::lock) static TABLE: [&Row; [$($name),*].len()] = [$(&$script.row),*];
+
+        /// Each row of [`TABLE`], with how many arguments its type builds (from defaults).
+        #[cfg(test)]
+        pub(in crate::lock) fn built() -> Vec<(&'static Row, usize)> {
+            vec![$(calls::built(&$script)),*]
+        }
+    };
+}
+
+table! {
+    ACQUIRE: Take = ("ACQUIRE", lock::ACQUIRE, Readers, 5),
+    EXTEND: Extend = ("EXTEND", lock::EXTEND, Holder, 2),
+    RELEASE: Release = ("RELEASE", lock::RELEASE, Readers, 5),
+    INSPECT: Nothing = ("INSPECT", lock::INSPECT, Policy, 0),
+    FENCE_PROPOSE: Proposal = ("FENCE_PROPOSE", lock::FENCE_PROPOSE, Fence, 1),
+    WAIT: Turn = ("WAIT", queue::WAIT, Policy, 8),
+    LEAVE: Leave = ("LEAVE", queue::LEAVE, Readers, 4),
+    ACQUIRE_SLOT: TakeSlot = ("ACQUIRE_SLOT", slots::ACQUIRE_SLOT, SlotHolders, 6),
+    WAIT_SLOT: SlotTurn = ("WAIT_SLOT", slots::WAIT_SLOT, SlotHolders, 9),
+    EXTEND_SLOT: ExtendSlot = ("EXTEND_SLOT", slots::EXTEND_SLOT, SlotHolders, 3),
+    RELEASE_SLOT: ReleaseSlot = ("RELEASE_SLOT", slots::RELEASE_SLOT, SlotHolders, 10),
+    LEAVE_SLOT: LeaveSlot = ("LEAVE_SLOT", slots::LEAVE_SLOT, SlotHolders, 5),
+    INSPECT_SLOTS: Nothing = ("INSPECT_SLOTS", slots::INSPECT_SLOTS, SlotHolders, 0),
+    READ_ACQUIRE: Take = ("READ_ACQUIRE", shared::READ_ACQUIRE, ReaderHolders, 5),
+    READ_WAIT: Turn = ("READ_WAIT", shared::READ_WAIT, Policy, 8),
+    READ_EXTEND: Extend = ("READ_EXTEND", shared::READ_EXTEND, ReaderHolders, 2),
+    READ_RELEASE: Release = ("READ_RELEASE", shared::READ_RELEASE, ReaderHolders, 5),
+    INSPECT_READERS: Nothing = ("INSPECT_READERS", shared::INSPECT_READERS, ReaderHolders, 0),
+    READ: Read = ("READ (list)", scan::READ, Policy, 2),
+    PAGE: Page = ("PAGE (list)", scan::PAGE, Nothing, 6),
+    ORDER: Order = ("ORDER", order::ORDER, Order, 3),
+    FORCE: Force = ("FORCE", force::FORCE, SlotHolders, 5),
+    WAIT_SUPERSEDE: SupersedingTurn = ("WAIT_SUPERSEDE", supersede::WAIT_SUPERSEDE, Evicted, 11),
+}
 
 /// The bit of `script`: one, at its row in [`TABLE`]. Called as each script is built, once
 /// per process.
 pub(in crate::lock) fn bit(script: &LazyLock<Lua>) -> u32 {
     let row = TABLE
         .iter()
-        .position(|(_, row)| std::ptr::eq(*row, script))
+        .position(|row| std::ptr::eq(row.lua, script))
         .expect("every script has a row in scripts::TABLE");
     1 << row
 }

@@ -25,7 +25,7 @@ pub const MAX_ORDER: u64 = (1 << 53) - 1;
 /// one such register would compare equal to its neighbours; above 2^64 it would not even be
 /// read back. Any whole number above `MAX_ORDER` converts to a double of 2^53 or more, since
 /// the conversion rounds to the nearest and 2^53 is exact: the comparison below is exact.)
-/// KEYS: the whole layout (`keys::Names::keys`), of which it reads the register, 13.
+/// KEYS: the layout (`keys::Names::keys`) through the register, 13, the one it reads.
 /// ARGV: the order, '1' to raise ('' to read only), the register's TTL in ms.
 /// Returns what the register held before (nil where there was none).
 pub static ORDER: LazyLock<Lua> = LazyLock::new(|| {

@@ -7,8 +7,9 @@
 //! `KEYS[4]` the leases (token -> the master's time in ms when that place lapses), `KEYS[5]`
 //! the waiters' records (token -> JSON), `KEYS[6]` the ticket counter; then `KEYS[7]` and
 //! `KEYS[8]`, a semaphore's slots and limit (refused), and `KEYS[9]`, a shared lock's readers
-//! (a writer is refused where they hold: see `shared`): the first `keys::LOCK_KEYS` of the one
-//! layout, `keys::Names::keys`, where every script finds each key at the same position.
+//! (a writer is refused where they hold: see `shared`): the one layout (`keys::Names::keys`)
+//! through the readers (`keys::Through::Readers`), where every script finds each key at the
+//! same position.
 //!
 //! Two rules keep the queue from ever leaving anything behind:
 //! - every script that adds to a place's keys (the queue, the leases, the records) runs `keep`
@@ -68,7 +69,7 @@ use crate::lock::wire::resp::Reply;
 /// that restarted empty while others still hold it) keeps its place there for the next turn.
 /// A waiter without `--supersede` is refused, before it joins, where the line's policy says
 /// `supersede` (`{'policy', 'supersede'}`, see `scripts::supersede`).
-/// KEYS: the whole layout (`keys::Names::keys`). ARGV: token, ttl ms, holder record, ticket,
+/// KEYS: the layout (`keys::Names::keys`) through the line's policy, 14. ARGV: token, ttl ms, holder record, ticket,
 /// waiter record, lease ms, keep ms, join ('1': add the place if this master does not have it;
 /// empty: a place that lapsed stays lost).
 /// Returns 1 when taken, 0 when this master has no place for the

@@ -9,7 +9,7 @@ use crate::lock::wire::lua::Lua;
 
 /// Reads one lock's keys on one master (`read::scan::read` decodes the reply). Its bit is its
 /// own, as every script's (see [`super::TABLE`]).
-/// KEYS: the whole layout (`keys::Names::keys`): lock 1, holder 2, queue 3, lease 4, waiters 5,
+/// KEYS: the layout (`keys::Names::keys`) through the line's policy: lock 1, holder 2, queue 3, lease 4, waiters 5,
 /// tickets 6, slots 7, limit 8 and slot holders 11 (see `slots`), readers 9, reader holders 10
 /// (see `shared`), fence 12, order register 13, the line's policy 14. ARGV: how many waiters
 /// (and shares, and slots) to read, the longest TTL redlock gives in ms

@@ -183,7 +183,7 @@ return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current,
 /// it up. A reader is a first-come, first-served waiter: a superseding line refuses it before
 /// it joins, as it refuses WAIT (`FIFO_POLICY_CHECK`: `{'policy', theirs}`), for its place
 /// would otherwise count as the newest in that line, and the superseding waiters ahead of it
-/// would leave as superseded by a reader. KEYS: the whole layout (14, the line's policy).
+/// would leave as superseded by a reader. KEYS: the layout through the line's policy, 14.
 /// ARGV: token, TTL ms, holder record, ticket, waiter record, lease ms, keep ms, join.
 pub static READ_WAIT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(

@@ -62,7 +62,7 @@ use crate::lock::wire::resp::Reply;
 /// with their records), `live_slots` (how many slots have not expired), `expire_slots` and
 /// `keep_slots` (give the slot keys an expiry time, and store the limit with it), `take` (a new
 /// slot, in the order the header argues) and `renew` (our slot's new time). KEYS, for every
-/// script here, the first `keys::SLOT_KEYS` of the one layout (`keys::Names::keys`): 1 K,
+/// script here, the one layout (`keys::Names::keys`) through the slots' records: 1 K,
 /// 2 K's holder record, 3-6 K's queue (see `scripts::queue`), 7 the slots, 8 the limit, 9-10
 /// a shared lock's readers and their records (unread here), 11 the slots' holder records.
 pub(super) const PRELUDE: &str = r"

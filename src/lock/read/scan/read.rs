@@ -6,11 +6,11 @@ use std::time::Duration;
 pub use super::fields::Ttl;
 use super::fields::{pttl, unlike};
 use super::slots::{SlotsRead, slots_read};
+use crate::lock::scripts::calls::args::Read;
 use crate::lock::scripts::lock::counter;
 use crate::lock::scripts::replies::{QueuedWaiter, queued_waiters};
-use crate::lock::scripts::scan::READ;
 use crate::lock::scripts::shared::{Share, shares_of};
-use crate::lock::scripts::{LONGEST_TTL_MS, keys};
+use crate::lock::scripts::{LONGEST_TTL_MS, READ, keys};
 use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
@@ -100,12 +100,12 @@ pub(super) async fn read_lock(
     names: &keys::Names,
     max_waiters: usize,
 ) -> Result<LockRead, NodeError> {
-    let names = names.keys(key);
-    let limit = max_waiters.max(1).to_string();
-    let longest = LONGEST_TTL_MS.to_string();
-    let reply = node
-        .eval(&READ, &names, &[limit.as_bytes(), longest.as_bytes()])
-        .await?;
+    let layout = names.keys(key);
+    let args = Read {
+        waiters: max_waiters.max(1).to_string(),
+        longest: LONGEST_TTL_MS.to_string(),
+    };
+    let reply = READ.run(node, &layout, &args).await?;
     decode(&reply).ok_or_else(|| NodeError::BadReply(format!("unexpected reply {reply}")))
 }
 
