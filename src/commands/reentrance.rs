@@ -57,7 +57,8 @@ pub fn inherited_lock(
     }
     if wanted.limit().is_some() {
         let states: Vec<_> = client
-            .inspect_slots(key, node_timeout)
+            .read_key(key, node_timeout)
+            .slots()
             .into_iter()
             .map(|inspection| inspection.state)
             .collect();
@@ -66,7 +67,8 @@ pub fn inherited_lock(
         return Ok(reused(key, token, held));
     }
     let states: Vec<_> = client
-        .inspect(key, node_timeout)
+        .read_key(key, node_timeout)
+        .inspections()
         .into_iter()
         .map(|inspection| inspection.state)
         .collect();
@@ -84,7 +86,7 @@ fn is_marker(token: &str) -> bool {
 
 /// Whether `token` holds a reader's share of `key` on a majority.
 fn reader_holds(client: &Redlock, key: &str, token: &str, node_timeout: Duration) -> bool {
-    judge_readers(&client.inspect_readers(key, node_timeout))
+    judge_readers(&client.read_key(key, node_timeout).readers())
         .iter()
         .any(|reader| reader.token == token)
 }

@@ -1,10 +1,10 @@
 //! The round: one request to every master at once, a decision at quorum.
 //!
-//! Every operation (acquire, extend, release, inspect, fencing) is a round: the same request
-//! sent to all N masters concurrently, each under one deadline (connecting included), with the
-//! [`Tally`] deciding as soon as the outcome is certain. The round's futures are polled here, in
-//! the caller's task, and dropped when the round stops; see `Node::eval` for why that keeps
-//! the order of requests on each master.
+//! Every operation (acquire, extend, release, a read of a key, fencing) is a round: the same
+//! request sent to all N masters concurrently, each under one deadline (connecting included),
+//! with the [`Tally`] deciding as soon as the outcome is certain. The round's futures are polled
+//! here, in the caller's task, and dropped when the round stops; see `Node::eval` for why that
+//! keeps the order of requests on each master.
 
 use std::future::Future;
 use std::pin::{Pin, pin};
@@ -290,14 +290,15 @@ impl Masters {
     }
 
     /// Runs the read-only `script` on every master and waits for all of them, up to
-    /// `node_timeout` (for `status` and `list`): each master with its answer, or `Timeout`
-    /// where none came.
+    /// `node_timeout` (READ, for `status` and its kin: see `read::key`): each master with its
+    /// answer, or `Timeout` where none came.
     pub(in crate::lock) async fn read_everywhere(
         &self,
         what: &str,
         key: &str,
         script: &Lua,
         keys: &[&str],
+        args: &[&[u8]],
         node_timeout: Duration,
     ) -> Vec<(&Master, Result<Reply, NodeError>)> {
         let start = Instant::now();
@@ -306,7 +307,7 @@ impl Masters {
                 start + node_timeout,
                 Until::AllAnswered,
                 |_| Vote::Yes,
-                |node| node.eval(script, keys, &[]),
+                |node| node.eval(script, keys, args),
             )
             .await;
         self.trace(what, key, &round, start.elapsed());

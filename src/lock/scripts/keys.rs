@@ -251,7 +251,7 @@ pub const FENCE_KEYS: usize = 12;
 /// ... those that read the order register (ORDER), ...
 pub const ORDER_KEYS: usize = 13;
 /// ... and those that read the line's policy and eviction marks (the lock's WAIT, its
-/// superseding WAIT_SUPERSEDE, INSPECT, `list`'s READ): the whole layout.
+/// superseding WAIT_SUPERSEDE, READ): the whole layout.
 pub const ALL_KEYS: usize = 15;
 
 impl Names {

@@ -5,12 +5,12 @@
 //! Holds: `keys` (the key layout: every name redlock writes, all in the lock's cluster slot),
 //! `holder` (the record of who holds a lock), `replies` (what one master says, typed: a vote,
 //! a lock's state, a conflict, a queued waiter), `lock` (the lock's scripts: ACQUIRE, EXTEND,
-//! RELEASE, INSPECT, FENCE), `queue` (the fair queue's: WAIT, LEAVE), `slots` (the semaphore's),
+//! RELEASE, FENCE), `queue` (the fair queue's: WAIT, LEAVE), `slots` (the semaphore's),
 //! `shared` (the readers': their shares, and the marker K holds while they do),
 //! `queue_lua` (the Lua functions every queue-aware script shares), `order` (the order
 //! register of `--order`), `supersede` (the superseding line's WAIT_SUPERSEDE and the policy
 //! check), `revoke` (a forced release's record, and the Lua that reads it), `force` (its
-//! FORCE), and `scan` (`list`'s READ and
+//! FORCE), and `scan` (READ, one key's every part, for `status` and `list`, and `list`'s
 //! PAGE); and [`TABLE`], every script in one table, where each gets its bit.
 //!
 //! Promises: each script is atomic on its master, writes a TTL on every key it writes, and
@@ -74,11 +74,10 @@ use crate::lock::wire::lua::Lua;
 /// connection's mask of scripts already loaded (`Lua::bit`, see [`bit`]), so no two scripts
 /// can share one (which would make a connection send EVALSHA for a script it never loaded),
 /// and `lock/tests.rs` checks the table itself. A script not in it fails at its first use.
-pub(in crate::lock) static TABLE: [(&str, &LazyLock<Lua>); 23] = [
+pub(in crate::lock) static TABLE: [(&str, &LazyLock<Lua>); 20] = [
     ("ACQUIRE", &lock::ACQUIRE),
     ("EXTEND", &lock::EXTEND),
     ("RELEASE", &lock::RELEASE),
-    ("INSPECT", &lock::INSPECT),
     ("FENCE_PROPOSE", &lock::FENCE_PROPOSE),
     ("WAIT", &queue::WAIT),
     ("LEAVE", &queue::LEAVE),
@@ -87,12 +86,10 @@ pub(in crate::lock) static TABLE: [(&str, &LazyLock<Lua>); 23] = [
     ("EXTEND_SLOT", &slots::EXTEND_SLOT),
     ("RELEASE_SLOT", &slots::RELEASE_SLOT),
     ("LEAVE_SLOT", &slots::LEAVE_SLOT),
-    ("INSPECT_SLOTS", &slots::INSPECT_SLOTS),
     ("READ_ACQUIRE", &shared::READ_ACQUIRE),
     ("READ_WAIT", &shared::READ_WAIT),
     ("READ_EXTEND", &shared::READ_EXTEND),
     ("READ_RELEASE", &shared::READ_RELEASE),
-    ("INSPECT_READERS", &shared::INSPECT_READERS),
     ("READ (list)", &scan::READ),
     ("PAGE (list)", &scan::PAGE),
     ("ORDER", &order::ORDER),

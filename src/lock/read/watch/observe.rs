@@ -15,7 +15,7 @@ use crate::lock::quorum::slot_verdict::{
     SemaphoreState, SemaphoreVerdict, SlotHolder, judge_slots,
 };
 use crate::lock::quorum::verdict::{Verdict, judge, line};
-use crate::lock::read::inspect;
+use crate::lock::read::key::read_key;
 use crate::lock::scripts::queue_lua::SHARED_MARKER;
 use crate::lock::scripts::revoke::{REVOKED_MARKER, Revocation};
 
@@ -32,10 +32,11 @@ pub(super) struct Read {
     pub next_waiters: Vec<String>,
 }
 
-/// Reads `key` on every master, as `status` does, waiting at most one node timeout per step.
+/// Reads `key` on every master, as `status` does (one round), waiting at most one node timeout.
 pub(super) async fn observe(masters: &Masters, key: &str, node_timeout: Duration) -> Read {
     let at = Instant::now();
-    let locks = inspect::lock(masters, key, node_timeout).await;
+    let read = read_key(masters, key, node_timeout).await;
+    let locks = read.inspections();
     let next_waiters = line(&locks)
         .into_iter()
         .take(WAITERS_LISTENED)
@@ -45,7 +46,7 @@ pub(super) async fn observe(masters: &Masters, key: &str, node_timeout: Duration
     let verdict = judge(&states);
     let observation = match verdict {
         Verdict::Held { token, .. } if token == SHARED_MARKER => {
-            let readers = judge_readers(&inspect::readers(masters, key, node_timeout).await);
+            let readers = judge_readers(&read.readers());
             let seen = if readers.is_empty() {
                 // The marker on a majority, but no reader's share on one: readers coming or
                 // going, as a split.
@@ -100,7 +101,7 @@ pub(super) async fn observe(masters: &Masters, key: &str, node_timeout: Duration
         },
         not_held => {
             // Not held as a lock: it may be a semaphore (`--limit`).
-            let slots = inspect::slots(masters, key, node_timeout).await;
+            let slots = read.slots();
             let states: Vec<_> = slots.iter().map(|m| m.state.clone()).collect();
             match judge_slots(&states) {
                 Some(semaphore) => Observation {
