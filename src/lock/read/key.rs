@@ -12,7 +12,6 @@ use crate::lock::quorum::reader_verdict::ReadersInspection;
 use crate::lock::quorum::round::Masters;
 use crate::lock::quorum::slot_verdict::SlotsInspection;
 use crate::lock::read::scan::{LockRead, Reading, decoded};
-use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::keys::Names;
 use crate::lock::scripts::revoke::revocation_in;
 use crate::lock::scripts::scan::READ;
@@ -129,28 +128,11 @@ impl KeyRead {
     }
 }
 
-impl LockRead {
-    /// This master's state of the lock key: the holder record counts only for the token now in
-    /// the key (see `holder`).
-    pub fn state(&self) -> MasterState {
-        match &self.token {
-            None => MasterState::Free,
-            Some(token) => MasterState::Held {
-                token: token.clone(),
-                ttl: self.ttl.left(),
-                holder: self
-                    .holder_record
-                    .as_deref()
-                    .and_then(|r| Holder::from_record(r.as_bytes(), token.as_bytes())),
-            },
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::lock::read::scan::{TEXT_COUNTER, empty_lock};
+    use crate::lock::scripts::holder::Holder;
     use crate::lock::wire::resp::Reply;
 
     fn bulk(text: &str) -> Reply {

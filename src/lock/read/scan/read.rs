@@ -6,8 +6,10 @@
 use std::time::Duration;
 
 pub use super::fields::Ttl;
-use super::fields::{pttl, unlike};
+use super::fields::{pttl, refused, unlike};
 use super::slots::{SlotsRead, slots_read};
+use crate::lock::quorum::outcome::MasterState;
+use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::lock::counter;
 use crate::lock::scripts::replies::{QueuedWaiter, queued_waiters};
 use crate::lock::scripts::scan::READ;
@@ -103,6 +105,24 @@ pub struct QueueRead {
     pub waiters: Vec<QueuedWaiter>,
     /// Waiters whose lease lapsed (at or before the master's time): (id, lease end in ms).
     pub lapsed: Vec<(String, u64)>,
+}
+
+impl LockRead {
+    /// This master's state of the lock key: the holder record counts only for the token now in
+    /// the key (see `holder`).
+    pub fn state(&self) -> MasterState {
+        match &self.token {
+            None => MasterState::Free,
+            Some(token) => MasterState::Held {
+                token: token.clone(),
+                ttl: self.ttl.left(),
+                holder: self
+                    .holder_record
+                    .as_deref()
+                    .and_then(|r| Holder::from_record(r.as_bytes(), token.as_bytes())),
+            },
+        }
+    }
 }
 
 /// How far a READ reads, and what for (its ARGV, see `scripts::scan`).
@@ -309,14 +329,6 @@ fn decode(reply: &Reply) -> Option<LockRead> {
         policy,
         slots,
     })
-}
-
-/// The error a part of the read gave, where it gave one (`status`'s read, see `Reading`).
-pub(super) fn refused(reply: Option<&Reply>) -> Option<String> {
-    match reply {
-        Some(Reply::Error(error)) => Some(error.clone()),
-        _ => None,
-    }
 }
 
 /// A decimal in a bulk string (TIME's fields).

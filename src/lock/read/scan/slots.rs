@@ -2,7 +2,7 @@
 //! many slots are live, the first of them (revoked ones among them, under their renamed
 //! member, see `scripts::slots`), and what `list --problems` checks (each key's TTL and type).
 
-use super::fields::{Ttl, pttl, unlike};
+use super::fields::{Ttl, pttl, refused, unlike};
 use crate::lock::scripts::slots::{Slot, slots_of};
 use crate::lock::wire::resp::Reply;
 
@@ -61,7 +61,7 @@ pub(super) fn slots_read(reply: &Reply) -> Option<SlotsRead> {
             Some(Reply::Int(n)) => u64::try_from(*n).unwrap_or(0),
             _ => 0,
         },
-        refused: super::read::refused(kinds.get(3)),
+        refused: refused(kinds.get(3)),
     })
 }
 
