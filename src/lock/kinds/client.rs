@@ -24,6 +24,7 @@ use crate::lock::quorum::outcome::{
 };
 use crate::lock::quorum::round::Masters;
 use crate::lock::quorum::tally::slot_quorum;
+use crate::lock::read::key::state::KeyState;
 use crate::lock::read::key::{KeyRead, read_key};
 use crate::lock::read::probe::{Probe, probe_endpoint};
 use crate::lock::read::scan::{self, FoundLock, Scan, ScanOptions, StrayKey, StrayName};
@@ -222,6 +223,12 @@ impl Redlock {
     pub fn read_key(&self, key: &str, node_timeout: Duration) -> KeyRead {
         self.runtime
             .block_on(read_key(&self.masters, key, node_timeout))
+    }
+
+    /// What `key` holds, judged as `status` judges it, from one read of every master (see
+    /// [`KeyState`]).
+    pub fn observe(&self, key: &str, node_timeout: Duration) -> KeyState {
+        self.read_key(key, node_timeout).state()
     }
 
     /// Watches `key` (see `watch`): calls `say` with each change of who holds it, and the read

@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+pub(in crate::lock) mod state;
+
 use crate::lock::quorum::outcome::{Inspection, MasterState};
 use crate::lock::quorum::reader_verdict::ReadersInspection;
 use crate::lock::quorum::round::Masters;
@@ -131,6 +133,7 @@ impl KeyRead {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lock::read::key::state::Seen;
     use crate::lock::read::scan::{TEXT_COUNTER, empty_lock};
     use crate::lock::scripts::holder::Holder;
     use crate::lock::wire::resp::Reply;
@@ -338,5 +341,59 @@ mod tests {
             readers(vec![], Reply::Error(wrong.into())),
             Err(NodeError::Server(wrong.into()))
         );
+    }
+
+    /// Three masters with the same answer: a majority, so a verdict.
+    fn everywhere(fields: Vec<Reply>) -> KeyRead {
+        let one = read_of(fields).masters.remove(0);
+        KeyRead {
+            masters: vec![one.clone(), one.clone(), one],
+        }
+    }
+
+    #[test]
+    fn a_lock_held_on_a_majority_is_held_by_its_token_alone() {
+        let mut fields = empty_lock();
+        fields[2] = bulk("t1");
+        fields[3] = Reply::Int(5_000);
+        fields[6] = fence("string", bulk("41"));
+        let state = everywhere(fields).state();
+        assert!(state.holds("t1"));
+        assert!(!state.holds("t2"));
+        assert_eq!(state.fence, Some(41));
+        let Seen::Held(holders) = &state.seen else {
+            panic!("{:?}", state.seen)
+        };
+        assert_eq!(holders[0].held_as, state::HeldAs::Lock);
+        assert_eq!(holders[0].masters, 3);
+        assert!(state.masters.iter().all(|(_, error)| error.is_none()));
+        let free = everywhere(empty_lock()).state();
+        assert_eq!(free.seen, Seen::Free);
+        assert!(!free.holds("t1"));
+    }
+
+    #[test]
+    fn the_readers_marker_with_no_reader_on_a_majority_is_a_split() {
+        let mut fields = empty_lock();
+        fields[2] = bulk(crate::lock::scripts::queue_lua::SHARED_MARKER);
+        fields[3] = Reply::Int(5_000);
+        let state = everywhere(fields).state();
+        assert_eq!(state.seen, Seen::Split);
+        assert!(!state.holds(crate::lock::scripts::queue_lua::SHARED_MARKER));
+    }
+
+    #[test]
+    fn no_answer_from_a_majority_is_unknown() {
+        let state = KeyRead {
+            masters: vec![
+                (master(), Err(NodeError::Timeout)),
+                (master(), Err(NodeError::Timeout)),
+                read_of(empty_lock()).masters.remove(0),
+            ],
+        }
+        .state();
+        assert_eq!(state.seen, Seen::Unknown);
+        assert_eq!(state.masters[0].1, Some(NodeError::Timeout));
+        assert_eq!(state.masters[2].1, None);
     }
 }
