@@ -66,7 +66,9 @@ fn main() {
             degraded.server(4).resume();
             // Each connection is one FIFO, so once every master answered this, the paused
             // masters have worked through the requests queued for them.
-            let states = client.inspect("bench-drain", Duration::from_secs(30));
+            let states = client
+                .read_key("bench-drain", Duration::from_secs(30))
+                .inspections();
             assert!(
                 states
                     .iter()

@@ -6,9 +6,7 @@ use std::time::Duration;
 
 use crate::config::env;
 use crate::exit::Failure;
-use crate::lock::{
-    Kind, REVOKED_MARKER, Redlock, SHARED_MARKER, Verdict, judge_readers, judge_slots,
-};
+use crate::lock::{Kind, REVOKED_MARKER, Redlock, SHARED_MARKER};
 
 /// The prefix `acquire` puts on the token of a nested (re-entrant) acquisition: `release`
 /// leaves such a lock to the outer holder.
@@ -40,8 +38,11 @@ pub fn inherited_lock(
     // everybody else out already). A writer inside its own reader can never be let in (no
     // reader becomes the writer): refused at once rather than left to wait for itself.
     let inherited = Kind::of_token(token);
+    // One read, judged as `status` judges the key: the lock, the slot or the share the token
+    // names holds it on its quorum, or it does not.
+    let held = || client.observe(key, node_timeout).holds(token);
     match (inherited, wanted) {
-        (Kind::Reader, Kind::Lock) if reader_holds(client, key, token, node_timeout) => {
+        (Kind::Reader, Kind::Lock) if held() => {
             return Err(Failure::usage(format!(
                 "lock {key:?} is held by this process's own reader (--shared): a reader cannot \
                  become the writer; take the outer lock without --shared"
@@ -51,42 +52,12 @@ pub fn inherited_lock(
         _ if inherited != wanted => return Ok(None),
         _ => {}
     }
-    if inherited.is_reader() {
-        let held = reader_holds(client, key, token, node_timeout);
-        return Ok(reused(key, token, held));
-    }
-    if wanted.limit().is_some() {
-        let states: Vec<_> = client
-            .inspect_slots(key, node_timeout)
-            .into_iter()
-            .map(|inspection| inspection.state)
-            .collect();
-        let held = judge_slots(&states)
-            .is_some_and(|semaphore| semaphore.holders.iter().any(|h| h.token == token));
-        return Ok(reused(key, token, held));
-    }
-    let states: Vec<_> = client
-        .inspect(key, node_timeout)
-        .into_iter()
-        .map(|inspection| inspection.state)
-        .collect();
-    let held = matches!(
-        crate::lock::judge(&states),
-        Verdict::Held { token: holder, .. } if holder == token
-    );
-    Ok(reused(key, token, held))
+    Ok(reused(key, token, held()))
 }
 
 /// Whether `token` is one of the values K holds that are nobody's token.
 fn is_marker(token: &str) -> bool {
     token == SHARED_MARKER || token == REVOKED_MARKER
-}
-
-/// Whether `token` holds a reader's share of `key` on a majority.
-fn reader_holds(client: &Redlock, key: &str, token: &str, node_timeout: Duration) -> bool {
-    judge_readers(&client.inspect_readers(key, node_timeout))
-        .iter()
-        .any(|reader| reader.token == token)
 }
 
 /// The inherited token if it still `held`, saying which it is.

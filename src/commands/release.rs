@@ -113,12 +113,13 @@ fn held_until_revoked(revocation: &Revocation, token: &str) -> Option<Duration> 
 /// redlock's `acquire`).
 fn taken_at(client: &Redlock, lock: &Lock, node_timeout: Duration) -> Option<SystemTime> {
     if lock.kind().is_reader() {
-        let readers = judge_readers(&client.inspect_readers(lock.key(), node_timeout));
+        let readers = judge_readers(&client.read_key(lock.key(), node_timeout).readers());
         let reader = readers.into_iter().find(|r| r.token == lock.token())?;
         return Some(UNIX_EPOCH + Duration::from_millis(reader.holder?.since_ms));
     }
     client
-        .inspect(lock.key(), node_timeout)
+        .read_key(lock.key(), node_timeout)
+        .inspections()
         .into_iter()
         .find_map(|inspection| match inspection.state {
             MasterState::Held {

@@ -26,9 +26,8 @@ use crate::escape;
 use crate::exit::{self, Failure};
 use crate::lock::keys;
 use crate::lock::{
-    Holder, INSPECTED_WAITERS, InLine, Inspection, MasterFailure, MasterState, NodeError,
-    REVOKED_MARKER, Reader, SHARED_MARKER, Verdict, count_readers, judge, judge_readers,
-    judge_slots, line,
+    Holder, InLine, Inspection, MasterFailure, MasterState, NodeError, REVOKED_MARKER, Reader,
+    SHARED_MARKER, STATUS_WAITERS, Verdict, count_readers, judge, judge_readers, judge_slots, line,
 };
 use crate::plural::counted;
 
@@ -46,12 +45,14 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
     if args.watch {
         return status_watch::watch(&client, &args.key, node_timeout, args.json);
     }
-    let masters = client.inspect(&args.key, node_timeout);
+    // One round: the lock, the slots and the readers are parts of the same read.
+    let read = client.read_key(&args.key, node_timeout);
+    let masters = read.inspections();
     let states: Vec<MasterState> = masters.iter().map(|m| m.state.clone()).collect();
     let verdict = judge(&states);
     if !matches!(verdict, Verdict::Held { .. }) {
         // Not held as a lock: it may be a semaphore (`--limit`).
-        let slots = client.inspect_slots(&args.key, node_timeout);
+        let slots = read.slots();
         let states: Vec<_> = slots.iter().map(|m| m.state.clone()).collect();
         if let Some(semaphore) = judge_slots(&states) {
             let (text, code) = status_slots::report(&args.key, &semaphore, &slots, args.json);
@@ -63,7 +64,7 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
     }
     // Held by readers (`--shared`): who they are is in their own key.
     let readers = status_shared::held_by_readers(&verdict).then(|| {
-        let inspections = client.inspect_readers(&args.key, node_timeout);
+        let inspections = read.readers();
         let readers = judge_readers(&inspections);
         let count = count_readers(&inspections, readers.len());
         (readers, count)
@@ -348,10 +349,10 @@ fn to_text(
 pub(super) const TOKEN_SHOWN: usize = 9;
 
 /// `3 waiting`, or `100 shown of 100000 waiting` when some master's queue is longer than what
-/// `inspect` reads of it: the line shows the live waiters among the first places only.
+/// `status` reads of it: the line shows the live waiters among the first places only.
 fn how_many_wait(shown: usize, masters: &[Inspection]) -> String {
     let queued = masters.iter().map(|m| m.waiting).max().unwrap_or(0);
-    if queued > INSPECTED_WAITERS {
+    if queued > STATUS_WAITERS {
         format!("{shown} shown of {queued} waiting")
     } else {
         format!("{shown} waiting")

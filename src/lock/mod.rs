@@ -45,17 +45,18 @@ pub use quorum::slot_verdict::{
 };
 pub use quorum::tally::slot_quorum;
 pub use quorum::verdict::{InLine, Verdict, judge, line};
+pub use read::key::KeyRead;
+pub use read::key::state::{HeldAs, HolderSeen, KeyState, Seen};
 pub use read::probe::{ClusterFacts, Probe, ServerFacts, ShardFacts};
 pub use read::scan::{
     FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, Malformed, MasterScan,
-    OversizedName, QueueRead, ReadersRead, Scan, ScanEnd, ScanOptions, SlotsRead, StrayKey,
-    StrayName, Ttl,
+    OversizedName, QueueRead, ReadersRead, STATUS_SHARES, STATUS_SLOTS, STATUS_WAITERS, Scan,
+    ScanEnd, ScanOptions, SlotsRead, StrayKey, StrayName, TEXT_COUNTER, Ttl,
 };
 pub use read::watch::FALLBACK as WATCH_FALLBACK;
-pub use read::watch::changes::{Change, HeldAs, HolderSeen, Observation, Seen};
+pub use read::watch::changes::{Change, Observation};
 pub use scripts::holder::{Holder, MAX_NOTE, cut_bytes};
 pub use scripts::keys;
-pub use scripts::lock::INSPECTED_WAITERS;
 pub use scripts::order::MAX_ORDER;
 pub use scripts::queue_lua::SHARED_MARKER;
 pub use scripts::revoke::{REVOKED_MARKER, Revocation, Revoked};

@@ -2,8 +2,6 @@
 
 use super::scripts::TABLE;
 use super::scripts::queue_lua::FUNCTIONS;
-use super::scripts::shared::INSPECT_READERS;
-use super::scripts::slots::INSPECT_SLOTS;
 
 /// A connection remembers which scripts it loaded as one bit each (`wire::lua`): two scripts
 /// with one bit would make it send EVALSHA for a script it never loaded. Each script's bit is
@@ -26,16 +24,24 @@ fn every_script_has_a_bit_of_its_own() {
     }
 }
 
-/// The scripts that read slots or shares without the shared functions write the horizon past
-/// which a score is not redlock's as a literal: it must be the one the others use.
+/// A script that writes the horizon past which a score is not redlock's as a literal (rather
+/// than the shared functions' `LONGEST`, or an argument: READ's, see `read::scan`) must write
+/// the one the others use.
 #[test]
 fn every_script_knows_the_same_horizon() {
-    let horizon = format!("now + {})", super::scripts::LONGEST_TTL_MS);
-    for (name, lua) in [
-        ("INSPECT_SLOTS", &*INSPECT_SLOTS),
-        ("INSPECT_READERS", &*INSPECT_READERS),
-    ] {
-        assert!(lua.code.contains(&horizon), "{name}");
+    let horizon = super::scripts::LONGEST_TTL_MS.to_string();
+    for script in &TABLE {
+        let (name, lua) = (script.name, &script.lua);
+        for (at, _) in lua.code.match_indices("now + ") {
+            let literal: String = lua.code[at + "now + ".len()..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            assert!(
+                literal.is_empty() || literal == horizon,
+                "{name}: a horizon of {literal} ms"
+            );
+        }
     }
 }
 

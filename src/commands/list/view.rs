@@ -3,9 +3,9 @@
 //! that hold it. Pure functions of a lock as read.
 
 use crate::lock::{
-    FoundLock, InLine, MasterScan, MasterState, Reader, ReadersInspection, Revocation,
-    SHARED_MARKER, SemaphoreState, SemaphoreVerdict, Shares, SlotsInspection, Verdict,
-    count_readers, judge, judge_readers, judge_slots, line,
+    FoundLock, InLine, MasterScan, MasterState, Reader, Revocation, SHARED_MARKER, SemaphoreState,
+    SemaphoreVerdict, SlotsInspection, Verdict, count_readers, judge, judge_readers, judge_slots,
+    line,
 };
 
 /// One lock, as listed.
@@ -89,21 +89,7 @@ pub fn view(lock: &FoundLock, scanned: &[MasterScan]) -> Option<LockView> {
         .collect();
     let shared = matches!(&verdict, Verdict::Held { token, .. } if token == SHARED_MARKER);
     let readers = shared.then(|| {
-        let inspections: Vec<ReadersInspection> = lock
-            .reads
-            .iter()
-            .zip(scanned)
-            .map(|(read, scan)| ReadersInspection {
-                master: scan.master.clone(),
-                state: match read {
-                    Ok(read) => Ok(Shares {
-                        count: read.readers.live as usize,
-                        shares: read.readers.shares.clone(),
-                    }),
-                    Err(error) => Err(error.clone()),
-                },
-            })
-            .collect();
+        let inspections = lock.readers_inspections(scanned);
         let readers = judge_readers(&inspections);
         let count = count_readers(&inspections, readers.len());
         (readers, count)

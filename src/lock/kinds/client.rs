@@ -1,5 +1,5 @@
-//! The Redlock client: the operations a caller uses (acquire, extend, release, inspect, fence),
-//! each one or more rounds over the masters (see `round`), for a lock of any kind: each
+//! The Redlock client: the operations a caller uses (acquire, extend, release, read a key,
+//! fence), each one or more rounds over the masters (see `round`), for a lock of any kind: each
 //! operation asks the kind's seam (see `seam`) and never which kind it is. The one `impl
 //! Redlock` of the crate.
 //!
@@ -20,13 +20,12 @@ use super::seam::{Holding, Request};
 use super::undo::Purpose;
 use super::{renewal, seam, take};
 use crate::lock::quorum::outcome::{
-    AcquireError, AttemptFailure, ExtendError, Inspection, MasterFailure, Released,
+    AcquireError, AttemptFailure, ExtendError, MasterFailure, Released,
 };
-use crate::lock::quorum::reader_verdict::ReadersInspection;
 use crate::lock::quorum::round::Masters;
-use crate::lock::quorum::slot_verdict::SlotsInspection;
 use crate::lock::quorum::tally::slot_quorum;
-use crate::lock::read::inspect;
+use crate::lock::read::key::state::KeyState;
+use crate::lock::read::key::{KeyRead, read_key};
 use crate::lock::read::probe::{Probe, probe_endpoint};
 use crate::lock::read::scan::{self, FoundLock, Scan, ScanOptions, StrayKey, StrayName};
 use crate::lock::read::watch::{
@@ -218,25 +217,18 @@ impl Redlock {
         ))
     }
 
-    /// Reads the lock's state and fencing counter on every master (waits for all of them, up
-    /// to one node timeout).
-    pub fn inspect(&self, key: &str, node_timeout: Duration) -> Vec<Inspection> {
+    /// Reads `key` on every master in one round (waits for all of them, up to one node
+    /// timeout): the lock with its queue and fencing counter, a semaphore's slots, the readers,
+    /// as [`KeyRead`] gives each to its judge.
+    pub fn read_key(&self, key: &str, node_timeout: Duration) -> KeyRead {
         self.runtime
-            .block_on(inspect::lock(&self.masters, key, node_timeout))
+            .block_on(read_key(&self.masters, key, node_timeout))
     }
 
-    /// Reads the semaphore `key` on every master (waits for all of them, up to one node
-    /// timeout). Judge it with [`crate::lock::judge_slots`].
-    pub fn inspect_slots(&self, key: &str, node_timeout: Duration) -> Vec<SlotsInspection> {
-        self.runtime
-            .block_on(inspect::slots(&self.masters, key, node_timeout))
-    }
-
-    /// Reads the readers of `key` on every master (waits for all of them, up to one node
-    /// timeout), for `status` and `list`.
-    pub fn inspect_readers(&self, key: &str, node_timeout: Duration) -> Vec<ReadersInspection> {
-        self.runtime
-            .block_on(inspect::readers(&self.masters, key, node_timeout))
+    /// What `key` holds, judged as `status` judges it, from one read of every master (see
+    /// [`KeyState`]).
+    pub fn observe(&self, key: &str, node_timeout: Duration) -> KeyState {
+        self.read_key(key, node_timeout).state()
     }
 
     /// Watches `key` (see `watch`): calls `say` with each change of who holds it, and the read

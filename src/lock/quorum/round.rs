@@ -1,10 +1,10 @@
 //! The round: one request to every master at once, a decision at quorum.
 //!
-//! Every operation (acquire, extend, release, inspect, fencing) is a round: the same request
-//! sent to all N masters concurrently, each under one deadline (connecting included), with the
-//! [`Tally`] deciding as soon as the outcome is certain. The round's futures are polled here, in
-//! the caller's task, and dropped when the round stops; see `Node::eval` for why that keeps
-//! the order of requests on each master.
+//! Every operation (acquire, extend, release, a read of a key, fencing) is a round: the same
+//! request sent to all N masters concurrently, each under one deadline (connecting included),
+//! with the [`Tally`] deciding as soon as the outcome is certain. The round's futures are polled
+//! here, in the caller's task, and dropped when the round stops; see `Node::eval` for why that
+//! keeps the order of requests on each master.
 
 use std::future::Future;
 use std::pin::{Pin, pin};
@@ -15,8 +15,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use super::outcome::MasterFailure;
 use super::tally::{Decision, Loss, Tally, Vote, majority};
-use crate::lock::scripts::calls::Script;
-use crate::lock::scripts::calls::args::Nothing;
+use crate::lock::scripts::calls::{Args, Script};
 use crate::lock::scripts::revoke::acknowledged_reply;
 use crate::lock::wire::endpoint::Endpoint;
 use crate::lock::wire::master::Master;
@@ -290,16 +289,16 @@ impl Masters {
         Round { tally, answers }
     }
 
-    /// Runs the read-only `script` (over `layout`, `keys::Names::keys`) on every master and
-    /// waits for all of them, up to
-    /// `node_timeout` (for `status` and `list`): each master with its answer, or `Timeout`
-    /// where none came.
-    pub(in crate::lock) async fn read_everywhere(
+    /// Runs the read-only `script` with `args` (over `layout`, `keys::Names::keys`) on every
+    /// master and waits for all of them, up to `node_timeout` (READ, for `status` and its kin:
+    /// see `read::key`): each master with its answer, or `Timeout` where none came.
+    pub(in crate::lock) async fn read_everywhere<A: Args>(
         &self,
         what: &str,
         key: &str,
-        script: &Script<Nothing>,
+        script: &Script<A>,
         layout: &[&str],
+        args: &A,
         node_timeout: Duration,
     ) -> Vec<(&Master, Result<Reply, NodeError>)> {
         let start = Instant::now();
@@ -308,7 +307,7 @@ impl Masters {
                 start + node_timeout,
                 Until::AllAnswered,
                 |_| Vote::Yes,
-                |node| script.run(node, layout, &Nothing),
+                |node| script.run(node, layout, args),
             )
             .await;
         self.trace(what, key, &round, start.elapsed());

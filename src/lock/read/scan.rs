@@ -44,8 +44,10 @@
 //! It writes nothing, and reads fencing counters only with commands that leave their access
 //! time alone (`EXISTS`, `PTTL`, `OBJECT IDLETIME`): a `GET` would reset the idle time that
 //! tells a counter nobody uses from a live one, and a periodic `list --problems` would then
-//! never see one idle. Each lock is read by one script, so its token, holder record, queue and
-//! the master's clock are one consistent picture of that master.
+//! never see one idle. (`status` runs the same script and reads the value, as it always did:
+//! the scan asks READ not to, see `Reading`.) Each lock is read by one script, so its
+//! token, holder record, queue and the master's clock are one consistent picture of that
+//! master.
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashSet};
@@ -74,7 +76,13 @@ pub(in crate::lock) use batches::{read_locks, read_strays};
 use page::{PAGE_BUDGET, WHOLE_NAME, is_over_caps, scan_reply};
 
 pub use found::FoundLock;
-pub use read::{FenceRead, LockRead, Malformed, QueueRead, ReadersRead, Ttl};
+#[cfg(test)]
+pub(in crate::lock) use read::empty_lock;
+pub use read::{
+    FenceRead, LockRead, Malformed, QueueRead, ReadersRead, STATUS_SHARES, STATUS_SLOTS,
+    STATUS_WAITERS, TEXT_COUNTER, Ttl,
+};
+pub(in crate::lock) use read::{Reading, decoded};
 pub use slots::SlotsRead;
 
 /// What to scan for, and for how long.

@@ -57,7 +57,8 @@ use std::ops::ControlFlow;
 use std::pin::pin;
 use std::time::{Duration, Instant};
 
-use changes::{Change, Observation, Reported, Seen};
+use crate::lock::read::key::state::Seen;
+use changes::{Change, Observation, Reported};
 use observe::{Read, observe};
 
 use crate::lock::quorum::round::Masters;

@@ -22,8 +22,8 @@ use std::time::Duration;
 use super::bit;
 use super::holder::Holder;
 use super::queue_lua::{FUNCTIONS, SHARED_MARKER};
-use super::replies::{MasterState, QueuedWaiter, Vote, queued_waiters};
-use super::revoke::{ACKNOWLEDGE, MARKER, REVOKED_MARKER, Revocation, revocation_in};
+use super::replies::Vote;
+use super::revoke::{ACKNOWLEDGE, MARKER, REVOKED_MARKER};
 pub use crate::lock::wire::lua::Lua;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
@@ -234,142 +234,6 @@ return released
         bit(&RELEASE),
     )
 });
-
-/// How many places of the queue INSPECT reads (its `ZRANGE ... 0 99`).
-pub const INSPECTED_WAITERS: usize = 100;
-
-/// Reads the lock's state on one master in one round trip, queue included, changing nothing.
-/// KEYS: the layout (`keys::Names::keys`) through the line's policy, of which it reads the
-/// lock 1, holder 2, queue 3, leases 4, waiters' records 5, fencing counter 12, order register 13 and the line's
-/// policy 14.
-/// Returns {token or nil, PTTL of the lock, holder record or nil, counter or nil (or {the
-/// error GET gave}: a counter of another type is the counter's problem, not the lock's), the
-/// master's time in ms, {token, ticket, lease, record or nil}* for the first
-/// [`INSPECTED_WAITERS`] places, how many places in all, the order register or nil (nil too
-/// for a key of another type: `--order` fails there, see `scripts::order`), the line's policy
-/// or nil (see `scripts::supersede`)}.
-pub static INSPECT: LazyLock<Lua> = LazyLock::new(|| {
-    Lua::new(
-        r"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local queued = redis.call('ZRANGE', KEYS[3], 0, 99, 'WITHSCORES')
-local waiters = {}
-for i = 1, #queued, 2 do
-  waiters[#waiters + 1] = queued[i]
-  waiters[#waiters + 1] = queued[i + 1]
-  waiters[#waiters + 1] = redis.call('ZSCORE', KEYS[4], queued[i])
-  waiters[#waiters + 1] = redis.call('HGET', KEYS[5], queued[i])
-end
-local counter = redis.pcall('GET', KEYS[12])
-if type(counter) == 'table' then
-  counter = {counter.err}
-end
-local order = redis.pcall('GET', KEYS[13])
-if type(order) == 'table' then
-  order = false
-end
-local policy = redis.pcall('GET', KEYS[14])
-if type(policy) == 'table' then
-  policy = false
-end
-return {redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]),
-        counter, tostring(now), waiters, redis.call('ZCARD', KEYS[3]), order, policy}
-",
-        bit(&INSPECT),
-    )
-});
-
-/// What one master's INSPECT answer says.
-pub(in crate::lock) struct Inspected {
-    pub state: MasterState,
-    /// The fencing counter, where a grant was ever made.
-    pub fence: Option<u64>,
-    /// What is wrong with the counter, where it is there but not a number (another type, or
-    /// text): `--fence` fails there, the lock does not.
-    pub fence_problem: Option<String>,
-    /// The first waiters of the queue, in order (their places may have lapsed: see `lapses_in`).
-    pub queue: Vec<QueuedWaiter>,
-    /// How many are queued in all.
-    pub waiting: usize,
-    /// The highest order that took the lock there (`--order`), where one did.
-    pub order: Option<u64>,
-    /// The line's policy there (`--supersede`: `supersede`), where one is stored.
-    pub policy: Option<String>,
-    /// The revocation record, where K holds the marker (see `revoke`).
-    pub revocation: Option<Revocation>,
-}
-
-/// Decodes one master's INSPECT answer (or its absence).
-pub(in crate::lock) fn inspected(answer: Option<Result<Reply, NodeError>>) -> Inspected {
-    let unreachable = |error| Inspected {
-        state: MasterState::Unreachable(error),
-        fence: None,
-        fence_problem: None,
-        queue: Vec::new(),
-        waiting: 0,
-        order: None,
-        policy: None,
-        revocation: None,
-    };
-    let fields = match answer {
-        None => return unreachable(NodeError::Timeout),
-        Some(Err(e)) => return unreachable(e),
-        Some(Ok(Reply::Array(fields))) => fields,
-        Some(Ok(other)) => {
-            return unreachable(NodeError::BadReply(format!("unexpected reply {other}")));
-        }
-    };
-    let (fence, fence_problem) = match fields.get(3) {
-        None | Some(Reply::Nil) => (None, None),
-        Some(Reply::Array(error)) => {
-            let why = error.first().and_then(Reply::text).unwrap_or_default();
-            (None, Some(why))
-        }
-        Some(value) => match counter(value) {
-            Some(n) => (Some(n), None),
-            None => (None, Some("it holds text that is not a number".into())),
-        },
-    };
-    let now_ms = fields
-        .get(4)
-        .and_then(Reply::bulk)
-        .and_then(|b| std::str::from_utf8(b).ok()?.parse().ok());
-    let queue = queued_waiters(fields.get(5), now_ms);
-    let waiting = match fields.get(6) {
-        Some(Reply::Int(n)) => usize::try_from(*n).unwrap_or(0),
-        _ => queue.len(),
-    };
-    let revocation = revocation_in(
-        fields.first().and_then(Reply::bulk),
-        fields.get(2).and_then(Reply::bulk),
-    );
-    let state = match fields.first().and_then(Reply::bulk) {
-        None => MasterState::Free,
-        Some(token) => MasterState::Held {
-            token: String::from_utf8_lossy(token).into_owned(),
-            ttl: fields.get(1).and_then(ttl),
-            holder: fields
-                .get(2)
-                .and_then(Reply::bulk)
-                .and_then(|record| Holder::from_record(record, token)),
-        },
-    };
-    let order = fields
-        .get(7)
-        .and_then(Reply::text)
-        .and_then(|text| text.parse().ok());
-    Inspected {
-        state,
-        fence,
-        fence_problem,
-        queue,
-        waiting,
-        order,
-        policy: fields.get(8).and_then(Reply::text),
-        revocation,
-    }
-}
 
 /// Fencing: sets the counter to the proposed number only if that is greater than what the
 /// master has (a missing counter counts as 0). KEYS: the layout (`keys::Names::keys`) through

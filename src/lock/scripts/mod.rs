@@ -5,15 +5,16 @@
 //! Holds: `keys` (the key layout: every name redlock writes, all in the lock's cluster slot),
 //! `holder` (the record of who holds a lock), `replies` (what one master says, typed: a vote,
 //! a lock's state, a conflict, a queued waiter), `lock` (the lock's scripts: ACQUIRE, EXTEND,
-//! RELEASE, INSPECT, FENCE), `queue` (the fair queue's: WAIT, LEAVE), `slots` (the semaphore's),
+//! RELEASE, FENCE), `queue` (the fair queue's: WAIT, LEAVE), `slots` (the semaphore's),
 //! `shared` (the readers': their shares, and the marker K holds while they do),
 //! `queue_lua` (the Lua functions every queue-aware script shares), `order` (the order
 //! register of `--order`), `supersede` (the superseding line's WAIT_SUPERSEDE and the policy
 //! check), `revoke` (a forced release's record, and the Lua that reads it), `force` (its
-//! FORCE), `scan` (`list`'s READ and PAGE), and `calls` (how a script is called: its
-//! declaration and its arguments' types); and [`TABLE`], every script in one table, where
-//! each gets its bit and is declared (the keys it takes, how many arguments it reads, their
-//! type), so that no caller builds KEYS or ARGV by hand.
+//! FORCE), `scan` (READ, one key's every part, for `status` and `list`, and `list`'s PAGE),
+//! and `calls` (how a script is called: its declaration and its arguments' types); and
+//! [`TABLE`], every script in one table, where each gets its bit and is declared (the keys it
+//! takes, how many arguments it reads, their type), so that no caller builds KEYS or ARGV by
+//! hand.
 //!
 //! Promises: each script is atomic on its master, writes a TTL on every key it writes, and
 //! answers in a shape its decoder checks (an unexpected reply is an error naming the master,
@@ -73,8 +74,8 @@ use std::sync::LazyLock;
 
 use crate::lock::wire::lua::Lua;
 use calls::args::{
-    Extend, ExtendSlot, Force, Leave, LeaveSlot, Nothing, Order, Page, Proposal, Read, Release,
-    ReleaseSlot, SlotTurn, SupersedingTurn, Take, TakeSlot, Turn,
+    Extend, ExtendSlot, Force, Leave, LeaveSlot, Order, Page, Proposal, Read, Release, ReleaseSlot,
+    SlotTurn, SupersedingTurn, Take, TakeSlot, Turn,
 };
 use calls::{Row, Script};
 use keys::Through;
@@ -109,7 +110,6 @@ table! {
     ACQUIRE: Take = ("ACQUIRE", lock::ACQUIRE, Readers, 5),
     EXTEND: Extend = ("EXTEND", lock::EXTEND, Holder, 2),
     RELEASE: Release = ("RELEASE", lock::RELEASE, Readers, 5),
-    INSPECT: Nothing = ("INSPECT", lock::INSPECT, Policy, 0),
     FENCE_PROPOSE: Proposal = ("FENCE_PROPOSE", lock::FENCE_PROPOSE, Fence, 1),
     WAIT: Turn = ("WAIT", queue::WAIT, Policy, 8),
     LEAVE: Leave = ("LEAVE", queue::LEAVE, Readers, 4),
@@ -118,13 +118,11 @@ table! {
     EXTEND_SLOT: ExtendSlot = ("EXTEND_SLOT", slots::EXTEND_SLOT, SlotHolders, 3),
     RELEASE_SLOT: ReleaseSlot = ("RELEASE_SLOT", slots::RELEASE_SLOT, SlotHolders, 10),
     LEAVE_SLOT: LeaveSlot = ("LEAVE_SLOT", slots::LEAVE_SLOT, SlotHolders, 5),
-    INSPECT_SLOTS: Nothing = ("INSPECT_SLOTS", slots::INSPECT_SLOTS, SlotHolders, 0),
     READ_ACQUIRE: Take = ("READ_ACQUIRE", shared::READ_ACQUIRE, ReaderHolders, 5),
     READ_WAIT: Turn = ("READ_WAIT", shared::READ_WAIT, Policy, 8),
     READ_EXTEND: Extend = ("READ_EXTEND", shared::READ_EXTEND, ReaderHolders, 2),
     READ_RELEASE: Release = ("READ_RELEASE", shared::READ_RELEASE, ReaderHolders, 5),
-    INSPECT_READERS: Nothing = ("INSPECT_READERS", shared::INSPECT_READERS, ReaderHolders, 0),
-    READ: Read = ("READ (list)", scan::READ, Policy, 2),
+    READ: Read = ("READ", scan::READ, Policy, 5),
     PAGE: Page = ("PAGE (list)", scan::PAGE, Nothing, 6),
     ORDER: Order = ("ORDER", order::ORDER, Order, 3),
     FORCE: Force = ("FORCE", force::FORCE, SlotHolders, 5),

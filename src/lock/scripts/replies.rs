@@ -49,7 +49,7 @@ pub enum MasterState {
     Unreachable(NodeError),
 }
 
-/// One waiter as a master shows it to `status` (see INSPECT).
+/// One waiter as a master shows it to `status` and `list` (see READ, `scripts::scan`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueuedWaiter {
     pub token: String,
@@ -60,7 +60,7 @@ pub struct QueuedWaiter {
     pub holder: Option<Holder>,
 }
 
-/// Decodes INSPECT's queue part: {token, ticket, lease, record}* and the master's time.
+/// Decodes READ's queue part: {token, ticket, lease, record}* and the master's time.
 pub(in crate::lock) fn queued_waiters(
     flat: Option<&Reply>,
     now_ms: Option<u64>,

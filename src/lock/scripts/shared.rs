@@ -43,7 +43,6 @@ use super::queue::FIFO_POLICY_CHECK;
 use super::queue_lua::FUNCTIONS;
 use super::revoke::{ACKNOWLEDGE, MARKER};
 use crate::lock::wire::lua::Lua;
-use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
 
 /// What the reader scripts add to the queue's `FUNCTIONS`: `prune_readers` (drops at most 100
@@ -315,30 +314,6 @@ return released
     )
 });
 
-/// Reads a shared lock's readers on one master, writing nothing. Returns {how many live
-/// shares, then for the first 1000 of them: token, ms left, record or nil}. A share scored
-/// past the master's time plus `LONGEST_TTL_MS` (the literal below) is not redlock's, and not
-/// a share (see `scripts`).
-pub static INSPECT_READERS: LazyLock<Lua> = LazyLock::new(|| {
-    Lua::new(
-        r"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local last = string.format('%d', now + 31622400000)
-local out = {redis.call('ZCOUNT', KEYS[9], string.format('(%d', now), last)}
-local live = redis.call('ZRANGEBYSCORE', KEYS[9], string.format('(%d', now), last,
-                        'WITHSCORES', 'LIMIT', 0, 1000)
-for i = 1, #live, 2 do
-  out[#out + 1] = live[i]
-  out[#out + 1] = tonumber(live[i + 1]) - now
-  out[#out + 1] = redis.call('HGET', KEYS[10], live[i])
-end
-return out
-",
-        bit(&INSPECT_READERS),
-    )
-});
-
 /// One live share on one master.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Share {
@@ -354,19 +329,6 @@ pub struct Shares {
     /// How many live shares there are (may be more than `shares` lists).
     pub count: usize,
     pub shares: Vec<Share>,
-}
-
-/// Decodes one master's INSPECT_READERS answer.
-pub(in crate::lock) fn inspected_readers(reply: Reply) -> Result<Shares, NodeError> {
-    let Reply::Array(fields) = reply else {
-        return Err(NodeError::BadReply(format!("unexpected reply {reply}")));
-    };
-    let count = match fields.first() {
-        Some(Reply::Int(n)) => usize::try_from(*n).unwrap_or(0),
-        _ => return Err(NodeError::BadReply("no count of readers".into())),
-    };
-    let shares = shares_of(fields.get(1..).unwrap_or_default());
-    Ok(Shares { count, shares })
 }
 
 /// Live shares as the scripts list them, `{token, ms left, record or nil/false}*`; a record is
@@ -399,11 +361,11 @@ mod tests {
         Reply::Bulk(text.as_bytes().to_vec())
     }
 
+    /// The readers part of READ's answer (the count is read::key's: see its tests).
     #[test]
     fn readers_decode_with_their_records() {
         let holder = Holder::this_process(&["job".into()]);
-        let reply = Reply::Array(vec![
-            Reply::Int(2),
+        let shares = shares_of(&[
             bulk("shr-a"),
             Reply::Int(1500),
             bulk(&holder.record("shr-a")),
@@ -411,25 +373,20 @@ mod tests {
             Reply::Int(900),
             Reply::Nil,
         ]);
-        let shares = inspected_readers(reply).expect("decoded");
-        assert_eq!(shares.count, 2);
-        assert_eq!(shares.shares[0].expires_in, Duration::from_millis(1500));
-        assert!(shares.shares[0].holder.is_some());
-        assert!(shares.shares[1].holder.is_none());
-        assert!(inspected_readers(Reply::Int(1)).is_err());
-        assert!(inspected_readers(Reply::Array(vec![])).is_err());
+        assert_eq!(shares.len(), 2);
+        assert_eq!(shares[0].expires_in, Duration::from_millis(1500));
+        assert!(shares[0].holder.is_some());
+        assert!(shares[1].holder.is_none());
     }
 
     #[test]
     fn a_record_of_another_token_is_not_believed() {
         let holder = Holder::this_process(&["job".into()]);
-        let reply = Reply::Array(vec![
-            Reply::Int(1),
+        let shares = shares_of(&[
             bulk("shr-a"),
             Reply::Int(10),
             bulk(&holder.record("shr-other")),
         ]);
-        let shares = inspected_readers(reply).expect("decoded");
-        assert!(shares.shares[0].holder.is_none());
+        assert!(shares[0].holder.is_none());
     }
 }

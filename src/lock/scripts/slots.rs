@@ -461,12 +461,12 @@ pub(in crate::lock) fn slot_turn(answer: &Result<Reply, NodeError>) -> Option<Tu
     }
 }
 
-mod inspect;
+mod decode;
 mod revoke;
 
-use inspect::millis;
-pub use inspect::{INSPECT_SLOTS, Slot, Slots};
-pub(in crate::lock) use inspect::{inspected_slots, slots_of};
+use decode::millis;
+pub(in crate::lock) use decode::slots_of;
+pub use decode::{Slot, Slots};
 pub(in crate::lock::scripts) use revoke::REVOKED_SLOTS;
 pub use revoke::{REVOKED_SLOT_PREFIX, revoked_slot};
 

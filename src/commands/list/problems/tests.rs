@@ -31,6 +31,7 @@ fn a_healthy_lock_has_no_problems() {
         ttl: Ttl::Forever,
         idle: Some(DAY * 365),
         malformed: None,
+        value: None,
     });
     assert_eq!(find(vec![held, read(None)], DAY), []);
 }
@@ -77,6 +78,7 @@ fn keys_without_ttl_except_counters() {
         ttl: Ttl::Forever,
         idle: None,
         malformed: None,
+        value: None,
     });
     let found = find(vec![read], DAY);
     assert_eq!(
@@ -150,6 +152,7 @@ fn counters_only_when_idle_long_enough_and_their_lock_absent() {
             ttl: Ttl::Forever,
             idle: Some(idle),
             malformed: None,
+            value: None,
         })
     };
     let mut idle = read(None);
@@ -163,6 +166,7 @@ fn counters_only_when_idle_long_enough_and_their_lock_absent() {
         ttl: Ttl::Forever,
         idle: None,
         malformed: None,
+        value: None,
     });
     let found = find(vec![idle, recent, held, untracked], DAY * 30);
     assert_eq!(kinds(&found), [("idle_fence", 0, "__redlock:{k}:fence:k")]);

@@ -26,7 +26,7 @@ pub(crate) async fn read_locks(masters: &Masters, scan: &Scan, keys: &[String]) 
             in_time(
                 scan.read_deadline,
                 node,
-                read::read_lock(node, key, names, scan.max_waiters),
+                read::read_lock(node, key, names, read::Reading::scan(scan.max_waiters)),
             )
         }))
     }))

@@ -1,5 +1,5 @@
-//! What `list`'s READ tells of each key, for every part of a lock it reads: its time to live
-//! (PTTL) and its type (TYPE).
+//! What READ tells of each key, for every part of a lock it reads: its time to live (PTTL),
+//! its type (TYPE), and the error reading a part gave (`status`'s read only).
 
 use std::time::Duration;
 
@@ -41,6 +41,15 @@ impl Ttl {
 pub(super) fn pttl(reply: &Reply) -> Option<Ttl> {
     match reply {
         Reply::Int(ms) => Some(Ttl::from_pttl(*ms)),
+        _ => None,
+    }
+}
+
+/// The error a part of the read gave, where it gave one (`status`'s read, see
+/// `read::Reading`).
+pub(super) fn refused(reply: Option<&Reply>) -> Option<String> {
+    match reply {
+        Some(Reply::Error(error)) => Some(error.clone()),
         _ => None,
     }
 }

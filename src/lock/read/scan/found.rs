@@ -1,13 +1,13 @@
-//! A lock the scan found, as each master has it: what `status`'s readings would be (the lock,
-//! and the semaphore at the same key), rebuilt from `list`'s one read per master.
+//! A lock the scan found, as each master has it: the records every judge of a key reads (the
+//! lock, the semaphore at the same key, its readers), made from `list`'s one read per master
+//! by the code that makes them from `status`'s (see `read::key`).
 
 use super::MasterScan;
 use super::read::LockRead;
-use crate::lock::quorum::outcome::{Inspection, MasterState};
+use crate::lock::quorum::outcome::Inspection;
+use crate::lock::quorum::reader_verdict::ReadersInspection;
 use crate::lock::quorum::slot_verdict::SlotsInspection;
-use crate::lock::scripts::holder::Holder;
-use crate::lock::scripts::revoke::revocation_in;
-use crate::lock::scripts::slots::Slots;
+use crate::lock::read::key::KeyRead;
 use crate::lock::wire::node::NodeError;
 
 /// A lock named by some key under the prefix, as each master has it.
@@ -19,92 +19,33 @@ pub struct FoundLock {
 }
 
 impl FoundLock {
-    /// What each master has of the lock, as `inspect` tells it to `status`, for
-    /// [`crate::lock::judge`] and [`crate::lock::line`]. No fencing counter: the scan does not read
-    /// its value (see the module header). The order register it reads.
-    pub fn inspections(&self, masters: &[MasterScan]) -> Vec<Inspection> {
-        self.reads
-            .iter()
-            .zip(masters)
-            .map(|(read, scan)| {
-                let (state, queue, waiting, order, revocation) = match read {
-                    Err(error) => (
-                        MasterState::Unreachable(error.clone()),
-                        Vec::new(),
-                        0,
-                        None,
-                        None,
-                    ),
-                    Ok(read) => (
-                        read.state(),
-                        read.queue.waiters.clone(),
-                        usize::try_from(read.queue.len).unwrap_or(usize::MAX),
-                        read.order,
-                        revocation_in(
-                            read.token.as_deref().map(str::as_bytes),
-                            read.holder_record.as_deref().map(str::as_bytes),
-                        ),
-                    ),
-                };
-                Inspection {
-                    master: scan.master.clone(),
-                    state,
-                    fence: None,
-                    fence_problem: None,
-                    queue,
-                    waiting,
-                    order,
-                    policy: read.as_ref().ok().and_then(|read| read.policy.clone()),
-                    revocation,
-                }
-            })
-            .collect()
-    }
-}
-
-impl FoundLock {
-    /// What each master has of the semaphore at this key (`--limit`), as `inspect_slots` tells
-    /// it to `status`, for [`crate::lock::judge_slots`]: the first slots each master lists
-    /// (`ScanOptions::max_waiters` of them), the queue's length, and whether the key is also
-    /// in use as a lock there.
-    pub fn slots_inspections(&self, masters: &[MasterScan]) -> Vec<SlotsInspection> {
-        self.reads
-            .iter()
-            .zip(masters)
-            .map(|(read, scan)| SlotsInspection {
-                master: scan.master.clone(),
-                state: match read {
-                    Err(error) => Err(error.clone()),
-                    Ok(read) => Ok(Slots {
-                        limit: read.slots.as_ref().and_then(|s| s.limit.clone()),
-                        is_lock: read.token.is_some(),
-                        waiting: usize::try_from(read.queue.len).unwrap_or(usize::MAX),
-                        slots: read
-                            .slots
-                            .as_ref()
-                            .map(|s| s.slots.clone())
-                            .unwrap_or_default(),
-                    }),
-                },
-            })
-            .collect()
-    }
-}
-
-impl LockRead {
-    /// This master's state of the lock key: the holder record counts only for the token now in
-    /// the key (see `holder`).
-    pub fn state(&self) -> MasterState {
-        match &self.token {
-            None => MasterState::Free,
-            Some(token) => MasterState::Held {
-                token: token.clone(),
-                ttl: self.ttl.left(),
-                holder: self
-                    .holder_record
-                    .as_deref()
-                    .and_then(|r| Holder::from_record(r.as_bytes(), token.as_bytes())),
-            },
+    /// The reads, each with its master, as `status` has its own.
+    pub fn read(&self, masters: &[MasterScan]) -> KeyRead {
+        KeyRead {
+            masters: masters
+                .iter()
+                .map(|scan| scan.master.clone())
+                .zip(self.reads.iter().cloned())
+                .collect(),
         }
+    }
+
+    /// What each master has of the lock (see [`KeyRead::inspections`]). No fencing counter
+    /// where it is a number: the scan does not read its value (see the module header of
+    /// `scan`). The order register it reads.
+    pub fn inspections(&self, masters: &[MasterScan]) -> Vec<Inspection> {
+        self.read(masters).inspections()
+    }
+
+    /// What each master has of the semaphore at this key (see [`KeyRead::slots`]): the first
+    /// slots each master lists (`ScanOptions::max_waiters` of them).
+    pub fn slots_inspections(&self, masters: &[MasterScan]) -> Vec<SlotsInspection> {
+        self.read(masters).slots()
+    }
+
+    /// What each master has of the key's readers (see [`KeyRead::readers`]): the first shares
+    /// each master lists (`ScanOptions::max_waiters` of them).
+    pub fn readers_inspections(&self, masters: &[MasterScan]) -> Vec<ReadersInspection> {
+        self.read(masters).readers()
     }
 }

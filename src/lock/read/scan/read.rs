@@ -1,12 +1,16 @@
-//! Reading one lock's keys on one master, in one script: the lock key, its holder record, its
-//! fencing counter (without touching it, see `scan`), its queue, and the master's clock.
+//! Reading one key's every part on one master, in one script (READ, see `scripts::scan`): the
+//! lock key, its holder record, its fencing counter, its queue, its readers, its semaphore's
+//! slots, and the master's clock. How far it reads, and whether it reads the counter's value
+//! (which the scan must not, see `scan`), is a [`Reading`]: `list`'s, or `status`'s.
 
 use std::time::Duration;
 
 pub use super::fields::Ttl;
-use super::fields::{pttl, unlike};
+use super::fields::{pttl, refused, unlike};
 use super::slots::{SlotsRead, slots_read};
+use crate::lock::quorum::outcome::MasterState;
 use crate::lock::scripts::calls::args::Read;
+use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::lock::counter;
 use crate::lock::scripts::replies::{QueuedWaiter, queued_waiters};
 use crate::lock::scripts::shared::{Share, shares_of};
@@ -55,9 +59,12 @@ pub struct ReadersRead {
     pub holders_wrong_type: Option<String>,
     /// Shares scored past any TTL redlock gives: not redlock's (see `scripts`).
     pub foreign: u64,
+    /// The master's error reading them (`status`'s read only: a key of another type; the scan
+    /// reads such a key as missing).
+    pub refused: Option<String>,
 }
 
-/// A fencing counter, read without touching it.
+/// A fencing counter, read without touching it (its value aside, see `value`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FenceRead {
     pub ttl: Ttl,
@@ -67,7 +74,14 @@ pub struct FenceRead {
     /// What it is where it is not a number redlock can read (another type, or text), as the
     /// master's `TYPE` and `OBJECT ENCODING` tell it.
     pub malformed: Option<Malformed>,
+    /// Its value where the read took it (always for `status`; for `list` only where it is
+    /// stored as text, to judge it): the number, or why there is none (GET's error, or text
+    /// that is not a number). `status` shows the error as the counter's problem.
+    pub value: Option<Result<u64, String>>,
 }
+
+/// Why a fencing counter stored as text has no value.
+pub const TEXT_COUNTER: &str = "it holds text that is not a number";
 
 /// A fencing counter that is not a number.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,19 +107,92 @@ pub struct QueueRead {
     pub lapsed: Vec<(String, u64)>,
 }
 
+impl LockRead {
+    /// This master's state of the lock key: the holder record counts only for the token now in
+    /// the key (see `holder`).
+    pub fn state(&self) -> MasterState {
+        match &self.token {
+            None => MasterState::Free,
+            Some(token) => MasterState::Held {
+                token: token.clone(),
+                ttl: self.ttl.left(),
+                holder: self
+                    .holder_record
+                    .as_deref()
+                    .and_then(|r| Holder::from_record(r.as_bytes(), token.as_bytes())),
+            },
+        }
+    }
+}
+
+/// How far a READ reads, and what for (its ARGV, see `scripts::scan`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::lock) struct Reading {
+    /// How many of the first waiters, readers' shares and slots it lists.
+    pub waiters: usize,
+    pub shares: usize,
+    pub slots: usize,
+    /// A judgement of the key (`status` and its kin): the counter's value is read, and a key
+    /// of another type fails the read (or its part) rather than reading as missing.
+    pub judged: bool,
+}
+
+impl Reading {
+    /// `list`'s: as many of each as `--max-waiters`, and the counter left untouched.
+    pub fn scan(max_waiters: usize) -> Reading {
+        let limit = max_waiters.max(1);
+        Reading {
+            waiters: limit,
+            shares: limit,
+            slots: limit,
+            judged: false,
+        }
+    }
+
+    /// `status`'s, and that of everything that judges a key as `status` does: the first
+    /// [`STATUS_WAITERS`] places, the first [`STATUS_SHARES`] readers, every slot of the
+    /// largest semaphore.
+    pub const STATUS: Reading = Reading {
+        waiters: STATUS_WAITERS,
+        shares: STATUS_SHARES,
+        slots: STATUS_SLOTS,
+        judged: true,
+    };
+
+    /// READ's arguments for this reading.
+    pub(in crate::lock) fn args(&self) -> Read {
+        Read {
+            waiters: self.waiters.to_string(),
+            longest: LONGEST_TTL_MS.to_string(),
+            shares: self.shares.to_string(),
+            slots: self.slots.to_string(),
+            purpose: (if self.judged { "status" } else { "scan" }).to_string(),
+        }
+    }
+}
+
+/// How many places of the queue `status` reads.
+pub const STATUS_WAITERS: usize = 100;
+/// How many readers' shares `status` reads of a shared lock.
+pub const STATUS_SHARES: usize = 1000;
+/// How many slots `status` reads of a semaphore: every one of the largest (`--limit` is at
+/// most 1000, see `cli::lock_args`).
+pub const STATUS_SLOTS: usize = 1000;
+
 /// Runs the read script for lock `key` on `node`.
 pub(super) async fn read_lock(
     node: &Endpoint,
     key: &str,
     names: &keys::Names,
-    max_waiters: usize,
+    reading: Reading,
 ) -> Result<LockRead, NodeError> {
     let layout = names.keys(key);
-    let args = Read {
-        waiters: max_waiters.max(1).to_string(),
-        longest: LONGEST_TTL_MS.to_string(),
-    };
-    let reply = READ.run(node, &layout, &args).await?;
+    decoded(READ.run(node, &layout, &reading.args()).await)
+}
+
+/// READ's answer, decoded.
+pub(in crate::lock) fn decoded(answer: Result<Reply, NodeError>) -> Result<LockRead, NodeError> {
+    let reply = answer?;
     decode(&reply).ok_or_else(|| NodeError::BadReply(format!("unexpected reply {reply}")))
 }
 
@@ -139,6 +226,11 @@ fn decode(reply: &Reply) -> Option<LockRead> {
             [Reply::Int(ttl), Reply::Int(idle), kind @ ..] => Some(FenceRead {
                 ttl: Ttl::from_pttl(*ttl),
                 idle: u64::try_from(*idle).ok().map(Duration::from_secs),
+                value: match kind {
+                    [_, _, Reply::Error(error)] => Some(Err(error.clone())),
+                    [_, _, value] => Some(counter(value).ok_or_else(|| TEXT_COUNTER.to_string())),
+                    _ => None,
+                },
                 malformed: match kind {
                     // '' where the ACL refused TYPE or OBJECT: not known, so not a finding.
                     [kind, _, rest @ ..] => match (kind.text()?.as_str(), rest) {
@@ -216,6 +308,7 @@ fn decode(reply: &Reply) -> Option<LockRead> {
                         Some(Reply::Int(n)) => u64::try_from(*n).unwrap_or(0),
                         _ => 0,
                     },
+                    refused: refused(kinds.get(3)),
                 }
             }
             _ => return None,
@@ -248,6 +341,28 @@ fn score(reply: &Reply) -> Option<u64> {
     (value.is_finite() && value >= 0.0).then_some(value as u64)
 }
 
+/// READ's answer for a key with nothing there, its fields to change (for the tests of what
+/// reads it: here, and `read::key`).
+#[cfg(test)]
+pub(in crate::lock) fn empty_lock() -> Vec<Reply> {
+    vec![
+        Reply::Bulk(b"1700000000".to_vec()),
+        Reply::Bulk(b"250999".to_vec()),
+        Reply::Nil,
+        Reply::Int(-2),
+        Reply::Nil,
+        Reply::Int(-2),
+        Reply::Nil,
+        Reply::Int(0),
+        Reply::Int(-2),
+        Reply::Int(-2),
+        Reply::Int(-2),
+        Reply::Int(-2),
+        Reply::Array(vec![]),
+        Reply::Array(vec![]),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,23 +371,33 @@ mod tests {
         Reply::Bulk(text.as_bytes().to_vec())
     }
 
-    fn empty_lock() -> Vec<Reply> {
-        vec![
-            bulk("1700000000"),
-            bulk("250999"),
-            Reply::Nil,
-            Reply::Int(-2),
-            Reply::Nil,
-            Reply::Int(-2),
-            Reply::Nil,
-            Reply::Int(0),
-            Reply::Int(-2),
-            Reply::Int(-2),
-            Reply::Int(-2),
-            Reply::Int(-2),
-            Reply::Array(vec![]),
-            Reply::Array(vec![]),
-        ]
+    #[test]
+    fn status_reads_the_counter_and_the_scan_does_not() {
+        use crate::lock::scripts::calls::Args;
+        let status = Reading::STATUS.args();
+        let scan = Reading::scan(0).args();
+        let (status, scan) = (status.argv(b""), scan.argv(b""));
+        let longest = LONGEST_TTL_MS.to_string();
+        assert_eq!(status[1], longest.as_bytes());
+        assert_eq!(scan[1], longest.as_bytes());
+        assert_eq!((status[4], scan[4]), (&b"status"[..], &b"scan"[..]));
+        // READ's Lua reads the counter's value for `status` only (and text, to judge it).
+        assert!(
+            READ.row
+                .lua
+                .code
+                .contains("local strict = ARGV[5] == 'status'")
+        );
+        assert_eq!(
+            [scan[0], scan[2], scan[3]],
+            [&b"1"[..], b"1", b"1"],
+            "one of each at least"
+        );
+        let limits = [STATUS_WAITERS, STATUS_SHARES, STATUS_SLOTS].map(|n| n.to_string());
+        assert_eq!(
+            [status[0], status[2], status[3]],
+            limits.each_ref().map(|l| l.as_bytes())
+        );
     }
 
     #[test]
@@ -347,6 +472,7 @@ mod tests {
                 ttl: Ttl::Forever,
                 idle: Some(Duration::from_secs(86_400)),
                 malformed: None,
+                value: None,
             })
         );
         assert_eq!(read.queue.len, 2);

@@ -1,8 +1,8 @@
-//! A semaphore's keys (`--limit`) as `list`'s READ gives them on one master: its limit, how
+//! A semaphore's keys (`--limit`) as READ gives them on one master: its limit, how
 //! many slots are live, the first of them (revoked ones among them, under their renamed
 //! member, see `scripts::slots`), and what `list --problems` checks (each key's TTL and type).
 
-use super::fields::{Ttl, pttl, unlike};
+use super::fields::{Ttl, pttl, refused, unlike};
 use crate::lock::scripts::slots::{Slot, slots_of};
 use crate::lock::wire::resp::Reply;
 
@@ -25,6 +25,9 @@ pub struct SlotsRead {
     pub holders_wrong_type: Option<String>,
     /// Slots scored past any TTL redlock gives: not redlock's (see `scripts`).
     pub foreign: u64,
+    /// The master's error reading them (`status`'s read only: a key of another type; the scan
+    /// reads such a key as missing).
+    pub refused: Option<String>,
 }
 
 /// Decodes READ's slots part; `None` for anything that is not one.
@@ -58,6 +61,7 @@ pub(super) fn slots_read(reply: &Reply) -> Option<SlotsRead> {
             Some(Reply::Int(n)) => u64::try_from(*n).unwrap_or(0),
             _ => 0,
         },
+        refused: refused(kinds.get(3)),
     })
 }
 

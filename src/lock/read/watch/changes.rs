@@ -7,58 +7,17 @@
 //! so that a state already said is never said again (see `watch`, "Never twice").
 //!
 //! A forced release (`release --force`) is one more way for a holder to go: while the key is
-//! closed by a revocation record on a quorum, `observe` reads it as [`Seen::Revoked`] (the
+//! closed by a revocation record on a quorum, `key::state` judges it [`Seen::Revoked`] (the
 //! record's marker is nobody's hold), and a holder gone into that state is said `Revoked`,
 //! beside `Released` and `Expired`. When the key opens again, the next state is said as any
 //! state after `Split` or `Unknown` is: a holder `Taken`, or `Current`.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crate::lock::scripts::holder::Holder;
+use crate::lock::read::key::state::{HolderSeen, Seen};
 use crate::lock::scripts::revoke::Revocation;
 use crate::lock::wire::master::Master;
 use crate::lock::wire::node::NodeError;
-
-/// How a holder holds the key: as `status` tells them apart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HeldAs {
-    /// The lock (the writer, with `--shared` about).
-    Lock,
-    /// A reader's share (`--shared`).
-    Shared,
-    /// One slot of a semaphore of this limit (`--limit`).
-    Semaphore { limit: u32 },
-}
-
-/// One holder, as the quorum judges it (a share or a slot on enough masters).
-#[derive(Clone, Debug, PartialEq)]
-pub struct HolderSeen {
-    pub token: String,
-    pub held_as: HeldAs,
-    /// Its record, if it left one (another Redlock client does not).
-    pub holder: Option<Holder>,
-    /// On how many masters it holds.
-    pub masters: usize,
-    /// How long it holds unless renewed, as the read found it (`None`: a key without a TTL).
-    pub expires_in: Option<Duration>,
-}
-
-/// The key's state at one read: the quorum's verdict, as `status` computes it.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Seen {
-    Free,
-    /// Held by these (one for the lock; the readers; the semaphore's slot holders).
-    Held(Vec<HolderSeen>),
-    /// The masters answered, and no quorum holds it or is free.
-    Split,
-    /// Too many masters did not answer to tell.
-    Unknown,
-    /// Closed by `release --force` on a quorum, until the revoked holders stop or their TTL
-    /// ends: nobody holds it, nobody can take it (a semaphore: only revoked slots count, so
-    /// nobody holds one; a free slot can still be taken). One record: a semaphore's, whose
-    /// slots each keep their own, gathered (`observe`).
-    Revoked(Revocation),
-}
 
 /// One read of the key on every master.
 #[derive(Clone, Debug)]

@@ -247,27 +247,27 @@ impl Args for Force {
     }
 }
 
-/// A read that takes no arguments (INSPECT, INSPECT_SLOTS, INSPECT_READERS).
-#[derive(Default)]
-pub(in crate::lock) struct Nothing;
-
-impl Args for Nothing {
-    fn argv<'a>(&'a self, _: &'a [u8]) -> Vec<&'a [u8]> {
-        Vec::new()
-    }
-}
-
-/// `list`'s read of one lock (READ): how many waiters to list, the horizon of redlock's
-/// scores (`LONGEST_TTL_MS`).
+/// One key's read (READ, see `read::scan::Reading`): how many waiters to list, the horizon of
+/// redlock's scores (`LONGEST_TTL_MS`), how many readers' shares and slots, and what for
+/// (`status` or `scan`).
 #[derive(Default)]
 pub(in crate::lock) struct Read {
     pub waiters: String,
     pub longest: String,
+    pub shares: String,
+    pub slots: String,
+    pub purpose: String,
 }
 
 impl Args for Read {
     fn argv<'a>(&'a self, _: &'a [u8]) -> Vec<&'a [u8]> {
-        vec![self.waiters.as_bytes(), self.longest.as_bytes()]
+        vec![
+            self.waiters.as_bytes(),
+            self.longest.as_bytes(),
+            self.shares.as_bytes(),
+            self.slots.as_bytes(),
+            self.purpose.as_bytes(),
+        ]
     }
 }
 

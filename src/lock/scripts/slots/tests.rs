@@ -99,38 +99,27 @@ fn turns_decode_as_the_queue_reads_them() {
     assert!(slot_turn(&Err(NodeError::Timeout)).is_none());
 }
 
+/// The slots part of READ's answer (its limit, `is_lock` and `waiting` are read::key's: see
+/// its tests): each live slot with its time left, and a record only for its own token.
 #[test]
-fn an_inspection_lists_live_slots() {
+fn live_slots_decode_with_their_records() {
     let holder = Holder::this_process(&["job".into()]);
-    let reply = Reply::Array(vec![
-        bulk("2"),
-        Reply::Int(0),
-        Reply::Int(4),
+    let slots = slots_of(&[
         bulk("a"),
         Reply::Int(900),
         bulk(&holder.record("a")),
         bulk("b"),
         Reply::Int(20),
         Reply::Nil,
+        bulk("c"),
+        Reply::Int(20),
+        bulk(&holder.record("a")),
     ]);
-    let slots = inspected_slots(reply).expect("decoded");
-    assert_eq!(slots.limit.as_deref(), Some("2"));
-    assert!(!slots.is_lock);
-    assert_eq!(slots.waiting, 4);
-    assert_eq!(slots.slots.len(), 2);
-    assert_eq!(slots.slots[0].expires_in, Duration::from_millis(900));
-    assert!(slots.slots[0].holder.is_some() && slots.slots[1].holder.is_none());
-    let empty = Reply::Array(vec![Reply::Nil, Reply::Int(1), Reply::Int(0)]);
-    assert_eq!(
-        inspected_slots(empty),
-        Ok(Slots {
-            limit: None,
-            is_lock: true,
-            waiting: 0,
-            slots: vec![]
-        })
-    );
-    assert!(inspected_slots(Reply::Int(3)).is_err());
+    assert_eq!(slots.len(), 3);
+    assert_eq!(slots[0].expires_in, Duration::from_millis(900));
+    assert!(slots[0].holder.is_some() && slots[1].holder.is_none());
+    assert!(slots[2].holder.is_none(), "another token's record");
+    assert!(slots.iter().all(|slot| slot.revocation.is_none()));
 }
 
 #[test]
@@ -140,16 +129,12 @@ fn a_revoked_slot_is_read_as_its_token_with_its_revocation() {
     let mut record = by.to_json();
     record["token"] = serde_json::Value::from(crate::lock::scripts::revoke::REVOKED_MARKER);
     record["revoked"] = serde_json::json!([{"token": "a", "record": holder.record("a")}]);
-    let reply = Reply::Array(vec![
-        bulk("2"),
-        Reply::Int(0),
-        Reply::Int(0),
+    let slots = slots_of(&[
         bulk(&format!("{REVOKED_SLOT_PREFIX}a")),
         Reply::Int(900),
         bulk(&record.to_string()),
     ]);
-    let slots = inspected_slots(reply).expect("decoded");
-    let slot = &slots.slots[0];
+    let slot = &slots[0];
     assert_eq!(slot.token, "a");
     assert_eq!(slot.holder.as_ref(), Some(&holder));
     let revocation = slot.revocation.as_ref().expect("revoked");

@@ -1,4 +1,7 @@
+use std::time::Duration;
+
 use super::*;
+use crate::lock::read::key::state::HeldAs;
 
 fn holder(token: &str, ttl_ms: u64) -> HolderSeen {
     HolderSeen {

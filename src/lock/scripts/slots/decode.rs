@@ -1,38 +1,11 @@
-//! Reading a semaphore on one master for `status` and `list`: INSPECT_SLOTS and its decoding.
+//! A semaphore on one master, as READ gives it (see `scripts::scan`): its slots, decoded.
 
-use std::sync::LazyLock;
 use std::time::Duration;
 
-use crate::lock::scripts::bit;
 use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::revoke::Revocation;
 use crate::lock::scripts::slots::revoked_slot;
-use crate::lock::wire::lua::Lua;
-use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
-
-/// Reads a semaphore on one master, writing nothing. Returns {limit or nil, 1 if K exists (in
-/// use as a lock), places in the queue, then for each live slot: token, ms left, record or
-/// nil}. A slot scored past the master's time plus `LONGEST_TTL_MS` (the literal below) is not
-/// redlock's, and not a slot (see `scripts`).
-pub static INSPECT_SLOTS: LazyLock<Lua> = LazyLock::new(|| {
-    Lua::new(
-        r"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local out = {redis.call('GET', KEYS[8]), redis.call('EXISTS', KEYS[1]), redis.call('ZCARD', KEYS[3])}
-local last = string.format('%d', now + 31622400000)
-local live = redis.call('ZRANGEBYSCORE', KEYS[7], string.format('(%d', now), last, 'WITHSCORES')
-for i = 1, #live, 2 do
-  out[#out + 1] = live[i]
-  out[#out + 1] = tonumber(live[i + 1]) - now
-  out[#out + 1] = redis.call('HGET', KEYS[11], live[i])
-end
-return out
-",
-        bit(&INSPECT_SLOTS),
-    )
-});
 
 /// One live slot on one master.
 #[derive(Clone, Debug, PartialEq)]
@@ -59,23 +32,7 @@ pub struct Slots {
     pub slots: Vec<Slot>,
 }
 
-/// Decodes one master's INSPECT_SLOTS answer.
-pub(in crate::lock) fn inspected_slots(reply: Reply) -> Result<Slots, NodeError> {
-    let Reply::Array(fields) = reply else {
-        return Err(NodeError::BadReply(format!("unexpected reply {reply}")));
-    };
-    Ok(Slots {
-        limit: fields.first().and_then(Reply::text),
-        is_lock: matches!(fields.get(1), Some(Reply::Int(1))),
-        waiting: match fields.get(2) {
-            Some(Reply::Int(n)) => usize::try_from(*n).unwrap_or(0),
-            _ => 0,
-        },
-        slots: slots_of(fields.get(3..).unwrap_or_default()),
-    })
-}
-
-/// Live slots from `{member, ms left, record or nil}*` (INSPECT_SLOTS's, and `list`'s READ's):
+/// Live slots from `{member, ms left, record or nil}*` (READ's, see `scripts::scan`):
 /// a revoked slot under its renamed member is its holder's token, with the revocation.
 pub(in crate::lock) fn slots_of(flat: &[Reply]) -> Vec<Slot> {
     flat.chunks(3)
