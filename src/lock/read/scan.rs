@@ -70,19 +70,19 @@ mod found;
 mod glob;
 mod page;
 mod read;
+mod reading;
 mod slots;
 
 pub(in crate::lock) use batches::{read_locks, read_strays};
 use page::{PAGE_BUDGET, WHOLE_NAME, is_over_caps, scan_reply};
 
 pub use found::FoundLock;
+pub(in crate::lock) use read::decoded;
 #[cfg(test)]
 pub(in crate::lock) use read::empty_lock;
-pub use read::{
-    FenceRead, LockRead, Malformed, QueueRead, ReadersRead, STATUS_SHARES, STATUS_SLOTS,
-    STATUS_WAITERS, TEXT_COUNTER, Ttl,
-};
-pub(in crate::lock) use read::{Reading, decoded};
+pub use read::{FenceRead, LockRead, Malformed, QueueRead, ReadersRead, TEXT_COUNTER, Ttl};
+pub(in crate::lock) use reading::Reading;
+pub use reading::{STATUS_SHARES, STATUS_SLOTS, STATUS_WAITERS};
 pub use slots::SlotsRead;
 
 /// What to scan for, and for how long.

@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use futures_util::future::join_all;
 
+use super::reading::Reading;
 use super::{FoundLock, Scan, StrayKey, StrayName, Ttl, read};
 use crate::lock::quorum::round::Masters;
 use crate::lock::scripts::keys;
@@ -26,7 +27,7 @@ pub(crate) async fn read_locks(masters: &Masters, scan: &Scan, keys: &[String]) 
             in_time(
                 scan.read_deadline,
                 node,
-                read::read_lock(node, key, names, read::Reading::scan(scan.max_waiters)),
+                read::read_lock(node, key, names, Reading::scan(scan.max_waiters)),
             )
         }))
     }))
