@@ -71,7 +71,7 @@ fn main() {
 
 /// The lock's own hand-off: `procs` threads, each with its own client, take turns on one key.
 fn report_library(cluster: &Cluster, procs: usize, per_process: usize) {
-    use redlock_cli::lock::{Cancel, Kind, Master, Redlock, Request, Timing};
+    use redlock_cli::lock::{Cancel, History, Kind, Master, Redlock, Request, Timing};
     let key = format!("bench-handoff-{procs}");
     let timing = Timing {
         ttl: Duration::from_secs(10),
@@ -106,6 +106,7 @@ fn report_library(cluster: &Cluster, procs: usize, per_process: usize) {
                                 holder: None,
                                 wait: Duration::from_secs(60),
                                 supersede: false,
+                                history: History::default(),
                             },
                             &Cancel::default(),
                             &mut |_| {},

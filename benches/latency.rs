@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use common::Cluster;
 use criterion::Criterion;
 use redlock_cli::lock::{
-    Cancel, Holder, Kind, Master, MasterState, Redlock, Released, Request, Timing,
+    Cancel, History, Holder, Kind, Master, MasterState, Redlock, Released, Request, Timing,
 };
 
 /// The node timeout is far above loopback latency, so no healthy request ever times out and
@@ -116,6 +116,7 @@ fn bench_case(
                     holder: Some(&holder),
                     wait: Duration::ZERO,
                     supersede: false,
+                    history: History::default(),
                 },
                 &cancel,
                 &mut |_| {},

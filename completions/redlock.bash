@@ -34,6 +34,9 @@ _redlock() {
             redlock,help)
                 cmd="redlock__subcmd__help"
                 ;;
+            redlock,history)
+                cmd="redlock__subcmd__history"
+                ;;
             redlock,list)
                 cmd="redlock__subcmd__list"
                 ;;
@@ -56,7 +59,7 @@ _redlock() {
 
     case "${cmd}" in
         redlock)
-            opts="-s -v -q -h -V --server --config --password-file --tls-ca-cert --tls-cert --tls-key --verbose --log-format --quiet --help --version run acquire release extend status list doctor config completions man help"
+            opts="-s -v -q -h -V --server --config --password-file --tls-ca-cert --tls-cert --tls-key --verbose --log-format --quiet --help --version run acquire release extend status history list doctor config completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -157,7 +160,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__acquire)
-            opts="-k -t -w -f -s -v -q -h -V --key --ttl --wait --no-wait --node-timeout --drift-factor --fence --conflict-exit-code --order --outdated-exit-code --supersede --superseded-exit-code --limit --shared --note --format --renew-while --metrics-file --server --config --password-file --tls-ca-cert --tls-cert --tls-key --verbose --log-format --quiet --help --version"
+            opts="-k -t -w -f -s -v -q -h -V --key --ttl --wait --no-wait --node-timeout --drift-factor --fence --conflict-exit-code --order --outdated-exit-code --supersede --superseded-exit-code --limit --shared --note --history --format --renew-while --metrics-file --server --config --password-file --tls-ca-cert --tls-cert --tls-key --verbose --log-format --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -255,6 +258,13 @@ _redlock() {
                     return 0
                     ;;
                 --note)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --history)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o nospace
@@ -752,12 +762,148 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__help)
-            opts="-h -V --help --version run acquire release extend status list doctor config completions man help"
+            opts="-h -V --help --version run acquire release extend status history list doctor config completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        redlock__subcmd__history)
+            opts="-k -s -v -h -V --key --limit --since --json --node-timeout --server --config --password-file --tls-ca-cert --tls-cert --tls-key --verbose --log-format --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --key)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                -k)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --limit)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --since)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --node-timeout)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -s)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --password-file)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --tls-ca-cert)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --tls-cert)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --tls-key)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -902,7 +1048,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__man)
-            opts="-h -V --help --version run acquire release extend status list doctor config completions man help"
+            opts="-h -V --help --version run acquire release extend status history list doctor config completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1067,7 +1213,7 @@ _redlock() {
             return 0
             ;;
         redlock__subcmd__run)
-            opts="-k -t -w -s -v -q -h -V --key --ttl --wait --no-wait --node-timeout --drift-factor --fence --conflict-exit-code --order --outdated-exit-code --supersede --superseded-exit-code --limit --shared --note --kill-after --hold-min --max-duration --metrics-file --sd-notify --server --config --password-file --tls-ca-cert --tls-cert --tls-key --verbose --log-format --quiet --help --version"
+            opts="-k -t -w -s -v -q -h -V --key --ttl --wait --no-wait --node-timeout --drift-factor --fence --conflict-exit-code --order --outdated-exit-code --supersede --superseded-exit-code --limit --shared --note --history --kill-after --hold-min --max-duration --metrics-file --sd-notify --server --config --password-file --tls-ca-cert --tls-cert --tls-key --verbose --log-format --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1165,6 +1311,13 @@ _redlock() {
                     return 0
                     ;;
                 --note)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --history)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o nospace

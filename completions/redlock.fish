@@ -41,6 +41,7 @@ complete -c redlock -n "__fish_redlock_needs_command" -f -a "acquire" -d 'Take t
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "release" -d 'Release a lock taken with `acquire`, on every master; or, with --force, revoke whoever holds it'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "extend" -d 'Extend a lock taken with `acquire` to a full TTL again, on a majority of masters'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "status" -d 'Show who holds a lock, master by master, and the verdict; with --watch, a line each time its holder changes'
+complete -c redlock -n "__fish_redlock_needs_command" -f -a "history" -d 'Show a lock\'s last turns, newest first: who held it, when, for how long, and how each turn ended (released with the command\'s status, lost, revoked, expired; or never ran: superseded, gave up)'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "list" -d 'List every lock held on the masters, with its holder and queued waiters, and every semaphore (--limit) with its slots; with --problems, also look for leaks'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "doctor" -d 'Check the masters: reachable, which server (Redis, Valkey, KeyDB, Dragonfly, Garnet, Kvrocks) and whether it can hold a lock by itself, a master and not a replica, version, eviction policy, persistence, clock skew, odd N, the same server listed twice'
 complete -c redlock -n "__fish_redlock_needs_command" -f -a "config" -d 'Show the settings redlock would use, and where each comes from (passwords redacted)'
@@ -58,6 +59,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand run" -l outdated-exit-co
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l superseded-exit-code -d 'Exit with this code instead of 80 when a newer waiter superseded this one (0 counts a skipped deploy as a success)' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l limit -d 'Let up to L holders in at once (a counting semaphore) instead of one; L is 1 to 1000. Each holder needs a slot on floor(L*N/(L+1))+1 of the N masters (-v shows it), so fewer masters may be down than for a lock. Every holder of the key must use the same L' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l note -d 'Say why, or for which job, the lock is held: status, list, a conflict and a waiter show it beside the holder. At most 256 bytes. Default: in a CI job (GitHub Actions, GitLab CI, Jenkins, Buildkite), the job\'s URL; --note \'\' gives none' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand run" -l history -d 'Record this turn in the key\'s history (`redlock history`), which keeps the last N events of the key on each master, for 30 days after its last use; `off` records nothing. N is 1 to 10000; default 1000' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l kill-after -d 'On lock loss, time between SIGTERM and SIGKILL to the command. Default: 5s, or TTL/4 if shorter; at most TTL/2, so the command is always dead before the validity ends' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l hold-min -d 'Keep the lock at least this long after the start, even if the command ends sooner: the key is left to expire then instead of being deleted (cron on several hosts: the same job fired a moment later elsewhere does not run again)' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand run" -l max-duration -d 'Stop the command (SIGTERM, then SIGKILL after --kill-after) and release the lock once it has run this long; redlock then exits 124. Caps how long renewal may hold the lock' -r -f
@@ -91,6 +93,7 @@ complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l outdated-exi
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l superseded-exit-code -d 'Exit with this code instead of 80 when a newer waiter superseded this one (0 counts a skipped deploy as a success)' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l limit -d 'Let up to L holders in at once (a counting semaphore) instead of one; L is 1 to 1000. Each holder needs a slot on floor(L*N/(L+1))+1 of the N masters (-v shows it), so fewer masters may be down than for a lock. Every holder of the key must use the same L' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l note -d 'Say why, or for which job, the lock is held: status, list, a conflict and a waiter show it beside the holder. At most 256 bytes. Default: in a CI job (GitHub Actions, GitLab CI, Jenkins, Buildkite), the job\'s URL; --note \'\' gives none' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand acquire" -l history -d 'Record this turn in the key\'s history (`redlock history`), which keeps the last N events of the key on each master, for 30 days after its last use; `off` records nothing. N is 1 to 10000; default 1000' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand acquire" -s f -l format -d 'How to print the lock' -r -f -a "plain\t'The token alone'
 env\t'`export` lines for `eval`: REDLOCK_KEY, REDLOCK_TOKEN, REDLOCK_VALIDITY_MS, and REDLOCK_FENCE with --fence'
 json\t'One JSON object: key, token, nested, ttl_ms, validity_ms, fence, limit (--limit), holder'"
@@ -160,6 +163,22 @@ complete -c redlock -n "__fish_redlock_using_subcommand status" -s v -l verbose 
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s q -l quiet -d 'Quiet: `run` and `acquire` say nothing when the lock is held elsewhere; `status` prints no report. The exit code still says it'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c redlock -n "__fish_redlock_using_subcommand status" -s V -l version -d 'Print version'
+complete -c redlock -n "__fish_redlock_using_subcommand history" -s k -l key -d 'The lock\'s name' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand history" -l limit -d 'Show at most this many turns, 1 to 1000. Default: 20' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand history" -l since -d 'Show only the turns that started (or ended) within this long before now, e.g. 1h, 7d' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand history" -l node-timeout -d 'How long one master gets to answer each page of the read. Default: 1s' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand history" -s s -l server -d 'A Redis master, as redis://[user:pass@]host:port[/db] (or ?db=N), rediss://... (TLS), valkey:// and valkeys:// alike, redis+unix:///path, or redis+cluster://host:port (rediss+cluster://) for a whole Redis Cluster. Repeat for each master (3 or 5 is usual). Default: $REDLOCK_SERVERS (comma- or space-separated), else redis://127.0.0.1:6379' -r -f
+complete -c redlock -n "__fish_redlock_using_subcommand history" -l config -d 'Read settings from this TOML file (default: $REDLOCK_CONFIG, else ~/.config/redlock/config.toml, else /etc/redlock/config.toml, if present)' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand history" -l password-file -d 'Read the Redis password from the first line of this file (for masters whose URL has none). Default: $REDLOCK_PASSWORD_FILE, $REDLOCK_PASSWORD, or the config file' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand history" -l tls-ca-cert -d 'Trust this CA (PEM) for rediss:// masters instead of the system\'s trust store' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand history" -l tls-cert -d 'Present this client certificate (PEM) to rediss:// masters; needs --tls-key' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand history" -l tls-key -d 'The private key (PEM) of --tls-cert' -r -F
+complete -c redlock -n "__fish_redlock_using_subcommand history" -l log-format -d 'How to write diagnostics on stderr: text (the default), or one JSON object per line' -r -f -a "text\t''
+json\t''"
+complete -c redlock -n "__fish_redlock_using_subcommand history" -l json -d 'Print one JSON object a line, one a turn, instead of text (docs/protocol.md, "History")'
+complete -c redlock -n "__fish_redlock_using_subcommand history" -s v -l verbose -d 'Say more on stderr: -v what redlock does, -vv what each master answered'
+complete -c redlock -n "__fish_redlock_using_subcommand history" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c redlock -n "__fish_redlock_using_subcommand history" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand list" -s p -l pattern -d 'Only locks whose key matches this glob (Redis\'s rules: *, ?, [a-z], \\ escapes), e.g. \'deploy-*\'' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand list" -l idle -d 'With --problems: report a fencing counter whose lock is absent and that nothing has used for this long. Default: 90d' -r -f
 complete -c redlock -n "__fish_redlock_using_subcommand list" -l timeout -d 'Stop scanning after this long; masters not scanned fully by then are named. Default: 10s' -r -f
@@ -209,8 +228,8 @@ complete -c redlock -n "__fish_redlock_using_subcommand man" -s V -l version -d 
 complete -c redlock -n "__fish_redlock_using_subcommand help" -s h -l help -d 'Print help'
 complete -c redlock -n "__fish_redlock_using_subcommand help" -s V -l version -d 'Print version'
 complete -c redlock -n "__fish_redlock_using_subcommand completions" -f -a "bash elvish fish powershell zsh"
-complete -c redlock -n "__fish_redlock_using_subcommand man" -f -a "run acquire release extend status list doctor config completions man help"
-complete -c redlock -n "__fish_redlock_using_subcommand help" -f -a "run acquire release extend status list doctor config completions man help"
+complete -c redlock -n "__fish_redlock_using_subcommand man" -f -a "run acquire release extend status history list doctor config completions man help"
+complete -c redlock -n "__fish_redlock_using_subcommand help" -f -a "run acquire release extend status history list doctor config completions man help"
 
 # After `redlock run ... --` comes a command line of its own: complete the command, then its
 # arguments, as fish does for any command.

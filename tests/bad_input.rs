@@ -184,7 +184,7 @@ impl Bench {
             .cluster
             .servers
             .iter()
-            .map(|s| (s.url(), s.keys()))
+            .map(|s| (s.url(), s.lock_keys()))
             .collect();
         keys.iter().any(|(_, k)| !k.is_empty()).then_some(keys)
     }
@@ -258,7 +258,7 @@ impl Bench {
         );
         for server in &self.cluster.servers {
             assert_eq!(
-                server.keys(),
+                server.lock_keys(),
                 Vec::<String>::new(),
                 "{} is not empty",
                 server.url()

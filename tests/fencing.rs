@@ -345,7 +345,9 @@ fn the_counter_of_the_old_layout_is_carried_over() {
 /// no fencing token, and nothing is read or written for it.
 #[test]
 fn the_library_gives_a_semaphore_slot_no_fencing_token() {
-    use redlock_cli::lock::{Cancel, FenceError, Kind, Master, Redlock, Released, Request, Timing};
+    use redlock_cli::lock::{
+        Cancel, FenceError, History, Kind, Master, Redlock, Released, Request, Timing,
+    };
 
     let cluster = Cluster::start(3);
     let masters = cluster
@@ -364,6 +366,7 @@ fn the_library_gives_a_semaphore_slot_no_fencing_token() {
                 holder: None,
                 wait: Duration::ZERO,
                 supersede: false,
+                history: History::default(),
             },
             &Cancel::default(),
             &mut |_| {},
@@ -391,6 +394,7 @@ fn the_library_gives_a_semaphore_slot_no_fencing_token() {
                 holder: None,
                 wait: Duration::ZERO,
                 supersede: false,
+                history: History::default(),
             },
             &Cancel::default(),
             &mut |_| {},

@@ -262,12 +262,13 @@ const MASTER_OPTIONS: [&str; 6] = [
 const OUTPUT_OPTIONS: [&str; 2] = ["--verbose", "--log-format"];
 
 /// Per subcommand: whether it takes the master options, -v and --log-format, and -q.
-const WHERE_OPTIONS_APPLY: [(&str, bool, bool, bool); 11] = [
+const WHERE_OPTIONS_APPLY: [(&str, bool, bool, bool); 12] = [
     ("run", true, true, true),
     ("acquire", true, true, true),
     ("release", true, true, false),
     ("extend", true, true, false),
     ("status", true, true, true),
+    ("history", true, true, false),
     ("list", true, true, false),
     ("doctor", true, true, false),
     ("config", true, true, false),

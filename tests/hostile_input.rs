@@ -33,7 +33,7 @@ fn assert_refused_and_released(cluster: &Cluster, output: &Output, case: &str) {
     );
     for server in &cluster.servers {
         assert_eq!(
-            server.keys(),
+            server.lock_keys(),
             Vec::<String>::new(),
             "{case}: lock left held"
         );
@@ -623,7 +623,7 @@ fn a_malformed_server_url_never_shows_its_password() {
             }
         }
     }
-    assert_eq!(cluster.servers[0].keys(), Vec::<String>::new());
+    assert_eq!(cluster.servers[0].lock_keys(), Vec::<String>::new());
     assert!(
         failures.is_empty(),
         "{} of {cases} cases misbehaved:\n\n{}",

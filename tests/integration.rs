@@ -33,6 +33,7 @@ mod generated;
 mod github_action;
 mod gitlab_component;
 mod harness;
+mod history;
 mod hostile_input;
 mod job_control;
 mod json_log;

@@ -76,10 +76,13 @@ fn status(master: &TlsMaster, key: &str) -> Value {
 /// keys left otherwise.
 fn nothing_left_of(server: &Server, key: &str) -> bool {
     let gone = eventually(Duration::from_secs(5), || {
-        server.keys().iter().all(|stored| !stored.ends_with(key))
+        server
+            .lock_keys()
+            .iter()
+            .all(|stored| !stored.ends_with(key))
     });
     if !gone {
-        eprintln!("left on the master: {:?}", server.keys());
+        eprintln!("left on the master: {:?}", server.lock_keys());
     }
     gone
 }
@@ -124,7 +127,7 @@ fn the_images_own_ca_bundle_refuses_a_private_ca_with_78() {
         "the command ran: {}",
         describe(&output)
     );
-    let keys = master.server.keys();
+    let keys = master.server.lock_keys();
     assert!(keys.is_empty(), "{keys:?}");
 }
 

@@ -554,7 +554,7 @@ fn usage_errors_give_64_and_one_line() {
         );
     }
     assert!(
-        cluster.servers[0].keys().is_empty(),
+        cluster.servers[0].lock_keys().is_empty(),
         "a rejected command touched Redis"
     );
 }

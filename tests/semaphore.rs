@@ -380,7 +380,7 @@ fn status_extend_and_release_of_slots() {
     let gone = token_cmd("extend", &tokens[1]);
     assert_eq!(gone.status.code(), Some(70), "{}", describe(&gone));
     assert_eq!(status(false).status.code(), Some(1));
-    assert!(cluster.servers.iter().all(|s| s.keys().is_empty()));
+    assert!(cluster.servers.iter().all(|s| s.lock_keys().is_empty()));
 }
 
 #[test]

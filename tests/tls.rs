@@ -51,7 +51,7 @@ fn rediss_with_the_right_ca_locks_and_releases() {
     // slowest master may run it a moment after redlock exits.
     for server in &servers {
         assert!(
-            eventually(Duration::from_secs(5), || server.keys().is_empty()),
+            eventually(Duration::from_secs(5), || server.lock_keys().is_empty()),
             "lock left on {}",
             server.tls_url()
         );
@@ -118,7 +118,7 @@ fn a_certificate_from_another_ca_is_refused() {
         .unwrap();
     // A certificate that does not verify is configuration to fix (78), not an outage.
     assert_one_line_config_error(&output, "TLS handshake failed");
-    assert!(servers[0].keys().is_empty());
+    assert!(servers[0].lock_keys().is_empty());
 }
 
 /// A master whose certificate does not verify beside two plain ones that make the majority:

@@ -81,5 +81,5 @@ fn a_self_signed_certificate_given_as_the_ca_is_accepted_and_another_is_not() {
     assert_eq!(stranger.status.code(), Some(78), "{}", describe(&stranger));
     let message = String::from_utf8_lossy(&stranger.stderr);
     assert!(message.contains("TLS handshake failed"), "{message}");
-    assert!(cluster.servers[0].keys().is_empty());
+    assert!(cluster.servers[0].lock_keys().is_empty());
 }

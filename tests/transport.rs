@@ -359,5 +359,5 @@ fn redis_url_to_a_tls_port_says_to_use_rediss() {
         assert!(!message.contains(":pw@"), "{message}");
     }
     // Nothing was locked through the plain port either.
-    assert!(server.keys().is_empty());
+    assert!(server.lock_keys().is_empty());
 }

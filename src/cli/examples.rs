@@ -10,6 +10,7 @@ pub const SUBCOMMANDS: &[&str] = &[
     "release",
     "extend",
     "status",
+    "history",
     "list",
     "doctor",
     "config",
@@ -75,6 +76,14 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
             "redlock status --key deploy-prod --json",
             "redlock status --key deploy-prod --watch",
             "if redlock status -q --key deploy-prod >/dev/null; then echo held; fi",
+        ],
+    ),
+    (
+        "history",
+        &[
+            "redlock history --key nightly-backup",
+            "redlock history --key deploy-prod --since 7d --limit 50",
+            "redlock history --key deploy-prod --json",
         ],
     ),
     (

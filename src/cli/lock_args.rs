@@ -129,6 +129,28 @@ pub struct LockArgs {
         hide_env_values = true
     )]
     pub note: Option<String>,
+
+    /// Record this turn in the key's history (`redlock history`), which keeps the last N
+    /// events of the key on each master, for 30 days after its last use; `off` records
+    /// nothing. N is 1 to 10000; default 1000.
+    #[arg(
+        long,
+        value_name = "N|off",
+        value_parser = parse_history,
+        value_hint = ValueHint::Other
+    )]
+    pub history: Option<u32>,
+}
+
+/// Parses `--history`: a number of events from 1 to 10000, or `off` (0).
+fn parse_history(text: &str) -> Result<u32, String> {
+    if text == "off" {
+        return Ok(0);
+    }
+    match text.parse::<u32>() {
+        Ok(n) if (1..=10_000).contains(&n) => Ok(n),
+        _ => Err("--history takes how many events the key keeps, 1 to 10000, or `off`".into()),
+    }
 }
 
 /// Parses `--order` (or `REDLOCK_ORDER`, which clap does not name in its error): a whole

@@ -170,6 +170,23 @@ pub enum Command {
         quiet: QuietArg,
     },
 
+    /// Show a lock's last turns, newest first: who held it, when, for how long, and how each
+    /// turn ended (released with the command's status, lost, revoked, expired; or never ran:
+    /// superseded, gave up).
+    ///
+    /// Read from every master and merged: a turn that any master recorded is shown once.
+    /// Exits 0 (also with no history: "no history"), 69 when too many masters are unreachable
+    /// to tell.
+    #[command(after_help = examples_help("history"))]
+    History {
+        #[command(flatten)]
+        args: HistoryArgs,
+        #[command(flatten)]
+        masters: MasterArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+
     /// List every lock held on the masters, with its holder and queued waiters, and every
     /// semaphore (--limit) with its slots; with --problems, also look for leaks.
     ///
@@ -359,6 +376,35 @@ pub struct StatusArgs {
     pub watch: bool,
 
     /// How long one master gets to answer. Default: 1s.
+    #[arg(long, value_parser = parse_duration, duration())]
+    pub node_timeout: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The lock's name.
+    #[arg(short, long, value_name = "KEY", value_hint = ValueHint::Other)]
+    pub key: String,
+
+    /// Show at most this many turns, 1 to 1000. Default: 20.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 20,
+        value_parser = clap::value_parser!(u32).range(1..=1000),
+        value_hint = ValueHint::Other
+    )]
+    pub limit: u32,
+
+    /// Show only the turns that started (or ended) within this long before now, e.g. 1h, 7d.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, duration())]
+    pub since: Option<Duration>,
+
+    /// Print one JSON object a line, one a turn, instead of text (docs/protocol.md, "History").
+    #[arg(long)]
+    pub json: bool,
+
+    /// How long one master gets to answer each page of the read. Default: 1s.
     #[arg(long, value_parser = parse_duration, duration())]
     pub node_timeout: Option<Duration>,
 }

@@ -101,6 +101,9 @@ impl Cli {
             | Command::List {
                 masters, output, ..
             }
+            | Command::History {
+                masters, output, ..
+            }
             | Command::Doctor {
                 masters, output, ..
             }

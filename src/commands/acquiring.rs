@@ -108,6 +108,7 @@ pub fn acquire(
         holder: Some(holder),
         wait: settings.wait,
         supersede: settings.supersede,
+        history: settings.history,
     };
     let result = client.acquire(&request, &signals.cancel, &mut on_retry);
     progress.finish();

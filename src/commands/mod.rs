@@ -8,6 +8,7 @@ mod durations;
 mod extend;
 mod force_release;
 pub mod generate;
+mod history;
 mod list;
 mod ordering;
 mod output;
@@ -49,6 +50,7 @@ pub fn dispatch(global: &GlobalArgs, command: Command) -> Result<i32, Failure> {
         Command::Release { args, metrics, .. } => release::release(global, args, metrics),
         Command::Extend { args, .. } => extend::extend(global, args),
         Command::Status { args, .. } => status::status(global, args),
+        Command::History { args, .. } => history::history(global, args),
         Command::List { args, .. } => list::list(global, args),
         Command::Doctor { args, .. } => doctor::doctor(global, args),
         Command::Config { args, .. } => show_config::show_config(global, args),

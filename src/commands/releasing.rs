@@ -2,14 +2,19 @@
 
 use std::time::Duration;
 
-use crate::lock::{Lock, Redlock, Released};
+use crate::lock::{Ending, Lock, Redlock, Released};
 
 use super::wording::explain;
 
 /// Says what a release found, when it is worth saying; returns it (a `run` whose lock was
 /// revoked learns it here if its command ended before a renewal could tell).
 pub fn report_release(client: &Redlock, lock: &Lock) -> Released {
-    let released = client.release(lock);
+    report_end(client, lock, &Ending::Released)
+}
+
+/// [`report_release`] of a turn that ended as `ending` says (the key's history records it).
+pub fn report_end(client: &Redlock, lock: &Lock, ending: &Ending) -> Released {
+    let released = client.release_after(lock, ending);
     match &released {
         Released::Yes => log::info!(
             event = "released", key = lock.key(), outcome = "released";
@@ -39,7 +44,12 @@ pub fn report_release(client: &Redlock, lock: &Lock) -> Released {
 /// `--hold-min`: instead of deleting the lock, lets it expire `remaining` from now, so that the
 /// same job started elsewhere meanwhile still finds it taken. Returns the release, where it
 /// came to one.
-pub fn hold_until(client: &Redlock, lock: &Lock, remaining: Duration) -> Option<Released> {
+pub fn hold_until(
+    client: &Redlock,
+    lock: &Lock,
+    remaining: Duration,
+    ending: &Ending,
+) -> Option<Released> {
     let held = client.expire_in(lock, remaining);
     if held {
         log::info!(
@@ -51,6 +61,6 @@ pub fn hold_until(client: &Redlock, lock: &Lock, remaining: Duration) -> Option<
     } else {
         // The lock is gone already (revoked, say), or its masters are unreachable: nothing
         // left to keep.
-        Some(report_release(client, lock))
+        Some(report_end(client, lock, ending))
     }
 }

@@ -102,15 +102,16 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
             ..
         }
     );
+    let turn_end = turn_end(&ending);
     let released = match settings.hold_min {
         Some(hold) if !lost && started.elapsed() < hold => {
             let then = format!("leaving lock {key:?} to expire after --hold-min");
             notify.stopping(&ended(&ending, &then));
-            releasing::hold_until(&client, &lock, hold - started.elapsed())
+            releasing::hold_until(&client, &lock, hold - started.elapsed(), &turn_end)
         }
         _ => {
             notify.stopping(&ended(&ending, &format!("releasing lock {key:?}")));
-            Some(releasing::report_release(&client, &lock))
+            Some(releasing::report_end(&client, &lock, &turn_end))
         }
     };
     // A force the command outran is found by its release (see `supervise::revoked`).
@@ -185,5 +186,24 @@ fn finish(ending: Ending, words: &[String]) -> Result<i32, Failure> {
                 };
             Err(Failure::new(code, message))
         }
+    }
+}
+
+/// How the turn ended, as the key's history records it (see `lock::Ending`).
+fn turn_end(ending: &Ending) -> crate::lock::Ending {
+    use crate::lock::Ending as Turn;
+    use crate::supervise::child::Exit;
+    match ending {
+        Ending::Stopped {
+            reason: StopReason::LockLost(_),
+            ..
+        } => Turn::Lost,
+        Ending::Exited(exit)
+        | Ending::Stopped { child: exit, .. }
+        | Ending::Revoked { child: exit, .. } => match exit {
+            Exit::Code(code) => Turn::Exited(*code),
+            Exit::Signal(signal) => Turn::Signalled(*signal),
+        },
+        Ending::NotStarted(_) => Turn::Released,
     }
 }

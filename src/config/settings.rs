@@ -32,6 +32,8 @@ pub struct LockSettings {
     pub shared: bool,
     /// The note the holder record carries (see `note`).
     pub note: Option<note::Note>,
+    /// `--history`: whether the turn is recorded, and how many events the key keeps.
+    pub history: crate::lock::History,
 }
 
 impl LockSettings {
@@ -96,6 +98,11 @@ pub fn lock_settings(args: &LockArgs, defaults: &Defaults) -> Result<LockSetting
         limit: args.limit,
         shared: args.shared,
         note: note::resolve(args.note.as_deref(), note::from_env)?,
+        history: match args.history {
+            None => crate::lock::History::default(),
+            Some(0) => crate::lock::History::OFF,
+            Some(cap) => crate::lock::History { cap: Some(cap) },
+        },
     })
 }
 

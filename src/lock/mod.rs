@@ -45,6 +45,7 @@ pub use quorum::slot_verdict::{
 };
 pub use quorum::tally::slot_quorum;
 pub use quorum::verdict::{InLine, Verdict, judge, line};
+pub use read::history::{KeyHistory, Turn as HistoryTurn, TurnEnd};
 pub use read::key::KeyRead;
 pub use read::key::state::{HeldAs, HolderSeen, KeyState, Seen};
 pub use read::probe::{ClusterFacts, Probe, ServerFacts, ShardFacts};
@@ -55,6 +56,7 @@ pub use read::scan::{
 };
 pub use read::watch::FALLBACK as WATCH_FALLBACK;
 pub use read::watch::changes::{Change, Observation};
+pub use scripts::history::{Ending, History};
 pub use scripts::holder::{Holder, MAX_NOTE, cut_bytes};
 pub use scripts::keys;
 pub use scripts::order::MAX_ORDER;

@@ -302,6 +302,23 @@ impl Server {
             .query(&mut self.connection())
             .expect("KEYS")
     }
+
+    /// [`Server::keys`] but the keys' histories (`redlock history`), which outlive a lock by
+    /// design: each of those must have a TTL, so that "nothing left behind" still means no
+    /// lock, no queue, and no key without a TTL.
+    pub fn lock_keys(&self) -> Vec<String> {
+        self.keys()
+            .into_iter()
+            .filter(|key| {
+                let history = key.starts_with("__redlock:") && key.contains("}:history:");
+                if history {
+                    let ttl = self.pttl(key);
+                    assert!(ttl > 0, "history {key} has no TTL ({ttl})");
+                }
+                !history
+            })
+            .collect()
+    }
 }
 
 impl Drop for Server {

@@ -120,14 +120,23 @@ impl Findings {
         if stray.ttl != Ok(Ttl::Forever) {
             return;
         }
+        // A lock's history is read by `redlock history`, not by the scan (it outlives its lock
+        // by design); redlock always gives it a TTL.
+        let history =
+            crate::lock::keys::parse(&stray.name).is_some_and(|(kind, _)| kind == "history");
+        let detail = if history {
+            "a lock's history (`redlock history`) without a TTL: redlock always gives it one, \
+             so something else wrote it; it never expires"
+        } else {
+            "a key under redlock's reserved prefix that this redlock does not write or read, \
+             without a TTL: it never expires"
+        };
         self.add(vec![Problem {
             kind: Kind::NoTtl,
             master: stray.master,
             lock: None,
             name: stray.name.clone(),
-            detail: "a key under redlock's reserved prefix that this redlock does not write or \
-                     read, without a TTL: it never expires"
-                .into(),
+            detail: detail.into(),
             action: format!(
                 "find out what wrote it; if nothing needs it, delete it on that master: DEL {}",
                 quote(&stray.name)

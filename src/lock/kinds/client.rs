@@ -24,6 +24,7 @@ use crate::lock::quorum::outcome::{
 };
 use crate::lock::quorum::round::Masters;
 use crate::lock::quorum::tally::slot_quorum;
+use crate::lock::read::history::{KeyHistory, read_history};
 use crate::lock::read::key::state::KeyState;
 use crate::lock::read::key::{KeyRead, read_key};
 use crate::lock::read::probe::{Probe, probe_endpoint};
@@ -32,6 +33,7 @@ use crate::lock::read::watch::{
     self,
     changes::{Change, Observation},
 };
+use crate::lock::scripts::history::Ending;
 use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::keys::Names;
 use crate::lock::wire::endpoint::Endpoint;
@@ -172,12 +174,21 @@ impl Redlock {
     /// waiter. Bounded by one per-node timeout; does not wait for slow masters once a majority
     /// answered and every master has been sent the request.
     pub fn release(&self, lock: &Lock) -> Released {
+        self.release_after(lock, &Ending::Released)
+    }
+
+    /// [`Redlock::release`], recording in the key's history how the turn ended (see
+    /// `scripts::history`).
+    pub fn release_after(&self, lock: &Lock, ending: &Ending) -> Released {
         let names = Names::of(lock.key());
+        let how = ending.word();
         let holding = Holding {
             key: lock.key(),
             names: &names,
             token: lock.token(),
             timing: lock.timing,
+            history: lock.history,
+            how: &how,
         };
         let seam = seam(lock.kind);
         self.runtime
@@ -223,6 +234,13 @@ impl Redlock {
     pub fn read_key(&self, key: &str, node_timeout: Duration) -> KeyRead {
         self.runtime
             .block_on(read_key(&self.masters, key, node_timeout))
+    }
+
+    /// `key`'s last `limit` turns, newest first, merged from every master's history (see
+    /// `read::history`), read in pages of at most one node timeout each.
+    pub fn history(&self, key: &str, limit: usize, node_timeout: Duration) -> KeyHistory {
+        self.runtime
+            .block_on(read_history(&self.masters, key, limit, node_timeout))
     }
 
     /// What `key` holds, judged as `status` judges it, from one read of every master (see

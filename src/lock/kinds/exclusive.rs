@@ -13,13 +13,15 @@ use super::attempt::Refused;
 use super::fence::FenceError;
 use super::held::{Kind, Lock, new_token};
 use super::revoke;
-use super::seam::{Boxed, Call, Holding, InTheWay, Queued, Request, Seam, Seat, Wait};
+use super::seam::{Boxed, Call, Holding, InTheWay, Leaving, Queued, Request, Seam, Seat, Wait};
 use super::undo::{self, Purpose};
 use super::waiter::keep;
 use crate::lock::quorum::outcome::{AttemptFailure, Conflict, Released};
 use crate::lock::quorum::round::{Masters, Refusals, Round, Until};
 use crate::lock::quorum::tally::{Decision, Loss, majority};
-use crate::lock::scripts::calls::args::{Extend, Leave, Release, Take, Wake};
+use crate::lock::scripts::calls::args::{
+    Departure, Ended, Extend, Leave, Recorded, Release, Take, Wake,
+};
 use crate::lock::scripts::calls::{Args, Script};
 use crate::lock::scripts::keys::{self, Names};
 use crate::lock::scripts::lock::{self, acquire_vote};
@@ -66,7 +68,7 @@ impl Seam for Exclusive {
 
     fn wait(&self, queued: &Queued, join: bool, _: &Names) -> Wait {
         Wait {
-            call: Call::new(&WAIT, queued.turn(join)),
+            call: Call::new(&WAIT, queued.recorded_turn(join)),
             room: 1,
             decode: turn,
         }
@@ -84,8 +86,8 @@ impl Seam for Exclusive {
         Call::new(&EXTEND, extension(token, ms))
     }
 
-    fn leave(&self, token: &str, names: &Names) -> Call {
-        Call::new(&LEAVE, leaving(token, names))
+    fn leave(&self, token: &str, names: &Names, why: Leaving<'_>) -> Call {
+        Call::new(&LEAVE, departure(token, names, why))
     }
 
     fn fence(&self) -> Result<(), FenceError> {
@@ -97,8 +99,8 @@ impl Seam for Exclusive {
 #[derive(Clone, Copy)]
 pub(in crate::lock) struct Rounds {
     pub kind: Kind,
-    pub acquire: &'static Script<Take>,
-    pub release: &'static Script<Release>,
+    pub acquire: &'static Script<Recorded<Take>>,
+    pub release: &'static Script<Ended>,
     /// What is taken, as the log says it ("a share of " K, or K).
     pub what: &'static str,
 }
@@ -127,6 +129,20 @@ pub(in crate::lock) fn leaving(token: &str, names: &Names) -> Leave {
     Leave {
         token: token.to_string(),
         wake: Wake::of(names),
+    }
+}
+
+/// The arguments of leaving the line at K for `why` (LEAVE, which a reader's leaving takes
+/// too).
+pub(in crate::lock) fn departure(token: &str, names: &Names, why: Leaving<'_>) -> Departure {
+    Departure {
+        leave: leaving(token, names),
+        how: why.how.to_string(),
+        history: if why.how.is_empty() {
+            String::new()
+        } else {
+            why.history.spec()
+        },
     }
 }
 
@@ -159,18 +175,23 @@ pub(in crate::lock) async fn attempt(
     let record = holder.map(|h| h.record(token)).unwrap_or_default();
     let start = Instant::now();
     let layout = names.keys(key);
-    let args = Take {
-        token: token.to_string(),
-        ttl_ms: timing.ttl_ms(),
-        record,
-        will_wait,
-        keep_ms: keep(&timing).as_millis().to_string(),
+    let args = Recorded {
+        args: Take {
+            token: token.to_string(),
+            ttl_ms: timing.ttl_ms(),
+            record,
+            will_wait,
+            keep_ms: keep(&timing).as_millis().to_string(),
+        },
+        history: request.history.spec(),
     };
     let undone = Holding {
         key,
         names,
         token,
         timing,
+        history: request.history,
+        how: "",
     };
     let round = masters
         .round(
@@ -220,6 +241,7 @@ pub(in crate::lock) async fn attempt(
                 refusals,
                 woken_by: None,
                 granted_by: Some(round.granted_by(acquire_vote)),
+                history: request.history,
             });
         }
         Decision::Won => AttemptFailure::TooSlow { elapsed },
@@ -257,7 +279,11 @@ pub(in crate::lock) async fn release_token(
     holding: Holding<'_>,
     purpose: Purpose,
 ) -> Released {
-    let args = release_args(holding, purpose);
+    let args = Ended {
+        release: release_args(holding, purpose),
+        how: holding.how.to_string(),
+        history: holding.history.spec(),
+    };
     let round = Giving {
         what: "release",
         quorum: masters.quorum(),

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use super::wakeup::Wakeup;
 use crate::lock::quorum::outcome::MasterFailure;
 use crate::lock::quorum::round::Refusals;
+use crate::lock::scripts::history::History;
 
 /// How long a lock lives and how patient each request is.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -135,6 +136,8 @@ pub struct Lock {
     /// master that refused never held it (an extension never re-creates it), and one the
     /// round did not wait for may have refused. `None` for a lock rebuilt from its token.
     pub(in crate::lock) granted_by: Option<Vec<usize>>,
+    /// Where its release records the turn's end (see `scripts::history`).
+    pub(in crate::lock) history: History,
 }
 
 impl Lock {
@@ -151,6 +154,7 @@ impl Lock {
             refusals: Refusals::default(),
             woken_by: None,
             granted_by: None,
+            history: History::default(),
         }
     }
 

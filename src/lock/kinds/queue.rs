@@ -131,7 +131,7 @@ use super::attempt::retry_delay;
 use super::cancel::Cancel;
 use super::held::Lock;
 use super::queue_turn::Turns;
-use super::seam::{Holding, Seam};
+use super::seam::{Holding, Leaving, Seam};
 use super::undo::Purpose;
 pub(in crate::lock) use super::waiter::{HEARTBEAT, Waiter, lease};
 use super::wakeup::{Found, Wakeup, timer};
@@ -189,7 +189,7 @@ pub(in crate::lock) async fn wait_in_line(
     };
     let Some(mut notices) = subscribed else {
         // The attempt that drew the ticket placed us in line already.
-        leave(masters, &waiter, Purpose::Abandon).await;
+        leave(masters, &waiter, Purpose::Abandon, INTERRUPTED).await;
         return InLine::Cancelled;
     };
     log::debug!(
@@ -206,7 +206,7 @@ pub(in crate::lock) async fn wait_in_line(
     let mut cause = Wakeup::Joined;
     loop {
         if cancel.is_cancelled() {
-            leave(masters, &waiter, Purpose::Abandon).await;
+            leave(masters, &waiter, Purpose::Abandon, INTERRUPTED).await;
             return InLine::Cancelled;
         }
         // A superseding waiter makes its place in its first turn only: one gone later may
@@ -228,14 +228,14 @@ pub(in crate::lock) async fn wait_in_line(
         let Some(polled) = polled else {
             // The interrupted turn may have taken the lock somewhere.
             undo(masters, &turns, Purpose::Abandon).await;
-            leave(masters, &waiter, Purpose::Abandon).await;
+            leave(masters, &waiter, Purpose::Abandon, INTERRUPTED).await;
             return InLine::Cancelled;
         };
         if let Some(mark) = polled.superseded {
             // Marked on some master: never run, even where this very turn took the lock
             // (see `supersede`, step 4).
             undo(masters, &turns, Purpose::Undo).await;
-            leave(masters, &waiter, Purpose::Undo).await;
+            leave(masters, &waiter, Purpose::Undo, "").await;
             return InLine::Superseded(mark);
         }
         let failure = match polled.outcome {
@@ -249,7 +249,7 @@ pub(in crate::lock) async fn wait_in_line(
             undo(masters, &turns, Purpose::Undo).await;
         }
         if let Some(conflict) = polled.conflict {
-            leave(masters, &waiter, Purpose::Undo).await;
+            leave(masters, &waiter, Purpose::Undo, "").await;
             return InLine::Conflict(conflict);
         }
         let spare = masters.nodes.len() - masters.quorum();
@@ -259,7 +259,7 @@ pub(in crate::lock) async fn wait_in_line(
             && polled.policy_refusals + polled.placeless > spare
         {
             undo(masters, &turns, Purpose::Undo).await;
-            leave(masters, &waiter, Purpose::Undo).await;
+            leave(masters, &waiter, Purpose::Undo, "refused").await;
             let theirs_may_win =
                 polled.policy_refusals + polled.placeless + polled.unheard >= masters.quorum();
             if theirs_may_win {
@@ -285,7 +285,7 @@ pub(in crate::lock) async fn wait_in_line(
             false
         };
         if lost {
-            leave(masters, &waiter, Purpose::Undo).await;
+            leave(masters, &waiter, Purpose::Undo, "lost its place").await;
             if !waiter.seam.rejoins() {
                 return InLine::LostPlace;
             }
@@ -293,7 +293,7 @@ pub(in crate::lock) async fn wait_in_line(
         }
         let now = Instant::now();
         if give_up_at.is_some_and(|at| now >= at) {
-            leave(masters, &waiter, Purpose::Undo).await;
+            leave(masters, &waiter, Purpose::Undo, "gave up").await;
             return InLine::GaveUp(failure);
         }
         on_retry(&failure);
@@ -316,12 +316,15 @@ pub(in crate::lock) async fn wait_in_line(
                 attempt = 0;
             }
             () = cancel.cancelled() => {
-                leave(masters, &waiter, Purpose::Abandon).await;
+                leave(masters, &waiter, Purpose::Abandon, INTERRUPTED).await;
                 return InLine::Cancelled;
             }
         }
     }
 }
+
+/// How a waiter that a signal interrupted leaves, as the history says it.
+const INTERRUPTED: &str = "interrupted";
 
 /// What started a turn, for the log line.
 fn describe(cause: Wakeup) -> &'static str {
@@ -358,6 +361,8 @@ async fn undo(masters: &Masters, turns: &Turns<'_>, purpose: Purpose) {
         names: waiter.names,
         token: &waiter.token,
         timing: waiter.timing,
+        history: waiter.history,
+        how: "",
     };
     let seat = turns.queued.seat();
     waiter
@@ -369,8 +374,14 @@ async fn undo(masters: &Masters, turns: &Turns<'_>, purpose: Purpose) {
 /// Removes the waiter's place on every master (waking the waiters its going lets in there).
 /// Bounded by one node timeout; after a signal ([`Purpose::Abandon`]), by getting onto the
 /// wire (see `undo`).
-async fn leave(masters: &Masters, waiter: &Waiter<'_>, purpose: Purpose) {
-    let call = waiter.seam.leave(&waiter.token, waiter.names);
+/// `how`: why, as the key's history records it (`gave up`, [`INTERRUPTED`]; empty: not
+/// recorded, the reason is told elsewhere).
+async fn leave(masters: &Masters, waiter: &Waiter<'_>, purpose: Purpose, how: &str) {
+    let why = Leaving {
+        how,
+        history: waiter.history,
+    };
+    let call = waiter.seam.leave(&waiter.token, waiter.names, why);
     let layout = waiter.names.keys(waiter.key);
     let start = Instant::now();
     let round = masters

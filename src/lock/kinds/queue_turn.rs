@@ -79,6 +79,7 @@ impl<'a> Turns<'a> {
             waiting_record,
             lease_ms: lease(&waiter.timing).as_millis().to_string(),
             keep_ms: keep(&waiter.timing).as_millis().to_string(),
+            history: waiter.history,
         };
         Turns { waiter, queued }
     }
@@ -183,6 +184,7 @@ impl<'a> Turns<'a> {
                     refusals,
                     woken_by: None,
                     granted_by: Some(round.granted_by(wait_vote)),
+                    history: waiter.history,
                 })
             }
             Decision::Won => Err(AttemptFailure::TooSlow { elapsed }),

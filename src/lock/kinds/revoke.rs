@@ -104,7 +104,8 @@ use crate::lock::quorum::outcome::{MasterFailure, Released};
 use crate::lock::quorum::round::{Masters, Round, Until};
 use crate::lock::quorum::tally::{Decision, Loss};
 use crate::lock::scripts::FORCE;
-use crate::lock::scripts::calls::args::Force;
+use crate::lock::scripts::calls::args::{Force, Recorded};
+use crate::lock::scripts::history::History;
 use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::keys::{self, Names};
 use crate::lock::scripts::revoke::{
@@ -155,13 +156,17 @@ pub(in crate::lock) async fn force(
 ) -> Forced {
     let names = Names::of(key);
     let layout = names.keys(key);
-    let args = Force {
-        // The record without its token: FORCE sets it to the marker.
-        record: by.to_json().to_string(),
-        factor: timing.drift_factor.to_string(),
-        grace_ms: timing.ttl.as_millis().to_string(),
-        // Where it revokes, FORCE announces on the release channel (for `status --watch`).
-        channel: keys::released_channel(key),
+    let args = Recorded {
+        args: Force {
+            // The record without its token: FORCE sets it to the marker.
+            record: by.to_json().to_string(),
+            factor: timing.drift_factor.to_string(),
+            grace_ms: timing.ttl.as_millis().to_string(),
+            // Where it revokes, FORCE announces on the release channel (for `status --watch`).
+            channel: keys::released_channel(key),
+        },
+        // Each revoked turn is recorded (a force is no take: it trims to the ceiling only).
+        history: History::default().spec(),
     };
     let start = Instant::now();
     let round = masters

@@ -35,6 +35,7 @@ use crate::lock::quorum::outcome::{AttemptFailure, Released};
 use crate::lock::quorum::round::Masters;
 pub(in crate::lock) use crate::lock::scripts::calls::Call;
 use crate::lock::scripts::calls::args;
+use crate::lock::scripts::history::History;
 use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::keys::Names;
 use crate::lock::scripts::queue::Turn;
@@ -69,6 +70,9 @@ pub struct Request<'a> {
     /// `--supersede` (the lock only): waiting, evict the older waiters of the line, and leave
     /// it when a newer one comes (see `supersede`).
     pub supersede: bool,
+    /// Whether the turn is recorded in the key's history, and how many events it keeps
+    /// (`--history`, see `scripts::history`).
+    pub history: History,
 }
 
 impl Request<'_> {
@@ -89,6 +93,14 @@ impl Queued {
         args::Turn {
             queued: self.clone(),
             join,
+        }
+    }
+
+    /// [`Queued::turn`] with the history, dated now (the lock's WAIT, a reader's READ_WAIT).
+    pub(in crate::lock) fn recorded_turn(&self, join: bool) -> args::Recorded<args::Turn> {
+        args::Recorded {
+            args: self.turn(join),
+            history: self.history.spec(),
         }
     }
 
@@ -137,6 +149,20 @@ pub(in crate::lock) struct Holding<'a> {
     pub names: &'a Names,
     pub token: &'a str,
     pub timing: Timing,
+    /// Where its end is recorded (see `scripts::history`).
+    pub history: History,
+    /// How its turn ended (`history::Ending::word`), for a real release; empty for an undo.
+    pub how: &'a str,
+}
+
+/// Why a waiter leaves the line, as its history records it (see `scripts::history`; a
+/// semaphore's slot waiter records nothing).
+#[derive(Clone, Copy)]
+pub(in crate::lock) struct Leaving<'a> {
+    /// `gave up`, `interrupted`, or empty (not recorded: it leaves for a reason told
+    /// elsewhere, superseded, refused, or a place lost).
+    pub how: &'a str,
+    pub history: History,
 }
 
 /// A waiter's place in the queue, as the undo of its own failed turn puts it back (see
@@ -199,7 +225,7 @@ pub(in crate::lock) trait Seam {
 
     /// Leaving the line (LEAVE, or its kin), for the waiter holding `token` (`names`: the
     /// layout of its key, where the waiters its going lets in are told).
-    fn leave(&self, token: &str, names: &Names) -> Call;
+    fn leave(&self, token: &str, names: &Names, leaving: Leaving<'_>) -> Call;
 
     /// Whether a waiter makes its place again where it is gone: re-added at a heartbeat, or
     /// at the back of the line once it lapsed on a majority (see `queue`). A superseding

@@ -83,7 +83,7 @@ use super::attempt::Refused;
 use super::exclusive::{extension, leaving};
 use super::fence::FenceError;
 use super::held::{Kind, Lock, slot_token};
-use super::seam::{Boxed, Call, Holding, InTheWay, Queued, Request, Seam, Seat, Wait};
+use super::seam::{Boxed, Call, Holding, InTheWay, Leaving, Queued, Request, Seam, Seat, Wait};
 use super::slots::{attempt_slot, release_slot};
 use super::undo::Purpose;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
@@ -175,7 +175,7 @@ impl Seam for Slot {
         Call::new(&EXTEND_SLOT, args)
     }
 
-    fn leave(&self, token: &str, names: &Names) -> Call {
+    fn leave(&self, token: &str, names: &Names, _: Leaving<'_>) -> Call {
         let args = LeaveSlot {
             args: leaving(token, names),
             limit: self.limit.to_string(),

@@ -76,10 +76,10 @@
 //! treat it as a reader.
 
 use super::attempt::Refused;
-use super::exclusive::{self, Rounds, extension, held, leaving};
+use super::exclusive::{self, Rounds, departure, extension, held};
 use super::fence::FenceError;
 use super::held::{Kind, Lock, reader_token};
-use super::seam::{Boxed, Call, Holding, InTheWay, Queued, Request, Seam, Seat, Wait};
+use super::seam::{Boxed, Call, Holding, InTheWay, Leaving, Queued, Request, Seam, Seat, Wait};
 use super::undo::Purpose;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
 use crate::lock::quorum::round::Masters;
@@ -152,7 +152,7 @@ impl Seam for Reader {
     /// The lock's turn, with its own rule for who may enter (READ_WAIT).
     fn wait(&self, queued: &Queued, join: bool, _: &Names) -> Wait {
         Wait {
-            call: Call::new(&READ_WAIT, queued.turn(join)),
+            call: Call::new(&READ_WAIT, queued.recorded_turn(join)),
             room: 1,
             decode: turn,
         }
@@ -172,8 +172,8 @@ impl Seam for Reader {
         Call::new(&READ_EXTEND, extension(token, ms))
     }
 
-    fn leave(&self, token: &str, names: &Names) -> Call {
-        Call::new(&LEAVE, leaving(token, names))
+    fn leave(&self, token: &str, names: &Names, why: Leaving<'_>) -> Call {
+        Call::new(&LEAVE, departure(token, names, why))
     }
 
     /// Readers hold K together, and a fencing token needs the lock alone.

@@ -49,6 +49,8 @@ pub(in crate::lock) async fn attempt_slot(
         names,
         token,
         timing,
+        history: request.history,
+        how: "",
     };
     let args = TakeSlot {
         args: Take {
@@ -113,6 +115,7 @@ pub(in crate::lock) async fn attempt_slot(
                 refusals,
                 woken_by: None,
                 granted_by: Some(round.granted_by(slot_vote)),
+                history: request.history,
             });
         }
         (None, Decision::Won) => (AttemptFailure::TooSlow { elapsed }, None),

@@ -133,7 +133,7 @@ use super::attempt::Refused;
 use super::exclusive::Exclusive;
 use super::fence::FenceError;
 use super::held::{Kind, Lock};
-use super::seam::{Boxed, Call, Holding, InTheWay, Queued, Request, Seam, Seat, Wait};
+use super::seam::{Boxed, Call, Holding, InTheWay, Leaving, Queued, Request, Seam, Seat, Wait};
 use super::undo::Purpose;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
 use crate::lock::quorum::round::Masters;
@@ -185,7 +185,7 @@ impl Seam for Supersede {
     /// WAIT's, which also wakes the waiters it evicts.
     fn wait(&self, queued: &Queued, join: bool, names: &Names) -> Wait {
         let args = SupersedingTurn {
-            turn: queued.turn(join),
+            turn: queued.recorded_turn(join),
             wake: Wake::of(names),
         };
         Wait {
@@ -207,8 +207,8 @@ impl Seam for Supersede {
         LOCK.extend(token, ms)
     }
 
-    fn leave(&self, token: &str, names: &Names) -> Call {
-        LOCK.leave(token, names)
+    fn leave(&self, token: &str, names: &Names, why: Leaving<'_>) -> Call {
+        LOCK.leave(token, names, why)
     }
 
     fn fence(&self) -> Result<(), FenceError> {

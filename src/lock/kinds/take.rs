@@ -57,6 +57,8 @@ pub(in crate::lock) async fn take(
                     names: &names,
                     token: &token,
                     timing,
+                    history: request.history,
+                    how: "",
                 };
                 seam.release(masters, holding, Purpose::Abandon, None).await;
                 return Err(AcquireError::Cancelled);
@@ -77,6 +79,7 @@ pub(in crate::lock) async fn take(
                 timing,
                 holder,
                 seam,
+                history: request.history,
             };
             match queue::wait_in_line(masters, waiter, give_up_at, cancel, on_retry).await {
                 InLine::Took(lock) => return Ok(lock),

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::held::Timing;
 use super::seam::Seam;
+use crate::lock::scripts::history::History;
 use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::keys::Names;
 
@@ -34,4 +35,6 @@ pub(in crate::lock) struct Waiter<'a> {
     pub holder: Option<&'a Holder>,
     /// What it waits for: the lock, a slot of a semaphore or a reader's share, as its seam.
     pub seam: &'a dyn Seam,
+    /// Where its turn is recorded (see `scripts::history`).
+    pub history: History,
 }

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::lock::scripts::calls::Call;
 use crate::lock::scripts::calls::args::{
-    Leave, Queued, Release, ReleaseSlot, Take, TakeSlot, Turn, Wake,
+    Departure, Ended, Leave, Queued, Recorded, Release, ReleaseSlot, Take, TakeSlot, Turn, Wake,
 };
 use crate::lock::scripts::keys::{self, RESERVED_PREFIX};
 use crate::lock::scripts::{
@@ -205,6 +205,17 @@ async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Resul
         token: token.into(),
         ..Release::default()
     };
+    // The probe's scratch keys keep no history (an empty one writes nothing).
+    fn unrecorded<A>(args: A) -> Recorded<A> {
+        Recorded {
+            args,
+            history: String::new(),
+        }
+    }
+    let ended = |token: &str| Ended {
+        release: give_back(token),
+        ..Ended::default()
+    };
     let (holder, waiter) = ("doctor-holder", "doctor-waiter");
     let queued = Queued {
         token: waiter.into(),
@@ -230,25 +241,43 @@ async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Resul
     };
     // Each step over its key's layout, and whether it answers 1 (else a refusal).
     let steps = [
-        (Call::new(&ACQUIRE, take(holder, false)), &layout, true),
-        // Refused, drawing a ticket; then placed in the queue; then leaving it.
-        (Call::new(&ACQUIRE, take(waiter, true)), &layout, false),
         (
-            Call::new(&WAIT, Turn { queued, join: true }),
+            Call::new(&ACQUIRE, unrecorded(take(holder, false))),
+            &layout,
+            true,
+        ),
+        // Refused, drawing a ticket; then placed in the queue; then leaving it.
+        (
+            Call::new(&ACQUIRE, unrecorded(take(waiter, true))),
             &layout,
             false,
         ),
-        (Call::new(&LEAVE, leave), &layout, true),
-        (Call::new(&RELEASE, give_back(holder)), &layout, true),
+        (
+            Call::new(&WAIT, unrecorded(Turn { queued, join: true })),
+            &layout,
+            false,
+        ),
+        (
+            Call::new(
+                &LEAVE,
+                Departure {
+                    leave,
+                    ..Departure::default()
+                },
+            ),
+            &layout,
+            true,
+        ),
+        (Call::new(&RELEASE, ended(holder)), &layout, true),
         // A reader's share (`--shared`) and a semaphore's slot (`--limit`): their scripts run
         // commands the lock's do not (PEXPIREAT, ZCOUNT), which an ACL may still refuse.
         (
-            Call::new(&READ_ACQUIRE, take(reader, false)),
+            Call::new(&READ_ACQUIRE, unrecorded(take(reader, false))),
             &shared_layout,
             true,
         ),
         (
-            Call::new(&READ_RELEASE, give_back(reader)),
+            Call::new(&READ_RELEASE, ended(reader)),
             &shared_layout,
             true,
         ),

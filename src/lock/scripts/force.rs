@@ -6,6 +6,7 @@
 use std::sync::LazyLock;
 
 use super::bit;
+use super::history::REMEMBER_LUA;
 use super::queue_lua::FUNCTIONS;
 use super::revoke::MARKER;
 use super::slots::{PRELUDE as SLOTS_PRELUDE, REVOKED_SLOTS};
@@ -17,7 +18,8 @@ use crate::lock::wire::lua::Lua;
 /// reason), the drift factor, the TTL to keep a `K` that has none (ms), the key's release
 /// channel and the command to publish with: a force that revokes is announced there (best
 /// effort, `pcall`), so that `status --watch` hears it at once; no waiter in line listens
-/// there, and one that did would find the key still closed.
+/// there, and one that did would find the key still closed; the history (`scripts::history`:
+/// each revoked token of the lock and of its readers is recorded there, `by` the record).
 /// Revokes the token in K, or every live reader (K then held by the readers' marker: their
 /// shares and records go, and the first 100 are listed in the record, the rest counted in
 /// `unlisted`, so that none of them can open K early while another may still read).
@@ -33,6 +35,7 @@ pub static FORCE: LazyLock<Lua> = LazyLock::new(|| {
             SLOTS_PRELUDE,
             MARKER,
             REVOKED_SLOTS,
+            REMEMBER_LUA.as_str(),
             r"
 local current = redis.call('GET', KEYS[1])
 if current == REVOKED then
@@ -84,6 +87,9 @@ record.until_ms = now + ms
 redis.call('SET', KEYS[1], REVOKED, 'PX', ms)
 redis.call('SET', KEYS[2], cjson.encode(record), 'PX', ms)
 redis.call('DEL', KEYS[9], KEYS[10])
+for _, holder in ipairs(revoked) do
+  remember(ARGV[6], {e = 'revoked', t = holder.token, by = ARGV[1]}, false)
+end
 -- Told on the release channel, so that `status --watch` hears it at once (best effort).
 redis.pcall(ARGV[5], ARGV[4], '')
 return {'forced', answer, ms}

@@ -148,6 +148,16 @@ impl Holder {
         let mut held = self.held_for();
         // Whole seconds read better than "2m 10s 412ms 118us".
         held = Duration::from_secs(held.as_secs());
+        format!(
+            "{} for {}",
+            self.identify(),
+            humantime::format_duration(held)
+        )
+    }
+
+    /// Who, without for how long: host, pid, user, command, order and note (`history`, where
+    /// how long is the turn's).
+    pub fn identify(&self) -> String {
         let note = self
             .note
             .as_deref()
@@ -158,12 +168,11 @@ impl Holder {
             .map(|order| format!(", order {order}"))
             .unwrap_or_default();
         format!(
-            "{} (pid {}, user {}, \"{}\"{order}{note}) for {}",
+            "{} (pid {}, user {}, \"{}\"{order}{note})",
             escape::visible(&self.host),
             self.pid,
             escape::visible(&self.user),
             escape::cut(&self.command, SHOWN_COMMAND),
-            humantime::format_duration(held)
         )
     }
 }

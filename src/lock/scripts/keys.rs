@@ -103,6 +103,12 @@ pub fn evicted(key: &str) -> String {
     auxiliary("evicted", key)
 }
 
+/// The history of lock `key` (see `scripts::history`): a list of its turns' events, newest
+/// first, capped in entries and kept for `history::AGE` after its last write.
+pub fn history(key: &str) -> String {
+    auxiliary("history", key)
+}
+
 /// Where earlier builds of redlock kept the fencing counter of `key`. Read (never written) when
 /// granting a token, so that numbers keep growing across the upgrade.
 pub fn legacy_fence(key: &str) -> String {
@@ -234,6 +240,8 @@ pub struct Names {
     /// The line's policy and the eviction marks (`--supersede`).
     pub policy: String,
     pub evicted: String,
+    /// The key's history (its turns, see `scripts::history`).
+    pub history: String,
     pub wake_prefix: String,
     pub wake_suffix: String,
 }
@@ -261,9 +269,11 @@ pub enum Through {
     /// Those that read the line's policy (the lock's WAIT, a reader's READ_WAIT, INSPECT,
     /// `list`'s READ).
     Policy,
-    /// Those that read the eviction marks too (the superseding WAIT_SUPERSEDE): the whole
-    /// layout.
+    /// Those that read the eviction marks too (the superseding WAIT_SUPERSEDE).
     Evicted,
+    /// Those that write or read the key's history (the takes, releases, the force, the
+    /// superseding turn, a waiter leaving, HISTORY): the whole layout.
+    History,
 }
 
 impl Through {
@@ -279,6 +289,7 @@ impl Through {
             Through::Order => 13,
             Through::Policy => 14,
             Through::Evicted => 15,
+            Through::History => 16,
         }
     }
 }
@@ -287,7 +298,7 @@ impl Through {
 /// runs one by itself (redlock's own calls are declared in `scripts::calls`).
 pub const LOCK_KEYS: usize = Through::Readers.count();
 /// The whole layout.
-pub const ALL_KEYS: usize = Through::Evicted.count();
+pub const ALL_KEYS: usize = Through::History.count();
 
 impl Names {
     pub fn of(key: &str) -> Names {
@@ -308,6 +319,7 @@ impl Names {
             order: name("order"),
             policy: name("policy"),
             evicted: name("evicted"),
+            history: name("history"),
             wake_prefix: wake_prefix(&tag),
             wake_suffix: format!(":{key}"),
         }
@@ -319,7 +331,7 @@ impl Names {
     /// `scripts::queue`), 7 a semaphore's slots, 8 its limit (see `scripts::slots`), 9 a shared
     /// lock's readers, 10 their records (see `scripts::shared`), 11 the slots' records, 12 the
     /// fencing counter, 13 the order register, 14 the line's policy, 15 the eviction marks
-    /// (see `scripts::supersede`). A script takes the first ones, through the key its
+    /// (see `scripts::supersede`), 16 the key's history (see `scripts::history`). A script takes the first ones, through the key its
     /// [`Through`] names.
     pub fn keys<'a>(&'a self, key: &'a str) -> [&'a str; ALL_KEYS] {
         [
@@ -338,6 +350,7 @@ impl Names {
             &self.order,
             &self.policy,
             &self.evicted,
+            &self.history,
         ]
     }
 }

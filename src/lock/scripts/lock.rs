@@ -20,6 +20,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use super::bit;
+use super::history::REMEMBER_LUA;
 use super::holder::Holder;
 use super::queue_lua::{FUNCTIONS, SHARED_MARKER};
 use super::replies::Vote;
@@ -32,7 +33,8 @@ use crate::lock::wire::resp::Reply;
 /// the holder record with the same TTL. Nobody waiting costs three `EXISTS` more than a bare
 /// `SET NX` (the queue, a semaphore's slots, readers): no clock, no ticket.
 /// KEYS: see `scripts::queue`. ARGV: token, ttl in ms, holder record (may be empty), ticket
-/// wanted ('1' when the caller will wait: a refusal then also draws a ticket), keep ms.
+/// wanted ('1' when the caller will wait: a refusal then also draws a ticket), keep ms, the
+/// history (`scripts::history`: a take is recorded there).
 /// Returns 1 when the lock was taken, or was already taken with this very token (the same
 /// request sent again after a connection failed; tokens are never reused); otherwise {holder
 /// record or nil, PTTL of the lock, the token in the lock or nil, waiters, ticket or nil}, so
@@ -42,6 +44,7 @@ pub static ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
         &[
             FUNCTIONS,
             SEMAPHORE_CHECK,
+            REMEMBER_LUA.as_str(),
             r"
 local waiting = redis.call('EXISTS', KEYS[3]) == 1 and first_live(now_ms()) ~= false
 -- Readers hold K (see `shared`): K holds their marker, and the readers key refuses a writer
@@ -51,6 +54,7 @@ if not waiting and not readers and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX
   if ARGV[3] ~= '' then
     redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
   end
+  remember(ARGV[6], {e = 'taken', t = ARGV[1], ttl = ARGV[2], who = ARGV[3]}, true)
   return 1
 end
 local current = held_value()
@@ -188,7 +192,11 @@ pub(in crate::lock) fn binary_vote(answer: &Result<Reply, NodeError>) -> Vote {
 /// done release into an error.
 /// KEYS: see `scripts::queue`. ARGV: token, release channel (empty: a clean-up, which keeps the
 /// place), the command to announce with (PUBLISH, or SPUBLISH on a cluster: every channel is
-/// in the lock's slot), wake channel prefix, wake channel suffix.
+/// in the lock's slot), wake channel prefix, wake channel suffix, how the turn ended
+/// (`history::Ending`), the history (`scripts::history`).
+/// A real release that deletes its token, or opens its revocation, records its end there (a
+/// lost turn's also where K had already expired, so that the history says lost, not
+/// expired); a clean-up that deletes its token records it undone.
 /// A revoked holder's release (or clean-up: it never held) says that it stopped, and deletes
 /// K as its own release would have, waking whoever that lets in (see `revoke`).
 /// Returns 1 when deleted, `{'acknowledged', the revocation record}` when a revocation naming
@@ -200,6 +208,7 @@ pub static RELEASE: LazyLock<Lua> = LazyLock::new(|| {
             FUNCTIONS,
             MARKER,
             ACKNOWLEDGE,
+            REMEMBER_LUA.as_str(),
             r"
 -- The readers' marker is nobody's token (see `shared`): releasing it would delete K under
 -- live shares; nor is the revocation's.
@@ -225,6 +234,13 @@ if mine or opens then
 end
 hand_off(before, queued and function() return eligible_lock(now) end, ARGV[1], ARGV[2] ~= '',
          ARGV[3], ARGV[4], ARGV[5], ARGV[2], function() return released == 1 end)
+if ARGV[2] == '' then
+  if mine then
+    remember(ARGV[7], {e = 'undone', t = ARGV[1]}, false)
+  end
+elseif mine or opens or ARGV[6] == 'lost' then
+  remember(ARGV[7], {e = 'end', t = ARGV[1], how = ARGV[6]}, false)
+end
 if opens then
   return {'acknowledged', record}
 end

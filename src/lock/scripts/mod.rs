@@ -10,7 +10,7 @@
 //! `queue_lua` (the Lua functions every queue-aware script shares), `order` (the order
 //! register of `--order`), `supersede` (the superseding line's WAIT_SUPERSEDE and the policy
 //! check), `revoke` (a forced release's record, and the Lua that reads it), `force` (its
-//! FORCE), `scan` (READ, one key's every part, for `status` and `list`, and `list`'s PAGE),
+//! FORCE), `history` (the key's record of its turns, and HISTORY, which reads it), `scan` (READ, one key's every part, for `status` and `list`, and `list`'s PAGE),
 //! and `calls` (how a script is called: its declaration and its arguments' types); and
 //! [`TABLE`], every script in one table, where each gets its bit and is declared (the keys it
 //! takes, how many arguments it reads, their type), so that no caller builds KEYS or ARGV by
@@ -51,6 +51,7 @@
 
 pub(in crate::lock) mod calls;
 pub mod force;
+pub mod history;
 pub(super) mod holder;
 pub mod keys;
 pub mod lock;
@@ -74,8 +75,8 @@ use std::sync::LazyLock;
 
 use crate::lock::wire::lua::Lua;
 use calls::args::{
-    Extend, ExtendSlot, Force, Leave, LeaveSlot, Order, Page, Proposal, Read, Release, ReleaseSlot,
-    SlotTurn, SupersedingTurn, Take, TakeSlot, Turn,
+    Departure, Ended, Extend, ExtendSlot, Force, HistoryPage, LeaveSlot, Order, Page, Proposal,
+    Read, Recorded, ReleaseSlot, SlotTurn, SupersedingTurn, Take, TakeSlot, Turn,
 };
 use calls::{Row, Script};
 use keys::Through;
@@ -107,26 +108,27 @@ macro_rules! table {
 }
 
 table! {
-    ACQUIRE: Take = ("ACQUIRE", lock::ACQUIRE, Readers, 5),
+    ACQUIRE: Recorded<Take> = ("ACQUIRE", lock::ACQUIRE, History, 6),
     EXTEND: Extend = ("EXTEND", lock::EXTEND, Holder, 2),
-    RELEASE: Release = ("RELEASE", lock::RELEASE, Readers, 5),
+    RELEASE: Ended = ("RELEASE", lock::RELEASE, History, 7),
     FENCE_PROPOSE: Proposal = ("FENCE_PROPOSE", lock::FENCE_PROPOSE, Fence, 1),
-    WAIT: Turn = ("WAIT", queue::WAIT, Policy, 8),
-    LEAVE: Leave = ("LEAVE", queue::LEAVE, Readers, 4),
+    WAIT: Recorded<Turn> = ("WAIT", queue::WAIT, History, 9),
+    LEAVE: Departure = ("LEAVE", queue::LEAVE, History, 6),
     ACQUIRE_SLOT: TakeSlot = ("ACQUIRE_SLOT", slots::ACQUIRE_SLOT, SlotHolders, 6),
     WAIT_SLOT: SlotTurn = ("WAIT_SLOT", slots::WAIT_SLOT, SlotHolders, 9),
     EXTEND_SLOT: ExtendSlot = ("EXTEND_SLOT", slots::EXTEND_SLOT, SlotHolders, 3),
     RELEASE_SLOT: ReleaseSlot = ("RELEASE_SLOT", slots::RELEASE_SLOT, SlotHolders, 10),
     LEAVE_SLOT: LeaveSlot = ("LEAVE_SLOT", slots::LEAVE_SLOT, SlotHolders, 5),
-    READ_ACQUIRE: Take = ("READ_ACQUIRE", shared::READ_ACQUIRE, ReaderHolders, 5),
-    READ_WAIT: Turn = ("READ_WAIT", shared::READ_WAIT, Policy, 8),
+    READ_ACQUIRE: Recorded<Take> = ("READ_ACQUIRE", shared::READ_ACQUIRE, History, 6),
+    READ_WAIT: Recorded<Turn> = ("READ_WAIT", shared::READ_WAIT, History, 9),
     READ_EXTEND: Extend = ("READ_EXTEND", shared::READ_EXTEND, ReaderHolders, 2),
-    READ_RELEASE: Release = ("READ_RELEASE", shared::READ_RELEASE, ReaderHolders, 5),
+    READ_RELEASE: Ended = ("READ_RELEASE", shared::READ_RELEASE, History, 7),
     READ: Read = ("READ", scan::READ, Policy, 5),
     PAGE: Page = ("PAGE (list)", scan::PAGE, Nothing, 6),
     ORDER: Order = ("ORDER", order::ORDER, Order, 3),
-    FORCE: Force = ("FORCE", force::FORCE, SlotHolders, 5),
-    WAIT_SUPERSEDE: SupersedingTurn = ("WAIT_SUPERSEDE", supersede::WAIT_SUPERSEDE, Evicted, 11),
+    FORCE: Recorded<Force> = ("FORCE", force::FORCE, History, 6),
+    WAIT_SUPERSEDE: SupersedingTurn = ("WAIT_SUPERSEDE", supersede::WAIT_SUPERSEDE, History, 12),
+    HISTORY: HistoryPage = ("HISTORY", history::HISTORY, History, 2),
 }
 
 /// The bit of `script`: one, at its row in [`TABLE`]. Called as each script is built, once

@@ -51,6 +51,7 @@
 use std::sync::LazyLock;
 
 use super::bit;
+use super::history::REMEMBER_LUA;
 use super::holder::Holder;
 use super::lock::{Refusal, SEMAPHORE_CHECK, semaphore_in_use, ttl};
 use super::queue_lua::{FUNCTIONS, SHARED_MARKER};
@@ -71,13 +72,20 @@ use crate::lock::wire::resp::Reply;
 /// `supersede` (`{'policy', 'supersede'}`, see `scripts::supersede`).
 /// KEYS: the layout (`keys::Names::keys`) through the line's policy, 14. ARGV: token, ttl ms, holder record, ticket,
 /// waiter record, lease ms, keep ms, join ('1': add the place if this master does not have it;
-/// empty: a place that lapsed stays lost).
+/// empty: a place that lapsed stays lost), the history (`scripts::history`: a take that was
+/// not already this token's is recorded there).
 /// Returns 1 when taken, 0 when this master has no place for the
 /// waiter and it was not told to join, else {1 placed before / 2 joined now, 0-based position,
 /// waiters, holder record or nil, PTTL of the lock, token in the lock or nil}.
 pub static WAIT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
-        &[FUNCTIONS, SEMAPHORE_CHECK, FIFO_POLICY_CHECK, WAIT_BODY],
+        &[
+            FUNCTIONS,
+            SEMAPHORE_CHECK,
+            FIFO_POLICY_CHECK,
+            REMEMBER_LUA.as_str(),
+            WAIT_BODY,
+        ],
         bit(&WAIT),
     )
 });
@@ -93,6 +101,9 @@ local function take()
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   if ARGV[3] ~= '' then
     redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
+  end
+  if current ~= ARGV[1] then
+    remember(ARGV[9], {e = 'taken', t = ARGV[1], ttl = ARGV[2], who = ARGV[3]}, true)
   end
 end
 -- The first live waiter has its place here: taking writes nothing to the queue, so it needs
@@ -121,17 +132,24 @@ return {placed and 1 or 2, redis.call('ZRANK', KEYS[3], ARGV[1]), redis.call('ZC
 /// A waiter of the lock leaves the queue (interrupted, or out of patience). A waiter that its
 /// going lets take the lock here (it was first and the lock is free) is woken, so that nobody
 /// waits for a place that is gone. (A slot waiter leaves with LEAVE_SLOT.)
-/// ARGV: token, publish command, wake channel prefix, wake channel suffix.
+/// ARGV: token, publish command, wake channel prefix, wake channel suffix, how it leaves
+/// (`gave up`, `interrupted`: recorded in the history as `left`, with the waiter's record;
+/// empty: not recorded), the history (`scripts::history`).
 /// Returns 1 when a place was removed, 0 when this master had none.
 pub static LEAVE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
         &[
             FUNCTIONS,
+            REMEMBER_LUA.as_str(),
             r"
 local now = now_ms()
 local before = eligible_lock(now)
 if redis.call('ZSCORE', KEYS[3], ARGV[1]) == false then
   return 0
+end
+if ARGV[5] ~= '' then
+  local who = redis.call('HGET', KEYS[5], ARGV[1]) or ''
+  remember(ARGV[6], {e = 'left', t = ARGV[1], how = ARGV[5], who = who}, false)
 end
 hand_off(before, function() return eligible_lock(now) end, ARGV[1], true, ARGV[2], ARGV[3],
          ARGV[4], '')

@@ -37,6 +37,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use super::bit;
+use super::history::REMEMBER_LUA;
 use super::holder::Holder;
 use super::lock::SEMAPHORE_CHECK;
 use super::queue::FIFO_POLICY_CHECK;
@@ -141,7 +142,8 @@ end
 /// Takes a share as a newcomer: where K is free or held by readers and no writer waits in the
 /// queue (where it would be eligible at the back of the line; a reader behind a waiting
 /// writer queues). ARGV: token, TTL ms, holder record (may
-/// be empty), ticket wanted ('1' when the caller will wait), keep ms (the queue's).
+/// be empty), ticket wanted ('1' when the caller will wait), keep ms (the queue's), the
+/// history (`scripts::history`: a share taken is recorded there, each reader its own turn).
 /// Returns 1 when taken (or already ours: the same request sent again); `{'semaphore', L}`
 /// for a key in use as a semaphore; else the lock's refusal: {holder record or nil, PTTL of
 /// K, the value of K or nil, waiters, ticket or nil}.
@@ -151,6 +153,7 @@ pub static READ_ACQUIRE: LazyLock<Lua> = LazyLock::new(|| {
             FUNCTIONS,
             PRELUDE,
             SEMAPHORE_CHECK,
+            REMEMBER_LUA.as_str(),
             r"
 local now = now_ms()
 local current = redis.call('GET', KEYS[1])
@@ -161,6 +164,7 @@ if not current or current == SHARED then
   end
   if not writer_waits(now) then
     share(ARGV[1], ARGV[2], ARGV[3], now)
+    remember(ARGV[6], {e = 'taken', t = ARGV[1], ttl = ARGV[2], who = ARGV[3]}, true)
     return 1
   end
 end
@@ -183,7 +187,8 @@ return {redis.call('GET', KEYS[2]), redis.call('PTTL', KEYS[1]), current,
 /// it joins, as it refuses WAIT (`FIFO_POLICY_CHECK`: `{'policy', theirs}`), for its place
 /// would otherwise count as the newest in that line, and the superseding waiters ahead of it
 /// would leave as superseded by a reader. KEYS: the layout through the line's policy, 14.
-/// ARGV: token, TTL ms, holder record, ticket, waiter record, lease ms, keep ms, join.
+/// ARGV: token, TTL ms, holder record, ticket, waiter record, lease ms, keep ms, join, the
+/// history (a share newly taken is recorded there).
 pub static READ_WAIT: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
         &[
@@ -191,6 +196,7 @@ pub static READ_WAIT: LazyLock<Lua> = LazyLock::new(|| {
             PRELUDE,
             SEMAPHORE_CHECK,
             FIFO_POLICY_CHECK,
+            REMEMBER_LUA.as_str(),
             r"
 local now = now_ms()
 first_live(now)
@@ -204,8 +210,12 @@ fresh(KEYS[4], ms, 'ZADD', KEYS[4], lease, ARGV[1])
 local current = redis.call('GET', KEYS[1])
 if not current or current == SHARED then
   prune_readers(now)
-  if live_share(ARGV[1], now) or reader_eligible(ARGV[1]) then
+  local renewing = live_share(ARGV[1], now)
+  if renewing or reader_eligible(ARGV[1]) then
     share(ARGV[1], ARGV[2], ARGV[3], now)
+    if not renewing then
+      remember(ARGV[9], {e = 'taken', t = ARGV[1], ttl = ARGV[2], who = ARGV[3]}, true)
+    end
     return 1
   end
 end
@@ -255,7 +265,8 @@ return 1
 /// writer, once K is free; unlike `eligible_lock`, this reads no group of readers, so a
 /// reader's release costs the same however many readers wait), and
 /// with nobody queued the last reader's release is announced on the release channel.
-/// ARGV: token, release channel or empty, publish command, wake channel prefix and suffix.
+/// ARGV: token, release channel or empty, publish command, wake channel prefix and suffix, how
+/// the turn ended, the history (recorded as RELEASE records it: `scripts::history`).
 /// (One exception, a delay and never an admission: a place without a lease, written by
 /// something else, that `first_live` drops at the head once the releaser's place is gone, may
 /// let readers in unannounced; their heartbeat takes them.)
@@ -268,6 +279,7 @@ pub static READ_RELEASE: LazyLock<Lua> = LazyLock::new(|| {
             PRELUDE,
             MARKER,
             ACKNOWLEDGE,
+            REMEMBER_LUA.as_str(),
             r"
 local now = now_ms()
 local score = redis.call('ZSCORE', KEYS[9], ARGV[1])
@@ -304,6 +316,13 @@ end
 hand_off(before, queued and function() return eligible(now) end, ARGV[1], ARGV[2] ~= '',
          ARGV[3], ARGV[4], ARGV[5], ARGV[2],
          function() return released == 1 and redis.call('EXISTS', KEYS[1]) == 0 end)
+if ARGV[2] == '' then
+  if released == 1 then
+    remember(ARGV[7], {e = 'undone', t = ARGV[1]}, false)
+  end
+elseif released == 1 or ARGV[6] == 'lost' then
+  remember(ARGV[7], {e = 'end', t = ARGV[1], how = ARGV[6]}, false)
+end
 if acknowledged then
   return {'acknowledged', record}
 end

@@ -17,6 +17,7 @@
 use std::sync::LazyLock;
 
 use super::bit;
+use super::history::REMEMBER_LUA;
 use super::lock::SEMAPHORE_CHECK;
 use super::queue::WAIT_BODY;
 use super::queue_lua::FUNCTIONS;
@@ -40,12 +41,19 @@ pub const SUPERSEDE_POLICY: &str = "supersede";
 ///    told, and whoever the evictions let in woken (never the caller, who goes on to take).
 /// 4. The policy key is written with the queue's TTL, and WAIT's body runs.
 ///
-/// KEYS: the whole layout. ARGV: WAIT's eight (token, ttl ms, holder record, ticket, waiting
-/// record, lease ms, keep ms, join), then the publish command, the wake channel prefix and
-/// suffix. Returns what WAIT returns, or one of the refusals above.
+/// KEYS: the whole layout. ARGV: WAIT's nine (token, ttl ms, holder record, ticket, waiting
+/// record, lease ms, keep ms, join, history), then the publish command, the wake channel
+/// prefix and suffix. Each eviction is recorded in the history (`superseded`, with the
+/// evicted waiter's record and its evictor's), the caller's own too. Returns what WAIT returns, or one of the refusals above.
 pub static WAIT_SUPERSEDE: LazyLock<Lua> = LazyLock::new(|| {
     Lua::composed(
-        &[FUNCTIONS, SEMAPHORE_CHECK, SUPERSEDE, WAIT_BODY],
+        &[
+            FUNCTIONS,
+            SEMAPHORE_CHECK,
+            REMEMBER_LUA.as_str(),
+            SUPERSEDE,
+            WAIT_BODY,
+        ],
         bit(&WAIT_SUPERSEDE),
     )
 });
@@ -105,21 +113,25 @@ if newest or #older > 0 then
 end
 redis.call('SET', KEYS[14], 'supersede', 'PX', keep_ms)
 if newest then
-  local by = string.format('%d', newest[2]) .. ' ' .. (redis.call('HGET', KEYS[5], newest[3]) or '')
+  local evictor = redis.call('HGET', KEYS[5], newest[3]) or ''
+  local by = string.format('%d', newest[2]) .. ' ' .. evictor
   fresh(KEYS[15], keep_ms, 'HSET', KEYS[15], me, by)
-  hand_off(before, function() return eligible_lock(now) end, me, true, ARGV[9], ARGV[10],
-           ARGV[11], '')
+  hand_off(before, function() return eligible_lock(now) end, me, true, ARGV[10], ARGV[11],
+           ARGV[12], '')
+  remember(ARGV[9], {e = 'superseded', t = me, who = ARGV[5], by = evictor}, false)
   return {'superseded', by}
 end
 if #older > 0 then
   local by = ARGV[4] .. ' ' .. ARGV[5]
   for _, token in ipairs(older) do
+    local who = redis.call('HGET', KEYS[5], token) or ''
     drop(token)
     fresh(KEYS[15], keep_ms, 'HSET', KEYS[15], token, by)
-    redis.pcall(ARGV[9], ARGV[10] .. token .. ARGV[11], '')
+    redis.pcall(ARGV[10], ARGV[11] .. token .. ARGV[12], '')
+    remember(ARGV[9], {e = 'superseded', t = token, who = who, by = ARGV[5]}, false)
   end
   local after = eligible_lock(now)
-  wake_newly(before, after, me, ARGV[9], ARGV[10], ARGV[11])
+  wake_newly(before, after, me, ARGV[10], ARGV[11], ARGV[12])
 end
 ";
 

@@ -4,10 +4,12 @@
 //! `Default` for each, so that the table's test can count what each builds.
 
 use super::Args;
+use crate::lock::scripts::history::History;
 use crate::lock::scripts::keys::Names;
 
 /// A newcomer's attempt (ACQUIRE, READ_ACQUIRE): token, TTL ms, holder record, whether it
-/// will wait (a ticket when refused), the queue keys' TTL.
+/// will wait (a ticket when refused), the queue keys' TTL; ACQUIRE also the history
+/// (`History::spec`, dated when the attempt is made).
 #[derive(Default)]
 pub(in crate::lock) struct Take {
     pub token: String,
@@ -29,6 +31,21 @@ impl Args for Take {
     }
 }
 
+/// Another script's arguments, then the history (`History::spec`) last.
+#[derive(Default)]
+pub(in crate::lock) struct Recorded<A> {
+    pub args: A,
+    pub history: String,
+}
+
+impl<A: Args> Args for Recorded<A> {
+    fn argv<'a>(&'a self, publish: &'a [u8]) -> Vec<&'a [u8]> {
+        let mut argv = self.args.argv(publish);
+        argv.push(self.history.as_bytes());
+        argv
+    }
+}
+
 /// What a waiter sends in every turn, built once per wait: its token, the TTL ms, its holder
 /// record now and dated from when the wait began, its ticket, its lease ms and the queue
 /// keys' TTL.
@@ -41,10 +58,13 @@ pub(in crate::lock) struct Queued {
     pub waiting_record: String,
     pub lease_ms: String,
     pub keep_ms: String,
+    /// Whether the turn that takes is recorded (`scripts::history`; the lock's WAIT).
+    pub history: History,
 }
 
 /// A waiter's turn (WAIT, READ_WAIT): token, TTL ms, holder record, ticket, record dated from
-/// the start of the wait, lease ms, the queue keys' TTL, join.
+/// the start of the wait, lease ms, the queue keys' TTL, join (WAIT: `Recorded<Turn>`, the
+/// history dated when the turn is made).
 #[derive(Default)]
 pub(in crate::lock) struct Turn {
     pub queued: Queued,
@@ -71,7 +91,7 @@ impl Args for Turn {
 /// publish command and the wake channels.
 #[derive(Default)]
 pub(in crate::lock) struct SupersedingTurn {
-    pub turn: Turn,
+    pub turn: Recorded<Turn>,
     pub wake: Wake,
 }
 
@@ -136,6 +156,24 @@ impl Args for Release {
     }
 }
 
+/// The lock's release (RELEASE): [`Release`]'s, then how the turn ended
+/// (`history::Ending::word`, empty for a clean-up) and the history (`History::spec`).
+#[derive(Default)]
+pub(in crate::lock) struct Ended {
+    pub release: Release,
+    pub how: String,
+    pub history: String,
+}
+
+impl Args for Ended {
+    fn argv<'a>(&'a self, publish: &'a [u8]) -> Vec<&'a [u8]> {
+        let mut argv = self.release.argv(publish);
+        argv.push(self.how.as_bytes());
+        argv.push(self.history.as_bytes());
+        argv
+    }
+}
+
 /// A slot's release or undo (RELEASE_SLOT): [`Release`]'s, the limit, then the place a
 /// waiter's own undo puts back (ticket, lease ms, record, the queue keys' TTL; all empty
 /// otherwise).
@@ -166,6 +204,24 @@ impl Args for Leave {
     fn argv<'a>(&'a self, publish: &'a [u8]) -> Vec<&'a [u8]> {
         let mut argv = vec![self.token.as_bytes()];
         argv.extend(self.wake.argv(publish));
+        argv
+    }
+}
+
+/// A waiter leaving the lock's line (LEAVE): [`Leave`]'s, then how it left (`gave up`,
+/// `interrupted`; empty: not recorded) and the history (`History::spec`).
+#[derive(Default)]
+pub(in crate::lock) struct Departure {
+    pub leave: Leave,
+    pub how: String,
+    pub history: String,
+}
+
+impl Args for Departure {
+    fn argv<'a>(&'a self, publish: &'a [u8]) -> Vec<&'a [u8]> {
+        let mut argv = self.leave.argv(publish);
+        argv.push(self.how.as_bytes());
+        argv.push(self.history.as_bytes());
         argv
     }
 }
@@ -299,4 +355,17 @@ impl Args for Page {
 /// A yes-or-no argument as the Lua reads it: '1', or empty.
 fn flag(yes: bool) -> &'static [u8] {
     if yes { b"1" } else { b"" }
+}
+
+/// A page of a key's history (HISTORY): the first entry (0: the newest), how many.
+#[derive(Default)]
+pub(in crate::lock) struct HistoryPage {
+    pub first: String,
+    pub count: String,
+}
+
+impl Args for HistoryPage {
+    fn argv<'a>(&'a self, _: &'a [u8]) -> Vec<&'a [u8]> {
+        vec![self.first.as_bytes(), self.count.as_bytes()]
+    }
 }

@@ -36,6 +36,7 @@ fn the_layout_names_each_key_as_its_own_function_does() {
             order(key),
             policy(key),
             evicted(key),
+            history(key),
         ];
         assert_eq!(
             names.keys(key),
