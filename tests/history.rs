@@ -361,3 +361,46 @@ fn a_history_another_client_wrote_is_named_and_never_breaks_the_lock() {
     );
     assert!(said.contains("__redlock:{odd}:history:odd"), "{said}");
 }
+
+#[test]
+fn status_and_list_say_how_the_last_turn_ended() {
+    let cluster = Cluster::start(3);
+    assert_eq!(run(&cluster, "s", &[], "exit 7").status.code(), Some(7));
+    let status = cluster
+        .redlock()
+        .args(["status", "--key", "s"])
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(1), "{}", describe(&status));
+    let said = text(&status);
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("last turn: "))
+        .unwrap_or_else(|| panic!("no last turn: {said}"));
+    assert!(line.starts_with("last turn: released, exit 7, "), "{line}");
+    assert!(line.contains(" ago (held "), "{line}");
+    assert!(
+        line.ends_with("(more: redlock history --key 's')"),
+        "{line}"
+    );
+    let json = cluster
+        .redlock()
+        .args(["status", "--key", "s", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["last_turn"]["exit_code"], 7, "{report}");
+    // `list` shows held locks: the last turn of one that is held now is the one before.
+    let mut holder = Running::start(cluster.redlock().args(["run", "--key", "s"]));
+    holder.wait_ready();
+    let list = cluster.redlock().args(["list", "--json"]).output().unwrap();
+    let listed: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let lock = listed["locks"]
+        .as_array()
+        .and_then(|locks| locks.iter().find(|l| l["key"] == "s"))
+        .unwrap_or_else(|| panic!("{listed}"))
+        .clone();
+    assert_eq!(lock["last_turn"]["exit_code"], 7, "{lock}");
+    holder.open_gate();
+    let _ = holder.wait_output();
+}

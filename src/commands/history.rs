@@ -123,7 +123,7 @@ fn to_text(key: &str, read: &KeyHistory, turns: &[&HistoryTurn]) -> String {
 }
 
 /// The words of an end, as the text says it.
-fn how_it_ended(end: &TurnEnd) -> String {
+pub(super) fn how_it_ended(end: &TurnEnd) -> String {
     let by = |by: &Option<Holder>| {
         by.as_ref().map_or_else(String::new, |h| {
             let why = h
@@ -159,7 +159,7 @@ fn timestamp(ms: u64) -> String {
         .replacen('T', " ", 1)
 }
 
-fn to_json(key: &str, turn: &HistoryTurn) -> Value {
+pub(super) fn to_json(key: &str, turn: &HistoryTurn) -> Value {
     let (exit_code, signal) = match turn.end {
         TurnEnd::Exited(code) => (Some(code), None),
         TurnEnd::Signalled(signal) => (None, Some(signal)),

@@ -33,7 +33,8 @@ use crate::plural::counted;
 
 use super::durations::{ms, round};
 use super::{
-    open_client, output, status_revoked, status_shared, status_slots, status_watch, wording,
+    history, open_client, output, status_revoked, status_shared, status_slots, status_watch,
+    wording,
 };
 
 pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
@@ -70,6 +71,7 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
         (readers, count)
     });
     let readers = readers.as_ref().map(|(r, count)| (r.as_slice(), *count));
+    let last = read.last_turn(client.quorum());
     let text = if args.json {
         let mut json = to_json(&args.key, client.quorum(), &verdict, &masters);
         json["shared"] = readers.is_some().into();
@@ -82,9 +84,16 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
             // The readers' marker is nobody's token: readers are listed by their own.
             json["token"] = Value::Null;
         }
+        json["last_turn"] = last
+            .as_ref()
+            .map_or(Value::Null, |turn| history::to_json(&args.key, turn));
         format!("{}\n", escape::json(&json))
     } else {
-        to_text(&args.key, &verdict, &masters, readers)
+        let mut text = to_text(&args.key, &verdict, &masters, readers);
+        if let Some(turn) = &last {
+            text.push_str(&last_turn(&args.key, turn));
+        }
+        text
     };
     // -q: the exit code is the answer (as `grep -q`); failures still say why on stderr.
     if !global.quiet {
@@ -342,6 +351,34 @@ fn to_text(
         }
     }
     out
+}
+
+/// The key's last turn, as one line: how it ended, how long ago, after how long, and who.
+fn last_turn(key: &str, turn: &crate::lock::HistoryTurn) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let ago = turn
+        .ended_ms
+        .map(|at| {
+            let ago = std::time::Duration::from_secs(now.saturating_sub(at) / 1000);
+            format!(", {} ago", humantime::format_duration(ago))
+        })
+        .unwrap_or_default();
+    let after = turn
+        .held_for()
+        .map(|held| format!(" (held {})", round(held)))
+        .unwrap_or_default();
+    let who = turn
+        .holder
+        .as_ref()
+        .map(|h| format!(": {}", h.identify()))
+        .unwrap_or_default();
+    format!(
+        "last turn: {}{ago}{after}{who} (more: redlock history --key {})\n",
+        history::how_it_ended(&turn.end),
+        super::list::problems::quote(key)
+    )
 }
 
 /// How many characters of a token a line shows (an ellipsis counted): enough to tell tokens

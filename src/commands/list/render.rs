@@ -364,6 +364,7 @@ fn lock_json(masters: &[MasterScan], lock: &LockView) -> Value {
         "queue": super::super::status::queue_json(&lock.queue),
         "order": lock.order,
         "policy": lock.policy,
+        "last_turn": lock.last_turn.as_ref().map(|turn| super::super::history::to_json(&lock.key, turn)),
     })
 }
 

@@ -3,9 +3,9 @@
 //! that hold it. Pure functions of a lock as read.
 
 use crate::lock::{
-    FoundLock, InLine, MasterScan, MasterState, Reader, Revocation, SHARED_MARKER, SemaphoreState,
-    SemaphoreVerdict, SlotsInspection, Verdict, count_readers, judge, judge_readers, judge_slots,
-    line,
+    FoundLock, HistoryTurn, InLine, MasterScan, MasterState, Reader, Revocation, SHARED_MARKER,
+    SemaphoreState, SemaphoreVerdict, SlotsInspection, Verdict, count_readers, judge,
+    judge_readers, judge_slots, line,
 };
 
 /// One lock, as listed.
@@ -33,6 +33,8 @@ pub struct LockView {
     pub policy: Option<String>,
     /// Revoked by `release --force`: the record some master shows.
     pub revocation: Option<Revocation>,
+    /// The key's last turn whose end a master recorded (`redlock history`'s newest).
+    pub last_turn: Option<HistoryTurn>,
 }
 
 /// A key used as a semaphore (`--limit`), as listed: judged as `status` judges one
@@ -99,7 +101,9 @@ pub fn view(lock: &FoundLock, scanned: &[MasterScan]) -> Option<LockView> {
         None => (None, 0),
     };
     let revocation = super::super::status_revoked::found(&masters, &verdict).cloned();
+    let quorum = scanned.len() / 2 + 1;
     let view = LockView {
+        last_turn: lock.read(scanned).last_turn(quorum),
         revocation,
         readers,
         reader_count,
@@ -139,6 +143,7 @@ pub(super) mod tests {
             order: None,
             policy: None,
             slots: None,
+            history: Vec::new(),
         }
     }
 

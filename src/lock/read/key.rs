@@ -13,6 +13,7 @@ use crate::lock::quorum::outcome::{Inspection, MasterState};
 use crate::lock::quorum::reader_verdict::ReadersInspection;
 use crate::lock::quorum::round::Masters;
 use crate::lock::quorum::slot_verdict::SlotsInspection;
+use crate::lock::read::history::{MasterHistory, Turn, TurnEnd, merge};
 use crate::lock::read::scan::{LockRead, Reading, decoded};
 use crate::lock::scripts::READ;
 use crate::lock::scripts::keys::Names;
@@ -48,6 +49,28 @@ pub(in crate::lock) async fn read_key(
 }
 
 impl KeyRead {
+    /// The key's newest turn whose end a master recorded (released, lost, revoked, or a
+    /// waiter's that never ran; `None` where none is), from the history's newest events READ
+    /// read on each master, merged as `history` merges them (see `read::history`). An
+    /// expired turn is not one: only `history` tells it, from the whole record.
+    pub fn last_turn(&self, quorum: usize) -> Option<Turn> {
+        let masters: Vec<MasterHistory> = self
+            .masters
+            .iter()
+            .filter_map(|(_, read)| read.as_ref().ok())
+            .map(|read| MasterHistory {
+                events: read.history.clone(),
+                current: read.token.clone(),
+            })
+            .collect();
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        merge(&masters, quorum, now_ms)
+            .into_iter()
+            .find(|turn| turn.ended_ms.is_some() && turn.end != TurnEnd::Holding)
+    }
+
     /// What each master has of the lock, for [`crate::lock::judge`] and [`crate::lock::line`]:
     /// its fencing counter where the read took its value (`list`'s does not, see `scan`).
     pub fn inspections(&self) -> Vec<Inspection> {

@@ -123,7 +123,7 @@ table! {
     READ_WAIT: Recorded<Turn> = ("READ_WAIT", shared::READ_WAIT, History, 9),
     READ_EXTEND: Extend = ("READ_EXTEND", shared::READ_EXTEND, ReaderHolders, 2),
     READ_RELEASE: Ended = ("READ_RELEASE", shared::READ_RELEASE, History, 7),
-    READ: Read = ("READ", scan::READ, Policy, 5),
+    READ: Read = ("READ", scan::READ, History, 5),
     PAGE: Page = ("PAGE (list)", scan::PAGE, Nothing, 6),
     ORDER: Order = ("ORDER", order::ORDER, Order, 3),
     FORCE: Recorded<Force> = ("FORCE", force::FORCE, History, 6),

@@ -13,7 +13,8 @@ use crate::lock::wire::lua::Lua;
 /// is its own, as every script's (see [`super::TABLE`]).
 /// KEYS: the layout (`keys::Names::keys`) through the line's policy: lock 1, holder 2,
 /// queue 3, lease 4, waiters 5, tickets 6, slots 7, limit 8 and slot holders 11 (see `slots`), readers 9, reader holders 10
-/// (see `shared`), fence 12, order register 13, the line's policy 14. ARGV: how many waiters to
+/// (see `shared`), fence 12, order register 13, the line's policy 14, the history 16 (see
+/// `history`: its newest [`HISTORY_READ`] events, for the key's last turn). ARGV: how many waiters to
 /// read, the longest TTL redlock gives in ms (`scripts::LONGEST_TTL_MS`), how many readers'
 /// shares, how many slots, and what the read is for: `status` (a judgement of the key) or
 /// anything else (`list`'s scan).
@@ -46,13 +47,16 @@ use crate::lock::wire::lua::Lua;
 /// {limit or false, live slots, PTTL slots, PTTL limit, PTTL slot holders, {member, ms left,
 /// record or false}* (the first live slots by expiry; a revoked one under its renamed member),
 /// TYPE slots, TYPE slot holders, how many slots are scored past the horizon, the error
-/// reading them gave or false}}. Every part is bounded: counts are ZCOUNTs, lists ZRANGE with
+/// reading them gave or false}, the history's newest events where it is a list (else
+/// false)}. Every part is bounded: counts are ZCOUNTs, lists ZRANGE with
 /// a LIMIT, so a key with many members costs no more than one with the limits given (see
 /// BENCHMARKS.md, "Bounded work per script call"). `false`, never `nil`, in the tables: a nil
 /// would end the reply there.
 pub(in crate::lock) static READ: LazyLock<Lua> = LazyLock::new(|| {
-    Lua::new(
-        r"
+    Lua::composed(
+        &[
+            &format!("local HISTORY_READ = {HISTORY_READ}\n"),
+            r"
 local strict = ARGV[5] == 'status'
 local function try(...)
   local ok, value = pcall(redis.call, ...)
@@ -131,15 +135,24 @@ if redis.call('EXISTS', KEYS[7]) + redis.call('EXISTS', KEYS[8]) + redis.call('E
            taken, kind(KEYS[7]), kind(KEYS[11]), try('ZCOUNT', KEYS[7], '(' .. last, '+inf') or 0,
            failed.slots or false}
 end
+local history = false
+if kind(KEYS[16]) == 'list' then
+  history = try('LRANGE', KEYS[16], 0, HISTORY_READ - 1) or false
+end
 return {now[1], now[2], token, redis.call('PTTL', KEYS[1]), holder,
         redis.call('PTTL', KEYS[2]), fence, queue_len,
         redis.call('PTTL', KEYS[3]), redis.call('PTTL', KEYS[4]), redis.call('PTTL', KEYS[5]),
         redis.call('PTTL', KEYS[6]), waiters, lapsed,
-        readers, try('GET', KEYS[13]), try('GET', KEYS[14]), slots}
+        readers, try('GET', KEYS[13]), try('GET', KEYS[14]), slots, history}
 ",
+        ],
         bit(&READ),
     )
 });
+
+/// How many of the history's newest events READ reads: enough for the last few turns' ends
+/// (a turn has two events on a master, a waiter's partial holds a few more).
+pub const HISTORY_READ: usize = 8;
 
 /// One page of the scan, read on the master for a page whose names are too long for a reply:
 /// the same SCAN, then every name whole that is at most ARGV[4] bytes and fits in a page of

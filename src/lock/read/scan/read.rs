@@ -41,6 +41,9 @@ pub struct LockRead {
     pub policy: Option<String>,
     /// The semaphore at this key (`--limit`), where any of its keys exists.
     pub slots: Option<SlotsRead>,
+    /// The history's newest events here, as stored (see `scripts::history`; `read::history`
+    /// merges them).
+    pub history: Vec<Vec<u8>>,
 }
 
 /// A shared lock's readers on one master (see `shared`).
@@ -217,14 +220,22 @@ fn decode(reply: &Reply) -> Option<LockRead> {
             })
             .collect::<Option<_>>()?,
     };
-    let (readers, order, policy, slots) = match rest {
-        [] => (&[][..], None, None, None),
+    let (readers, order, policy, slots, history) = match rest {
+        [] => (&[][..], None, None, None, None),
         [readers, after @ ..] => (
             std::slice::from_ref(readers),
             after.first(),
             after.get(1),
             after.get(2),
+            after.get(3),
         ),
+    };
+    let history = match history {
+        Some(Reply::Array(entries)) => entries
+            .iter()
+            .filter_map(|entry| entry.bulk().map(<[u8]>::to_vec))
+            .collect(),
+        _ => Vec::new(),
     };
     let slots = match slots {
         None | Some(Reply::Nil) => None,
@@ -273,6 +284,7 @@ fn decode(reply: &Reply) -> Option<LockRead> {
         order,
         policy,
         slots,
+        history,
     })
 }
 
