@@ -404,3 +404,29 @@ fn status_and_list_say_how_the_last_turn_ended() {
     holder.open_gate();
     let _ = holder.wait_output();
 }
+
+#[test]
+fn a_semaphores_holders_each_have_their_own_turn_and_a_forced_slot_is_revoked() {
+    let cluster = Cluster::start(3);
+    assert_eq!(
+        run(&cluster, "pool", &["--limit", "2"], "exit 2")
+            .status
+            .code(),
+        Some(2)
+    );
+    let mut holder = Running::start(
+        cluster
+            .redlock()
+            .args(["run", "--key", "pool", "--limit", "2"]),
+    );
+    holder.wait_ready();
+    let forced = force(&cluster, "pool", "drain");
+    assert_eq!(forced.status.code(), Some(0), "{}", describe(&forced));
+    let _ = holder.wait_output();
+    let turns = turns(&cluster, "pool");
+    let ends: Vec<&str> = turns.iter().map(|t| t["end"].as_str().unwrap()).collect();
+    assert_eq!(ends, ["revoked", "released"], "{turns:?}");
+    assert!(turns.iter().all(|t| t["kind"] == "semaphore"), "{turns:?}");
+    assert_eq!(turns[0]["by"]["note"], "drain");
+    assert_eq!(turns[1]["exit_code"], 2);
+}

@@ -89,7 +89,7 @@ use super::undo::Purpose;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
 use crate::lock::quorum::round::Masters;
 use crate::lock::quorum::tally::slot_quorum;
-use crate::lock::scripts::calls::args::{ExtendSlot, LeaveSlot, SlotTurn};
+use crate::lock::scripts::calls::args::{ExtendSlot, LeaveSlot, Recorded, SlotTurn};
 use crate::lock::scripts::keys::Names;
 use crate::lock::scripts::slots::slot_turn;
 use crate::lock::scripts::{EXTEND_SLOT, LEAVE_SLOT, WAIT_SLOT};
@@ -136,9 +136,12 @@ impl Seam for Slot {
 
     /// WAIT_SLOT: the lock's turn arguments, with the limit.
     fn wait(&self, queued: &Queued, join: bool, _: &Names) -> Wait {
-        let args = SlotTurn {
-            args: queued.turn(join),
-            limit: self.limit.to_string(),
+        let args = Recorded {
+            args: SlotTurn {
+                args: queued.turn(join),
+                limit: self.limit.to_string(),
+            },
+            history: queued.history.spec(),
         };
         Wait {
             call: Call::new(&WAIT_SLOT, args),

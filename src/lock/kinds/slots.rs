@@ -14,7 +14,7 @@ use crate::lock::quorum::outcome::{AttemptFailure, Released};
 use crate::lock::quorum::round::{Masters, Refusals, Until};
 use crate::lock::quorum::slot_refusals::{conflict, full};
 use crate::lock::quorum::tally::{Decision, Loss, majority, slot_quorum};
-use crate::lock::scripts::calls::args::{ReleaseSlot, Take, TakeSlot};
+use crate::lock::scripts::calls::args::{EndedSlot, Recorded, ReleaseSlot, Take, TakeSlot};
 use crate::lock::scripts::keys::Names;
 use crate::lock::scripts::slots::{SlotRefusal, granted_ticket, slot_refusal, slot_vote};
 use crate::lock::scripts::{ACQUIRE_SLOT, RELEASE_SLOT};
@@ -52,15 +52,18 @@ pub(in crate::lock) async fn attempt_slot(
         history: request.history,
         how: "",
     };
-    let args = TakeSlot {
-        args: Take {
-            token: token.to_string(),
-            ttl_ms: timing.ttl_ms(),
-            record,
-            will_wait,
-            keep_ms: keep(&timing).as_millis().to_string(),
+    let args = Recorded {
+        args: TakeSlot {
+            args: Take {
+                token: token.to_string(),
+                ttl_ms: timing.ttl_ms(),
+                record,
+                will_wait,
+                keep_ms: keep(&timing).as_millis().to_string(),
+            },
+            limit: limit.to_string(),
         },
-        limit: limit.to_string(),
+        history: request.history.spec(),
     };
     let layout = names.keys(key);
     let start = Instant::now();
@@ -162,15 +165,19 @@ pub(in crate::lock) async fn release_slot(
     purpose: Purpose,
     seat: Option<&Seat<'_>>,
 ) -> Released {
-    let args = ReleaseSlot {
-        release: release_args(holding, purpose),
-        limit: limit.to_string(),
-        seat: match seat {
-            Some(seat) => {
-                [seat.ticket, seat.lease_ms, seat.record, seat.keep_ms].map(str::to_string)
-            }
-            None => Default::default(),
+    let args = EndedSlot {
+        release: ReleaseSlot {
+            release: release_args(holding, purpose),
+            limit: limit.to_string(),
+            seat: match seat {
+                Some(seat) => {
+                    [seat.ticket, seat.lease_ms, seat.record, seat.keep_ms].map(str::to_string)
+                }
+                None => Default::default(),
+            },
         },
+        how: holding.how.to_string(),
+        history: holding.history.spec(),
     };
     let round = Giving {
         what: "release slot",

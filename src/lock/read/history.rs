@@ -159,10 +159,11 @@ impl Event {
         let value: Value = serde_json::from_slice(entry).ok()?;
         let text = |field: &str| value.get(field).and_then(Value::as_str);
         let number = |field: &str| text(field).and_then(|t| t.parse::<u64>().ok());
-        let record = |field: &str| {
-            text(field)
-                .filter(|r| !r.is_empty())
-                .and_then(|r| Holder::from_json(r.as_bytes()))
+        // A record is an object (or, as text, one written by an earlier build of this one).
+        let record = |field: &str| match value.get(field)? {
+            Value::String(text) => Holder::from_json(text.as_bytes()),
+            object @ Value::Object(_) => Holder::from_json(object.to_string().as_bytes()),
+            _ => None,
         };
         Some(Event {
             kind: text("e")?.to_string(),

@@ -23,7 +23,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::lock::scripts::calls::Call;
 use crate::lock::scripts::calls::args::{
-    Departure, Ended, Leave, Queued, Recorded, Release, ReleaseSlot, Take, TakeSlot, Turn, Wake,
+    Departure, Ended, EndedSlot, Leave, Queued, Recorded, Release, ReleaseSlot, Take, TakeSlot,
+    Turn, Wake,
 };
 use crate::lock::scripts::keys::{self, RESERVED_PREFIX};
 use crate::lock::scripts::{
@@ -230,14 +231,17 @@ async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Resul
         wake: Wake::default(),
     };
     let (reader, slot) = ("shr-doctor", "sem2-doctor");
-    let take_slot = TakeSlot {
+    let take_slot = unrecorded(TakeSlot {
         args: take(slot, false),
         limit: "2".into(),
-    };
-    let slot_back = ReleaseSlot {
-        release: give_back(slot),
-        limit: "2".into(),
-        seat: Default::default(),
+    });
+    let slot_back = EndedSlot {
+        release: ReleaseSlot {
+            release: give_back(slot),
+            limit: "2".into(),
+            seat: Default::default(),
+        },
+        ..EndedSlot::default()
     };
     // Each step over its key's layout, and whether it answers 1 (else a refusal).
     let steps = [

@@ -19,7 +19,8 @@ use crate::lock::wire::lua::Lua;
 /// channel and the command to publish with: a force that revokes is announced there (best
 /// effort, `pcall`), so that `status --watch` hears it at once; no waiter in line listens
 /// there, and one that did would find the key still closed; the history (`scripts::history`:
-/// each revoked token of the lock and of its readers is recorded there, `by` the record).
+/// each revoked token of the lock, of its readers and of a semaphore's slots is recorded
+/// there, `by` the record).
 /// Revokes the token in K, or every live reader (K then held by the readers' marker: their
 /// shares and records go, and the first 100 are listed in the record, the rest counted in
 /// `unlisted`, so that none of them can open K early while another may still read).
@@ -45,6 +46,9 @@ if not current and redis.call('EXISTS', KEYS[7]) == 1 then
   local answer = revoke_slots(ARGV[1], tonumber(ARGV[2]))
   if answer[1] == 'forced' then
     redis.pcall(ARGV[5], ARGV[4], '')
+    for i = 1, #answer[2], 2 do
+      remember(ARGV[6], {e = 'revoked', t = answer[2][i], by = ARGV[1]}, false)
+    end
   end
   return answer
 end

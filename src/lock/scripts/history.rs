@@ -6,7 +6,7 @@
 //! Each entry is one JSON object (stable field names, docs/protocol.md, "History"):
 //! `e` the event, `t` the token, `at` when (ms since the Unix epoch, as a string: exact), and
 //! per event:
-//! - `taken` (ACQUIRE, WAIT's take): `ttl` (ms), `who` (the holder record, as stored);
+//! - `taken` (ACQUIRE, WAIT's take): `ttl` (ms), `who` (the holder record, a JSON object);
 //! - `end` (a real RELEASE): `how`, what the releaser says ended the turn: `exit N`,
 //!   `signal N`, `lost` (its renewals could not keep a majority; recorded also where the key
 //!   had already expired), `released` (a script's `release`);
@@ -17,7 +17,9 @@
 //! - `left` (LEAVE): `how` (`gave up`, `interrupted`), `who`.
 //!
 //! **Bounded, never without a TTL, never in the way.** Every write is LPUSH, PEXPIRE by the
-//! history's age ([`AGE_MS`]), then LTRIM when longer than its cap, each with `pcall`: a
+//! history's age ([`AGE_MS`]) where it takes (a release, a force, an eviction or a departure
+//! only where its LPUSH made the list: the history lives 30 days after the last take), then
+//! LTRIM when longer than its cap, each with `pcall`: a
 //! history is what the lock tells about itself, so nothing in it may fail the script that
 //! takes or releases (an LPUSH onto a key of another type, which another client wrote, or
 //! one an ACL refuses, writes nothing; a list whose PEXPIRE is refused is deleted at once:
@@ -108,7 +110,17 @@ impl Ending {
 
 /// The Lua every history-writing script shares: `remember(spec, fields, is_take)` records
 /// `fields` (a table; `e` and `t` set by the caller) with `at` from `spec`, as the header says.
-pub(in crate::lock) const REMEMBER: &str = r"
+/// The entry is put together as text rather than with `cjson.encode`, which would parse
+/// nothing but escape every quote of the records it carries (see BENCHMARKS.md, "History"):
+/// the records (`who`, `by`) are redlock's own JSON, written in as objects, a value that is
+/// not one left out; a token or word that needs escaping is escaped.
+pub(in crate::lock) const REMEMBER: &str = r#"
+local function quoted(value)
+  if string.find(value, '[%c"\\]') then
+    return cjson.encode(value)
+  end
+  return '"' .. value .. '"'
+end
 local function remember(spec, fields, is_take)
   if spec == nil or spec == '' then
     return
@@ -117,12 +129,24 @@ local function remember(spec, fields, is_take)
   if not cap then
     return
   end
-  fields.at = at
-  local length = redis.pcall('LPUSH', KEYS[16], cjson.encode(fields))
+  local entry = '{"e":"' .. fields.e .. '","t":' .. quoted(fields.t) .. ',"at":"' .. at .. '"'
+  if fields.ttl then
+    entry = entry .. ',"ttl":' .. quoted(fields.ttl)
+  end
+  if fields.how then
+    entry = entry .. ',"how":' .. quoted(fields.how)
+  end
+  for _, name in ipairs({'who', 'by'}) do
+    local record = fields[name]
+    if record and string.sub(record, 1, 1) == '{' then
+      entry = entry .. ',"' .. name .. '":' .. record
+    end
+  end
+  local length = redis.pcall('LPUSH', KEYS[16], entry .. '}')
   if type(length) ~= 'number' then
     return
   end
-  if type(redis.pcall('PEXPIRE', KEYS[16], age)) ~= 'number' then
+  if (is_take or length == 1) and type(redis.pcall('PEXPIRE', KEYS[16], age)) ~= 'number' then
     redis.pcall('DEL', KEYS[16])
     return
   end
@@ -134,7 +158,7 @@ local function remember(spec, fields, is_take)
     redis.pcall('LTRIM', KEYS[16], 0, limit - 1)
   end
 end
-";
+"#;
 
 /// [`REMEMBER`] with its ceiling, as the scripts compose it.
 pub(in crate::lock) static REMEMBER_LUA: LazyLock<String> =

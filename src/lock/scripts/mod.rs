@@ -75,8 +75,8 @@ use std::sync::LazyLock;
 
 use crate::lock::wire::lua::Lua;
 use calls::args::{
-    Departure, Ended, Extend, ExtendSlot, Force, HistoryPage, LeaveSlot, Order, Page, Proposal,
-    Read, Recorded, ReleaseSlot, SlotTurn, SupersedingTurn, Take, TakeSlot, Turn,
+    Departure, Ended, EndedSlot, Extend, ExtendSlot, Force, HistoryPage, LeaveSlot, Order, Page,
+    Proposal, Read, Recorded, SlotTurn, SupersedingTurn, Take, TakeSlot, Turn,
 };
 use calls::{Row, Script};
 use keys::Through;
@@ -114,10 +114,10 @@ table! {
     FENCE_PROPOSE: Proposal = ("FENCE_PROPOSE", lock::FENCE_PROPOSE, Fence, 1),
     WAIT: Recorded<Turn> = ("WAIT", queue::WAIT, History, 9),
     LEAVE: Departure = ("LEAVE", queue::LEAVE, History, 6),
-    ACQUIRE_SLOT: TakeSlot = ("ACQUIRE_SLOT", slots::ACQUIRE_SLOT, SlotHolders, 6),
-    WAIT_SLOT: SlotTurn = ("WAIT_SLOT", slots::WAIT_SLOT, SlotHolders, 9),
+    ACQUIRE_SLOT: Recorded<TakeSlot> = ("ACQUIRE_SLOT", slots::ACQUIRE_SLOT, History, 7),
+    WAIT_SLOT: Recorded<SlotTurn> = ("WAIT_SLOT", slots::WAIT_SLOT, History, 10),
     EXTEND_SLOT: ExtendSlot = ("EXTEND_SLOT", slots::EXTEND_SLOT, SlotHolders, 3),
-    RELEASE_SLOT: ReleaseSlot = ("RELEASE_SLOT", slots::RELEASE_SLOT, SlotHolders, 10),
+    RELEASE_SLOT: EndedSlot = ("RELEASE_SLOT", slots::RELEASE_SLOT, History, 12),
     LEAVE_SLOT: LeaveSlot = ("LEAVE_SLOT", slots::LEAVE_SLOT, SlotHolders, 5),
     READ_ACQUIRE: Recorded<Take> = ("READ_ACQUIRE", shared::READ_ACQUIRE, History, 6),
     READ_WAIT: Recorded<Turn> = ("READ_WAIT", shared::READ_WAIT, History, 9),

@@ -47,6 +47,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use super::bit;
+use super::history::REMEMBER_LUA;
 use super::holder::Holder;
 use super::lock::Refusal;
 use super::queue::{Place, Turn};
@@ -134,7 +135,8 @@ end
 
 /// Takes a slot as a newcomer. ARGV: token, TTL in ms, L, holder record (may be empty), ticket
 /// wanted ('1' when the caller will wait: every answer then draws a ticket, a slot taken
-/// too), keep ms (the queue's). A newcomer takes a free slot only when the live waiters leave
+/// too), keep ms (the queue's), the history (`scripts::history`: a slot taken is recorded
+/// there, each holder its own turn). A newcomer takes a free slot only when the live waiters leave
 /// one for it (slots taken + waiters < L): it never passes the queue. Returns 1 when the slot
 /// was taken (or was already ours: the same request sent again), `{'taken', ticket}` when it
 /// was taken with a ticket wanted; otherwise a refusal: `{'lock', 1 if readers hold it else
@@ -146,6 +148,7 @@ pub static ACQUIRE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
         &[
             FUNCTIONS,
             PRELUDE,
+            REMEMBER_LUA.as_str(),
             r"
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return {'lock', redis.call('GET', KEYS[1]) == SHARED and 1 or 0}
@@ -165,6 +168,7 @@ if redis.call('EXISTS', KEYS[3]) == 1 and first_live(now) then
 end
 if count + waiting < tonumber(ARGV[3]) then
   take(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+  remember(ARGV[7], {e = 'taken', t = ARGV[1], ttl = ARGV[2], who = ARGV[4]}, true)
   if ARGV[5] ~= '' then
     local ticket = draw(tonumber(ARGV[6]))
     return {'taken', ticket}
@@ -186,7 +190,8 @@ return full(ticket)
 /// heartbeat), joins when told to, and takes a slot when it is among the first live waiters
 /// that the free slots leave room for (slots taken + its position < L), or renews one an
 /// earlier turn left it. ARGV: token, TTL ms, L, holder record, ticket, waiter record, lease
-/// ms, keep ms, join ('1' or empty). Returns 1 when taken (the place is given up), 0 when this
+/// ms, keep ms, join ('1' or empty), the history (a slot newly taken is recorded there).
+/// Returns 1 when taken (the place is given up), 0 when this
 /// master has no place for the waiter and it was not told to join, `{'lock'}` or `{'limit',
 /// L'}` as ACQUIRE_SLOT, else `{'full', ms until the first slot expires or -1, 0-based
 /// position, waiters, token, record or nil, ...}`.
@@ -195,6 +200,7 @@ pub static WAIT_SLOT: LazyLock<Lua> = LazyLock::new(|| {
         &[
             FUNCTIONS,
             PRELUDE,
+            REMEMBER_LUA.as_str(),
             r"
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return {'lock', redis.call('GET', KEYS[1]) == SHARED and 1 or 0}
@@ -221,6 +227,7 @@ local position = redis.call('ZRANK', KEYS[3], ARGV[1])
 if count + position < tonumber(ARGV[3]) then
   take(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
   drop(ARGV[1])
+  remember(ARGV[10], {e = 'taken', t = ARGV[1], ttl = ARGV[2], who = ARGV[4]}, true)
   return 1
 end
 return full(position)
@@ -267,7 +274,8 @@ return 1
 /// channels (`wake_newly`, with `eligible_slots`: the first L - slots live waiters); the
 /// caller is not. Notices are best effort (pcall).
 /// ARGV: token, release channel or empty, publish command, wake channel prefix and suffix, L,
-/// then for a waiter's undo: ticket, lease ms, waiter record, keep ms (else empty).
+/// then for a waiter's undo: ticket, lease ms, waiter record, keep ms (else empty); how the
+/// turn ended and the history (recorded as RELEASE records it, see `scripts::history`).
 /// A revoked holder's release (or undo) says it stopped: its revoked slot goes (`revoke`).
 /// Returns 1 when removed, `{'acknowledged', the revocation record}` when the revoked slot of
 /// the token was removed (as done as 1, see `release_vote`), 0 when the slot was not (or no
@@ -279,6 +287,7 @@ pub static RELEASE_SLOT: LazyLock<Lua> = LazyLock::new(|| {
             PRELUDE,
             MARKER,
             REVOKED_SLOTS,
+            REMEMBER_LUA.as_str(),
             r"
 local before = eligible_slots(ARGV[6])
 local removed, acknowledged = 0, false
@@ -308,6 +317,13 @@ if ARGV[2] == '' and removed == 1 and ARGV[7] ~= '' then
 end
 hand_off(before, function() return eligible_slots(ARGV[6]) end, ARGV[1], ARGV[2] ~= '',
          ARGV[3], ARGV[4], ARGV[5], ARGV[2], function() return removed == 1 end)
+if ARGV[2] == '' then
+  if removed == 1 then
+    remember(ARGV[12], {e = 'undone', t = ARGV[1]}, false)
+  end
+elseif removed == 1 or ARGV[11] == 'lost' then
+  remember(ARGV[12], {e = 'end', t = ARGV[1], how = ARGV[11]}, false)
+end
 if acknowledged then
   return {'acknowledged', acknowledged}
 end

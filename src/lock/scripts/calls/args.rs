@@ -208,6 +208,24 @@ impl Args for Leave {
     }
 }
 
+/// A slot's release (RELEASE_SLOT): [`ReleaseSlot`]'s, then how the turn ended and the
+/// history, as the lock's [`Ended`].
+#[derive(Default)]
+pub(in crate::lock) struct EndedSlot {
+    pub release: ReleaseSlot,
+    pub how: String,
+    pub history: String,
+}
+
+impl Args for EndedSlot {
+    fn argv<'a>(&'a self, publish: &'a [u8]) -> Vec<&'a [u8]> {
+        let mut argv = self.release.argv(publish);
+        argv.push(self.how.as_bytes());
+        argv.push(self.history.as_bytes());
+        argv
+    }
+}
+
 /// A waiter leaving the lock's line (LEAVE): [`Leave`]'s, then how it left (`gave up`,
 /// `interrupted`; empty: not recorded) and the history (`History::spec`).
 #[derive(Default)]
