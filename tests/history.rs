@@ -430,3 +430,23 @@ fn a_semaphores_holders_each_have_their_own_turn_and_a_forced_slot_is_revoked() 
     assert_eq!(turns[0]["by"]["note"], "drain");
     assert_eq!(turns[1]["exit_code"], 2);
 }
+
+#[test]
+fn the_metrics_count_a_released_turn() {
+    let cluster = Cluster::start(3);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.prom");
+    let metrics = file.to_str().unwrap();
+    for command in ["exit 0", "exit 1"] {
+        run(&cluster, "m", &["--metrics-file", metrics], command);
+    }
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains(r#"redlock_outcomes_total{key="m",mode="writer",outcome="released"} 2"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"redlock_outcomes_total{key="m",mode="writer",outcome="lost"} 0"#),
+        "{text}"
+    );
+}

@@ -119,8 +119,13 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     late.finish();
     seen.held = Some(started.elapsed());
     match &ending {
-        Ending::Exited(status) if status.shell_code() == exit::OK => {
-            seen.success_at = Some(std::time::SystemTime::now());
+        Ending::Exited(status) => {
+            if status.shell_code() == exit::OK {
+                seen.success_at = Some(std::time::SystemTime::now());
+            }
+            if released.is_some() {
+                seen.outcomes.push(Outcome::Released);
+            }
         }
         // Lost to `release --force`: counted as its own outcome, in place of `lost`, whether
         // a renewal or the release found it.

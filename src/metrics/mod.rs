@@ -65,6 +65,10 @@ pub enum Outcome {
     Revoked,
     /// This `release --force` revoked it.
     Forced,
+    /// `run`'s command ended by itself and the lock was released: the turn `redlock history`
+    /// shows as released (lost, revoked and max_duration are counted instead where one of
+    /// those ended it). A turn that expired is not counted: its holder was killed, or frozen.
+    Released,
 }
 
 impl Outcome {
@@ -80,6 +84,7 @@ impl Outcome {
             Outcome::LostPlace => "lost_place",
             Outcome::Revoked => "revoked",
             Outcome::Forced => "forced",
+            Outcome::Released => "released",
         }
     }
 }

@@ -17,7 +17,7 @@ pub const LAST_SUCCESS: &str = "redlock_last_success_timestamp_seconds";
 
 /// The outcomes counted, each written (from 0) for every key, so that a first increase shows
 /// as one.
-pub const OUTCOME_NAMES: [&str; 10] = [
+pub const OUTCOME_NAMES: [&str; 11] = [
     "acquired",
     "conflict",
     "unavailable",
@@ -28,6 +28,7 @@ pub const OUTCOME_NAMES: [&str; 10] = [
     "lost_place",
     "revoked",
     "forced",
+    "released",
 ];
 
 /// The modes an outcome is counted by (label `mode`): `reader` for `--shared`, `writer` for

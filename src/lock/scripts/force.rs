@@ -47,7 +47,7 @@ if not current and redis.call('EXISTS', KEYS[7]) == 1 then
   if answer[1] == 'forced' then
     redis.pcall(ARGV[5], ARGV[4], '')
     for i = 1, #answer[2], 2 do
-      remember(ARGV[6], {e = 'revoked', t = answer[2][i], by = ARGV[1]}, false)
+      remember(ARGV[6], 'revoked', answer[2][i], nil, nil, nil, ARGV[1], false)
     end
   end
   return answer
@@ -92,7 +92,7 @@ redis.call('SET', KEYS[1], REVOKED, 'PX', ms)
 redis.call('SET', KEYS[2], cjson.encode(record), 'PX', ms)
 redis.call('DEL', KEYS[9], KEYS[10])
 for _, holder in ipairs(revoked) do
-  remember(ARGV[6], {e = 'revoked', t = holder.token, by = ARGV[1]}, false)
+  remember(ARGV[6], 'revoked', holder.token, nil, nil, nil, ARGV[1], false)
 end
 -- Told on the release channel, so that `status --watch` hears it at once (best effort).
 redis.pcall(ARGV[5], ARGV[4], '')

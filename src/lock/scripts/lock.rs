@@ -54,7 +54,7 @@ if not waiting and not readers and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX
   if ARGV[3] ~= '' then
     redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
   end
-  remember(ARGV[6], {e = 'taken', t = ARGV[1], ttl = ARGV[2], who = ARGV[3]}, true)
+  remember(ARGV[6], 'taken', ARGV[1], ARGV[2], nil, ARGV[3], nil, true)
   return 1
 end
 local current = held_value()
@@ -236,10 +236,10 @@ hand_off(before, queued and function() return eligible_lock(now) end, ARGV[1], A
          ARGV[3], ARGV[4], ARGV[5], ARGV[2], function() return released == 1 end)
 if ARGV[2] == '' then
   if mine then
-    remember(ARGV[7], {e = 'undone', t = ARGV[1]}, false)
+    remember(ARGV[7], 'undone', ARGV[1], nil, nil, nil, nil, false)
   end
 elseif mine or opens or ARGV[6] == 'lost' then
-  remember(ARGV[7], {e = 'end', t = ARGV[1], how = ARGV[6]}, false)
+  remember(ARGV[7], 'end', ARGV[1], nil, ARGV[6], nil, nil, false)
 end
 if opens then
   return {'acknowledged', record}

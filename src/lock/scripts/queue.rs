@@ -103,7 +103,7 @@ local function take()
     redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
   end
   if current ~= ARGV[1] then
-    remember(ARGV[9], {e = 'taken', t = ARGV[1], ttl = ARGV[2], who = ARGV[3]}, true)
+    remember(ARGV[9], 'taken', ARGV[1], ARGV[2], nil, ARGV[3], nil, true)
   end
 end
 -- The first live waiter has its place here: taking writes nothing to the queue, so it needs
@@ -149,7 +149,7 @@ if redis.call('ZSCORE', KEYS[3], ARGV[1]) == false then
 end
 if ARGV[5] ~= '' then
   local who = redis.call('HGET', KEYS[5], ARGV[1]) or ''
-  remember(ARGV[6], {e = 'left', t = ARGV[1], how = ARGV[5], who = who}, false)
+  remember(ARGV[6], 'left', ARGV[1], nil, ARGV[5], who, nil, false)
 end
 hand_off(before, function() return eligible_lock(now) end, ARGV[1], true, ARGV[2], ARGV[3],
          ARGV[4], '')

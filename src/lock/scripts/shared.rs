@@ -164,7 +164,7 @@ if not current or current == SHARED then
   end
   if not writer_waits(now) then
     share(ARGV[1], ARGV[2], ARGV[3], now)
-    remember(ARGV[6], {e = 'taken', t = ARGV[1], ttl = ARGV[2], who = ARGV[3]}, true)
+    remember(ARGV[6], 'taken', ARGV[1], ARGV[2], nil, ARGV[3], nil, true)
     return 1
   end
 end
@@ -214,7 +214,7 @@ if not current or current == SHARED then
   if renewing or reader_eligible(ARGV[1]) then
     share(ARGV[1], ARGV[2], ARGV[3], now)
     if not renewing then
-      remember(ARGV[9], {e = 'taken', t = ARGV[1], ttl = ARGV[2], who = ARGV[3]}, true)
+      remember(ARGV[9], 'taken', ARGV[1], ARGV[2], nil, ARGV[3], nil, true)
     end
     return 1
   end
@@ -318,10 +318,10 @@ hand_off(before, queued and function() return eligible(now) end, ARGV[1], ARGV[2
          function() return released == 1 and redis.call('EXISTS', KEYS[1]) == 0 end)
 if ARGV[2] == '' then
   if released == 1 then
-    remember(ARGV[7], {e = 'undone', t = ARGV[1]}, false)
+    remember(ARGV[7], 'undone', ARGV[1], nil, nil, nil, nil, false)
   end
 elseif released == 1 or ARGV[6] == 'lost' then
-  remember(ARGV[7], {e = 'end', t = ARGV[1], how = ARGV[6]}, false)
+  remember(ARGV[7], 'end', ARGV[1], nil, ARGV[6], nil, nil, false)
 end
 if acknowledged then
   return {'acknowledged', record}

@@ -168,7 +168,7 @@ if redis.call('EXISTS', KEYS[3]) == 1 and first_live(now) then
 end
 if count + waiting < tonumber(ARGV[3]) then
   take(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-  remember(ARGV[7], {e = 'taken', t = ARGV[1], ttl = ARGV[2], who = ARGV[4]}, true)
+  remember(ARGV[7], 'taken', ARGV[1], ARGV[2], nil, ARGV[4], nil, true)
   if ARGV[5] ~= '' then
     local ticket = draw(tonumber(ARGV[6]))
     return {'taken', ticket}
@@ -227,7 +227,7 @@ local position = redis.call('ZRANK', KEYS[3], ARGV[1])
 if count + position < tonumber(ARGV[3]) then
   take(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
   drop(ARGV[1])
-  remember(ARGV[10], {e = 'taken', t = ARGV[1], ttl = ARGV[2], who = ARGV[4]}, true)
+  remember(ARGV[10], 'taken', ARGV[1], ARGV[2], nil, ARGV[4], nil, true)
   return 1
 end
 return full(position)
@@ -319,10 +319,10 @@ hand_off(before, function() return eligible_slots(ARGV[6]) end, ARGV[1], ARGV[2]
          ARGV[3], ARGV[4], ARGV[5], ARGV[2], function() return removed == 1 end)
 if ARGV[2] == '' then
   if removed == 1 then
-    remember(ARGV[12], {e = 'undone', t = ARGV[1]}, false)
+    remember(ARGV[12], 'undone', ARGV[1], nil, nil, nil, nil, false)
   end
 elseif removed == 1 or ARGV[11] == 'lost' then
-  remember(ARGV[12], {e = 'end', t = ARGV[1], how = ARGV[11]}, false)
+  remember(ARGV[12], 'end', ARGV[1], nil, ARGV[11], nil, nil, false)
 end
 if acknowledged then
   return {'acknowledged', acknowledged}

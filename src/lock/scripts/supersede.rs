@@ -118,7 +118,7 @@ if newest then
   fresh(KEYS[15], keep_ms, 'HSET', KEYS[15], me, by)
   hand_off(before, function() return eligible_lock(now) end, me, true, ARGV[10], ARGV[11],
            ARGV[12], '')
-  remember(ARGV[9], {e = 'superseded', t = me, who = ARGV[5], by = evictor}, false)
+  remember(ARGV[9], 'superseded', me, nil, nil, ARGV[5], evictor, false)
   return {'superseded', by}
 end
 if #older > 0 then
@@ -128,7 +128,7 @@ if #older > 0 then
     drop(token)
     fresh(KEYS[15], keep_ms, 'HSET', KEYS[15], token, by)
     redis.pcall(ARGV[10], ARGV[11] .. token .. ARGV[12], '')
-    remember(ARGV[9], {e = 'superseded', t = token, who = who, by = ARGV[5]}, false)
+    remember(ARGV[9], 'superseded', token, nil, nil, who, ARGV[5], false)
   end
   local after = eligible_lock(now)
   wake_newly(before, after, me, ARGV[10], ARGV[11], ARGV[12])
