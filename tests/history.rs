@@ -52,6 +52,15 @@ fn each_turn_appears_once_newest_first_with_how_its_command_ended() {
     run(&cluster, "job", &[], "kill -9 $$");
     let turns = turns(&cluster, "job");
     assert_eq!(turns.len(), 3, "{turns:?}");
+    // A command that is not there ends its turn as a shell says it: 127.
+    let missing = cluster
+        .redlock()
+        .args(["run", "--key", "nothing", "--", "./no-such-command"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(127), "{}", describe(&missing));
+    let nothing = self::turns(&cluster, "nothing");
+    assert_eq!(nothing[0]["exit_code"], 127, "{nothing:?}");
     assert_eq!(turns[0]["end"], "released");
     assert_eq!(turns[0]["signal"], 9);
     assert_eq!(turns[1]["exit_code"], 3);
@@ -449,4 +458,67 @@ fn the_metrics_count_a_released_turn() {
         text.contains(r#"redlock_outcomes_total{key="m",mode="writer",outcome="lost"} 0"#),
         "{text}"
     );
+}
+
+#[test]
+fn a_waiter_out_of_patience_gave_up_and_never_ran() {
+    let cluster = Cluster::start(3);
+    let mut holder = Running::start(cluster.redlock().args(["run", "--key", "g"]));
+    holder.wait_ready();
+    let waiter = run(
+        &cluster,
+        "g",
+        &["--wait", "1s", "--note", "nightly"],
+        "true",
+    );
+    assert_eq!(waiter.status.code(), Some(75), "{}", describe(&waiter));
+    let turns = turns(&cluster, "g");
+    let ends: Vec<&str> = turns.iter().map(|t| t["end"].as_str().unwrap()).collect();
+    assert_eq!(ends, ["gave_up", "holding"], "{turns:?}");
+    assert_eq!(turns[0]["holder"]["note"], "nightly");
+    assert_eq!(turns[0]["held_ms"], Value::Null);
+    let said = text(&history(&cluster, "g", &[]));
+    assert!(said.contains("never ran"), "{said}");
+    assert!(said.contains("gave up"), "{said}");
+    holder.open_gate();
+    let _ = holder.wait_output();
+}
+
+#[test]
+fn a_waiter_overtaken_by_a_higher_order_is_outdated_by_it() {
+    let cluster = Cluster::start(3);
+    let mut holder = Running::start(cluster.redlock().args(["run", "--key", "o"]));
+    holder.wait_ready();
+    let waiter = cluster
+        .redlock()
+        .args([
+            "run", "--key", "o", "--order", "5", "--wait", "30s", "--", "true",
+        ])
+        .spawn()
+        .unwrap();
+    assert!(eventually(Duration::from_secs(10), || {
+        text(
+            &cluster
+                .redlock()
+                .args(["status", "--key", "o"])
+                .output()
+                .unwrap(),
+        )
+        .contains("order 5")
+    }));
+    // Order 9 took the lock elsewhere meanwhile, as its run leaves the register.
+    for server in &cluster.servers {
+        server.set("__redlock:{o}:order:o", "9");
+    }
+    holder.open_gate();
+    let waiter = waiter.wait_with_output().unwrap();
+    assert_eq!(waiter.status.code(), Some(81), "{}", describe(&waiter));
+    let _ = holder.wait_output();
+    let turns = turns(&cluster, "o");
+    let ends: Vec<&str> = turns.iter().map(|t| t["end"].as_str().unwrap()).collect();
+    assert_eq!(ends, ["outdated", "released"], "{turns:?}");
+    assert_eq!(turns[0]["outdated_by"], 9);
+    let said = text(&history(&cluster, "o", &[]));
+    assert!(said.contains("outdated (order 9 took it)"), "{said}");
+    assert!(said.contains("never ran"), "{said}");
 }

@@ -148,6 +148,8 @@ pub(super) fn how_it_ended(end: &TurnEnd) -> String {
         TurnEnd::Holding => "holding now".to_string(),
         TurnEnd::Superseded { by: who } => format!("superseded{}", by(who)),
         TurnEnd::Left(how) => how.clone(),
+        TurnEnd::Outdated(Some(order)) => format!("outdated (order {order} took it)"),
+        TurnEnd::Outdated(None) => "outdated".to_string(),
     }
 }
 
@@ -187,6 +189,10 @@ pub(super) fn to_json(key: &str, turn: &HistoryTurn) -> Value {
         "ttl_ms": turn.ttl_ms,
         "holder": turn.holder.as_ref().map(Holder::to_json),
         "by": by,
+        "outdated_by": match turn.end {
+            TurnEnd::Outdated(order) => order,
+            _ => None,
+        },
         "masters": turn.masters,
     })
 }

@@ -3,10 +3,10 @@
 
 use crate::config::LockSettings;
 use crate::exit::{self, Failure};
-use crate::lock::{Lock, OrderError, Redlock};
+use crate::lock::{Ending, Lock, OrderError, Redlock};
 use crate::metrics::{Observations, Outcome};
 
-use super::releasing::report_release;
+use super::releasing::report_end;
 use super::wording;
 
 /// Step 1: fails at once when a higher order already took the lock, before any wait.
@@ -69,7 +69,12 @@ pub fn raise_if_asked(
         lock.key()
     );
     client.raise_order(lock, order).map_err(|error| {
-        report_release(client, lock);
+        // The command never ran: its history says why (outdated), or just released.
+        let ending = match &error {
+            OrderError::Outdated { ran } => Ending::Outdated(*ran),
+            _ => Ending::Released,
+        };
+        report_end(client, lock, &ending);
         failure(
             lock.key(),
             order,

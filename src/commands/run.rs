@@ -209,6 +209,7 @@ fn turn_end(ending: &Ending) -> crate::lock::Ending {
             Exit::Code(code) => Turn::Exited(*code),
             Exit::Signal(signal) => Turn::Signalled(*signal),
         },
-        Ending::NotStarted(_) => Turn::Released,
+        // As a shell says it: 127 not found, 126 not executable.
+        Ending::NotStarted(error) => Turn::Exited(supervise::child::spawn_failure_code(error)),
     }
 }

@@ -61,6 +61,9 @@ pub enum TurnEnd {
     Released,
     /// Never ran: a newer waiter evicted it from a superseding line (by whom).
     Superseded { by: Option<Holder> },
+    /// Never ran: it took the lock, and found that a higher order (this one, where known) had
+    /// taken it while it waited (`--order`).
+    Outdated(Option<u64>),
     /// Never ran: it left the line (`gave up`: out of patience; `interrupted`: signalled;
     /// `refused`: the line's policy is not its own; `lost its place`).
     Left(String),
@@ -78,7 +81,7 @@ impl TurnEnd {
             TurnEnd::Lost => 6,
             TurnEnd::Exited(_) | TurnEnd::Signalled(_) => 5,
             TurnEnd::Released => 4,
-            TurnEnd::Superseded { .. } => 3,
+            TurnEnd::Superseded { .. } | TurnEnd::Outdated(_) => 3,
             TurnEnd::Left(_) => 2,
             TurnEnd::Expired | TurnEnd::Holding => 0,
         }
@@ -91,6 +94,7 @@ impl TurnEnd {
             TurnEnd::Lost => "lost",
             TurnEnd::Exited(_) | TurnEnd::Signalled(_) | TurnEnd::Released => "released",
             TurnEnd::Superseded { .. } => "superseded",
+            TurnEnd::Outdated(_) => "outdated",
             TurnEnd::Left(how) => match how.as_str() {
                 "gave up" => "gave_up",
                 "interrupted" => "interrupted",
@@ -105,7 +109,10 @@ impl TurnEnd {
 
     /// Whether the turn held the lock (ran its command), as opposed to one that only waited.
     pub fn held(&self) -> bool {
-        !matches!(self, TurnEnd::Superseded { .. } | TurnEnd::Left(_))
+        !matches!(
+            self,
+            TurnEnd::Superseded { .. } | TurnEnd::Left(_) | TurnEnd::Outdated(_)
+        )
     }
 }
 
@@ -190,6 +197,8 @@ impl Event {
                 let how = self.how.as_str();
                 if how == "lost" {
                     TurnEnd::Lost
+                } else if let Some(order) = how.strip_prefix("outdated") {
+                    TurnEnd::Outdated(order.trim().parse().ok())
                 } else if let Some(code) = how.strip_prefix("exit ") {
                     TurnEnd::Exited(code.parse().ok()?)
                 } else if let Some(signal) = how.strip_prefix("signal ") {

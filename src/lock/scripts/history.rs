@@ -29,8 +29,8 @@
 //! of waiters that leave while nobody takes the lock cannot grow it without bound either. A
 //! key unused for the age is gone with its history.
 //!
-//! **No extra work where it is off.** An empty history argument (`--history off`) writes
-//! nothing. A history costs each take two commands and each release one inside the script
+//! **No extra work where it is off.** An empty history argument (`--history off`), or none (a
+//! client that calls a script with the arguments of an earlier build), writes nothing. A history costs each take two commands and each release one inside the script
 //! that already runs, about 10 µs on the master; the contended herd 7.5% more of the
 //! masters' CPU (BENCHMARKS.md, "History (issue 52)").
 
@@ -96,6 +96,9 @@ pub enum Ending {
     Lost,
     /// Released by a script (`release`), or with no command to speak of.
     Released,
+    /// Released before its command ran: a higher order (this one) had taken the lock while
+    /// it waited (`--order`).
+    Outdated(u64),
 }
 
 impl Ending {
@@ -106,6 +109,7 @@ impl Ending {
             Ending::Signalled(signal) => format!("signal {signal}"),
             Ending::Lost => "lost".to_string(),
             Ending::Released => "released".to_string(),
+            Ending::Outdated(by) => format!("outdated {by}"),
         }
     }
 }
@@ -125,7 +129,7 @@ local function quoted(value)
   return '"' .. value .. '"'
 end
 local function remember(spec, event, token, ttl, how, who, by, is_take)
-  if spec == '' then
+  if not spec or spec == '' then
     return
   end
   local cap, age, at = string.match(spec, '^(%d+) (%d+) (%d+)$')
@@ -245,6 +249,7 @@ mod tests {
         assert_eq!(Ending::Signalled(9).word(), "signal 9");
         assert_eq!(Ending::Lost.word(), "lost");
         assert_eq!(Ending::Released.word(), "released");
+        assert_eq!(Ending::Outdated(9).word(), "outdated 9");
     }
 
     #[test]
