@@ -9,19 +9,20 @@
 //! - `taken` (ACQUIRE, WAIT's take): `ttl` (ms), `who` (the holder record, a JSON object);
 //! - `end` (a real RELEASE): `how`, what the releaser says ended the turn: `exit N`,
 //!   `signal N`, `lost` (its renewals could not keep a majority; recorded also where the key
-//!   had already expired), `released` (a script's `release`);
+//!   had already expired), `outdated N` (released before its command ran: order N had taken
+//!   the lock while it waited), `released` (a script's `release`);
 //! - `undone` (the clean-up of a failed attempt or turn: it never held the lock, or no longer
 //!   does);
 //! - `revoked` (FORCE): `by`, the record of whoever forced (its note the reason);
 //! - `superseded` (WAIT_SUPERSEDE): `who`, the evicted waiter's record; `by`, its evictor's;
-//! - `left` (LEAVE): `how` (`gave up`, `interrupted`), `who`.
+//! - `left` (LEAVE): `how` (`gave up`, `interrupted`, `refused`, `lost its place`), `who`.
 //!
 //! **Bounded, never without a TTL, never in the way.** Every write is LPUSH, PEXPIRE by the
 //! history's age ([`AGE_MS`]) where it takes (a release, a force, an eviction or a departure
 //! only where its LPUSH made the list: the history lives 30 days after the last take), then
-//! LTRIM back to its cap once a tenth longer (one LTRIM in a tenth of the cap's takes, not one
-//! in each), each with `pcall`: a
-//! history is what the lock tells about itself, so nothing in it may fail the script that
+//! LTRIM back to its cap once a tenth longer (at its cap, one LTRIM per tenth of the cap in
+//! writes, not one per write), each with `pcall`: a history is what the lock tells about
+//! itself, so nothing in it may fail the script that
 //! takes or releases (an LPUSH onto a key of another type, which another client wrote, or
 //! one an ACL refuses, writes nothing; a list whose PEXPIRE is refused is deleted at once:
 //! the list never stands without its TTL after the script). A take trims to the
@@ -30,9 +31,10 @@
 //! key unused for the age is gone with its history.
 //!
 //! **No extra work where it is off.** An empty history argument (`--history off`), or none (a
-//! client that calls a script with the arguments of an earlier build), writes nothing. A history costs each take two commands and each release one inside the script
-//! that already runs, about 10 µs on the master; the contended herd 7.5% more of the
-//! masters' CPU (BENCHMARKS.md, "History (issue 52)").
+//! client that calls a script with the arguments of an earlier build), writes nothing. A
+//! history costs each take two commands and each release one inside the script that already
+//! runs, about 10 µs on the master; the contended herd 7.5% more of the masters' CPU
+//! (BENCHMARKS.md, "History (issue 52)").
 
 use std::sync::LazyLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
