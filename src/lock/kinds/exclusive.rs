@@ -136,7 +136,7 @@ pub(in crate::lock) fn leaving(token: &str, names: &Names) -> Leave {
 /// too).
 pub(in crate::lock) fn departure(token: &str, names: &Names, why: Leaving<'_>) -> Departure {
     Departure {
-        leave: leaving(token, names),
+        args: leaving(token, names),
         how: why.how.to_string(),
         history: if why.how.is_empty() {
             String::new()
@@ -280,7 +280,7 @@ pub(in crate::lock) async fn release_token(
     purpose: Purpose,
 ) -> Released {
     let args = Ended {
-        release: release_args(holding, purpose),
+        args: release_args(holding, purpose),
         how: holding.how.to_string(),
         history: holding.history.spec(),
     };

@@ -166,7 +166,7 @@ pub(in crate::lock) async fn release_slot(
     seat: Option<&Seat<'_>>,
 ) -> Released {
     let args = EndedSlot {
-        release: ReleaseSlot {
+        args: ReleaseSlot {
             release: release_args(holding, purpose),
             limit: limit.to_string(),
             seat: match seat {

@@ -214,7 +214,7 @@ async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Resul
         }
     }
     let ended = |token: &str| Ended {
-        release: give_back(token),
+        args: give_back(token),
         ..Ended::default()
     };
     let (holder, waiter) = ("doctor-holder", "doctor-waiter");
@@ -236,7 +236,7 @@ async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Resul
         limit: "2".into(),
     });
     let slot_back = EndedSlot {
-        release: ReleaseSlot {
+        args: ReleaseSlot {
             release: give_back(slot),
             limit: "2".into(),
             seat: Default::default(),
@@ -265,7 +265,7 @@ async fn try_scripts(node: &Node, timeout: Duration, scratch: &Scratch) -> Resul
             Call::new(
                 &LEAVE,
                 Departure {
-                    leave,
+                    args: leave,
                     ..Departure::default()
                 },
             ),

@@ -156,23 +156,31 @@ impl Args for Release {
     }
 }
 
-/// The lock's release (RELEASE): [`Release`]'s, then how the turn ended
-/// (`history::Ending::word`, empty for a clean-up) and the history (`History::spec`).
+/// A release or a departure, then how the turn ended or the waiter left
+/// (`history::Ending::word`, `gave up`, ...; empty for a clean-up, which is not recorded) and
+/// the history (`History::spec`): what the scripts that close a turn take last.
 #[derive(Default)]
-pub(in crate::lock) struct Ended {
-    pub release: Release,
+pub(in crate::lock) struct Closing<A> {
+    pub args: A,
     pub how: String,
     pub history: String,
 }
 
-impl Args for Ended {
+impl<A: Args> Args for Closing<A> {
     fn argv<'a>(&'a self, publish: &'a [u8]) -> Vec<&'a [u8]> {
-        let mut argv = self.release.argv(publish);
+        let mut argv = self.args.argv(publish);
         argv.push(self.how.as_bytes());
         argv.push(self.history.as_bytes());
         argv
     }
 }
+
+/// The lock's release (RELEASE, and a reader's READ_RELEASE).
+pub(in crate::lock) type Ended = Closing<Release>;
+/// A slot's release (RELEASE_SLOT).
+pub(in crate::lock) type EndedSlot = Closing<ReleaseSlot>;
+/// A waiter leaving the lock's line (LEAVE).
+pub(in crate::lock) type Departure = Closing<Leave>;
 
 /// A slot's release or undo (RELEASE_SLOT): [`Release`]'s, the limit, then the place a
 /// waiter's own undo puts back (ticket, lease ms, record, the queue keys' TTL; all empty
@@ -204,42 +212,6 @@ impl Args for Leave {
     fn argv<'a>(&'a self, publish: &'a [u8]) -> Vec<&'a [u8]> {
         let mut argv = vec![self.token.as_bytes()];
         argv.extend(self.wake.argv(publish));
-        argv
-    }
-}
-
-/// A slot's release (RELEASE_SLOT): [`ReleaseSlot`]'s, then how the turn ended and the
-/// history, as the lock's [`Ended`].
-#[derive(Default)]
-pub(in crate::lock) struct EndedSlot {
-    pub release: ReleaseSlot,
-    pub how: String,
-    pub history: String,
-}
-
-impl Args for EndedSlot {
-    fn argv<'a>(&'a self, publish: &'a [u8]) -> Vec<&'a [u8]> {
-        let mut argv = self.release.argv(publish);
-        argv.push(self.how.as_bytes());
-        argv.push(self.history.as_bytes());
-        argv
-    }
-}
-
-/// A waiter leaving the lock's line (LEAVE): [`Leave`]'s, then how it left (`gave up`,
-/// `interrupted`; empty: not recorded) and the history (`History::spec`).
-#[derive(Default)]
-pub(in crate::lock) struct Departure {
-    pub leave: Leave,
-    pub how: String,
-    pub history: String,
-}
-
-impl Args for Departure {
-    fn argv<'a>(&'a self, publish: &'a [u8]) -> Vec<&'a [u8]> {
-        let mut argv = self.leave.argv(publish);
-        argv.push(self.how.as_bytes());
-        argv.push(self.history.as_bytes());
         argv
     }
 }
