@@ -44,15 +44,19 @@ impl Case {
         }
     }
 
-    /// The component included with `key`, `ttl` and `inputs`, for a job of its own directory
+    /// The component included with `inputs` (`key` and `ttl` this file's unless given), for a job of its own directory
     /// whose project variables are `settings` besides the masters, with redlock on PATH
     /// unless it installs it.
     fn job(&mut self, inputs: &[(&str, Input)], settings: &[(&str, &str)]) -> Runner {
         self.jobs += 1;
         let root = self.root.path().join(format!("job-{}", self.jobs));
         std::fs::create_dir_all(&root).unwrap();
-        let mut given = vec![("key", text(KEY)), ("ttl", text(TTL))];
-        given.extend(inputs.iter().cloned());
+        let mut given = inputs.to_vec();
+        for (name, value) in [("key", KEY), ("ttl", TTL)] {
+            if !given.iter().any(|(given, _)| *given == name) {
+                given.push((name, text(value)));
+            }
+        }
         let component = include(&component_file(), &given);
         let mut project: BTreeMap<String, String> = settings
             .iter()
@@ -203,8 +207,9 @@ fn two_jobs_serialize() {
     assert!(case.cluster.key_gone_everywhere(KEY));
 }
 
-/// A cancelled job (SIGTERM to the shell's group; its traps exit 1): after_script gives the
-/// lock back, and it is free at once.
+/// A cancelled job (SIGTERM to the shell's group; its traps exit 1): the lock is free at once,
+/// given back by the renewer when the job's shell exited, before after_script runs; after_script
+/// then finds nothing to give back and says so without failing.
 #[test]
 fn a_cancelled_jobs_lock_is_free_at_once() {
     let mut case = Case::new();
@@ -212,11 +217,45 @@ fn a_cancelled_jobs_lock_is_free_at_once() {
     let running = runner.start();
     let token = runner.token();
     wait_for_file(&runner.path("started"), Duration::from_secs(10));
+    assert!(case.token_held(&token));
     let ended = runner.job.cancel(running, Duration::from_secs(10));
     assert_eq!(ended.status.code(), Some(1), "{}", ended.describe());
-    assert!(case.token_held(&token), "released before after_script");
-    runner.after();
-    assert!(case.free(), "the lock is still held");
+    assert!(
+        eventually(Duration::from_secs(1), || case.free()),
+        "the lock is still held after the job's shell exited"
+    );
+    let after = runner.after();
+    assert!(
+        after.stdout.contains("no longer holds the lock"),
+        "{}",
+        after.describe()
+    );
+}
+
+/// A job that timed out with no time left for after_script (GitLab skips it then): SIGKILL to
+/// the shell's group, and nothing else. The renewer, which follows the job's shell (not GitLab
+/// Runner, whose process lives on: the test process plays it here), gives the lock back at
+/// once, long before its TTL, and exits.
+#[test]
+fn a_killed_job_without_after_script_frees_the_lock_at_once() {
+    let mut case = Case::new();
+    let runner = case.job(&[("script", script(&GATED)), ("ttl", text("30s"))], &[]);
+    let running = runner.start();
+    let token = runner.token();
+    wait_for_file(&runner.path("started"), Duration::from_secs(10));
+    assert_eq!(renewers_of(&case.cluster).len(), 1, "one renewer");
+    signal(-(running.pid() as i32), libc::SIGKILL);
+    drop(running);
+    assert!(case.token_held(&token) || case.free());
+    assert!(
+        eventually(Duration::from_secs(5), || case.free()),
+        "a killed job's lock is still held (its TTL is 30 s): the renewer follows something that outlived the job"
+    );
+    assert!(
+        eventually(Duration::from_secs(5), || renewers_of(&case.cluster)
+            .is_empty()),
+        "the renewer outlived the job"
+    );
 }
 
 /// A job whose script ignores SIGTERM is killed (SIGKILL to the group after the grace, cut to
