@@ -48,7 +48,7 @@ struct StepFiles {
 
 impl Action {
     /// Reads `dir/action.yml`; a file the runner would refuse, or one this harness does not
-    /// play (anything but node20 with `post-if: always()`), fails the test.
+    /// play (anything but node24 with `post-if: always()`), fails the test.
     pub fn load(dir: &Path) -> Action {
         assert_node();
         let file = dir.join("action.yml");
@@ -58,7 +58,7 @@ impl Action {
         let runs = &manifest["runs"];
         assert_eq!(
             runs["using"].as_str(),
-            Some("node20"),
+            Some("node24"),
             "{file:?}: runs.using"
         );
         let post = runs["post"].as_str().map(|p| dir.join(p));
@@ -131,8 +131,10 @@ fn names(map: &Yaml) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Fails, saying how to install it, unless `node` 20 or later is on PATH (the runner's own
-/// node20 is what the action runs on).
+/// Fails, saying how to install it, unless `node` 20 or later is on PATH. The runner runs the
+/// action on its own Node.js 24 (`using: node24`: GitHub's runners made it the default in June
+/// 2026 and removed Node.js 20 in September 2026); the action's files use nothing newer than
+/// Node.js 20, which Debian ships, so the tests run them on either.
 fn assert_node() {
     let how = "install Node.js 20 or later (on Debian or Ubuntu: scripts/ensure-tools tests \
                node=nodejs, or apt-get install nodejs)";
@@ -152,7 +154,7 @@ fn assert_node() {
         .unwrap_or(0);
     assert!(
         major >= 20,
-        "node {version} is too old for a node20 action: {how}"
+        "node {version} is too old for the action's files (Node.js 20 or later): {how}"
     );
 }
 
