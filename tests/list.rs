@@ -426,8 +426,6 @@ fn keys_without_ttl_and_stale_holder_records_are_found_with_what_to_do() {
     assert!(text.contains("    what to do: "), "{text}");
 }
 
-/// Makes the fencing counter of `key` look unused for `days` on `server` (RESTORE ... IDLETIME
-/// sets what OBJECT IDLETIME reports).
 /// Issue 48: a fencing counter is judged by its value, not by how the server stores it.
 /// Valkey 9 kept the number a script SETs as text (`OBJECT ENCODING` `embstr`), and
 /// `list --problems` called redlock's own counter malformed on every master.
@@ -451,6 +449,8 @@ fn a_fencing_counter_is_judged_by_its_value_not_its_encoding() {
     assert_no_problems(&cluster);
 }
 
+/// Makes the fencing counter of `key` look unused for `days` on `server` (RESTORE ... IDLETIME
+/// sets what OBJECT IDLETIME reports).
 fn age_counter(server: &Server, key: &str, days: u64) {
     let counter = name("fence", key);
     let dump: Vec<u8> = redis::cmd("DUMP")
