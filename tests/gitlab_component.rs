@@ -290,8 +290,10 @@ fn a_dead_jobs_lock_expires_within_its_ttl() {
     wait_for_file(&runner.path("started"), Duration::from_secs(10));
     let renewers = renewers_of(&case.cluster);
     assert_eq!(renewers.len(), 1, "one renewer");
-    signal(-(running.pid() as i32), libc::SIGKILL);
+    // The renewer first: it follows the job's shell, and would give the lock back the moment
+    // the shell died; with the machine gone, nothing gives it back.
     signal(renewers[0], libc::SIGKILL);
+    signal(-(running.pid() as i32), libc::SIGKILL);
     let died = Instant::now();
     drop(running);
     assert!(case.token_held(&token));
