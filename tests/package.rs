@@ -6,13 +6,16 @@
 //! `systemd-analyze verify` and a run of the command line of each systemd example. The static
 //! (musl) archive's binary is tested in an empty root: `package_static`; the aarch64 artifacts
 //! (its archive, .deb and image, and the multi-arch image index) in `package_arm64`, their
-//! binary run under qemu-user on this x86_64 host.
+//! binary run under qemu-user on this x86_64 host; the CI install steps from the release in
+//! `package_ci`.
 //!
 //! Slow, so a plain `cargo test` skips them; `scripts/test` (and so CI) runs them after the
 //! suite, with `cargo test --test package -- --ignored`.
 
 mod common;
 mod package_arm64;
+// The Action's and the GitLab component's install steps, from target/dist/.
+mod package_ci;
 mod package_static;
 // The OCI image (scripts/image), run by runc.
 mod package_image;

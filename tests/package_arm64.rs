@@ -23,7 +23,7 @@ const TARGET: &str = "aarch64-unknown-linux-musl";
 const BINFMT: &str = "/proc/sys/fs/binfmt_misc/qemu-aarch64";
 
 /// Panics, saying how to fix it, unless the kernel runs aarch64 binaries through qemu-user.
-fn require_emulation() {
+pub(crate) fn require_emulation() {
     let registered = std::fs::read_to_string(BINFMT).unwrap_or_default();
     assert!(
         registered.lines().next() == Some("enabled"),

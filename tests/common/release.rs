@@ -53,7 +53,8 @@ impl Release {
         Release::serve(dir)
     }
 
-    fn serve(dir: PathBuf) -> Release {
+    /// Serves `dir` as it is (scripts/package's target/dist/, say).
+    pub fn serve(dir: PathBuf) -> Release {
         let listener = super::bind_test_port();
         listener.set_nonblocking(true).unwrap();
         let url = format!(
