@@ -3,8 +3,8 @@
 //! it. The Action's install step (`mode: install`) for a Linux X64 runner and for a Linux ARM64
 //! one (whose aarch64 binary runs here under qemu-user: `package_arm64::require_emulation`),
 //! and the GitLab component's before_script: each checks the real archive against the real
-//! SHA256SUMS, unpacks it and runs the build for its runner's CPU. tests/github_action and
-//! tests/gitlab_component test the same steps against a stand-in archive of the debug build.
+//! SHA256SUMS, unpacks it and runs the build for its runner's CPU. tests/github_action.rs and
+//! tests/gitlab_component.rs test the same steps against a stand-in archive of the debug build.
 
 use std::collections::BTreeMap;
 use std::path::Path;
