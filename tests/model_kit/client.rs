@@ -54,6 +54,10 @@ pub struct Client<R, A, S, X> {
     pub behind: u8,
     /// Ghost: it has held.
     pub served: bool,
+    /// What the round that took its hold was answered, by master (`None`: not heard before
+    /// it won): what the hold knows of where it holds (`Lock::granted_by`). Kept only where a
+    /// model asks (`hold_keeping_answers`), so that runs that never read it have no more states.
+    pub won_with: [Option<A>; MASTERS],
     /// What the model keeps of a client besides.
     pub own: X,
 }
@@ -70,6 +74,7 @@ impl<R: Copy, A: Copy, S: Copy, X> Client<R, A, S, X> {
             arrived: false,
             behind: 0,
             served: false,
+            won_with: [None; MASTERS],
             own,
         }
     }
@@ -122,5 +127,11 @@ impl<R: Copy, A: Copy, S: Copy, X> Client<R, A, S, X> {
         self.stop_listening();
         self.served = true;
         self.phase = Phase::Holding;
+    }
+
+    /// Its round won, and the hold remembers the answers it won with (`won_with`).
+    pub fn hold_keeping_answers(&mut self) {
+        self.won_with = self.answers;
+        self.hold();
     }
 }

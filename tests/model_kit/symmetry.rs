@@ -1,5 +1,5 @@
 //! Symmetry reduction over the masters' names, for any model: it reads only what every
-//! model's state has (masters; clients with answers, requests on the wire and subscriptions,
+//! model's state has (masters; clients with answers, the answers a hold won with, requests on the wire and subscriptions,
 //! per master).
 
 use super::MASTERS;
@@ -39,7 +39,7 @@ where
         let per_client = state
             .clients
             .iter()
-            .map(move |c| (c.answers[m], c.sent[m], c.listening >> m & 1));
+            .map(move |c| (c.answers[m], c.won_with[m], c.sent[m], c.listening >> m & 1));
         (state.masters[m], per_client)
     };
     let mut order = [0, 1, 2];
@@ -65,6 +65,7 @@ where
         renamed.masters[to] = state.masters[from];
         for (new, old) in renamed.clients.iter_mut().zip(&state.clients) {
             new.answers[to] = old.answers[from];
+            new.won_with[to] = old.won_with[from];
             new.sent[to] = old.sent[from];
             new.listening &= !(1 << to);
             new.listening |= (old.listening >> from & 1) << to;

@@ -17,6 +17,10 @@ pub struct Own {
     pub renewed: bool,
     /// It never renews (the second slot holder, in runs that revoke slots: see `revoke`).
     pub never_renews: bool,
+    /// Ghost: a renewal of its hold that did not win counted a revocation that an earlier
+    /// partial hold of its token left (`Master::stale`), not one of this hold: it would stop
+    /// saying it was revoked by a force that ran before it held (see `revoke`).
+    pub named_stale: bool,
 }
 
 pub type Client = client::Client<Request, Answer, Sleep, Own>;
@@ -29,6 +33,16 @@ pub const UNDO: Request = Request::Release {
 };
 
 impl Client {
+    /// Its round won: it holds, remembering the answers it won with where the rules say
+    /// (which masters gave it the lock: `Lock::granted_by`).
+    fn hold_as(&mut self, rules: Rules) {
+        if rules.keeps_grants {
+            self.hold_keeping_answers();
+        } else {
+            self.hold();
+        }
+    }
+
     /// A master's answer to the current round arrives.
     pub fn answer(&mut self, master: usize, answer: Answer, rules: Rules) {
         self.answers[master] = Some(answer);
@@ -56,7 +70,7 @@ impl Client {
                     .count();
                 if won {
                     self.own.woken = false;
-                    self.hold();
+                    self.hold_as(rules);
                 } else if rules.newcomer_decided(taken, refused, answered) {
                     self.stop_listening();
                     // Anything but a refusal from every master may have left it a partial hold.
@@ -71,7 +85,7 @@ impl Client {
                 if won {
                     self.unsubscribe();
                     self.own.woken = false;
-                    self.hold();
+                    self.hold_as(rules);
                 } else if answered == MASTERS {
                     let first = answers
                         .clone()

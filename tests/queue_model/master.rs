@@ -33,6 +33,10 @@ pub struct Master {
     pub lock: Option<Token>,
     /// `K` holds the revocation marker (`release --force`), in place of this token.
     pub revoked: Option<Token>,
+    /// Ghost: the marker revoked an earlier partial hold of its token (a turn that took K
+    /// here for a moment, whose undo never arrived: `Start::StaleMarker`), not any hold that
+    /// token has later.
+    pub stale: bool,
     /// The slots key of a semaphore: the tokens (a bit each) that hold a slot here.
     pub slots: u8,
     /// The slots revoked by `release --force`, each still counted under its renamed member
@@ -77,8 +81,13 @@ pub enum Answer {
     Waiting { first: bool, held: bool },
     /// FORCE ran (what it found changes nothing the forcer does in the model).
     Forced,
-    /// EXTEND: extended (1), or not (0, or `{'revoked', record}` naming the caller: `revoked`).
-    Renewed { extended: bool, revoked: bool },
+    /// EXTEND: extended (1), or not (0, or `{'revoked', record}` naming the caller: `revoked`;
+    /// `stale`, a ghost: that marker is `Master::stale`).
+    Renewed {
+        extended: bool,
+        revoked: bool,
+        stale: bool,
+    },
 }
 
 /// What running one script did that the rest of the system sees.
@@ -151,6 +160,7 @@ impl Master {
         // it off, and opens K.
         if self.revoked == Some(from) {
             self.revoked = None;
+            self.stale = false;
             released = true;
         }
         if announce {

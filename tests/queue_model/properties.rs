@@ -21,13 +21,27 @@ pub fn of(model: &QueueModel) -> Vec<Property<QueueModel>> {
                 .all(|c| matches!(c.phase, Phase::Done | Phase::Left | Phase::Crashed))
         }),
     ];
-    if !model.crash {
-        // A dead client's lock or place ahead costs a TTL or a lease by design (nothing
-        // announces an expiry): the promise is for runs where nobody dies.
+    if model.force.is_some() {
+        properties.push(Property::always(COUNTS_ITS_OWN, |_, s: &State| {
+            s.clients.iter().all(|c| !c.own.named_stale)
+        }));
+    }
+    // A dead client's lock or place ahead costs a TTL or a lease by design (nothing
+    // announces an expiry): the promise is for runs where nobody dies. Nor after a lost
+    // request (`Start::StaleMarker`): the waiter's undo that crosses off its own stale marker
+    // opens K for it, and a script never wakes its caller, so a waiter first in line may
+    // sleep on its backoff (a timer) there, the cost of a lost request that the queue's
+    // header states.
+    let lost_request = matches!(model.start, super::Start::StaleMarker);
+    if !model.crash && !lost_request {
         properties.push(Property::always("no lost wake-up", no_lost_wake_up));
     }
     properties
 }
+
+/// A holder that stops as revoked names a force that revoked this hold, never one that closed
+/// an earlier partial hold of the same token (`Own::named_stale`).
+pub const COUNTS_ITS_OWN: &str = "a revocation a holder counts is of its own hold";
 
 fn holders(state: &State) -> usize {
     // A holder that renews still holds.

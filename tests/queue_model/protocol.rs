@@ -1,6 +1,7 @@
 //! The rules a run follows: which version of the protocol (today's, src/lock at the time of
 //! issue 23, or the fix), and what the clients wait for (the lock, or a slot of a semaphore).
 
+use super::master::Answer;
 pub use crate::model_kit::{MAJORITY, MASTERS, TICKETS};
 
 /// Which version of the protocol the model runs.
@@ -85,6 +86,32 @@ pub enum Force {
     /// (the force's own TTL, say, where the holder's was longer): it may run out while the
     /// revoked holder still lives.
     ShortTtl,
+    /// Known-bad, on the holder's side: FORCE as built, but a renewal that did not win counts
+    /// a revocation naming its token from any master, as before `Lock::granted_by`; a marker
+    /// left there by an earlier partial hold of the same token is taken for this hold's.
+    CountedFromAnyMaster,
+    /// Known-bad, on the holder's side: a revocation counts from every master but those that
+    /// refused the round that took the hold (the first fix, 2ce65c6); a master that round did
+    /// not wait for may have refused it, keeping an earlier partial hold's marker.
+    CountedUnlessRefused,
+}
+
+impl Force {
+    /// Whether a renewal that did not win counts a revocation in `answer`, the answer from a
+    /// master to the round that took the hold (`None`: not heard before that round won).
+    /// As built (`renewal`), only where that master gave the hold the lock (or a slot).
+    pub fn counts_revocation_from(self, answer: Option<Answer>) -> bool {
+        let granted = matches!(answer, Some(Answer::Taken | Answer::TakenWithTicket { .. }));
+        let refused = matches!(
+            answer,
+            Some(Answer::Refused { .. } | Answer::Waiting { .. })
+        );
+        match self {
+            Force::CountedFromAnyMaster => true,
+            Force::CountedUnlessRefused => !refused,
+            _ => granted,
+        }
+    }
 }
 
 /// The protocol and the kind together: every rule a client or master follows.
@@ -94,6 +121,13 @@ pub struct Rules {
     pub kind: Kind,
     /// How FORCE revokes, in runs with a forcer.
     pub force: Force,
+    /// Each hold keeps the answers it was won with (`Client::won_with`), and a lost renewal
+    /// counts a revocation only as `Force::counts_revocation_from` says. Only from a stale
+    /// marker's start (`Start::StaleMarker`), the one place where a master that did not give
+    /// a hold the lock can hold a marker naming its token; elsewhere every master's counts,
+    /// as for a lock rebuilt from its token (`granted_by: None`), which decides alike there
+    /// and spares the states that differ only by what a hold won with.
+    pub keeps_grants: bool,
 }
 
 impl Rules {

@@ -22,6 +22,19 @@
 //! (`Force::ShortTtl`). The model finds two holders either way: the revoked one, which has not
 //! renewed yet, and the waiter that took the freed key.
 //!
+//! Whose revocation a holder counts (issue 47, item 4): a waiter's turn may take K on one
+//! master for a moment and be revoked there, and if its undo is lost (a connection broken
+//! under it) the marker stays, naming its token, after it later takes the lock properly on
+//! the other masters. `Start::StaleMarker` starts there (a ghost, `Master::stale`, marks that
+//! marker). A renewal that is lost counts a revocation only from the masters that gave its
+//! hold the lock (`Lock::granted_by`, the answers the hold won with: `Client::won_with`),
+//! so it never names a force that ran before it held (`COUNTS_ITS_OWN`). Two known-bad rules,
+//! each caught in 13 steps: counting from any master (`Force::CountedFromAnyMaster`), and
+//! from every master but those that refused the winning round (`Force::CountedUnlessRefused`,
+//! the first fix), where the stale marker's master answers after the turn already won. From
+//! that start the no-lost-wake-up promise is not checked: it is for runs without a lost
+//! request (see `properties`).
+//!
 //! A semaphore's slots (limit 2 on 3 masters, so a holder needs all 3) are revoked the same
 //! way: FORCE renames every live slot, still counted (`revoked_slots`); EXTEND_SLOT answers
 //! revoked; a revoked holder's release frees its renamed slot and wakes whoever that lets in.
@@ -33,7 +46,9 @@ use stateright::Checker;
 
 use super::client::{Client, Phase};
 use super::master::{Answer, Master, Ran, answered};
+use super::properties::COUNTS_ITS_OWN;
 use super::protocol::{Force, Rules};
+use super::start::Start;
 use super::system::QueueModel;
 use super::{fixed, fixed_slots, hand_off, holds};
 use crate::model_kit::{MAJORITY, MASTERS, check};
@@ -46,15 +61,18 @@ impl Master {
             && force != Force::FreeAtOnce
         {
             self.revoked = Some(holder);
+            self.stale = false;
         }
         answered(Answer::Forced)
     }
 
     /// EXTEND: compare-and-pexpire; the marker in the caller's place says so.
     pub(super) fn extend(&mut self, from: u8) -> Ran {
+        let revoked = self.revoked == Some(from);
         answered(Answer::Renewed {
             extended: self.lock == Some(from),
-            revoked: self.revoked == Some(from),
+            revoked,
+            stale: revoked && self.stale,
         })
     }
 }
@@ -80,12 +98,34 @@ impl Client {
             .clone()
             .filter(|a| matches!(a, Answer::Renewed { extended: true, .. }))
             .count();
-        let revoked = answers
-            .clone()
-            .any(|a| matches!(a, Answer::Renewed { revoked: true, .. }));
+        // The revocations it counts: from the masters that gave it the lock (`renewal`), or
+        // as a known-bad rule says.
+        let counted = || {
+            let won_with = self.won_with;
+            self.answers
+                .into_iter()
+                .zip(won_with)
+                .filter(move |(_, took)| {
+                    !rules.keeps_grants || rules.force.counts_revocation_from(*took)
+                })
+                .filter_map(|(answer, _)| match answer {
+                    Some(Answer::Renewed {
+                        revoked: true,
+                        stale,
+                        ..
+                    }) => Some(stale),
+                    _ => None,
+                })
+        };
+        let revoked = counted().next().is_some();
         let refused = answers.count() - extended;
         let quorum = rules.kind.quorum();
         let lost = refused > MASTERS - quorum;
+        // `renewal` looks for a revocation once the round is decided and not won (here:
+        // lost); it names the first it finds, so any stale one counted may be the one named.
+        if lost && counted().any(|stale| stale) {
+            self.own.named_stale = true;
+        }
         if extended >= quorum || (lost && !revoked && refused < MAJORITY) {
             self.stop_listening();
             self.phase = Phase::Holding;
@@ -126,10 +166,7 @@ fn a_newcomer_waits_out_a_revocation() {
 /// revoked before or after its renewal.
 #[test]
 fn a_revocation_of_newcomers_from_nothing() {
-    holds(forced(
-        Force::Marker,
-        fixed(super::Start::Empty { newcomers: 2 }),
-    ));
+    holds(forced(Force::Marker, fixed(Start::Empty { newcomers: 2 })));
 }
 
 /// The revoked holder may die at any step (frozen for good): the marker expires after it, and
@@ -196,8 +233,42 @@ fn finds_too_many_holders(model: QueueModel) {
     println!("{}", super::trace::tell(&model, path));
 }
 
+/// A marker that an earlier partial hold of the waiter's token left on one master (its undo
+/// lost: `Start::StaleMarker`), a force at any moment, each holder renewing at any moment:
+/// the waiter takes the lock on the other two, and a renewal of its that is lost counts only
+/// a revocation of this hold (from the masters that gave it the lock, `Lock::granted_by`).
+#[test]
+fn a_revocation_of_an_earlier_partial_hold_is_not_counted_for_a_later_one() {
+    holds(forced(Force::Marker, fixed(Start::StaleMarker)));
+}
+
+/// Known-bad: a renewal counts a revocation from any master. The waiter, holding on two
+/// masters, is revoked on one by the force; its lost renewal counts the stale marker of the
+/// third, and would name a force that ran before it held.
+#[test]
+fn counting_a_revocation_from_any_master_names_an_earlier_force() {
+    counts_a_stale_revocation(Force::CountedFromAnyMaster);
+}
+
+/// Known-bad: the first fix (2ce65c6), every master but those that refused the winning
+/// round. The waiter's turn wins on two masters before the third (the stale marker's)
+/// answers; that master did not refuse before the win, so its marker counts.
+#[test]
+fn counting_a_revocation_unless_refused_names_an_earlier_force() {
+    counts_a_stale_revocation(Force::CountedUnlessRefused);
+}
+
+/// The search for `force`'s model, from a stale marker, stops at a holder that counted it;
+/// the path is told.
+fn counts_a_stale_revocation(force: Force) {
+    let model = forced(force, fixed(Start::StaleMarker));
+    let path = check::until_caught(model, COUNTS_ITS_OWN)
+        .unwrap_or_else(|| panic!("{force:?} was not caught"));
+    println!("{force:?}:\n{}", super::trace::tell(&model, path));
+}
+
 /// Slots of a semaphore of limit 2 (a holder needs all 3 masters), revoked by `force`.
-fn forced_slots(force: Force, start: super::Start) -> QueueModel {
+fn forced_slots(force: Force, start: Start) -> QueueModel {
     forced(force, fixed_slots(start))
 }
 

@@ -56,6 +56,7 @@ impl Master {
         answered(Answer::Renewed {
             extended: self.slots & (1 << from) != 0,
             revoked: self.revoked_slots & (1 << from) != 0,
+            stale: false,
         })
     }
 

@@ -1,7 +1,7 @@
 //! Where runs start.
 
 use super::client::{Client, Own, Phase};
-use super::master::{Master, Place, Token};
+use super::master::{Answer, Master, Place, Token};
 use super::protocol::{Kind, Rules, Sleep};
 use super::system::State;
 use crate::model_kit::MASTERS;
@@ -23,6 +23,14 @@ pub enum Start {
         joining: usize,
         newcomers: usize,
     },
+    /// What a lost undo leaves (issue 47, item 4; the lock only): client 0 holds the lock on
+    /// masters 0 and 1 (master 2 was not heard before its round won); on master 2, K holds
+    /// the marker of an earlier force naming client 1, whose turn took K there for a moment
+    /// and whose undo never arrived (a connection broken under it). Client 1 is placed on
+    /// every master, first, asleep on its backoff, subscribed on any set `listen_on` may draw.
+    /// Reachable from `Empty` only with a request lost from a live client, a fault the model
+    /// does not otherwise explore: the run starts after it.
+    StaleMarker,
 }
 
 /// The states a run may start in (one per choice of subscriptions).
@@ -40,11 +48,14 @@ pub fn states(start: Start, rules: Rules) -> Vec<State> {
             joining,
             newcomers,
         } => (waiters as Token, joining as Token, newcomers),
+        Start::StaleMarker => return stale_marker(rules),
     };
     let holder = Client {
         phase: Phase::Holding,
         arrived: true,
         served: true,
+        // Taken by ACQUIRE on every master.
+        won_with: won_with(rules, [true; MASTERS]),
         ..Client::new(Own::default())
     };
     let holders = rules.kind.limit() as Token;
@@ -105,6 +116,58 @@ pub fn states(start: Start, rules: Rules) -> Vec<State> {
         state
             .clients
             .extend((0..newcomers).map(|_| Client::new(Own::default())));
+    }
+    states
+}
+
+/// The answers a holder of the start won with, where the rules keep them (`Rules::keeps_grants`):
+/// taken on the masters `taken`, not heard from the others.
+fn won_with(rules: Rules, taken: [bool; MASTERS]) -> [Option<Answer>; MASTERS] {
+    taken.map(|taken| (rules.keeps_grants && taken).then_some(Answer::Taken))
+}
+
+/// `Start::StaleMarker`'s states (one per subscription of the waiter).
+fn stale_marker(rules: Rules) -> Vec<State> {
+    assert_eq!(rules.kind, Kind::Lock, "a stale marker is the lock's");
+    let holder = Client {
+        phase: Phase::Holding,
+        arrived: true,
+        served: true,
+        won_with: won_with(rules, [true, true, false]),
+        ..Client::new(Own::default())
+    };
+    let mut held = Master {
+        lock: Some(0),
+        counter: 1,
+        ..Master::default()
+    };
+    held.queue.insert(Place {
+        ticket: 1,
+        token: 1,
+    });
+    let marked = Master {
+        lock: None,
+        revoked: Some(1),
+        stale: true,
+        ..held
+    };
+    let waiter = Client {
+        ticket: 1,
+        arrived: true,
+        phase: Phase::Sleeping(Sleep::Backoff),
+        ..Client::new(Own::default())
+    };
+    // A loop, not a closure: rustc 1.95's borrow checker stumbles (an internal error) on a
+    // closure that moves these clients' const-sized arrays.
+    let mut states = Vec::new();
+    for &listening in rules.listen_sets() {
+        let mut waiter = waiter;
+        waiter.listening = listening;
+        states.push(State {
+            masters: [held, held, marked],
+            clients: vec![holder, waiter],
+            timers: 0,
+        });
     }
     states
 }

@@ -32,12 +32,15 @@
 //!   moment (a late notice). Waiters listen on every master.
 //! - **A death**: one waiter may die at any step; each of its requests still on the wire may
 //!   then run or be lost, master by master.
+//! - **A lapse** (`lapse`): a sleeping waiter's place may go on any master, silently, as a
+//!   lease does when the waiter is stopped between turns for longer than it (issue 47, item
+//!   2: a SIGSTOPped waiter, a paused CI VM).
 //!
 //! # What is abstracted away
 //! Time: no leases, no heartbeats (a turn is only ever started by a notice, so the no-lost-
-//! wake-up check is strict), so a place goes only by an eviction, a release or LEAVE, never
-//! by lapsing; the marks' TTL is the expiry step, at any moment (sooner than on real
-//! masters, or never). The line's policy (every waiter here supersedes). Masters do not fail
+//! wake-up check is strict), so a place goes only by an eviction, a release or LEAVE, or
+//! where `lapse` is set by the lapse step, at any moment; the marks' TTL is the expiry step,
+//! at any moment (sooner than on real masters, or never). The line's policy (every waiter here supersedes). Masters do not fail
 //! but by losing a dead waiter's requests.
 //!
 //! # Properties
@@ -52,7 +55,7 @@
 //! - **A holder is never evicted**: no mark is written where K holds the marked token, and no
 //!   running holder was ever marked on a majority (always).
 //! - **No waiter evicted that is newer than its evictor** (always).
-//! - **No lost wake-up** (always, in runs without a death): in a state where nothing can happen
+//! - **No lost wake-up** (always, in runs without a death or a lapse): in a state where nothing can happen
 //!   (nothing on the wire, no notice unread, nobody with a step of its own), no waiter sleeps.
 //!   With a death, the dead waiter's partial hold and place go by their TTL and lease, which
 //!   no notice announces: a heartbeat's case, as in the queue.
@@ -72,6 +75,9 @@
 //! - `Rule::ArrivalOrder`: a waiter evicts whoever was placed before it on that master,
 //!   whatever their orders. Masters that saw two waiters arrive in different orders let the
 //!   older order evict the newer.
+//! - `Rule::LostAsSuperseded` (issue 47, item 2): a waiter that lost its place leaves as
+//!   superseded (exit 80, which CI maps to "a newer build deploys"). A lone waiter whose place
+//!   lapsed, with no mark anywhere, leaves as superseded by nobody.
 //!
 //! # Bounds and cost (debug build, `cargo test --test models supersede -- --nocapture`)
 //! Two waiters, no death, marks that expire: 8 673 271 states (1 967 981 distinct, 44 and 45
@@ -103,6 +109,10 @@ pub enum Rule {
     /// Known-bad: a waiter's later turns make its place again where it is gone (`join` at
     /// every turn, as before the first-turn rule).
     RejoinAfterFirstTurn,
+    /// Known-bad, the client's: a turn that found its place gone on more masters than the
+    /// quorum can spare leaves as superseded (exit 80), as before issue 47, whether or not a
+    /// mark named it.
+    LostAsSuperseded,
 }
 
 #[derive(Clone, Debug)]
@@ -115,6 +125,8 @@ pub struct SupersedeModel {
     pub crash: bool,
     /// The marks may expire (`Step::ExpireThenDeliver`).
     pub expiry: bool,
+    /// A sleeping waiter's place may lapse on any master (`Step::Lapse`).
+    pub lapse: bool,
 }
 
 /// A request on a connection.
@@ -180,6 +192,8 @@ pub struct SupersedeState {
     wire: Vec<[Vec<Msg>; MASTERS]>,
     notices: Vec<bool>,
     died: bool,
+    /// A place lapsed (`Step::Lapse`).
+    lapsed: bool,
     /// Each master's clients that a mark ever named there (a bit per client), kept when the
     /// marks expire: what the properties read.
     ever_marked: [u8; MASTERS],
@@ -207,6 +221,12 @@ pub enum Step {
     },
     /// A dead client's first request to `master` is lost.
     Lose {
+        client: usize,
+        master: usize,
+    },
+    /// A sleeping waiter's place on `master` lapses: it was stopped between turns for longer
+    /// than its lease (SIGSTOP, a paused VM, a throttled container). Nothing is published.
+    Lapse {
         client: usize,
         master: usize,
     },
@@ -261,6 +281,7 @@ impl Model for SupersedeModel {
             wire: vec![Default::default(); n],
             notices: vec![false; n],
             died: false,
+            lapsed: false,
             ever_marked: [0; MASTERS],
             took_after_eviction: false,
             evicted_holder: false,
@@ -285,6 +306,13 @@ impl Model for SupersedeModel {
                     }
                     if *phase == Phase::Dead {
                         actions.push(Step::Lose { client, master });
+                    }
+                }
+            }
+            if self.lapse && *phase == Phase::Asleep {
+                for master in 0..MASTERS {
+                    if state.masters[master].line.contains(&client) {
+                        actions.push(Step::Lapse { client, master });
                     }
                 }
             }
@@ -350,6 +378,10 @@ impl Model for SupersedeModel {
             Step::Lose { client, master } => {
                 next.wire[client][master].remove(0);
             }
+            Step::Lapse { client, master } => {
+                next.lapsed = true;
+                next.masters[master].line.retain(|&c| c != client);
+            }
             Step::Decide(client) => {
                 let Phase::Turn(turn, answers) = state.phases[client] else {
                     return None;
@@ -371,9 +403,14 @@ impl Model for SupersedeModel {
                         Self::send(&mut next, client, Msg::Undo);
                     }
                     next.phases[client] = if lost_its_place(turn, &answers) {
-                        next.evictor_untold |= Self::marked_now(state, client) >= MAJORITY;
                         Self::send(&mut next, client, Msg::Leave);
-                        Phase::LostPlace
+                        if self.rule == Rule::LostAsSuperseded {
+                            next.superseded_unmarked |= Self::marked(state, client) == 0;
+                            Phase::Superseded
+                        } else {
+                            next.evictor_untold |= Self::marked_now(state, client) >= MAJORITY;
+                            Phase::LostPlace
+                        }
                     } else {
                         Phase::Asleep
                     };
@@ -408,12 +445,12 @@ impl Model for SupersedeModel {
             }),
             Property::always(NEVER_NEWER, |_, s: &SupersedeState| !s.evicted_newer),
             Property::always(EVICTOR_TOLD, |_, s: &SupersedeState| !s.evictor_untold),
-            Property::always(
-                "a waiter leaves as superseded only when a mark named it",
-                |_, s: &SupersedeState| !s.superseded_unmarked,
-            ),
-            // Without deaths: a dead waiter's lock and place go by their TTL and lease, which
-            // no notice announces (the heartbeat's case, see `queue`).
+            Property::always(SUPERSEDED_ONLY_MARKED, |_, s: &SupersedeState| {
+                !s.superseded_unmarked
+            }),
+            // Without deaths or lapses: a dead waiter's lock and place go by their TTL and
+            // lease, and a lapse is silent; no notice announces either (the heartbeat's case,
+            // see `queue`).
             Property::always("no lost wake-up", |_, s: &SupersedeState| {
                 let quiet = s.wire.iter().flatten().all(Vec::is_empty)
                     && !s
@@ -421,17 +458,21 @@ impl Model for SupersedeModel {
                         .iter()
                         .zip(&s.notices)
                         .any(|(phase, notice)| has_a_step(*phase, *notice));
-                s.died || !quiet || !s.phases.contains(&Phase::Asleep)
+                s.died || s.lapsed || !quiet || !s.phases.contains(&Phase::Asleep)
             }),
             Property::sometimes("the newest waiter runs", |_, s: &SupersedeState| {
                 s.newest_ran
             }),
-            Property::sometimes("a waiter is superseded", |_, s: &SupersedeState| {
-                s.phases.contains(&Phase::Superseded)
-            }),
         ];
-        // Only an expired mark leaves an evicted waiter without a place and without a mark.
-        if self.expiry {
+        // A lone waiter has nobody to supersede it.
+        if self.waiters.len() > 1 {
+            properties.push(Property::sometimes(
+                "a waiter is superseded",
+                |_, s: &SupersedeState| s.phases.contains(&Phase::Superseded),
+            ));
+        }
+        // Only an expired mark or a lapse leaves a waiter without a place and without a mark.
+        if self.expiry || self.lapse {
             properties.push(Property::sometimes(
                 LOSES_ITS_PLACE,
                 |_, s: &SupersedeState| s.phases.contains(&Phase::LostPlace),
@@ -464,3 +505,4 @@ const EVICTED_NEVER_TAKES: &str = "an evicted waiter never takes the lock afterw
 const NEVER_NEWER: &str = "no waiter evicted that is newer than its evictor";
 const EVICTOR_TOLD: &str = "a waiter evicted while its marks last is told by whom";
 const LOSES_ITS_PLACE: &str = "a waiter finds its place gone and leaves";
+const SUPERSEDED_ONLY_MARKED: &str = "a waiter leaves as superseded only when a mark named it";

@@ -40,6 +40,7 @@ impl QueueModel {
             protocol: self.protocol,
             kind: self.kind,
             force: self.force.unwrap_or(Force::Marker),
+            keeps_grants: matches!(self.start, Start::StaleMarker),
         }
     }
 }
@@ -159,6 +160,7 @@ impl system::Protocol for QueueModel {
         // holder's validity, which in the model is after it died (see `revoke`).
         if master.revoked == Some(token) {
             master.revoked = None;
+            master.stale = false;
         }
     }
 

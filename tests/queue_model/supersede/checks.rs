@@ -1,6 +1,8 @@
 //! The superseding line's checks (see `supersede` for the model, its bounds and its cost).
 
-use super::{EVICTED_NEVER_TAKES, EVICTOR_TOLD, NEVER_NEWER, Rule, SupersedeModel};
+use super::{
+    EVICTED_NEVER_TAKES, EVICTOR_TOLD, NEVER_NEWER, Rule, SUPERSEDED_ONLY_MARKED, SupersedeModel,
+};
 use crate::model_kit::check;
 
 /// Every property holds in `model` (and every `sometimes` is met): the kit's check, the
@@ -24,6 +26,7 @@ fn the_superseding_line_keeps_the_queues_promises() {
             rule: Rule::Sound,
             crash: false,
             expiry: true,
+            lapse: false,
         });
     }
 }
@@ -39,6 +42,7 @@ fn an_evictor_dying_mid_eviction_breaks_nothing() {
         rule: Rule::Sound,
         crash: true,
         expiry: false,
+        lapse: false,
     });
 }
 
@@ -52,6 +56,7 @@ fn an_evictor_dying_mid_eviction_breaks_nothing_when_marks_expire() {
         rule: Rule::Sound,
         crash: true,
         expiry: true,
+        lapse: false,
     });
 }
 
@@ -64,7 +69,34 @@ fn three_waiters_supersede_in_turn() {
         rule: Rule::Sound,
         crash: false,
         expiry: true,
+        lapse: false,
     });
+}
+
+/// Issue 47, item 2: a lone superseding waiter stopped between turns for longer than its
+/// lease (its place lapses, silently, on any masters) leaves as having lost its place
+/// (exit 82), never as superseded (80): no mark names it, and nobody newer waits.
+#[test]
+fn a_waiter_whose_place_lapsed_is_not_superseded() {
+    holds(lapsing(Rule::Sound));
+}
+
+/// Known-bad: a lost place reported as superseded (before issue 47), caught by the lone
+/// waiter whose place lapsed.
+#[test]
+fn the_model_catches_a_lost_place_reported_as_superseded() {
+    caught_in(lapsing(Rule::LostAsSuperseded), SUPERSEDED_ONLY_MARKED);
+}
+
+/// A holder and a lone waiter (order 7) whose place may lapse.
+fn lapsing(rule: Rule) -> SupersedeModel {
+    SupersedeModel {
+        waiters: vec![(7, 1)],
+        rule,
+        crash: false,
+        expiry: true,
+        lapse: true,
+    }
 }
 
 /// The known-bad rules, each caught by the property it breaks.
@@ -96,12 +128,21 @@ fn the_model_catches_a_place_made_again_after_the_first_turn() {
 
 /// The search for `rule`'s model stops at a state where `property` fails, whose path is told.
 fn caught(rule: Rule, waiters: Vec<(u8, u8)>, property: &'static str) {
-    let model = SupersedeModel {
-        waiters,
-        rule,
-        crash: false,
-        expiry: true,
-    };
+    caught_in(
+        SupersedeModel {
+            waiters,
+            rule,
+            crash: false,
+            expiry: true,
+            lapse: false,
+        },
+        property,
+    );
+}
+
+/// The search for `model` stops at a state where `property` fails, whose path is told.
+fn caught_in(model: SupersedeModel, property: &'static str) {
+    let rule = model.rule;
     let path = check::until_caught(model, property);
     let actions = path
         .unwrap_or_else(|| panic!("{rule:?} was not caught"))
