@@ -259,22 +259,21 @@ fn the_front_page_shows_an_example_of_every_command_from_its_help() {
     }
 }
 
-/// Where the Debian package installs the binary, from Cargo.toml's cargo-deb assets.
+/// Where the Debian package installs the binary, from scripts/deb's file list (the line that
+/// puts `"$binary"` into its directory).
 fn packaged_binary() -> String {
-    let manifest: toml::Table =
-        toml::from_str(&std::fs::read_to_string(manual::root().join("Cargo.toml")).unwrap())
-            .unwrap();
-    let assets = manifest["package"]["metadata"]["deb"]["assets"]
-        .as_array()
-        .expect("cargo-deb assets");
-    let destination = assets
-        .iter()
-        .map(|asset| asset.as_array().unwrap())
-        .find(|asset| asset[0].as_str() == Some("target/release/redlock"))
-        .expect("the binary among the assets")[1]
-        .as_str()
-        .unwrap();
-    format!("/{destination}redlock")
+    let script = std::fs::read_to_string(manual::root().join("scripts/deb")).unwrap();
+    let directory = script
+        .lines()
+        .find_map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            match words.as_slice() {
+                ["put_into", _, directory, "\"$binary\""] => Some(directory.to_string()),
+                _ => None,
+            }
+        })
+        .expect("scripts/deb puts \"$binary\" into a directory");
+    format!("/{directory}/redlock")
 }
 
 /// The systemd units the manual shows, and those installed beside it as examples, run redlock

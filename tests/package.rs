@@ -72,7 +72,7 @@ fn build() -> Result<Artifacts, String> {
     // Run as from a shell: without the variables cargo sets for a test, which crates' build
     // scripts watch (ring's CARGO_PKG_NAME, ...): the release build would otherwise be
     // redone whenever scripts/package is run by hand in between. Its progress (the release
-    // build, installing cargo-deb when missing) goes straight to the log: it takes minutes.
+    // builds) goes straight to the log: it takes minutes.
     let mut package = Command::new(repo().join("scripts/package"));
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy();
