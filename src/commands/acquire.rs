@@ -56,13 +56,7 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
         .with_note(acquiring::note(&settings.lock))
         .with_order(settings.lock.order);
     let mut seen = Observations::of(key, settings.lock.shared);
-    if let Err(failure) =
-        ordering::check_before_waiting(&client, &settings.lock, global.quiet, &mut seen)
-    {
-        bounded::record_metrics(Some(&signals), metrics_file.as_deref(), &seen);
-        return Err(failure);
-    }
-    let taken = acquiring::acquire(
+    let taken = acquiring::take_in_turn(
         &client,
         &settings.lock,
         &holder,
@@ -71,16 +65,10 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
         (&mut seen, &Notifier::none()),
     );
     // The lock is taken (or not) already: the metrics wait until the token is handed over.
-    let record = |seen: &Observations| {
-        bounded::record_metrics(Some(&signals), metrics_file.as_deref(), seen);
+    let record = || {
+        bounded::record_metrics(Some(&signals), metrics_file.as_deref(), &seen);
     };
-    let lock = taken.inspect_err(|_| record(&seen))?;
-    let late = acquiring::LateRefusals::start(&client, &lock);
-    ordering::raise_if_asked(&client, &lock, &settings.lock, global.quiet, &mut seen)
-        .inspect_err(|_| record(&seen))?;
-    let record = || record(&seen);
-    let fence =
-        acquiring::fence_if_asked(&client, &lock, settings.lock.fence).inspect_err(|_| record())?;
+    let acquiring::Taken { lock, late, fence } = taken.inspect_err(|_| record())?;
     if let Some(pid) = settings.renew_while
         && let Err(error) = spawn_renewer(global, &context, &lock, pid)
     {

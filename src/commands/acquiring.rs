@@ -1,5 +1,6 @@
 //! Taking the lock from a command: signals that end the wait, the wait itself with its
-//! progress line, and the fencing token that may follow.
+//! progress line, and the fencing token that may follow; `take_in_turn`, the whole sequence
+//! that `run` and `acquire` share.
 
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender};
@@ -13,6 +14,7 @@ use crate::notify::Notifier;
 use crate::plural::counted;
 use crate::supervise::{self, Event, signals};
 
+use super::ordering;
 use super::progress::{self, WaitProgress};
 use super::releasing::report_release;
 use super::wording;
@@ -67,6 +69,35 @@ pub fn note(settings: &LockSettings) -> Option<String> {
         note.from
     );
     Some(note.text.clone())
+}
+
+/// A lock taken in turn (`take_in_turn`): the lock, the asking after the masters its round
+/// did not hear (`LateRefusals::finish` once the command has started), and the fencing token
+/// when `--fence` asked for one.
+pub struct Taken {
+    pub lock: Lock,
+    pub late: LateRefusals,
+    pub fence: Option<u64>,
+}
+
+/// Takes the lock as `run` and `acquire` do, in order: the `--order` check before any wait,
+/// the lock itself (`acquire`), the order raised under it, a fencing token if asked. A step
+/// that fails after the lock was taken releases it and says why (see `ordering`,
+/// `fence_if_asked`). `seen` gets what each step observed, for `--metrics-file`.
+pub fn take_in_turn(
+    client: &Arc<Redlock>,
+    settings: &LockSettings,
+    holder: &Holder,
+    signals: &Signals,
+    quiet: bool,
+    (seen, notify): (&mut Observations, &Notifier),
+) -> Result<Taken, Failure> {
+    ordering::check_before_waiting(client, settings, quiet, seen)?;
+    let lock = acquire(client, settings, holder, signals, quiet, (seen, notify))?;
+    let late = LateRefusals::start(client, &lock);
+    ordering::raise_if_asked(client, &lock, settings, quiet, seen)?;
+    let fence = fence_if_asked(client, &lock, settings.fence)?;
+    Ok(Taken { lock, late, fence })
 }
 
 /// Takes the lock as `settings` say. While waiting, says who is in the way (with -v, or when

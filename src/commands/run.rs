@@ -64,9 +64,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
     let record = |seen: &Observations| {
         bounded::record_metrics(Some(&signals), metrics_file.as_deref(), seen);
     };
-    ordering::check_before_waiting(&client, &settings.lock, global.quiet, &mut seen)
-        .inspect_err(|_| record(&seen))?;
-    let taken = acquiring::acquire(
+    let taken = acquiring::take_in_turn(
         &client,
         &settings.lock,
         &holder,
@@ -74,19 +72,14 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
         global.quiet,
         (&mut seen, &notify),
     );
-    let started = std::time::Instant::now();
-    let lock = taken.inspect_err(|failure| {
+    let acquiring::Taken { lock, late, fence } = taken.inspect_err(|failure| {
         record(&seen);
         notify.stopping(&format!(
-            "gave up waiting for lock {key:?} (exit {})",
+            "gave up taking lock {key:?} (exit {})",
             failure.code
         ));
     })?;
-    let late = acquiring::LateRefusals::start(&client, &lock);
-    ordering::raise_if_asked(&client, &lock, &settings.lock, global.quiet, &mut seen)
-        .inspect_err(|_| record(&seen))?;
-    let fence = acquiring::fence_if_asked(&client, &lock, settings.lock.fence)
-        .inspect_err(|_| record(&seen))?;
+    let started = std::time::Instant::now();
     let ending = supervise::supervise(
         &client,
         Lease::Held(&lock, fence),
