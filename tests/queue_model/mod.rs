@@ -88,7 +88,8 @@
 //!   anything lives) change no decision.
 //! - **Not modelled**: timeouts, lost requests, master restarts and broken subscriptions
 //!   (faults whose cost, a heartbeat, the module header of queue.rs states), clients outside
-//!   the queue (other Redlock clients), a key in use as the other kind, a second limit.
+//!   the queue (other Redlock clients), a key in use as the other kind, a second limit. One
+//!   lost request's aftermath is a start of its own (`Start::StaleMarker`, see `revoke`).
 //! - **Starting states.** `Start::HandOff` starts at a hand-off about to happen (holders;
 //!   waiters placed everywhere and asleep, or about to place themselves; newcomers not yet
 //!   arrived), a state reachable from the empty one, chosen so that three or four clients fit
