@@ -68,7 +68,9 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     let record = || {
         bounded::record_metrics(Some(&signals), metrics_file.as_deref(), &seen);
     };
-    let acquiring::Taken { lock, late, fence } = taken.inspect_err(|_| record())?;
+    let acquiring::Taken {
+        lock, late, fence, ..
+    } = taken.inspect_err(|_| record())?;
     if let Some(pid) = settings.renew_while
         && let Err(error) = spawn_renewer(global, &context, &lock, pid)
     {

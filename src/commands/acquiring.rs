@@ -71,11 +71,13 @@ pub fn note(settings: &LockSettings) -> Option<String> {
     Some(note.text.clone())
 }
 
-/// A lock taken in turn (`take_in_turn`): the lock, the asking after the masters its round
-/// did not hear (`LateRefusals::finish` once the command has started), and the fencing token
-/// when `--fence` asked for one.
+/// A lock taken in turn (`take_in_turn`): the lock and when it was taken (before the order
+/// raise and the fence: `--hold-min` and the metrics count from there), the asking after the
+/// masters its round did not hear (`LateRefusals::finish` once the command has started), and
+/// the fencing token when `--fence` asked for one.
 pub struct Taken {
     pub lock: Lock,
+    pub taken_at: std::time::Instant,
     pub late: LateRefusals,
     pub fence: Option<u64>,
 }
@@ -94,10 +96,16 @@ pub fn take_in_turn(
 ) -> Result<Taken, Failure> {
     ordering::check_before_waiting(client, settings, quiet, seen)?;
     let lock = acquire(client, settings, holder, signals, quiet, (seen, notify))?;
+    let taken_at = std::time::Instant::now();
     let late = LateRefusals::start(client, &lock);
     ordering::raise_if_asked(client, &lock, settings, quiet, seen)?;
     let fence = fence_if_asked(client, &lock, settings.fence)?;
-    Ok(Taken { lock, late, fence })
+    Ok(Taken {
+        lock,
+        taken_at,
+        late,
+        fence,
+    })
 }
 
 /// Takes the lock as `settings` say. While waiting, says who is in the way (with -v, or when

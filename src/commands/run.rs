@@ -72,14 +72,18 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
         global.quiet,
         (&mut seen, &notify),
     );
-    let acquiring::Taken { lock, late, fence } = taken.inspect_err(|failure| {
+    let acquiring::Taken {
+        lock,
+        taken_at: started,
+        late,
+        fence,
+    } = taken.inspect_err(|failure| {
         record(&seen);
         notify.stopping(&format!(
             "gave up taking lock {key:?} (exit {})",
             failure.code
         ));
     })?;
-    let started = std::time::Instant::now();
     let ending = supervise::supervise(
         &client,
         Lease::Held(&lock, fence),
