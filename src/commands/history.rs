@@ -171,11 +171,7 @@ pub(super) fn to_json(key: &str, turn: &HistoryTurn) -> Value {
         TurnEnd::Revoked { by } | TurnEnd::Superseded { by } => by.as_ref().map(Holder::to_json),
         _ => None,
     };
-    let kind = match Kind::of_token(&turn.token) {
-        Kind::Lock => "lock",
-        Kind::Reader => "shared",
-        Kind::Slot { .. } => "semaphore",
-    };
+    let kind = Kind::of_token(&turn.token).name();
     json!({
         "key": key,
         "token": turn.token,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::config::env;
 use crate::exit::Failure;
-use crate::lock::{Kind, REVOKED_MARKER, Redlock, SHARED_MARKER};
+use crate::lock::{Kind, Marker, Redlock};
 
 /// The prefix `acquire` puts on the token of a nested (re-entrant) acquisition: `release`
 /// leaves such a lock to the outer holder.
@@ -30,7 +30,7 @@ pub fn inherited_lock(
     let token = token.strip_prefix(NESTED_PREFIX).unwrap_or(&token);
     // The markers K holds for readers and while revoked are nobody's token: "re-using" one
     // would let this process in beside the readers, or beside a revoked holder still inside.
-    if inherited_key != key || token.is_empty() || is_marker(token) {
+    if inherited_key != key || token.is_empty() || Marker::of(token).is_some() {
         return Ok(None);
     }
     // Re-used only as what it is: a slot of the same limit for `--limit`, a reader's share for
@@ -53,11 +53,6 @@ pub fn inherited_lock(
         _ => {}
     }
     Ok(reused(key, token, held()))
-}
-
-/// Whether `token` is one of the values K holds that are nobody's token.
-fn is_marker(token: &str) -> bool {
-    token == SHARED_MARKER || token == REVOKED_MARKER
 }
 
 /// The inherited token if it still `held`, saying which it is.

@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::cli::{GlobalArgs, MetricsArgs, TokenArgs};
 use crate::config;
 use crate::exit::{self, Failure};
-use crate::lock::{Cause, Lock, MasterState, Redlock, Released, Revocation, judge_readers};
+use crate::lock::{Cause, Lock, Redlock, Released, Revocation};
 use crate::metrics::{Observations, Outcome};
 use crate::plural::counted;
 
@@ -108,26 +108,11 @@ fn held_until_revoked(revocation: &Revocation, token: &str) -> Option<Duration> 
         .checked_sub(Duration::from_millis(holder.since_ms))
 }
 
-/// When the lock held with `lock`'s token was taken, from its holder record on the masters
-/// (`None` when no master has a record for this token: the lock is gone, or was not taken by
-/// redlock's `acquire`).
+/// When the lock, share or slot held with `lock`'s token was taken, from its holder record as
+/// the key's state shows it (`None` when it does not hold the key, or left no record: it was
+/// not taken by redlock's `acquire`).
 fn taken_at(client: &Redlock, lock: &Lock, node_timeout: Duration) -> Option<SystemTime> {
-    if lock.kind().is_reader() {
-        let readers = judge_readers(&client.read_key(lock.key(), node_timeout).readers());
-        let reader = readers.into_iter().find(|r| r.token == lock.token())?;
-        return Some(UNIX_EPOCH + Duration::from_millis(reader.holder?.since_ms));
-    }
-    client
-        .read_key(lock.key(), node_timeout)
-        .inspections()
-        .into_iter()
-        .find_map(|inspection| match inspection.state {
-            MasterState::Held {
-                token,
-                holder: Some(holder),
-                ..
-            } if token == lock.token() => Some(holder.since_ms),
-            _ => None,
-        })
-        .map(|ms| UNIX_EPOCH + Duration::from_millis(ms))
+    let state = client.observe(lock.key(), node_timeout);
+    let since_ms = state.holder(lock.token())?.holder.as_ref()?.since_ms;
+    Some(UNIX_EPOCH + Duration::from_millis(since_ms))
 }

@@ -26,8 +26,8 @@ use crate::escape;
 use crate::exit::{self, Failure};
 use crate::lock::keys;
 use crate::lock::{
-    Holder, InLine, Inspection, MasterFailure, MasterState, NodeError, REVOKED_MARKER, Reader,
-    SHARED_MARKER, STATUS_WAITERS, Verdict, count_readers, judge, judge_readers, judge_slots, line,
+    Holder, InLine, Inspection, KeyState, Marker, MasterFailure, MasterState, STATUS_WAITERS,
+    Verdict,
 };
 use crate::plural::counted;
 
@@ -46,72 +46,39 @@ pub fn status(global: &GlobalArgs, args: StatusArgs) -> Result<i32, Failure> {
     if args.watch {
         return status_watch::watch(&client, &args.key, node_timeout, args.json);
     }
-    // One round: the lock, the slots and the readers are parts of the same read.
-    let read = client.read_key(&args.key, node_timeout);
-    let masters = read.inspections();
-    let states: Vec<MasterState> = masters.iter().map(|m| m.state.clone()).collect();
-    let verdict = judge(&states);
-    if !matches!(verdict, Verdict::Held { .. }) {
-        // Not held as a lock: it may be a semaphore (`--limit`).
-        let slots = read.slots();
-        let states: Vec<_> = slots.iter().map(|m| m.state.clone()).collect();
-        if let Some(semaphore) = judge_slots(&states) {
-            let (text, code) = status_slots::report(&args.key, &semaphore, &slots, args.json);
-            if !global.quiet {
-                output::print(&text)?;
-            }
-            return code;
+    // One round, judged once: the lock, the slots and the readers are parts of one read.
+    let state = client.observe(&args.key, node_timeout);
+    if let Some(semaphore) = &state.semaphore {
+        let (text, code) =
+            status_slots::report(&args.key, &semaphore.verdict, &semaphore.masters, args.json);
+        if !global.quiet {
+            output::print(&text)?;
         }
+        return code;
     }
-    // Held by readers (`--shared`): who they are is in their own key.
-    let readers = status_shared::held_by_readers(&verdict).then(|| {
-        let inspections = read.readers();
-        let readers = judge_readers(&inspections);
-        let count = count_readers(&inspections, readers.len());
-        (readers, count)
-    });
-    let readers = readers.as_ref().map(|(r, count)| (r.as_slice(), *count));
-    let last = read.last_turn(client.quorum());
     let text = if args.json {
-        let mut json = to_json(&args.key, client.quorum(), &verdict, &masters);
-        json["shared"] = readers.is_some().into();
-        json["readers"] = readers.map_or(Value::Null, |(r, _)| status_shared::json(r));
-        json["reader_count"] = readers.map_or(Value::Null, |(_, count)| count.into());
-        json["readers_shown"] = readers.map_or(Value::Null, |(r, _)| r.len().into());
-        json["revoked"] =
-            status_revoked::found(&masters, &verdict).map_or(Value::Null, status_revoked::json);
-        if readers.is_some() {
-            // The readers' marker is nobody's token: readers are listed by their own.
-            json["token"] = Value::Null;
-        }
-        json["last_turn"] = last
-            .as_ref()
-            .map_or(Value::Null, |turn| history::to_json(&args.key, turn));
-        format!("{}\n", escape::json(&json))
+        format!(
+            "{}\n",
+            escape::json(&to_json(&args.key, client.quorum(), &state))
+        )
     } else {
-        let mut text = to_text(&args.key, &verdict, &masters, readers);
-        if let Some(turn) = &last {
-            text.push_str(&last_turn(&args.key, turn));
-        }
-        text
+        to_text(&args.key, &state)
     };
     // -q: the exit code is the answer (as `grep -q`); failures still say why on stderr.
     if !global.quiet {
         output::print(&text)?;
     }
-    match verdict {
+    match state.verdict {
         Verdict::Held { .. } => Ok(exit::OK),
         Verdict::Free => Ok(exit::STATUS_FREE),
         Verdict::Split => Ok(exit::STATUS_SPLIT),
         Verdict::Unknown => {
-            let failures: Vec<MasterFailure> = masters
-                .iter()
-                .filter_map(|m| match &m.state {
-                    MasterState::Unreachable(error) => Some(MasterFailure {
-                        master: m.master.to_string(),
-                        error: error.clone(),
-                    }),
-                    _ => None,
+            let failures: Vec<MasterFailure> = state
+                .failures()
+                .into_iter()
+                .map(|(master, error)| MasterFailure {
+                    master: master.to_string(),
+                    error: error.clone(),
                 })
                 .collect();
             let how = wording::how_failed(failures.iter().map(|f| &f.error));
@@ -135,8 +102,8 @@ fn verdict_name(verdict: &Verdict) -> &'static str {
     }
 }
 
-fn to_json(key: &str, quorum: usize, verdict: &Verdict, masters: &[Inspection]) -> Value {
-    let (token, holder, expires_in) = match verdict {
+fn to_json(key: &str, quorum: usize, state: &KeyState) -> Value {
+    let (token, holder, expires_in) = match &state.verdict {
         Verdict::Held {
             token,
             holder,
@@ -145,12 +112,9 @@ fn to_json(key: &str, quorum: usize, verdict: &Verdict, masters: &[Inspection]) 
         } => (Some(token.as_str()), holder.as_ref(), *expires_in),
         _ => (None, None, None),
     };
-    let fence = masters.iter().filter_map(|m| m.fence).max();
-    let order = masters.iter().filter_map(|m| m.order).max();
-    let policy = policy(masters);
-    let queue = queue_json(&line(masters));
-    let waiting = masters.iter().map(|m| m.waiting).max().unwrap_or(0);
-    let masters: Vec<Value> = masters
+    let readers = state.readers.as_ref();
+    let masters: Vec<Value> = state
+        .masters
         .iter()
         .map(|inspection| {
             let mut json = master_json(inspection);
@@ -162,17 +126,24 @@ fn to_json(key: &str, quorum: usize, verdict: &Verdict, masters: &[Inspection]) 
         .collect();
     json!({
         "key": key,
-        "fence": fence,
-        "order": order,
-        "policy": policy,
-        "verdict": verdict_name(verdict),
+        "fence": state.fence,
+        "order": state.order,
+        "policy": state.policy,
+        "verdict": verdict_name(&state.verdict),
         "quorum": quorum,
-        "token": token,
+        // The readers' marker is nobody's token: readers are listed by their own.
+        "token": token.filter(|_| readers.is_none()),
         "expires_in_ms": expires_in.map(ms),
         "holder": holder.map(Holder::to_json),
-        "waiting": waiting,
-        "queue": queue,
+        "waiting": state.waiting,
+        "queue": queue_json(&state.line),
         "masters": masters,
+        "shared": readers.is_some(),
+        "readers": readers.map(|r| status_shared::json(&r.listed)),
+        "reader_count": readers.map(|r| r.count),
+        "readers_shown": readers.map(|r| r.listed.len()),
+        "revoked": state.revocation.as_ref().map(status_revoked::json),
+        "last_turn": state.last_turn.as_ref().map(|turn| history::to_json(key, turn)),
     })
 }
 
@@ -221,24 +192,20 @@ pub(super) fn queue_json(queue: &[InLine]) -> Vec<Value> {
         .collect()
 }
 
-fn to_text(
-    key: &str,
-    verdict: &Verdict,
-    masters: &[Inspection],
-    readers: Option<(&[Reader], usize)>,
-) -> String {
+fn to_text(key: &str, state: &KeyState) -> String {
+    let masters = &state.masters;
     let total = masters.len();
-    let mut out = match verdict {
+    let mut out = match &state.verdict {
         Verdict::Held {
             holder,
             expires_in,
             masters: holding,
             ..
         } => {
-            let revoked = status_revoked::found(masters, verdict);
-            let who = match (revoked, readers, holder) {
+            let revoked = state.revocation.as_ref();
+            let who = match (revoked, &state.readers, holder) {
                 (Some(revocation), _, _) => status_revoked::describe(revocation),
-                (None, Some((readers, count)), _) => status_shared::who(readers, count),
+                (None, Some(readers), _) => status_shared::who(&readers.listed, readers.count),
                 (None, None, Some(holder)) => holder.describe(),
                 (None, None, None) => "another client".to_string(),
             };
@@ -260,16 +227,10 @@ fn to_text(
             counted(total, "master")
         ),
         Verdict::Unknown => {
-            let failed: Vec<&NodeError> = masters
-                .iter()
-                .filter_map(|m| match &m.state {
-                    MasterState::Unreachable(error) => Some(error),
-                    _ => None,
-                })
-                .collect();
+            let failed = state.failures();
             format!(
                 "lock {key:?} is unknown: too many masters {} ({} of {total})\n",
-                wording::how_failed(failed.iter().copied()),
+                wording::how_failed(failed.iter().map(|(_, error)| *error)),
                 failed.len()
             )
         }
@@ -284,31 +245,29 @@ fn to_text(
             MasterState::Free => "free".to_string(),
             MasterState::Held { token, ttl, .. } => {
                 let ttl = ttl.map_or_else(|| "no TTL".to_string(), |t| format!("ttl {}", round(t)));
-                if token == SHARED_MARKER {
-                    format!("held  {ttl}  by readers")
-                } else if token == REVOKED_MARKER {
-                    format!("held  {ttl}  revoked (release --force)")
-                } else {
-                    format!("held  {ttl}  token {}", escape::cut(token, TOKEN_SHOWN))
+                match Marker::of(token) {
+                    Some(Marker::Readers) => format!("held  {ttl}  by readers"),
+                    Some(Marker::Revoked) => format!("held  {ttl}  revoked (release --force)"),
+                    None => format!("held  {ttl}  token {}", escape::cut(token, TOKEN_SHOWN)),
                 }
             }
             MasterState::Unreachable(error) => wording::master_failed(error),
         };
         let _ = writeln!(out, "  {:width$}  {line}", master.to_string());
     }
-    if let Some((readers, count)) = readers {
-        status_shared::text(&mut out, readers, count, total);
+    if let Some(readers) = &state.readers {
+        status_shared::text(&mut out, &readers.listed, readers.count, total);
     }
-    let queue = line(masters);
+    let queue = &state.line;
     if !queue.is_empty() {
-        let kind = match policy(masters) {
+        let kind = match state.policy {
             Some(_) => "superseding (a newer waiter evicts the older ones)",
             None => "first come first served",
         };
         let _ = writeln!(
             out,
             "queue, {kind} ({}):",
-            how_many_wait(queue.len(), masters)
+            how_many_wait(queue.len(), state.waiting)
         );
         for (i, waiter) in queue.iter().enumerate() {
             let who = waiter.holder.as_ref().map_or_else(
@@ -324,13 +283,13 @@ fn to_text(
             );
         }
     }
-    if let Some(fence) = masters.iter().filter_map(|m| m.fence).max() {
+    if let Some(fence) = state.fence {
         let _ = writeln!(
             out,
             "fencing counter: {fence} (the next --fence token is higher)"
         );
     }
-    if let Some(order) = masters.iter().filter_map(|m| m.order).max() {
+    if let Some(order) = state.order {
         let _ = writeln!(
             out,
             "highest order that took the lock: {order} (a run with a lower --order is outdated)"
@@ -349,6 +308,9 @@ fn to_text(
                 super::list::problems::quote(&keys::fence(key)),
             );
         }
+    }
+    if let Some(turn) = &state.last_turn {
+        out.push_str(&last_turn(key, turn));
     }
     out
 }
@@ -387,16 +349,10 @@ pub(super) const TOKEN_SHOWN: usize = 9;
 
 /// `3 waiting`, or `100 shown of 100000 waiting` when some master's queue is longer than what
 /// `status` reads of it: the line shows the live waiters among the first places only.
-fn how_many_wait(shown: usize, masters: &[Inspection]) -> String {
-    let queued = masters.iter().map(|m| m.waiting).max().unwrap_or(0);
+fn how_many_wait(shown: usize, queued: usize) -> String {
     if queued > STATUS_WAITERS {
         format!("{shown} shown of {queued} waiting")
     } else {
         format!("{shown} waiting")
     }
-}
-
-/// The line's policy, where a master stores one (`--supersede`: `supersede`).
-fn policy(masters: &[Inspection]) -> Option<String> {
-    masters.iter().find_map(|m| m.policy.clone())
 }

@@ -6,17 +6,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use serde_json::{Value, json};
 
 use crate::escape;
-use crate::lock::{Holder, Inspection, REVOKED_MARKER, Revocation, Verdict};
-
-/// The revocation record to show for the lock as judged: where a majority holds one token,
-/// only if that is the marker (a force that reached a minority revoked nobody: the holder
-/// keeps the lock); otherwise the one some master shows, if any.
-pub(super) fn found<'a>(masters: &'a [Inspection], verdict: &Verdict) -> Option<&'a Revocation> {
-    match verdict {
-        Verdict::Held { token, .. } if token != REVOKED_MARKER => None,
-        _ => masters.iter().find_map(|m| m.revocation.as_ref()),
-    }
-}
+use crate::lock::{Holder, Revocation};
 
 /// `revoked by user ops on ops-1 (pid 4412) at …, reason "…", from ci-3 (pid …) for 2m; closed
 /// until it stops and says so, or until 2026-11-28T17:30:32Z at the latest`.

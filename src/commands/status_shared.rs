@@ -15,7 +15,7 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 
 use crate::escape;
-use crate::lock::{Holder, Reader, SHARED_MARKER, Verdict};
+use crate::lock::{Holder, Reader};
 use crate::plural::counted;
 
 use super::durations::{ms, round};
@@ -23,11 +23,6 @@ use super::durations::{ms, round};
 /// How many characters of a reader's token a line shows (an ellipsis counted): readers'
 /// tokens start with a fixed `shr-` prefix.
 const READER_TOKEN_SHOWN: usize = 13;
-
-/// Whether the verdict says readers hold the key (its token is the readers' marker).
-pub fn held_by_readers(verdict: &Verdict) -> bool {
-    matches!(verdict, Verdict::Held { token, .. } if token == SHARED_MARKER)
-}
 
 /// `3 readers (--shared)`, for the headline in place of a holder; `count` is how many hold,
 /// as the masters count them (see `lock::count_readers`), `readers` those listed.

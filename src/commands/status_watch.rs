@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 
 use crate::escape;
 use crate::exit::{self, Failure};
-use crate::lock::{Change, HeldAs, Holder, HolderSeen, Observation, Redlock, Seen};
+use crate::lock::{Change, Holder, HolderSeen, Observation, Redlock, Seen};
 use crate::plural::counted;
 
 use super::acquiring::listen_for_signals;
@@ -178,24 +178,18 @@ fn who(seen: &HolderSeen) -> String {
 
 /// How it holds, when not as the lock: ` (--shared)`, ` (a slot of --limit 2)`.
 fn how(seen: &HolderSeen) -> String {
-    match as_flag(seen.held_as) {
+    match seen.kind.held_as() {
         Some(flag) => format!(" ({flag})"),
         None => String::new(),
-    }
-}
-
-fn as_flag(held_as: HeldAs) -> Option<String> {
-    match held_as {
-        HeldAs::Lock => None,
-        HeldAs::Shared => Some("--shared".into()),
-        HeldAs::Semaphore { limit } => Some(format!("a slot of --limit {limit}")),
     }
 }
 
 /// How it holds, where, and for how long unless renewed:
 /// ` (--shared, 3 of 3 masters, expires in 28s unless renewed)`.
 fn held_on(seen: &HolderSeen, total: usize) -> String {
-    let flag = as_flag(seen.held_as)
+    let flag = seen
+        .kind
+        .held_as()
         .map(|flag| format!("{flag}, "))
         .unwrap_or_default();
     let expiry = seen
@@ -207,14 +201,6 @@ fn held_on(seen: &HolderSeen, total: usize) -> String {
         seen.masters,
         counted(total, "master")
     )
-}
-
-fn kind(held_as: HeldAs) -> (&'static str, Option<u32>) {
-    match held_as {
-        HeldAs::Lock => ("lock", None),
-        HeldAs::Shared => ("shared", None),
-        HeldAs::Semaphore { limit } => ("semaphore", Some(limit)),
-    }
 }
 
 fn to_json(key: &str, change: &Change, now: &Observation) -> Value {
@@ -245,7 +231,7 @@ fn to_json(key: &str, change: &Change, now: &Observation) -> Value {
     let holders: Vec<Value> = holders
         .iter()
         .map(|h| {
-            let (kind, limit) = kind(h.held_as);
+            let (kind, limit) = (h.kind.name(), h.kind.limit());
             json!({
                 "token": h.token, "kind": kind, "limit": limit, "masters": h.masters,
                 "expires_in_ms": h.expires_in.map(ms),
@@ -257,7 +243,7 @@ fn to_json(key: &str, change: &Change, now: &Observation) -> Value {
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, ms);
     let (kind, limit) = about.map_or((None, None), |h| {
-        let (kind, limit) = kind(h.held_as);
+        let (kind, limit) = (h.kind.name(), h.kind.limit());
         (Some(kind), limit)
     });
     json!({

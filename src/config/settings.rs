@@ -440,14 +440,15 @@ fn checked_token(args: &TokenArgs) -> Result<String, Failure> {
              to revoke a lock without its token, use `redlock release --force`",
         ));
     };
-    if token == crate::lock::REVOKED_MARKER {
+    let marker = crate::lock::Marker::of(token);
+    if marker == Some(crate::lock::Marker::Revoked) {
         return Err(Failure::usage(format!(
             "--token {token}: that is the value lock {:?} holds while revoked by `release \
              --force`, nobody's token; a revoked holder releases with its own token",
             args.key
         )));
     }
-    if token == crate::lock::SHARED_MARKER {
+    if marker == Some(crate::lock::Marker::Readers) {
         return Err(Failure::usage(format!(
             "--token {token}: that is the value lock {:?} holds while readers (--shared) hold \
              it, nobody's token; a reader releases or extends with its own token (shr-...)",

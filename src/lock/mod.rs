@@ -39,15 +39,12 @@ pub use quorum::outcome::{
     AcquireError, AttemptFailure, Conflict, ExtendError, Inspection, Mark, MasterFailure,
     MasterState, Released, Superseded,
 };
-pub use quorum::reader_verdict::{Reader, ReadersInspection, count_readers, judge_readers};
-pub use quorum::slot_verdict::{
-    SemaphoreState, SemaphoreVerdict, SlotHolder, SlotsInspection, judge_slots,
-};
-pub use quorum::tally::slot_quorum;
-pub use quorum::verdict::{InLine, Verdict, judge, line};
+pub use quorum::reader_verdict::{Reader, count_readers};
+pub use quorum::slot_verdict::{SemaphoreState, SemaphoreVerdict, SlotHolder, SlotsInspection};
+pub use quorum::verdict::{InLine, Verdict};
 pub use read::history::{KeyHistory, Turn as HistoryTurn, TurnEnd};
 pub use read::key::KeyRead;
-pub use read::key::state::{HeldAs, HolderSeen, KeyState, Seen};
+pub use read::key::state::{HolderSeen, KeyState, ReadersSeen, Seen, SemaphoreSeen};
 pub use read::probe::{ClusterFacts, Probe, ServerFacts, ShardFacts};
 pub use read::scan::{
     FenceRead, FoundLock, LockRead, MAX_KEYS as MAX_SCAN_KEYS, Malformed, MasterScan,
@@ -59,6 +56,7 @@ pub use read::watch::changes::{Change, Observation};
 pub use scripts::history::{Ending, History};
 pub use scripts::holder::{Holder, MAX_NOTE, cut_bytes};
 pub use scripts::keys;
+pub use scripts::markers::Marker;
 pub use scripts::order::MAX_ORDER;
 pub use scripts::queue_lua::SHARED_MARKER;
 pub use scripts::revoke::{REVOKED_MARKER, Revocation, Revoked};

@@ -31,8 +31,7 @@ impl<'a> Held<'a> {
     pub(super) fn context(&self) -> String {
         match self.kind {
             None => String::new(),
-            Some(Kind::Slot { .. }) => format!("semaphore {:?}: ", self.key),
-            Some(Kind::Lock | Kind::Reader) => format!("lock {:?}: ", self.key),
+            Some(kind) => format!("{} {:?}: ", kind.noun(), self.key),
         }
     }
 

@@ -1,6 +1,8 @@
 //! `redlock list`: every lock on the masters that redlock's own keys name, with its holder and
-//! queue, and every semaphore (`--limit`) with its slots; with `--problems`, the leak scan. Glue: the scan is `Redlock::scan`, the verdict
-//! `lock::judge`; `view` and `problems` are pure functions of each lock read, `render` prints.
+//! queue, and every semaphore (`--limit`) with its slots; with `--problems`, the leak scan.
+//! Glue: the scan is `Redlock::scan`, what each key holds `lock::KeyState` (judged once, as
+//! `status` judges it); `view` and `problems` are pure functions of each key read, `render`
+//! prints.
 //!
 //! The report streams: the scan keeps the locks' names only (sorted: the report is in key
 //! order), and the locks are read, judged and printed [`READ_BATCH`] at a time, so memory does
@@ -68,12 +70,8 @@ pub fn list(global: &GlobalArgs, args: ListArgs) -> Result<i32, Failure> {
                 findings.lock(&lock);
             }
             // A semaphore (`--limit`) is told as `status` tells one; anything else as a lock.
-            if let Some(semaphore) = view::semaphore(&lock, &scan.masters) {
-                if semaphore.listed() {
-                    report.semaphore(&mut text, &semaphore);
-                }
-            } else if let Some(view) = view::view(&lock, &scan.masters) {
-                report.lock(&mut text, &view);
+            if let Some(state) = view::listed(&lock, &scan.masters) {
+                report.key(&mut text, &lock.key, &state);
             }
         }
         output::print(&text)?;

@@ -12,13 +12,15 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 
 use crate::escape;
-use crate::lock::{Holder, InLine, MasterScan, MasterState, ScanEnd, SemaphoreState, Verdict};
+use crate::lock::{
+    Holder, InLine, KeyState, MasterScan, MasterState, ScanEnd, SemaphoreSeen, SemaphoreState,
+    Verdict,
+};
 use crate::plural::{counted, noun_for};
 
 use super::super::durations::ms;
 use super::super::status_slots;
 use super::problems::{self, Findings};
-use super::view::{LockView, SemaphoreView};
 
 /// `[1] redis://r1:6379` for master `i`.
 fn master_tag(i: usize) -> String {
@@ -59,29 +61,37 @@ impl<'a> Report<'a> {
         format!("masters: {}\n", servers.join("  "))
     }
 
-    /// Appends `lock` to `out`.
-    pub fn lock(&mut self, out: &mut String, lock: &LockView) {
+    /// Appends key `key` to `out`: a semaphore as `status` tells one, anything else as a lock.
+    pub fn key(&mut self, out: &mut String, key: &str, state: &KeyState) {
+        match &state.semaphore {
+            Some(semaphore) => self.semaphore(out, key, semaphore, &state.line),
+            None => self.lock(out, key, state),
+        }
+    }
+
+    /// Appends lock `key` to `out`.
+    fn lock(&mut self, out: &mut String, key: &str, lock: &KeyState) {
         if self.json {
             if self.listed > 0 {
                 out.push(',');
             }
-            out.push_str(&escape::json(&lock_json(self.masters, lock)));
+            out.push_str(&escape::json(&lock_json(self.masters, key, lock)));
         } else {
-            lock_text(out, lock, self.masters.len());
+            lock_text(out, key, lock, self.masters.len());
         }
         self.listed += 1;
     }
 
     /// Appends `semaphore` to `out`: in text, `status`'s lines without the masters' (those
-    /// too where it is split or unknown), then its waiters; in JSON, `status --json`'s object
-    /// with the queue.
-    pub fn semaphore(&mut self, out: &mut String, semaphore: &SemaphoreView) {
-        let SemaphoreView {
-            key,
-            verdict,
-            masters,
-            queue,
-        } = semaphore;
+    /// too where it is split or unknown), then its waiters (`queue`); in JSON, `status
+    /// --json`'s object with the queue.
+    fn semaphore(
+        &mut self,
+        out: &mut String,
+        key: &str,
+        SemaphoreSeen { verdict, masters }: &SemaphoreSeen,
+        queue: &[InLine],
+    ) {
         if self.json {
             if self.listed > 0 {
                 out.push(',');
@@ -162,9 +172,9 @@ fn problems_text(out: &mut String, masters: &[MasterScan], findings: &Findings) 
     }
 }
 
-fn lock_text(out: &mut String, lock: &LockView, total: usize) {
+fn lock_text(out: &mut String, key: &str, lock: &KeyState, total: usize) {
     // A master named the key: escaped.
-    let key = escape::quoted(&lock.key);
+    let key = escape::quoted(key);
     let on = |masters: &[usize]| {
         let tags: Vec<String> = masters.iter().map(|i| master_tag(*i)).collect();
         format!(
@@ -181,7 +191,7 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
             let who = match (&lock.revocation, &lock.readers, holder) {
                 (Some(revocation), _, _) => super::super::status_revoked::describe(revocation),
                 (None, Some(readers), _) => {
-                    super::super::status_shared::who(readers, lock.reader_count)
+                    super::super::status_shared::who(&readers.listed, readers.count)
                 }
                 (None, None, Some(holder)) => holder.describe(),
                 (None, None, None) => "another client (no holder record)".to_string(),
@@ -211,11 +221,11 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
                 "unknown (too many masters did not answer)"
             };
             let each: Vec<String> = lock
-                .states
+                .masters
                 .iter()
                 .enumerate()
-                .map(|(i, state)| {
-                    let what = match state {
+                .map(|(i, master)| {
+                    let what = match &master.state {
                         MasterState::Free => "free".to_string(),
                         MasterState::Held { token, holder, .. } => {
                             let by = holder
@@ -237,7 +247,7 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
     }
     if let Some(readers) = &lock.readers {
         let mut shown = String::new();
-        super::super::status_shared::text(&mut shown, readers, lock.reader_count, total);
+        super::super::status_shared::text(&mut shown, &readers.listed, readers.count, total);
         for line in shown.lines() {
             let _ = writeln!(out, "  {line}");
         }
@@ -251,7 +261,7 @@ fn lock_text(out: &mut String, lock: &LockView, total: usize) {
             "  its line supersedes (--supersede): a newer waiter evicts the older ones"
         );
     }
-    queue_text(out, &lock.queue, lock.waiting, total);
+    queue_text(out, &lock.line, lock.waiting, total);
 }
 
 /// The live waiters in the order they are served, and how many more places some master has
@@ -316,7 +326,7 @@ fn scans_json(masters: &[MasterScan]) -> Vec<Value> {
 }
 
 /// One element of `locks` in JSON.
-fn lock_json(masters: &[MasterScan], lock: &LockView) -> Value {
+fn lock_json(masters: &[MasterScan], key: &str, lock: &KeyState) -> Value {
     let server = |i: usize| masters[i].master.to_string();
     let (verdict, token, holder, expires_in) = match &lock.verdict {
         Verdict::Held {
@@ -330,10 +340,10 @@ fn lock_json(masters: &[MasterScan], lock: &LockView) -> Value {
         Verdict::Unknown => ("unknown", None, None, None),
     };
     let per_master: Vec<Value> = lock
-        .states
+        .masters
         .iter()
         .enumerate()
-        .map(|(i, state)| match state {
+        .map(|(i, master)| match &master.state {
             MasterState::Free => json!({"server": server(i), "reachable": true,
                 "held": false, "token": null, "ttl_ms": null, "error": null}),
             MasterState::Held { token, ttl, .. } => json!({"server": server(i),
@@ -345,12 +355,12 @@ fn lock_json(masters: &[MasterScan], lock: &LockView) -> Value {
         })
         .collect();
     json!({
-        "key": lock.key,
+        "key": key,
         "kind": "lock",
         "shared": lock.readers.is_some(),
-        "readers": lock.readers.as_deref().map(super::super::status_shared::json),
-        "reader_count": lock.readers.as_ref().map(|_| lock.reader_count),
-        "readers_shown": lock.readers.as_ref().map(Vec::len),
+        "readers": lock.readers.as_ref().map(|r| super::super::status_shared::json(&r.listed)),
+        "reader_count": lock.readers.as_ref().map(|r| r.count),
+        "readers_shown": lock.readers.as_ref().map(|r| r.listed.len()),
         "revoked": lock.revocation.as_ref().map(super::super::status_revoked::json),
         "verdict": verdict,
         // The readers' marker is nobody's token: readers are listed by their own.
@@ -361,10 +371,10 @@ fn lock_json(masters: &[MasterScan], lock: &LockView) -> Value {
         "held_on": lock.holding.iter().map(|i| server(*i)).collect::<Vec<_>>(),
         "masters": per_master,
         "waiting": lock.waiting,
-        "queue": super::super::status::queue_json(&lock.queue),
+        "queue": super::super::status::queue_json(&lock.line),
         "order": lock.order,
         "policy": lock.policy,
-        "last_turn": lock.last_turn.as_ref().map(|turn| super::super::history::to_json(&lock.key, turn)),
+        "last_turn": lock.last_turn.as_ref().map(|turn| super::super::history::to_json(key, turn)),
     })
 }
 

@@ -31,6 +31,10 @@ use super::wakeup::Wakeup;
 use crate::lock::quorum::outcome::MasterFailure;
 use crate::lock::quorum::round::Refusals;
 use crate::lock::scripts::history::History;
+pub use crate::lock::scripts::tokens::Kind;
+#[cfg(test)]
+pub(in crate::lock) use crate::lock::scripts::tokens::limit_of_token;
+pub(in crate::lock) use crate::lock::scripts::tokens::{new_token, reader_token, slot_token};
 
 /// How long a lock lives and how patient each request is.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -72,47 +76,6 @@ impl Timing {
 
     pub(in crate::lock) fn ttl_ms(&self) -> Vec<u8> {
         self.ttl.as_millis().to_string().into_bytes()
-    }
-}
-
-/// What a [`Lock`] holds: the lock itself, one slot of a semaphore (`--limit`, see
-/// `semaphore`), or a reader's share of a shared lock (`--shared`, see `shared`). Renewal,
-/// release and validity work the same for all three: the operations of
-/// [`crate::lock::Redlock`] ask its seam (`kinds::seam`), never which it is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// The key K holds our token on a majority.
-    Lock,
-    /// One of at most `limit` slots of K, held on a quorum of `tally::slot_quorum` masters.
-    Slot { limit: u32 },
-    /// A reader's share of K (`--shared`), held on a majority alongside other readers.
-    Reader,
-}
-
-impl Kind {
-    /// What a token (printed by `acquire`) holds: a slot's token says so, with its limit (see
-    /// [`slot_token`]), and so does a reader's ([`reader_token`]).
-    pub fn of_token(token: &str) -> Kind {
-        if is_reader_token(token) {
-            return Kind::Reader;
-        }
-        match limit_of_token(token) {
-            Some(limit) => Kind::Slot { limit },
-            None => Kind::Lock,
-        }
-    }
-
-    /// The `--limit` it was taken with; `None` for the lock and a reader.
-    pub fn limit(self) -> Option<u32> {
-        match self {
-            Kind::Lock | Kind::Reader => None,
-            Kind::Slot { limit } => Some(limit),
-        }
-    }
-
-    /// Taken with `--shared`.
-    pub fn is_reader(self) -> bool {
-        self == Kind::Reader
     }
 }
 
@@ -203,41 +166,6 @@ impl Lock {
     pub fn validity(&self) -> Duration {
         self.validity_end.saturating_duration_since(Instant::now())
     }
-}
-
-/// Tokens say what they hold. A lock's is a fresh random token: a UUIDv4 (122 random bits
-/// from the OS generator), as 32 hex digits.
-pub(in crate::lock) fn new_token() -> String {
-    uuid::Uuid::new_v4().simple().to_string()
-}
-
-/// A fresh token for a slot of a semaphore of `limit`.
-pub(in crate::lock) fn slot_token(limit: u32) -> String {
-    format!("sem{limit}-{}", new_token())
-}
-
-/// A fresh token for a reader's share (`--shared`): `shr-<32 hex digits>`. The queue's Lua
-/// tells readers from writers by this prefix (`queue_lua::READER_PREFIX`).
-pub(in crate::lock) fn reader_token() -> String {
-    format!(
-        "{}{}",
-        crate::lock::scripts::queue_lua::READER_PREFIX,
-        new_token()
-    )
-}
-
-/// Whether `token` is a reader's.
-fn is_reader_token(token: &str) -> bool {
-    token
-        .strip_prefix(crate::lock::scripts::queue_lua::READER_PREFIX)
-        .is_some_and(|random| !random.is_empty())
-}
-
-/// The limit a slot's token was taken with; `None` for a lock's token.
-pub(in crate::lock) fn limit_of_token(token: &str) -> Option<u32> {
-    let (limit, random) = token.strip_prefix("sem")?.split_once('-')?;
-    let limit: u32 = limit.parse().ok().filter(|l| *l > 0)?;
-    (!random.is_empty()).then_some(limit)
 }
 
 #[cfg(test)]

@@ -75,7 +75,7 @@
 //! **The price** is fault tolerance: N − q masters may be down (see docs/semaphore.md). With
 //! q = N none may.
 //!
-//! A slot's token says what it is: `sem<L>-<32 hex digits>` (`held::slot_token`), so that
+//! A slot's token says what it is: `sem<L>-<32 hex digits>` (`tokens::slot_token`), so that
 //! `release`, `extend` and the `--renew-while` renewer, given only the key and the token,
 //! treat it as a slot of that limit.
 

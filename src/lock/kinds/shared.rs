@@ -71,7 +71,7 @@
 //! other client deletes K (a `DEL K` drops the marker while shares live: a writer can then
 //! take K, as it could take any lock another client deleted).
 //!
-//! A reader's token says what it is: `shr-<32 hex digits>` (`held::reader_token`), so that
+//! A reader's token says what it is: `shr-<32 hex digits>` (`tokens::reader_token`), so that
 //! `release`, `extend` and the `--renew-while` renewer, given only the key and the token,
 //! treat it as a reader.
 

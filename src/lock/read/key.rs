@@ -71,7 +71,7 @@ impl KeyRead {
             .find(|turn| turn.ended_ms.is_some() && turn.end != TurnEnd::Holding)
     }
 
-    /// What each master has of the lock, for [`crate::lock::judge`] and [`crate::lock::line`]:
+    /// What each master has of the lock, for the verdict and the line ([`KeyRead::state`]):
     /// its fencing counter where the read took its value (`list`'s does not, see `scan`).
     pub fn inspections(&self) -> Vec<Inspection> {
         self.masters
@@ -110,7 +110,7 @@ impl KeyRead {
     }
 
     /// What each master has of the semaphore at this key (`--limit`), for
-    /// [`crate::lock::judge_slots`]: the first slots it listed, the queue's length, and whether
+    /// the semaphore's verdict ([`KeyRead::state`]): the first slots it listed, the queue's length, and whether
     /// the key is also in use as a lock there.
     pub fn slots(&self) -> Vec<SlotsInspection> {
         self.masters
@@ -134,7 +134,7 @@ impl KeyRead {
     }
 
     /// What each master has of the key's readers (`--shared`), for
-    /// [`crate::lock::judge_readers`]: how many live shares, and the first of them.
+    /// the readers' count ([`KeyRead::state`]): how many live shares, and the first of them.
     pub fn readers(&self) -> Vec<ReadersInspection> {
         self.masters
             .iter()
@@ -386,9 +386,9 @@ mod tests {
         let Seen::Held(holders) = &state.seen else {
             panic!("{:?}", state.seen)
         };
-        assert_eq!(holders[0].held_as, state::HeldAs::Lock);
+        assert_eq!(holders[0].kind, crate::lock::scripts::tokens::Kind::Lock);
         assert_eq!(holders[0].masters, 3);
-        assert!(state.masters.iter().all(|(_, error)| error.is_none()));
+        assert!(state.failures().is_empty());
         let free = everywhere(empty_lock()).state();
         assert_eq!(free.seen, Seen::Free);
         assert!(!free.holds("t1"));
@@ -415,7 +415,8 @@ mod tests {
         }
         .state();
         assert_eq!(state.seen, Seen::Unknown);
-        assert_eq!(state.masters[0].1, Some(NodeError::Timeout));
-        assert_eq!(state.masters[2].1, None);
+        let reach = state.reachability();
+        assert_eq!(reach[0].1, Some(NodeError::Timeout));
+        assert_eq!(reach[2].1, None);
     }
 }

@@ -55,6 +55,7 @@ pub mod history;
 pub(super) mod holder;
 pub mod keys;
 pub mod lock;
+pub(super) mod markers;
 pub(super) mod order;
 pub(super) mod queue;
 pub(super) mod queue_lua;
@@ -64,6 +65,7 @@ pub(super) mod scan;
 pub(super) mod shared;
 pub(super) mod slots;
 pub(super) mod supersede;
+pub(super) mod tokens;
 
 /// The longest TTL redlock gives a lock, a slot or a share, in ms: a year and a day, the bound
 /// of every duration it accepts (`cli::durations::LONGEST_DURATION`, checked by a test there).

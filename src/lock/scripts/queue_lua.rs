@@ -24,7 +24,7 @@
 /// `SET K x NX` fails and their `GET K == token` release finds it is not theirs.
 pub const SHARED_MARKER: &str = "__redlock:shared";
 
-/// The prefix of a reader's token (`held::reader_token`); the queue's Lua tells a waiting
+/// The prefix of a reader's token (`tokens::reader_token`); the queue's Lua tells a waiting
 /// reader from a waiting writer by it.
 pub(in crate::lock) const READER_PREFIX: &str = "shr-";
 

@@ -4,7 +4,7 @@
 
 use super::{Kind, quote, wrong_type};
 use crate::escape;
-use crate::lock::{LockRead, SHARED_MARKER, Ttl, keys};
+use crate::lock::{LockRead, Marker, Ttl, keys};
 
 /// The findings about a shared lock's readers keys (see the module header).
 pub(super) fn readers_in_lock(
@@ -75,7 +75,7 @@ pub(super) fn readers_in_lock(
             ),
         );
     }
-    let marked = read.token.as_deref() == Some(SHARED_MARKER);
+    let marked = read.token.as_deref().and_then(Marker::of) == Some(Marker::Readers);
     if read.readers.live > 0 && !marked {
         push(
             Kind::StaleReaders,

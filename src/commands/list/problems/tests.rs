@@ -1,6 +1,6 @@
 use super::super::view::tests::read;
 use super::*;
-use crate::lock::{FenceRead, Holder, QueuedWaiter, SHARED_MARKER};
+use crate::lock::{FenceRead, Holder, Marker, QueuedWaiter};
 
 /// The findings of lock "k" read as `reads` on masters 0, 1, ...
 fn find(reads: Vec<LockRead>, idle: Duration) -> Vec<Problem> {
@@ -38,7 +38,7 @@ fn a_healthy_lock_has_no_problems() {
 
 #[test]
 fn readers_keys_without_ttl_or_without_their_marker() {
-    let mut healthy = read(Some(SHARED_MARKER));
+    let mut healthy = read(Some(Marker::Readers.value()));
     healthy.readers = crate::lock::ReadersRead {
         live: 2,
         ttl: Some(Ttl::Left(Duration::from_secs(20))),

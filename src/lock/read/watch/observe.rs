@@ -25,6 +25,7 @@ pub(super) struct Read {
 pub(super) async fn observe(masters: &Masters, key: &str, node_timeout: Duration) -> Read {
     let at = Instant::now();
     let state = read_key(masters, key, node_timeout).await.state();
+    let masters = state.reachability();
     let next_waiters = state
         .line
         .into_iter()
@@ -34,7 +35,7 @@ pub(super) async fn observe(masters: &Masters, key: &str, node_timeout: Duration
     Read {
         observation: Observation {
             seen: state.seen,
-            masters: state.masters,
+            masters,
             at,
             done: Instant::now(),
         },

@@ -1,12 +1,12 @@
 use std::time::Duration;
 
 use super::*;
-use crate::lock::read::key::state::HeldAs;
+use crate::lock::scripts::tokens::Kind;
 
 fn holder(token: &str, ttl_ms: u64) -> HolderSeen {
     HolderSeen {
         token: token.into(),
-        held_as: HeldAs::Lock,
+        kind: Kind::Lock,
         holder: None,
         masters: 2,
         expires_in: Some(Duration::from_millis(ttl_ms)),
@@ -135,7 +135,7 @@ fn a_split_loses_the_holder_and_is_said_once() {
 fn readers_and_slots_come_and_go_one_by_one() {
     let t0 = Instant::now();
     let reader = |token: &str| HolderSeen {
-        held_as: HeldAs::Shared,
+        kind: Kind::Reader,
         ..holder(token, 30_000)
     };
     let (r1, r2) = (reader("shr-1"), reader("shr-2"));
