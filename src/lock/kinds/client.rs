@@ -139,7 +139,7 @@ impl Redlock {
         cancel: &Cancel,
         on_retry: &mut dyn FnMut(&AttemptFailure),
     ) -> Result<Lock, AcquireError> {
-        let seam = super::seam_for(request);
+        let seam = seam(request.kind);
         self.runtime
             .block_on(take::take(&self.masters, &*seam, request, cancel, on_retry))
     }
