@@ -16,7 +16,8 @@
 //! rounds in `slots`; and the engine: `queue_turn` and `queue` (waiting in line), `take` (the
 //! one wait loop), `renewal`, `late` (refusals that come after the decision), `revoke` (a
 //! forced release, and why it never makes two holders), and `client` ([`client::Redlock`],
-//! the one `impl Redlock`).
+//! the one `impl Redlock`), with `in_turn` (what its take in turn returns: the take with its
+//! `--order` and `--fence` steps, in their one order, as `run` and `acquire` take a lock).
 //!
 //! Promises (each argued in its module's header): at most one holder of a lock, at most L of a
 //! semaphore, no reader beside a writer, each within its validity; waiters served in arrival
@@ -28,6 +29,7 @@ pub(super) mod client;
 pub(super) mod exclusive;
 pub(super) mod fence;
 pub(super) mod held;
+pub(super) mod in_turn;
 pub(super) mod late;
 pub(super) mod order;
 pub(super) mod queue;
