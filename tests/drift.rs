@@ -729,7 +729,7 @@ fn the_reader_finds_references_and_passes_over_what_is_not_ours() {
         ("Redlock", "Redlock", "acquire", true),
         ("Names", "Names", "of", true),
         // A trait's method, for a type that implements it; a field.
-        ("Exclusive", "Exclusive", "rejoins", true),
+        ("Exclusive", "Exclusive", "outsiders", true),
         ("Request", "Request", "key", true),
         // Not ours.
         ("Instant", "Instant", "now", true),

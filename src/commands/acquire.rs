@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::cli::{AcquireArgs, Format, GlobalArgs, RENEW_WHILE};
 use crate::config::{self, Context};
 use crate::exit::{self, Failure};
-use crate::lock::{Holder, Lock, Master};
+use crate::lock::{Holder, Lock, Master, Taken};
 use crate::metrics::Observations;
 use crate::notify::Notifier;
 use crate::supervise::watch;
@@ -68,9 +68,7 @@ pub fn acquire(global: &GlobalArgs, args: AcquireArgs) -> Result<i32, Failure> {
     let record = || {
         bounded::record_metrics(Some(&signals), metrics_file.as_deref(), &seen);
     };
-    let acquiring::Taken {
-        lock, late, fence, ..
-    } = taken.inspect_err(|_| record())?;
+    let (Taken { lock, fence, .. }, late) = taken.inspect_err(|_| record())?;
     if let Some(pid) = settings.renew_while
         && let Err(error) = spawn_renewer(global, &context, &lock, pid)
     {

@@ -1,22 +1,26 @@
-//! Taking the lock from a command: signals that end the wait, the wait itself with its
-//! progress line, and the fencing token that may follow; `take_in_turn`, the whole sequence
-//! that `run` and `acquire` share.
+//! Taking the lock from a command: signals that end the wait, and `take_in_turn`, the glue
+//! around the library's sequence that `run` and `acquire` share (the wait's progress line,
+//! what each step counts, and the failure each step's error maps to).
 
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use crate::config::LockSettings;
 use crate::exit::{self, Failure};
-use crate::lock::{AcquireError, AttemptFailure, Cancel, Holder, Lock, Redlock, Request, Wakeup};
+use crate::lock::{
+    AcquireError, AttemptFailure, Cancel, Holder, Lock, Redlock, Request, Steps, TakeError,
+    TakeObserver, Taken, Wakeup,
+};
 use crate::metrics::{Observations, Outcome};
 use crate::notify::Notifier;
 use crate::plural::counted;
 use crate::supervise::{self, Event, signals};
 
-use super::ordering;
+use super::ordering::{self, Stage};
 use super::progress::{self, WaitProgress};
-use super::releasing::report_release;
+use super::releasing::say_release;
 use super::wording;
 
 /// What a command that may wait for a lock hears of signals: the supervisor's channel, with the
@@ -71,21 +75,13 @@ pub fn note(settings: &LockSettings) -> Option<String> {
     Some(note.text.clone())
 }
 
-/// A lock taken in turn (`take_in_turn`): the lock and when it was taken (before the order
-/// raise and the fence: `--hold-min` and the metrics count from there), the asking after the
-/// masters its round did not hear (`LateRefusals::finish` once the command has started), and
-/// the fencing token when `--fence` asked for one.
-pub struct Taken {
-    pub lock: Lock,
-    pub taken_at: std::time::Instant,
-    pub late: LateRefusals,
-    pub fence: Option<u64>,
-}
-
-/// Takes the lock as `run` and `acquire` do, in order: the `--order` check before any wait,
-/// the lock itself (`acquire`), the order raised under it, a fencing token if asked. A step
-/// that fails after the lock was taken releases it and says why (see `ordering`,
-/// `fence_if_asked`). `seen` gets what each step observed, for `--metrics-file`.
+/// Takes the lock as `run` and `acquire` do: the library's sequence
+/// (`Redlock::take_in_turn`: the `--order` check before any wait, the lock, the order raised
+/// under it, a fencing token if asked), and what a command says of it. While waiting, says who
+/// is in the way (with -v, or when stderr is a terminal), and tells systemd in STATUS= when it
+/// listens (`notify`). A wait that a signal ended fails with 128+N, quietly. `seen` gets what
+/// each step observed, for `--metrics-file`. With the lock comes the asking after the masters
+/// its round did not hear ([`LateRefusals::finish`] once the command has started).
 pub fn take_in_turn(
     client: &Arc<Redlock>,
     settings: &LockSettings,
@@ -93,45 +89,7 @@ pub fn take_in_turn(
     signals: &Signals,
     quiet: bool,
     (seen, notify): (&mut Observations, &Notifier),
-) -> Result<Taken, Failure> {
-    ordering::check_before_waiting(client, settings, quiet, seen)?;
-    let lock = acquire(client, settings, holder, signals, quiet, (seen, notify))?;
-    let taken_at = std::time::Instant::now();
-    let late = LateRefusals::start(client, &lock);
-    ordering::raise_if_asked(client, &lock, settings, quiet, seen)?;
-    let fence = fence_if_asked(client, &lock, settings.fence)?;
-    Ok(Taken {
-        lock,
-        taken_at,
-        late,
-        fence,
-    })
-}
-
-/// Takes the lock as `settings` say. While waiting, says who is in the way (with -v, or when
-/// stderr is a terminal), and tells systemd in STATUS= when it listens (`notify`). A wait that
-/// a signal ended fails with 128+N, quietly. `seen` gets the time spent and the outcome, for
-/// `--metrics-file`.
-pub fn acquire(
-    client: &Redlock,
-    settings: &LockSettings,
-    holder: &Holder,
-    signals: &Signals,
-    quiet: bool,
-    (seen, notify): (&mut Observations, &Notifier),
-) -> Result<Lock, Failure> {
-    let mut progress = WaitProgress::new(&settings.key, quiet, settings.wait);
-    let asked = std::time::Instant::now();
-    let mut told = String::new();
-    let mut on_retry = |failure: &AttemptFailure| {
-        progress.update(failure);
-        // Each change once: a waiter may be retried often, and systemd reads every datagram.
-        let status = progress::wait_status(&settings.key, failure);
-        if status != told {
-            notify.status(&status);
-            told = status;
-        }
-    };
+) -> Result<(Taken, LateRefusals), Failure> {
     let kind = settings.kind();
     let quorum = match kind.limit() {
         Some(limit) => {
@@ -149,10 +107,85 @@ pub fn acquire(
         supersede: settings.supersede,
         history: settings.history,
     };
-    let result = client.acquire(&request, &signals.cancel, &mut on_retry);
-    progress.finish();
-    seen.wait = Some(asked.elapsed());
-    seen.outcomes.extend(match &result {
+    let steps = Steps {
+        order: settings.order,
+        fence: settings.fence,
+    };
+    let mut heard = Heard {
+        client,
+        settings,
+        progress: WaitProgress::new(&settings.key, quiet, settings.wait),
+        told: String::new(),
+        notify,
+        seen,
+        late: None,
+    };
+    let taken = client.take_in_turn(&request, steps, &signals.cancel, &mut heard);
+    let Heard { late, seen, .. } = heard;
+    let key = &settings.key;
+    // Only a run with an order fails in the order's steps.
+    let order = settings.order.unwrap_or_default();
+    let error = match taken {
+        Ok(taken) => return Ok((taken, late.unwrap_or_default())),
+        Err(error) => error,
+    };
+    Err(match error {
+        TakeError::Order(error) => {
+            ordering::failure(key, order, error, settings, quiet, seen, Stage::Read)
+        }
+        TakeError::Acquire(error) => acquire_failure(error, settings, signals, quorum, quiet),
+        TakeError::Raise { error, released } => {
+            say_release(key, settings.timing.ttl, &released);
+            ordering::failure(key, order, error, settings, quiet, seen, Stage::Raised)
+        }
+        TakeError::Fence { error, released } => {
+            say_release(key, settings.timing.ttl, &released);
+            wording::fence_failure(key, error)
+        }
+    })
+}
+
+/// What a command hears of its take in turn: the progress line and systemd's STATUS= while
+/// it waits; then the wait's outcome, counted in `seen`, and, with the lock, the warnings
+/// about masters that refused and the asking after those not heard.
+struct Heard<'a> {
+    client: &'a Arc<Redlock>,
+    settings: &'a LockSettings,
+    progress: WaitProgress<'a>,
+    told: String,
+    notify: &'a Notifier,
+    seen: &'a mut Observations,
+    late: Option<LateRefusals>,
+}
+
+impl TakeObserver for Heard<'_> {
+    fn retry(&mut self, failure: &AttemptFailure) {
+        self.progress.update(failure);
+        // Each change once: a waiter may be retried often, and systemd reads every datagram.
+        let status = progress::wait_status(&self.settings.key, failure);
+        if status != self.told {
+            self.notify.status(&status);
+            self.told = status;
+        }
+    }
+
+    fn waited(&mut self, outcome: &Result<Lock, AcquireError>, waited: Duration) {
+        self.progress.finish();
+        self.seen.wait = Some(waited);
+        self.seen
+            .outcomes
+            .extend(outcome_of(self.settings, outcome));
+        if let Ok(lock) = outcome {
+            wording::warn_degraded(&self.settings.key, lock.refusals());
+            self.seen.wakeup = lock.woken_by().map(Wakeup::label);
+            self.late = Some(LateRefusals::start(self.client, lock));
+        }
+    }
+}
+
+/// The outcome a wait counts in the metrics.
+fn outcome_of(settings: &LockSettings, outcome: &Result<Lock, AcquireError>) -> Option<Outcome> {
+    match outcome {
         Ok(_) => Some(Outcome::Acquired),
         Err(AcquireError::Failed(AttemptFailure::Held { .. } | AttemptFailure::Full { .. })) => {
             Some(Outcome::Conflict)
@@ -166,12 +199,18 @@ pub fn acquire(
         // Interrupted: the time spent counts, but nothing was decided. A key used two ways is
         // a usage error, not an outcome of the lock.
         Err(AcquireError::Cancelled | AcquireError::Conflict(_)) => None,
-    });
-    if let Ok(lock) = &result {
-        wording::warn_degraded(&settings.key, lock.refusals());
-        seen.wakeup = lock.woken_by().map(Wakeup::label);
     }
-    result.map_err(|error| match error {
+}
+
+/// The failure of a wait that ended without the lock (`quorum`: what one hold needs).
+fn acquire_failure(
+    error: AcquireError,
+    settings: &LockSettings,
+    signals: &Signals,
+    quorum: usize,
+    quiet: bool,
+) -> Failure {
+    match error {
         AcquireError::Cancelled => interrupted(&signals.inbox, &settings.key),
         AcquireError::Failed(failure) => {
             wording::describe_failure(&settings.key, &failure, settings, quorum, quiet)
@@ -191,7 +230,7 @@ pub fn acquire(
         AcquireError::LostPlace => {
             Failure::new(exit::LOST_PLACE, wording::lost_place(&settings.key))
         }
-    })
+    }
 }
 
 /// Whether a waiter that a newer one superseded is outdated rather than superseded: it has an
@@ -222,29 +261,13 @@ fn announce_slot_quorum(client: &Redlock, key: &str, limit: u32) {
     }
 }
 
-/// Obtains a fencing token for a lock just taken, if `--fence` asked for one; on failure the
-/// lock is released and the failure explains why.
-pub fn fence_if_asked(client: &Redlock, lock: &Lock, asked: bool) -> Result<Option<u64>, Failure> {
-    if asked {
-        fence(client, lock).map(Some)
-    } else {
-        Ok(None)
-    }
-}
-
-fn fence(client: &Redlock, lock: &Lock) -> Result<u64, Failure> {
-    client.fence(lock).map_err(|error| {
-        report_release(client, lock);
-        wording::fence_failure(lock.key(), error)
-    })
-}
-
 /// The masters a lock was taken without that the round did not hear (still being connected
 /// to, or answering after the quorum decided), asked again from a thread of their own (see
 /// the lock's `late` module): each that refused for a configuration reason (a certificate that
 /// does not verify, a wrong password or database, a read-only replica) gets the warning a
 /// refusal in the round gets. The command does not wait for it; [`LateRefusals::finish`]
 /// does, at most one node timeout after the start.
+#[derive(Default)]
 pub struct LateRefusals(Option<(JoinHandle<()>, Cancel)>);
 
 impl LateRefusals {

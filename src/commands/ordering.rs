@@ -1,23 +1,13 @@
-//! `--order` from a command: the read before waiting, the raise once the lock is taken, and
-//! what an outdated run says (see the lock's `order` for why the raise decides).
+//! `--order` from a command: what an outdated run says, whether the read before waiting or
+//! the raise once the lock is taken found it (both steps of `Redlock::take_in_turn`; see
+//! the lock's `order` for why the raise decides), and the raise under an enclosing hold.
 
 use crate::config::LockSettings;
 use crate::exit::{self, Failure};
-use crate::lock::{Ending, Lock, OrderError, Redlock};
+use crate::lock::{OrderError, Redlock};
 use crate::metrics::{Observations, Outcome};
 
-use super::releasing::report_end;
 use super::wording;
-
-/// Step 1: fails at once when a higher order already took the lock, before any wait.
-pub fn check_before_waiting(
-    client: &Redlock,
-    settings: &LockSettings,
-    quiet: bool,
-    seen: &mut Observations,
-) -> Result<(), Failure> {
-    ask(client, settings, quiet, seen, Stage::Read)
-}
 
 /// Under an enclosing redlock's hold of the same lock (re-entrance), where nothing is taken:
 /// the order is raised under that hold, as the enclosing run's own was, since this run's
@@ -28,68 +18,29 @@ pub fn raise_under_enclosing_hold(
     settings: &LockSettings,
     quiet: bool,
 ) -> Result<(), Failure> {
-    let mut unrecorded = Observations::of(&settings.key, settings.shared);
-    ask(client, settings, quiet, &mut unrecorded, Stage::Nested)
-}
-
-/// The read (`Stage::Read`) or the raise under an enclosing hold (`Stage::Nested`).
-fn ask(
-    client: &Redlock,
-    settings: &LockSettings,
-    quiet: bool,
-    seen: &mut Observations,
-    stage: Stage,
-) -> Result<(), Failure> {
     let Some(order) = settings.order else {
         return Ok(());
     };
     let (key, node_timeout) = (&settings.key, settings.timing.node_timeout);
-    let asked = if stage == Stage::Nested {
-        client.raise_inherited_order(key, order, node_timeout)
-    } else {
-        client.check_order(key, order, node_timeout)
-    };
-    asked.map_err(|error| failure(key, order, error, settings, quiet, seen, stage))
-}
-
-/// Step 2: raises the order register of the lock just taken, before the command runs. On
-/// failure the lock is released and the failure says why.
-pub fn raise_if_asked(
-    client: &Redlock,
-    lock: &Lock,
-    settings: &LockSettings,
-    quiet: bool,
-    seen: &mut Observations,
-) -> Result<(), Failure> {
-    let Some(order) = settings.order else {
-        return Ok(());
-    };
-    log::info!(
-        "lock {:?}: raising its order register to {order}",
-        lock.key()
-    );
-    client.raise_order(lock, order).map_err(|error| {
-        // The command never ran: its history says why (outdated), or just released.
-        let ending = match &error {
-            OrderError::Outdated { ran } => Ending::Outdated(*ran),
-            _ => Ending::Released,
-        };
-        report_end(client, lock, &ending);
-        failure(
-            lock.key(),
-            order,
-            error,
-            settings,
-            quiet,
-            seen,
-            Stage::Raised,
-        )
-    })
+    client
+        .raise_inherited_order(key, order, node_timeout)
+        .map_err(|error| {
+            let mut unrecorded = Observations::of(key, settings.shared);
+            failure(
+                key,
+                order,
+                error,
+                settings,
+                quiet,
+                &mut unrecorded,
+                Stage::Nested,
+            )
+        })
 }
 
 /// What was asked of the order register when it failed.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Stage {
+pub enum Stage {
     /// Read before waiting.
     Read,
     /// Raised once the lock was taken (and it has been released).
@@ -100,7 +51,7 @@ enum Stage {
 
 /// The failure for `error`, counted in `seen`: outdated exits with `--outdated-exit-code`
 /// (quietly with `--quiet`, as a conflict), the rest as any failure of the masters.
-fn failure(
+pub fn failure(
     key: &str,
     order: u64,
     error: OrderError,

@@ -15,30 +15,32 @@ pub fn report_release(client: &Redlock, lock: &Lock) -> Released {
 /// [`report_release`] of a turn that ended as `ending` says (the key's history records it).
 pub fn report_end(client: &Redlock, lock: &Lock, ending: &Ending) -> Released {
     let released = client.release_after(lock, ending);
-    match &released {
+    say_release(lock.key(), lock.timing().ttl, &released);
+    released
+}
+
+/// Says what the release of lock `key` (of `ttl`) found, when it is worth saying.
+pub fn say_release(key: &str, ttl: Duration, released: &Released) {
+    match released {
         Released::Yes => log::info!(
-            event = "released", key = lock.key(), outcome = "released";
-            "released {:?}", lock.key()
+            event = "released", key = key, outcome = "released";
+            "released {key:?}"
         ),
         // The command is dead, and the revoked holder says so: the key opens (see `revoke`).
         Released::Acknowledged { .. } => log::info!(
-            event = "released", key = lock.key(), outcome = "revoked";
-            "released {:?}: its revocation by `redlock release --force` is acknowledged",
-            lock.key()
+            event = "released", key = key, outcome = "revoked";
+            "released {key:?}: its revocation by `redlock release --force` is acknowledged"
         ),
         Released::NotHeld => log::info!(
-            "lock {:?} was no longer held at release (it had expired or been taken over)",
-            lock.key()
+            "lock {key:?} was no longer held at release (it had expired or been taken over)"
         ),
         Released::Unknown { failures } => log::error!(
-            "could not confirm the release of lock {:?} on a majority of masters ({}); where it is \
-             still held, it expires by itself within {}",
-            lock.key(),
+            "could not confirm the release of lock {key:?} on a majority of masters ({}); where \
+             it is still held, it expires by itself within {}",
             explain(failures),
-            humantime::format_duration(lock.timing().ttl)
+            humantime::format_duration(ttl)
         ),
     }
-    released
 }
 
 /// `--hold-min`: instead of deleting the lock, lets it expire `remaining` from now, so that the

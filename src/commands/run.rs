@@ -5,7 +5,7 @@ use std::path::Path;
 use crate::cli::{GlobalArgs, RunArgs};
 use crate::config;
 use crate::exit::{self, Failure};
-use crate::lock::Holder;
+use crate::lock::{Holder, Taken};
 use crate::metrics::{Observations, Outcome};
 use crate::notify::Notifier;
 use crate::supervise::renew::LossReason;
@@ -72,12 +72,14 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> Result<i32, Failure> {
         global.quiet,
         (&mut seen, &notify),
     );
-    let acquiring::Taken {
-        lock,
-        taken_at: started,
+    let (
+        Taken {
+            lock,
+            taken_at: started,
+            fence,
+        },
         late,
-        fence,
-    } = taken.inspect_err(|failure| {
+    ) = taken.inspect_err(|failure| {
         record(&seen);
         notify.stopping(&format!(
             "gave up taking lock {key:?} (exit {})",

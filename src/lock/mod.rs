@@ -30,6 +30,7 @@ pub use kinds::cancel::Cancel;
 pub use kinds::client::Redlock;
 pub use kinds::fence::FenceError;
 pub use kinds::held::{Kind, Lock, Timing};
+pub use kinds::in_turn::{Steps, TakeError, TakeObserver, Taken};
 pub use kinds::order::OrderError;
 pub use kinds::revoke::Forced;
 pub use kinds::seam::Request;

@@ -17,7 +17,7 @@
 //! - **The holder** holds K on every master at the start and releases it at any moment.
 //! - **A waiter** arrives (its first turn, the only one sent with `join`, makes its place on
 //!   every master), sleeps until a notice, takes a turn (WAIT_SUPERSEDE on every master,
-//!   without `join`: a place that is gone stays gone, `Supersede::rejoins`), and decides as
+//!   without `join`: a place that is gone stays gone, `Line::rejoins`), and decides as
 //!   `queue::wait_in_line` does: won once a majority took K and no answer said superseded;
 //!   once all answered, superseded if any said so (undo, LEAVE everywhere, never runs); else,
 //!   after its first turn, with no place on more masters than the quorum can spare, it lost

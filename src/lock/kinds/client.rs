@@ -8,11 +8,12 @@
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::cancel::Cancel;
 use super::fence::{self, FenceError};
 use super::held::{Lock, Timing};
+use super::in_turn::{Steps, TakeError, TakeObserver, Taken};
 use super::late;
 use super::order::{self, OrderError};
 use super::revoke::{self, Forced};
@@ -139,9 +140,63 @@ impl Redlock {
         cancel: &Cancel,
         on_retry: &mut dyn FnMut(&AttemptFailure),
     ) -> Result<Lock, AcquireError> {
-        let seam = super::seam_for(request);
+        let seam = seam(request.kind);
         self.runtime
             .block_on(take::take(&self.masters, &*seam, request, cancel, on_retry))
+    }
+
+    /// Takes what `request` asks for as `run` and `acquire` do, with the steps around the take
+    /// that `steps` ask for, in their one order (see `in_turn`): the order checked before any
+    /// wait, the take ([`Redlock::acquire`]), the order raised under the lock, a fencing token.
+    /// `observer` hears of each retry and of the end of the wait. A step after the take that
+    /// fails releases the lock before it returns.
+    pub fn take_in_turn(
+        &self,
+        request: &Request<'_>,
+        steps: Steps,
+        cancel: &Cancel,
+        observer: &mut dyn TakeObserver,
+    ) -> Result<Taken, TakeError> {
+        if let Some(order) = steps.order {
+            self.check_order(request.key, order, request.timing.node_timeout)
+                .map_err(TakeError::Order)?;
+        }
+        let asked = Instant::now();
+        let taken = self.acquire(request, cancel, &mut |failure| observer.retry(failure));
+        let taken_at = Instant::now();
+        observer.waited(&taken, taken_at - asked);
+        let lock = taken.map_err(TakeError::Acquire)?;
+        if let Some(order) = steps.order {
+            log::info!(
+                "lock {:?}: raising its order register to {order}",
+                lock.key()
+            );
+            if let Err(error) = self.raise_order(&lock, order) {
+                // The command never ran: its history says why (outdated), or just released.
+                let ending = match error {
+                    OrderError::Outdated { ran } => Ending::Outdated(ran),
+                    _ => Ending::Released,
+                };
+                let released = self.release_after(&lock, &ending);
+                return Err(TakeError::Raise { error, released });
+            }
+        }
+        let fence = if steps.fence {
+            match self.fence(&lock) {
+                Ok(token) => Some(token),
+                Err(error) => {
+                    let released = self.release(&lock);
+                    return Err(TakeError::Fence { error, released });
+                }
+            }
+        } else {
+            None
+        };
+        Ok(Taken {
+            lock,
+            taken_at,
+            fence,
+        })
     }
 
     /// Extends `lock` to its full TTL again, measured from the start of this round. Counts only

@@ -13,7 +13,10 @@ use super::attempt::Refused;
 use super::fence::FenceError;
 use super::held::{Kind, Lock, new_token};
 use super::revoke;
-use super::seam::{Boxed, Call, Holding, InTheWay, Leaving, Queued, Request, Seam, Seat, Wait};
+use super::seam::{
+    Boxed, Call, Holding, InTheWay, Leaving, Line, Queued, Request, Seam, Seat, Wait,
+};
+use super::supersede;
 use super::undo::{self, Purpose};
 use super::waiter::keep;
 use crate::lock::quorum::outcome::{AttemptFailure, Conflict, Released};
@@ -66,11 +69,15 @@ impl Seam for Exclusive {
         Box::pin(release_token(masters, Rounds::lock(), holding, purpose))
     }
 
-    fn wait(&self, queued: &Queued, join: bool, _: &Names) -> Wait {
-        Wait {
-            call: Call::new(&WAIT, queued.recorded_turn(join)),
-            room: 1,
-            decode: turn,
+    /// WAIT, or in a superseding line WAIT_SUPERSEDE (see `supersede`).
+    fn wait(&self, queued: &Queued, join: bool, names: &Names, line: Line) -> Wait {
+        match line {
+            Line::FirstCome => Wait {
+                call: Call::new(&WAIT, queued.recorded_turn(join)),
+                room: 1,
+                decode: turn,
+            },
+            Line::Superseding => supersede::wait(queued, join, names),
         }
     }
 

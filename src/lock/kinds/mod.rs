@@ -7,16 +7,17 @@
 //! [`Kind`], read back from a token only there), `cancel`, `wakeup` (why a turn starts),
 //! `undo` (removing a failed attempt's partial hold without being overtaken by it), `attempt`
 //! (why an attempt failed; the backoff), `fence` (fencing tokens), `order` (`--order`: the
-//! highest order that took the lock), `seam` (what the engine asks of a kind, and the
-//! [`seam::Request`] to take one), `waiter` (a waiter and its lease); the
-//! kinds, each one implementation of the seam: `exclusive` (the lock, and the rounds a reader
-//! shares), `shared` (a reader's share, and why readers and writers exclude each other over a
-//! majority), `semaphore` (a slot, and why at most L hold) with its rounds in `slots`, and `supersede`
-//! (the lock, waited for in a superseding line, and why an evicted waiter never runs); and the
-//! engine: `queue_turn` and `queue` (waiting in line), `take` (the one wait loop), `renewal`,
-//! `late` (refusals that come after the decision), `revoke` (a forced release, and why it
-//! never makes two holders), and `client` ([`client::Redlock`], the one
-//! `impl Redlock`).
+//! highest order that took the lock), `seam` (what the engine asks of a kind, the
+//! [`seam::Request`] to take one, and the line's policy it waits in), `waiter` (a waiter and
+//! its lease), `supersede` (the superseding line: the lock's turn in it, and why an evicted
+//! waiter never runs); the kinds, each one implementation of the seam: `exclusive` (the lock,
+//! and the rounds a reader shares), `shared` (a reader's share, and why readers and writers
+//! exclude each other over a majority), `semaphore` (a slot, and why at most L hold) with its
+//! rounds in `slots`; and the engine: `queue_turn` and `queue` (waiting in line), `take` (the
+//! one wait loop), `renewal`, `late` (refusals that come after the decision), `revoke` (a
+//! forced release, and why it never makes two holders), and `client` ([`client::Redlock`],
+//! the one `impl Redlock`), with `in_turn` (what its take in turn returns: the take with its
+//! `--order` and `--fence` steps, in their one order, as `run` and `acquire` take a lock).
 //!
 //! Promises (each argued in its module's header): at most one holder of a lock, at most L of a
 //! semaphore, no reader beside a writer, each within its validity; waiters served in arrival
@@ -28,6 +29,7 @@ pub(super) mod client;
 pub(super) mod exclusive;
 pub(super) mod fence;
 pub(super) mod held;
+pub(super) mod in_turn;
 pub(super) mod late;
 pub(super) mod order;
 pub(super) mod queue;
@@ -53,16 +55,5 @@ pub(in crate::lock) fn seam(kind: Kind) -> Box<dyn seam::Seam> {
         Kind::Lock => Box::new(exclusive::Exclusive),
         Kind::Reader => Box::new(shared::Reader),
         Kind::Slot { limit } => Box::new(semaphore::Slot { limit }),
-    }
-}
-
-/// The seam that takes what `request` asks for: its kind's, or, for the lock with
-/// `--supersede`, the superseding waiter's (`supersede`), which takes the lock as the lock
-/// does but waits in line otherwise. A slot or a share never supersedes (the command line
-/// refuses it).
-pub(in crate::lock) fn seam_for(request: &seam::Request<'_>) -> Box<dyn seam::Seam> {
-    match request.kind {
-        Kind::Lock if request.supersede => Box::new(supersede::Supersede),
-        kind => seam(kind),
     }
 }

@@ -211,7 +211,7 @@ pub(in crate::lock) async fn wait_in_line(
         }
         // A superseding waiter makes its place in its first turn only: one gone later may
         // have been evicted, its mark since expired (see `supersede`).
-        let join = if waiter.seam.rejoins() {
+        let join = if waiter.line.rejoins() {
             confirmed.elapsed() + HEARTBEAT + timing.node_timeout < lease(&timing)
         } else {
             cause == Wakeup::Joined
@@ -286,7 +286,7 @@ pub(in crate::lock) async fn wait_in_line(
         };
         if lost {
             leave(masters, &waiter, Purpose::Undo, "lost its place").await;
-            if !waiter.seam.rejoins() {
+            if !waiter.line.rejoins() {
                 return InLine::LostPlace;
             }
             return InLine::Lapsed;

@@ -95,7 +95,7 @@ impl<'a> Turns<'a> {
     ) -> Polled {
         let waiter = self.waiter;
         let seam = waiter.seam;
-        let Wait { call, room, decode } = seam.wait(&self.queued, join, waiter.names);
+        let Wait { call, room, decode } = seam.wait(&self.queued, join, waiter.names, waiter.line);
         let quorum = seam.quorum(masters.nodes.len());
         let layout = waiter.names.keys(waiter.key);
         let start = Instant::now();

@@ -68,7 +68,8 @@ pub struct Request<'a> {
     /// to represent (`Duration::MAX`), until it is taken or cancelled.
     pub wait: Duration,
     /// `--supersede` (the lock only): waiting, evict the older waiters of the line, and leave
-    /// it when a newer one comes (see `supersede`).
+    /// it when a newer one comes (see `supersede`). The line's policy ([`Request::line`]), not
+    /// a kind: the lock is taken, held and released as without it.
     pub supersede: bool,
     /// Whether the turn is recorded in the key's history, and how many events it keeps
     /// (`--history`, see `scripts::history`).
@@ -79,6 +80,37 @@ impl Request<'_> {
     /// Whether a refused attempt waits (and so asks for a ticket in the queue).
     pub(in crate::lock) fn will_wait(&self) -> bool {
         !self.wait.is_zero()
+    }
+
+    /// How it waits in the key's line.
+    pub(in crate::lock) fn line(&self) -> Line {
+        if self.supersede {
+            Line::Superseding
+        } else {
+            Line::FirstCome
+        }
+    }
+}
+
+/// A line's policy, as a waiter asks for it (see `queue`, and `supersede`, "One policy per
+/// line"): the engine keeps it with the waiter, the kind's seam sends the turn it asks for
+/// ([`Seam::wait`]), and it decides whether a lost place is made again ([`Line::rejoins`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::lock) enum Line {
+    /// First come, first served: WAIT and its kin.
+    FirstCome,
+    /// `--supersede`: a newer waiter evicts the older ones (WAIT_SUPERSEDE, the lock's only:
+    /// the command line refuses it for a slot or a share, whose turns have no such script).
+    Superseding,
+}
+
+impl Line {
+    /// Whether a waiter makes its place again where it is gone: re-added at a heartbeat, or
+    /// at the back of the line once it lapsed on a majority (see `queue`). A superseding
+    /// waiter makes it in its first turn only (see `supersede`: a place gone later may have
+    /// been evicted, and the mark that says so expired).
+    pub(in crate::lock) fn rejoins(self) -> bool {
+        self == Line::FirstCome
     }
 }
 
@@ -207,9 +239,9 @@ pub(in crate::lock) trait Seam {
         seat: Option<&'a Seat<'a>>,
     ) -> Boxed<'a, Released>;
 
-    /// A waiter's turn (told to `join` the line where it has no place; `names`: the layout
-    /// of its key, for a turn that wakes others).
-    fn wait(&self, queued: &Queued, join: bool, names: &Names) -> Wait;
+    /// A waiter's turn in a `line` of that policy (told to `join` it where it has no place;
+    /// `names`: the layout of its key, for a turn that wakes others).
+    fn wait(&self, queued: &Queued, join: bool, names: &Names, line: Line) -> Wait;
 
     /// What a turn refused by the quorum means (`in_the_way`: what the refusals said), and
     /// whether it may still have taken something, where a master named it `first` (then the
@@ -226,14 +258,6 @@ pub(in crate::lock) trait Seam {
     /// Leaving the line (LEAVE, or its kin), for the waiter holding `token` (`names`: the
     /// layout of its key, where the waiters its going lets in are told).
     fn leave(&self, token: &str, names: &Names, leaving: Leaving<'_>) -> Call;
-
-    /// Whether a waiter makes its place again where it is gone: re-added at a heartbeat, or
-    /// at the back of the line once it lapsed on a majority (see `queue`). A superseding
-    /// waiter makes it in its first turn only (see `supersede`: a place gone later may have
-    /// been evicted, and the mark that says so expired).
-    fn rejoins(&self) -> bool {
-        true
-    }
 
     /// Whether a holder of this kind may get a fencing token.
     fn fence(&self) -> Result<(), FenceError>;

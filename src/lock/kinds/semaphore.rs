@@ -83,7 +83,9 @@ use super::attempt::Refused;
 use super::exclusive::{extension, leaving};
 use super::fence::FenceError;
 use super::held::{Kind, Lock, slot_token};
-use super::seam::{Boxed, Call, Holding, InTheWay, Leaving, Queued, Request, Seam, Seat, Wait};
+use super::seam::{
+    Boxed, Call, Holding, InTheWay, Leaving, Line, Queued, Request, Seam, Seat, Wait,
+};
 use super::slots::{attempt_slot, release_slot};
 use super::undo::Purpose;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
@@ -134,8 +136,9 @@ impl Seam for Slot {
         Box::pin(release_slot(masters, holding, self.limit, purpose, seat))
     }
 
-    /// WAIT_SLOT: the lock's turn arguments, with the limit.
-    fn wait(&self, queued: &Queued, join: bool, _: &Names) -> Wait {
+    /// WAIT_SLOT: the lock's turn arguments, with the limit; first come, first served (a
+    /// slot never supersedes).
+    fn wait(&self, queued: &Queued, join: bool, _: &Names, _: Line) -> Wait {
         let args = Recorded {
             args: SlotTurn {
                 args: queued.turn(join),

@@ -79,7 +79,9 @@ use super::attempt::Refused;
 use super::exclusive::{self, Rounds, departure, extension, held};
 use super::fence::FenceError;
 use super::held::{Kind, Lock, reader_token};
-use super::seam::{Boxed, Call, Holding, InTheWay, Leaving, Queued, Request, Seam, Seat, Wait};
+use super::seam::{
+    Boxed, Call, Holding, InTheWay, Leaving, Line, Queued, Request, Seam, Seat, Wait,
+};
 use super::undo::Purpose;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
 use crate::lock::quorum::round::Masters;
@@ -149,8 +151,9 @@ impl Seam for Reader {
         ))
     }
 
-    /// The lock's turn, with its own rule for who may enter (READ_WAIT).
-    fn wait(&self, queued: &Queued, join: bool, _: &Names) -> Wait {
+    /// The lock's turn, with its own rule for who may enter (READ_WAIT), in a first-come,
+    /// first-served line: a reader never supersedes.
+    fn wait(&self, queued: &Queued, join: bool, _: &Names, _: Line) -> Wait {
         Wait {
             call: Call::new(&READ_WAIT, queued.recorded_turn(join)),
             room: 1,

@@ -3,9 +3,10 @@
 //! queues want it: once pipeline 103 waits, 101 and 102 are stale, and deploying them first
 //! only delays 103.
 //!
-//! The lock is the lock (its seam, `exclusive`, takes, renews and releases it); only a
-//! waiter's turn differs: [`Supersede`] sends WAIT_SUPERSEDE (`scripts::supersede`) where a
-//! waiter of the lock sends WAIT. "Newer" is (order, ticket, token), the same on every master
+//! The lock is the lock (its seam, `exclusive`, takes, renews and releases it): superseding
+//! is the line's policy, asked for by the request (`seam::Line`), not a kind. Only a
+//! waiter's turn differs: in a superseding line the lock's seam sends WAIT_SUPERSEDE
+//! ([`wait`], its Lua in `scripts::supersede`) where a waiter of the lock sends WAIT. "Newer" is (order, ticket, token), the same on every master
 //! (see `scripts::supersede`): with `--order`, a higher order; among equal orders (a retry of
 //! the same pipeline, or no orders at all), the later arrival. So a retry of pipeline 103
 //! evicts its own earlier attempt if that one still waits, and one of them runs.
@@ -24,7 +25,7 @@
 //! And per client: any `superseded` answer ends the wait, whatever else the turn won: what it
 //! took is undone, its place left everywhere (LEAVE, which wakes whoever that lets in), and it
 //! exits as superseded, naming its evictor. A superseding waiter makes its place in its first
-//! turn only ([`Supersede::rejoins`]: later turns are sent without `join`); one that finds it
+//! turn only (`Line::rejoins`: later turns are sent without `join`); one that finds it
 //! gone on more masters than the quorum can spare (it lapsed while the waiter was stopped or
 //! cut off, or it was evicted and the mark has expired: the waiter cannot tell which) leaves
 //! without running, but does not say it was superseded: nobody newer is known to deploy, so
@@ -129,93 +130,23 @@
 //! Marks accumulate in one hash while evictions follow each other less than the queue's TTL
 //! apart (about 6 s by default); they go with it when the line is quiet that long.
 
-use super::attempt::Refused;
-use super::exclusive::Exclusive;
-use super::fence::FenceError;
-use super::held::{Kind, Lock};
-use super::seam::{Boxed, Call, Holding, InTheWay, Leaving, Queued, Request, Seam, Seat, Wait};
-use super::undo::Purpose;
-use crate::lock::quorum::outcome::{AttemptFailure, Released};
-use crate::lock::quorum::round::Masters;
+use super::seam::{Call, Queued, Wait};
 use crate::lock::scripts::WAIT_SUPERSEDE;
 use crate::lock::scripts::calls::args::{SupersedingTurn, Wake};
 use crate::lock::scripts::keys::Names;
 use crate::lock::scripts::queue::turn;
 
-/// The lock, taken by a superseding waiter: everything is the lock's (`Exclusive`) but the
-/// turn (WAIT_SUPERSEDE) and the place, made in the first turn only.
-pub(in crate::lock) struct Supersede;
-
-/// The lock's seam, which does the rest.
-const LOCK: &Exclusive = &Exclusive;
-
-impl Seam for Supersede {
-    fn kind(&self) -> Kind {
-        LOCK.kind()
-    }
-
-    fn new_token(&self) -> String {
-        LOCK.new_token()
-    }
-
-    fn quorum(&self, n: usize) -> usize {
-        LOCK.quorum(n)
-    }
-
-    fn attempt<'a>(
-        &'a self,
-        masters: &'a Masters,
-        request: &'a Request<'a>,
-        names: &'a Names,
-        token: &'a str,
-    ) -> Boxed<'a, Result<Lock, Refused>> {
-        LOCK.attempt(masters, request, names, token)
-    }
-
-    fn release<'a>(
-        &'a self,
-        masters: &'a Masters,
-        holding: Holding<'a>,
-        purpose: Purpose,
-        seat: Option<&'a Seat<'a>>,
-    ) -> Boxed<'a, Released> {
-        LOCK.release(masters, holding, purpose, seat)
-    }
-
-    /// WAIT's, which also wakes the waiters it evicts.
-    fn wait(&self, queued: &Queued, join: bool, names: &Names) -> Wait {
-        let args = SupersedingTurn {
-            turn: queued.recorded_turn(join),
-            wake: Wake::of(names),
-        };
-        Wait {
-            call: Call::new(&WAIT_SUPERSEDE, args),
-            room: 1,
-            decode: turn,
-        }
-    }
-
-    fn refused_turn(&self, in_the_way: InTheWay, first: bool) -> (AttemptFailure, bool) {
-        LOCK.refused_turn(in_the_way, first)
-    }
-
-    fn outsiders(&self) -> bool {
-        LOCK.outsiders()
-    }
-
-    fn extend(&self, token: &str, ms: &[u8]) -> Call {
-        LOCK.extend(token, ms)
-    }
-
-    fn leave(&self, token: &str, names: &Names, why: Leaving<'_>) -> Call {
-        LOCK.leave(token, names, why)
-    }
-
-    fn fence(&self) -> Result<(), FenceError> {
-        LOCK.fence()
-    }
-
-    fn rejoins(&self) -> bool {
-        false
+/// A superseding waiter's turn at the lock: WAIT's, which also evicts the older waiters and
+/// wakes them (`names`: the layout of the key, where they are told). Its answers read as
+/// WAIT's, one place at the head of the line.
+pub(in crate::lock) fn wait(queued: &Queued, join: bool, names: &Names) -> Wait {
+    let args = SupersedingTurn {
+        turn: queued.recorded_turn(join),
+        wake: Wake::of(names),
+    };
+    Wait {
+        call: Call::new(&WAIT_SUPERSEDE, args),
+        room: 1,
+        decode: turn,
     }
 }

@@ -79,6 +79,7 @@ pub(in crate::lock) async fn take(
                 timing,
                 holder,
                 seam,
+                line: request.line(),
                 history: request.history,
             };
             match queue::wait_in_line(masters, waiter, give_up_at, cancel, on_retry).await {

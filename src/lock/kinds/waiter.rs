@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use super::held::Timing;
-use super::seam::Seam;
+use super::seam::{Line, Seam};
 use crate::lock::scripts::history::History;
 use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::keys::Names;
@@ -35,6 +35,8 @@ pub(in crate::lock) struct Waiter<'a> {
     pub holder: Option<&'a Holder>,
     /// What it waits for: the lock, a slot of a semaphore or a reader's share, as its seam.
     pub seam: &'a dyn Seam,
+    /// The line's policy it asked for (see `seam::Line`).
+    pub line: Line,
     /// Where its turn is recorded (see `scripts::history`).
     pub history: History,
 }

@@ -63,7 +63,7 @@ impl SupersedeModel {
     }
 
     /// WAIT_SUPERSEDE of `caller` on `master`, in its turn number `turn`: with `join` in the
-    /// first turn only (`Supersede::rejoins`), at every turn under `RejoinAfterFirstTurn`.
+    /// first turn only (`Line::rejoins`), at every turn under `RejoinAfterFirstTurn`.
     pub(super) fn wait(
         &self,
         state: &mut SupersedeState,
