@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::config::env;
 use crate::exit::Failure;
-use crate::lock::{Kind, Marker, Redlock};
+use crate::lock::{Kind, Marker, Nesting, Redlock};
 
 /// The prefix `acquire` puts on the token of a nested (re-entrant) acquisition: `release`
 /// leaves such a lock to the outer holder.
@@ -33,24 +33,19 @@ pub fn inherited_lock(
     if inherited_key != key || token.is_empty() || Marker::of(token).is_some() {
         return Ok(None);
     }
-    // Re-used only as what it is: a slot of the same limit for `--limit`, a reader's share for
-    // `--shared`, the lock without either; and the lock for a reader too (the writer keeps
-    // everybody else out already). A writer inside its own reader can never be let in (no
-    // reader becomes the writer): refused at once rather than left to wait for itself.
-    let inherited = Kind::of_token(token);
-    // One read, judged as `status` judges the key: the lock, the slot or the share the token
-    // names holds it on its quorum, or it does not.
+    // Re-used only as what it is (`Kind::nests_in`). One read, judged as `status` judges
+    // the key: the lock, the slot or the share the token names holds it on its quorum, or it
+    // does not.
     let held = || client.observe(key, node_timeout).holds(token);
-    match (inherited, wanted) {
-        (Kind::Reader, Kind::Lock) if held() => {
+    match wanted.nests_in(Kind::of_token(token)) {
+        Nesting::Never if held() => {
             return Err(Failure::usage(format!(
                 "lock {key:?} is held by this process's own reader (--shared): a reader cannot \
                  become the writer; take the outer lock without --shared"
             )));
         }
-        (Kind::Lock, Kind::Reader) => {}
-        _ if inherited != wanted => return Ok(None),
-        _ => {}
+        Nesting::Never | Nesting::Apart => return Ok(None),
+        Nesting::Covered => {}
     }
     Ok(reused(key, token, held()))
 }

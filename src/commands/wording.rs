@@ -7,8 +7,8 @@ use crate::config::LockSettings;
 use crate::escape;
 use crate::exit::{self, Failure};
 use crate::lock::{
-    AttemptFailure, Cause, Conflict, FenceError, Holder, Kind, Lock, MasterFailure, NodeError,
-    Redlock, Superseded,
+    AttemptFailure, Cause, Conflict, FenceError, Holder, Lock, MasterFailure, NodeError, Redlock,
+    Superseded,
 };
 use crate::plural::counted;
 
@@ -248,17 +248,11 @@ fn held(key: &str, settings: &LockSettings) -> String {
 /// What a token holds, for `extend` and `release`: `lock "k"`, or `the slot of semaphore "k"`,
 /// and the masters it needs: `a majority of masters`, or `4 masters`.
 pub fn token_holds(key: &str, lock: &Lock, client: &Redlock) -> (String, String) {
-    match lock.kind() {
-        Kind::Lock => (format!("lock {key:?}"), "a majority of masters".to_string()),
-        Kind::Reader => (
-            format!("the reader's share of lock {key:?}"),
-            "a majority of masters".to_string(),
-        ),
-        Kind::Slot { limit } => (
-            format!("the slot of semaphore {key:?}"),
-            counted(client.slot_quorum(limit), "master"),
-        ),
-    }
+    let needs = match lock.kind().limit() {
+        None => "a majority of masters".to_string(),
+        Some(limit) => counted(client.slot_quorum(limit), "master"),
+    };
+    (lock.kind().holding(key), needs)
 }
 
 /// ` by ci-3 (pid 4412, ...) for 2m and 1 other`: who holds a semaphore's slots, as far as the

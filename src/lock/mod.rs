@@ -64,6 +64,7 @@ pub use scripts::revoke::{REVOKED_MARKER, Revocation, Revoked};
 pub use scripts::shared::{Share, Shares};
 pub use scripts::slots::{REVOKED_SLOT_PREFIX, Slot, Slots};
 pub use scripts::supersede::SUPERSEDE_POLICY;
+pub use scripts::tokens::Nesting;
 pub use wire::cause::Cause;
 pub use wire::master::{BadUrl, Identity, Master, redact_quoted, redact_url};
 pub use wire::node::NodeError;

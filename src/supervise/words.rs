@@ -37,10 +37,7 @@ impl<'a> Held<'a> {
 
     /// `lost the lock`, or `lost its slot`: what a lock lost means for this run.
     pub(super) fn lost(&self) -> &'static str {
-        match self.kind {
-            Some(Kind::Slot { .. }) => "lost its slot",
-            _ => "lost the lock",
-        }
+        self.kind.map_or("lost the lock", Kind::lost)
     }
 
     /// Why the command is stopped, as this run's lines say it.

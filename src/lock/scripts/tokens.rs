@@ -103,4 +103,71 @@ impl Kind {
             Kind::Lock | Kind::Reader => "lock",
         }
     }
+
+    /// What a token of this kind holds of `key`, for `extend` and `release`: `lock "k"`, `the
+    /// reader's share of lock "k"`, `the slot of semaphore "k"`.
+    pub fn holding(self, key: &str) -> String {
+        match self {
+            Kind::Lock => format!("lock {key:?}"),
+            Kind::Reader => format!("the reader's share of lock {key:?}"),
+            Kind::Slot { .. } => format!("the slot of semaphore {key:?}"),
+        }
+    }
+
+    /// What a run that loses a hold of this kind says it lost: its slot (a `--limit` run
+    /// revoked by `release --force` lost a slot of a semaphore, not a lock it could look for),
+    /// or the lock (a reader's share is a share of the lock).
+    pub fn lost(self) -> &'static str {
+        match self {
+            Kind::Slot { .. } => "lost its slot",
+            Kind::Lock | Kind::Reader => "lost the lock",
+        }
+    }
+
+    /// Whether a redlock that wants this kind may re-use a hold of kind `outer` that an
+    /// enclosing redlock passed down (re-entrance): a hold is re-used only as what it is (a
+    /// slot of the same limit, a reader's share for `--shared`, the lock without either), and
+    /// the lock for a reader too (the writer keeps everybody else out already). A writer inside
+    /// its own reader is never let in: no reader becomes the writer, and waiting would be
+    /// waiting for itself.
+    pub fn nests_in(self, outer: Kind) -> Nesting {
+        match (outer, self) {
+            (Kind::Reader, Kind::Lock) => Nesting::Never,
+            (Kind::Lock, Kind::Reader) => Nesting::Covered,
+            _ if outer == self => Nesting::Covered,
+            _ => Nesting::Apart,
+        }
+    }
+}
+
+/// How a wanted hold stands to one an enclosing redlock has ([`Kind::nests_in`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nesting {
+    /// The outer hold covers it: re-used while it is still held.
+    Covered,
+    /// Unrelated (another limit, a slot inside a lock): taken on its own.
+    Apart,
+    /// Never inside it: refused while the outer hold is held.
+    Never,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Kind, Nesting};
+
+    #[test]
+    fn a_hold_is_re_used_only_as_what_it_is_and_a_writer_never_inside_its_reader() {
+        let slot = |limit| Kind::Slot { limit };
+        assert_eq!(Kind::Lock.nests_in(Kind::Lock), Nesting::Covered);
+        assert_eq!(Kind::Reader.nests_in(Kind::Reader), Nesting::Covered);
+        assert_eq!(slot(2).nests_in(slot(2)), Nesting::Covered);
+        // The writer keeps everybody else out already: its reader is covered.
+        assert_eq!(Kind::Reader.nests_in(Kind::Lock), Nesting::Covered);
+        // No reader becomes the writer.
+        assert_eq!(Kind::Lock.nests_in(Kind::Reader), Nesting::Never);
+        assert_eq!(slot(2).nests_in(slot(3)), Nesting::Apart);
+        assert_eq!(slot(2).nests_in(Kind::Lock), Nesting::Apart);
+        assert_eq!(Kind::Lock.nests_in(slot(2)), Nesting::Apart);
+        assert_eq!(Kind::Reader.nests_in(slot(2)), Nesting::Apart);
+    }
 }
