@@ -11,7 +11,7 @@ use crate::plural::counted;
 
 use super::attempt::Refused;
 use super::fence::FenceError;
-use super::held::{Kind, Lock, new_token};
+use super::held::{Kind, Lock};
 use super::revoke;
 use super::seam::{
     Boxed, Call, Holding, InTheWay, Leaving, Line, Queued, Request, Seam, Seat, Wait,
@@ -21,7 +21,7 @@ use super::undo::{self, Purpose};
 use super::waiter::keep;
 use crate::lock::quorum::outcome::{AttemptFailure, Conflict, Released};
 use crate::lock::quorum::round::{Masters, Refusals, Round, Until};
-use crate::lock::quorum::tally::{Decision, Loss, majority};
+use crate::lock::quorum::tally::{Decision, Loss};
 use crate::lock::scripts::calls::args::{
     Departure, Ended, Extend, Leave, Recorded, Release, Take, Wake,
 };
@@ -39,14 +39,6 @@ pub(in crate::lock) struct Exclusive;
 impl Seam for Exclusive {
     fn kind(&self) -> Kind {
         Kind::Lock
-    }
-
-    fn new_token(&self) -> String {
-        new_token()
-    }
-
-    fn quorum(&self, n: usize) -> usize {
-        majority(n)
     }
 
     fn attempt<'a>(

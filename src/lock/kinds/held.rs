@@ -33,8 +33,9 @@ use crate::lock::quorum::round::Refusals;
 use crate::lock::scripts::history::History;
 pub use crate::lock::scripts::tokens::Kind;
 #[cfg(test)]
-pub(in crate::lock) use crate::lock::scripts::tokens::limit_of_token;
-pub(in crate::lock) use crate::lock::scripts::tokens::{new_token, reader_token, slot_token};
+pub(in crate::lock) use crate::lock::scripts::tokens::{
+    limit_of_token, new_token, reader_token, slot_token,
+};
 
 /// How long a lock lives and how patient each request is.
 #[derive(Clone, Copy, Debug, PartialEq)]

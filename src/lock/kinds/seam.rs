@@ -5,12 +5,15 @@
 //!
 //! A kind is one implementation of [`Seam`], in its own file with the argument for why it is
 //! sound: the lock in `exclusive`, a reader's share in `shared`, a slot in `semaphore` (its
-//! rounds in `slots`). Each gives:
-//! - **its quorum** for N masters ([`Seam::quorum`]): the majority, or a slot's
-//!   floor(L·N/(L+1)) + 1; the queue's own quorum (tickets, places) stays the majority;
-//! - **its tokens** ([`Seam::new_token`]), which say what they hold, so that a token that
-//!   comes in from outside (`release`/`extend --token`, re-entrance) is read back by
-//!   `held::Kind::of_token`, the one place that parses one;
+//! rounds in `slots`). Its [`Kind`] gives, without a method of its own:
+//! - **its quorum** for N masters ([`Seam::quorum`]): the majority, or, for a kind with a
+//!   limit, a slot's floor(L·N/(L+1)) + 1; the queue's own quorum (tickets, places) stays
+//!   the majority;
+//! - **its tokens** ([`Seam::new_token`], `Kind::new_token`), which say what they hold, so
+//!   that a token that comes in from outside (`release`/`extend --token`, re-entrance) is read
+//!   back by `Kind::of_token` (`scripts::tokens`), the one place that parses one.
+//!
+//! Each kind gives:
 //! - **its scripts and their arguments**: a newcomer's attempt and the release (also the
 //!   undo of a partial hold) as whole rounds ([`Seam::attempt`], [`Seam::release`]), since
 //!   they decide and clean up differently; a waiter's turn ([`Seam::wait`]), the extension
@@ -33,6 +36,7 @@ use super::held::{Kind, Lock, Timing};
 use super::undo::Purpose;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
 use crate::lock::quorum::round::Masters;
+use crate::lock::quorum::tally::{majority, slot_quorum};
 pub(in crate::lock) use crate::lock::scripts::calls::Call;
 use crate::lock::scripts::calls::args;
 use crate::lock::scripts::history::History;
@@ -211,11 +215,19 @@ pub(in crate::lock) trait Seam {
     /// What it is, as the API names it.
     fn kind(&self) -> Kind;
 
-    /// A fresh token, which says what it holds (see `held`).
-    fn new_token(&self) -> String;
+    /// A fresh token, which says what it holds (`Kind::new_token`).
+    fn new_token(&self) -> String {
+        self.kind().new_token()
+    }
 
-    /// How many of `n` masters must confirm a hold, its renewal and its release round.
-    fn quorum(&self, n: usize) -> usize;
+    /// How many of `n` masters must confirm a hold, its renewal and its release round: a
+    /// majority, or a slot's quorum for a kind with a limit (see `semaphore`).
+    fn quorum(&self, n: usize) -> usize {
+        match self.kind().limit() {
+            None => majority(n),
+            Some(limit) => slot_quorum(n, limit),
+        }
+    }
 
     /// One attempt as a newcomer with `token`: taken, or refused (with a ticket for the queue
     /// when the request will wait and enough masters drew one); whatever a failed attempt may

@@ -82,7 +82,7 @@
 use super::attempt::Refused;
 use super::exclusive::{extension, leaving};
 use super::fence::FenceError;
-use super::held::{Kind, Lock, slot_token};
+use super::held::{Kind, Lock};
 use super::seam::{
     Boxed, Call, Holding, InTheWay, Leaving, Line, Queued, Request, Seam, Seat, Wait,
 };
@@ -90,7 +90,6 @@ use super::slots::{attempt_slot, release_slot};
 use super::undo::Purpose;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
 use crate::lock::quorum::round::Masters;
-use crate::lock::quorum::tally::slot_quorum;
 use crate::lock::scripts::calls::args::{ExtendSlot, LeaveSlot, Recorded, SlotTurn};
 use crate::lock::scripts::keys::Names;
 use crate::lock::scripts::slots::slot_turn;
@@ -106,14 +105,6 @@ pub(in crate::lock) struct Slot {
 impl Seam for Slot {
     fn kind(&self) -> Kind {
         Kind::Slot { limit: self.limit }
-    }
-
-    fn new_token(&self) -> String {
-        slot_token(self.limit)
-    }
-
-    fn quorum(&self, n: usize) -> usize {
-        slot_quorum(n, self.limit)
     }
 
     fn attempt<'a>(

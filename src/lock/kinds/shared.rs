@@ -78,14 +78,13 @@
 use super::attempt::Refused;
 use super::exclusive::{self, Rounds, departure, extension, held};
 use super::fence::FenceError;
-use super::held::{Kind, Lock, reader_token};
+use super::held::{Kind, Lock};
 use super::seam::{
     Boxed, Call, Holding, InTheWay, Leaving, Line, Queued, Request, Seam, Seat, Wait,
 };
 use super::undo::Purpose;
 use crate::lock::quorum::outcome::{AttemptFailure, Released};
 use crate::lock::quorum::round::Masters;
-use crate::lock::quorum::tally::majority;
 use crate::lock::scripts::keys::Names;
 use crate::lock::scripts::queue::turn;
 use crate::lock::scripts::{LEAVE, READ_ACQUIRE, READ_EXTEND, READ_RELEASE, READ_WAIT};
@@ -110,14 +109,6 @@ impl Reader {
 impl Seam for Reader {
     fn kind(&self) -> Kind {
         Kind::Reader
-    }
-
-    fn new_token(&self) -> String {
-        reader_token()
-    }
-
-    fn quorum(&self, n: usize) -> usize {
-        majority(n)
     }
 
     fn attempt<'a>(

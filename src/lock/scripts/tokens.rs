@@ -77,6 +77,15 @@ pub(in crate::lock) fn limit_of_token(token: &str) -> Option<u32> {
 }
 
 impl Kind {
+    /// A fresh token of this kind, which says what it holds.
+    pub(in crate::lock) fn new_token(self) -> String {
+        match self {
+            Kind::Lock => new_token(),
+            Kind::Reader => reader_token(),
+            Kind::Slot { limit } => slot_token(limit),
+        }
+    }
+
     /// Its name in JSON (`status --watch`, `history`): `lock`, `shared`, `semaphore`.
     pub fn name(self) -> &'static str {
         match self {
