@@ -160,7 +160,7 @@ impl Rules {
         let quorum = self.kind.quorum();
         let won = taken >= quorum;
         match (self.kind, self.protocol) {
-            // Today's `attempt_slot`: `Until::Decided`, over once the quorum is out of reach.
+            // The slot's newcomer before the fix: `Until::Decided`, over once the quorum is out of reach.
             (Kind::Slots { .. }, Protocol::Today) => won || refused > MASTERS - quorum,
             // `Until::WonOrRefusedBy` (the fixed slot): won, or refused by enough masters for
             // a ticket, or all answered.

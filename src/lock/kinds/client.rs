@@ -16,6 +16,7 @@ use super::held::{Lock, Timing};
 use super::in_turn::{Steps, TakeError, TakeObserver, Taken};
 use super::late;
 use super::order::{self, OrderError};
+use super::release::release;
 use super::revoke::{self, Forced};
 use super::seam::{Holding, Request};
 use super::undo::Purpose;
@@ -246,8 +247,13 @@ impl Redlock {
             how: &how,
         };
         let seam = seam(lock.kind);
-        self.runtime
-            .block_on(seam.release(&self.masters, holding, Purpose::Release, None))
+        self.runtime.block_on(release(
+            &*seam,
+            &self.masters,
+            holding,
+            Purpose::Release,
+            None,
+        ))
     }
 
     /// Revokes whoever holds `key` without their token, as `by` (its note the reason): the

@@ -131,6 +131,7 @@ use super::attempt::retry_delay;
 use super::cancel::Cancel;
 use super::held::Lock;
 use super::queue_turn::Turns;
+use super::release::release;
 use super::seam::{Holding, Leaving, Seam};
 use super::undo::Purpose;
 pub(in crate::lock) use super::waiter::{HEARTBEAT, Waiter, lease};
@@ -365,10 +366,7 @@ async fn undo(masters: &Masters, turns: &Turns<'_>, purpose: Purpose) {
         how: "",
     };
     let seat = turns.queued.seat();
-    waiter
-        .seam
-        .release(masters, holding, purpose, Some(&seat))
-        .await;
+    release(waiter.seam, masters, holding, purpose, Some(&seat)).await;
 }
 
 /// Removes the waiter's place on every master (waking the waiters its going lets in there).

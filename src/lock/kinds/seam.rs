@@ -1,7 +1,8 @@
 //! The seam between the engine and a kind: what the lock, a semaphore's slot and a reader's
 //! share each say for themselves, so that the engine (`client`, the one wait loop in `take`,
-//! a waiter's turn in `queue_turn`, the queue in `queue`, renewal in `renewal`) never asks
-//! which kind it serves.
+//! a newcomer's attempt in `newcomer`, a waiter's turn in `queue_turn`, the queue in `queue`,
+//! renewal in `renewal`, the release in `release`) never asks which kind it serves, and runs
+//! every round itself: a kind runs none.
 //!
 //! A kind is one implementation of [`Seam`], in its own file with the argument for why it is
 //! sound: the lock in `exclusive`, a reader's share in `shared`, a slot in `semaphore` (its
@@ -14,40 +15,36 @@
 //!   back by `Kind::of_token` (`scripts::tokens`), the one place that parses one.
 //!
 //! Each kind gives:
-//! - **its scripts and their arguments**: a newcomer's attempt and the release (also the
-//!   undo of a partial hold) as whole rounds ([`Seam::attempt`], [`Seam::release`]), since
-//!   they decide and clean up differently; a waiter's turn ([`Seam::wait`]), the extension
-//!   ([`Seam::extend`]) and leaving the line ([`Seam::leave`]) as one [`Call`] each, which
-//!   the engine sends. Every call is a script of the table with its arguments' type
-//!   (`scripts::calls`), which says its keys and builds its arguments;
-//! - **what a refusal means** ([`Seam::refused_turn`], [`Seam::outsiders`]): a lock held, or
-//!   a semaphore full; and whether it may be fenced ([`Seam::fence`]).
+//! - **its scripts and their arguments**, as one [`Call`] each, which the engine sends: a
+//!   newcomer's attempt with how its round is decided ([`Seam::newcomer`]), the release, also
+//!   the undo of a partial hold ([`Seam::release`]), a waiter's turn ([`Seam::wait`]), the
+//!   extension ([`Seam::extend`]) and leaving the line ([`Seam::leave`]). Every call is a
+//!   script of the table with its arguments' type (`scripts::calls`), which says its keys and
+//!   builds its arguments;
+//! - **what the answers mean** ([`Seam::conflict`], [`Seam::refused`],
+//!   [`Seam::refused_turn`], [`Seam::outsiders`]): a conflict never worth waiting for, a lock
+//!   held, or a semaphore full; and whether it may be fenced ([`Seam::fence`]).
 //!
 //! The kind a request takes becomes its seam in one place (`kinds::seam`); nothing in the
 //! engine matches on a [`Kind`].
 
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Duration;
 
-use super::attempt::Refused;
 use super::fence::FenceError;
-use super::held::{Kind, Lock, Timing};
+use super::held::{Kind, Timing};
 use super::undo::Purpose;
-use crate::lock::quorum::outcome::{AttemptFailure, Released};
-use crate::lock::quorum::round::Masters;
+use crate::lock::quorum::outcome::{AttemptFailure, Conflict};
+use crate::lock::quorum::round::{Round, Until};
 use crate::lock::quorum::tally::{majority, slot_quorum};
 pub(in crate::lock) use crate::lock::scripts::calls::Call;
-use crate::lock::scripts::calls::args;
+use crate::lock::scripts::calls::args::{self, Take};
 use crate::lock::scripts::history::History;
 use crate::lock::scripts::holder::Holder;
 use crate::lock::scripts::keys::Names;
 use crate::lock::scripts::queue::Turn;
+use crate::lock::scripts::replies::Vote;
 use crate::lock::wire::node::NodeError;
 use crate::lock::wire::resp::Reply;
-
-/// A round a kind runs itself, boxed so that the engine can hold any kind's.
-pub(in crate::lock) type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 
 /// A waiter's turn, as a kind asks for it: the script (WAIT and its kin), how many places at
 /// the head of the line may take it at once (1 for the lock; L for a slot), and how each
@@ -178,6 +175,29 @@ impl Default for InTheWay {
     }
 }
 
+/// A newcomer's attempt as its kind gives it to the engine (see `newcomer`).
+pub(in crate::lock) struct Newcomer {
+    /// The script and its arguments, sent to every master at once.
+    pub call: Call,
+    /// Which answers grant it.
+    pub vote: fn(&Result<Reply, NodeError>) -> Vote,
+    /// When a round that will wait stops listening: late enough to carry the refusals'
+    /// tickets the queue needs.
+    pub waiting: Until,
+    /// How the trace names the round (`acquire`, `acquire slot`).
+    pub trace: &'static str,
+    /// What is taken, as the log says it: `"k"`, `a share of "k"`, `a slot of "k" (limit 2)`.
+    pub what: String,
+}
+
+/// Giving back a hold, as its kind gives it to the engine (see `release`).
+pub(in crate::lock) struct Giving {
+    /// RELEASE or its kin, with its arguments.
+    pub call: Call,
+    /// How the trace names the round (`release`, `release slot`).
+    pub trace: &'static str,
+}
+
 /// What a token holds, as a release or an undo names it.
 #[derive(Clone, Copy)]
 pub(in crate::lock) struct Holding<'a> {
@@ -229,27 +249,25 @@ pub(in crate::lock) trait Seam {
         }
     }
 
-    /// One attempt as a newcomer with `token`: taken, or refused (with a ticket for the queue
-    /// when the request will wait and enough masters drew one); whatever a failed attempt may
-    /// have left is removed before it returns.
-    fn attempt<'a>(
-        &'a self,
-        masters: &'a Masters,
-        request: &'a Request<'a>,
-        names: &'a Names,
-        token: &'a str,
-    ) -> Boxed<'a, Result<Lock, Refused>>;
+    /// A newcomer's attempt at `key` with `take` (its token, TTL and record), recorded in
+    /// `history` (`History::spec`): its call, and how its round is decided, by a caller that
+    /// will wait needing the tickets of `tickets_needed` refusals (`newcomer` runs it, decides
+    /// it and undoes what a failed one left).
+    fn newcomer(&self, key: &str, take: Take, history: String, tickets_needed: usize) -> Newcomer;
 
-    /// Gives back what `holding` holds on every master: a release ([`Purpose::Release`]),
-    /// or the undo of a failed or interrupted attempt or turn, which with `seat` (a waiter's
-    /// own turn) puts its place back where taking had removed it.
-    fn release<'a>(
-        &'a self,
-        masters: &'a Masters,
-        holding: Holding<'a>,
-        purpose: Purpose,
-        seat: Option<&'a Seat<'a>>,
-    ) -> Boxed<'a, Released>;
+    /// A conflict a newcomer's answers show, never worth waiting for (the key in use as
+    /// another kind, holders that disagree on the limit); `won`: its quorum said yes.
+    fn conflict(&self, round: &Round, won: bool) -> Option<Conflict>;
+
+    /// What a newcomer's round that its masters refused means (who holds it, or the slots
+    /// full), and its ticket for the queue, where at least `tickets_needed` masters drew one.
+    fn refused(&self, round: &Round, tickets_needed: usize) -> (AttemptFailure, Option<u64>);
+
+    /// Giving back what `holding` holds, as one call to every master (`release` runs the
+    /// round): a release ([`Purpose::Release`]), or the undo of a failed or interrupted
+    /// attempt or turn, which with `seat` (a waiter's own turn) puts its place back where
+    /// taking had removed it.
+    fn release(&self, holding: Holding<'_>, purpose: Purpose, seat: Option<&Seat<'_>>) -> Giving;
 
     /// A waiter's turn in a `line` of that policy (told to `join` it where it has no place;
     /// `names`: the layout of its key, for a turn that wakes others).

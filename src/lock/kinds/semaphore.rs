@@ -79,18 +79,17 @@
 //! `release`, `extend` and the `--renew-while` renewer, given only the key and the token,
 //! treat it as a slot of that limit.
 
-use super::attempt::Refused;
 use super::exclusive::{extension, leaving};
 use super::fence::FenceError;
-use super::held::{Kind, Lock};
+use super::held::Kind;
 use super::seam::{
-    Boxed, Call, Holding, InTheWay, Leaving, Line, Queued, Request, Seam, Seat, Wait,
+    Call, Giving, Holding, InTheWay, Leaving, Line, Newcomer, Queued, Seam, Seat, Wait,
 };
-use super::slots::{attempt_slot, release_slot};
+use super::slots::{self, release_slot};
 use super::undo::Purpose;
-use crate::lock::quorum::outcome::{AttemptFailure, Released};
-use crate::lock::quorum::round::Masters;
-use crate::lock::scripts::calls::args::{ExtendSlot, LeaveSlot, Recorded, SlotTurn};
+use crate::lock::quorum::outcome::{AttemptFailure, Conflict};
+use crate::lock::quorum::round::Round;
+use crate::lock::scripts::calls::args::{ExtendSlot, LeaveSlot, Recorded, SlotTurn, Take};
 use crate::lock::scripts::keys::Names;
 use crate::lock::scripts::slots::slot_turn;
 use crate::lock::scripts::{EXTEND_SLOT, LEAVE_SLOT, WAIT_SLOT};
@@ -107,24 +106,23 @@ impl Seam for Slot {
         Kind::Slot { limit: self.limit }
     }
 
-    fn attempt<'a>(
-        &'a self,
-        masters: &'a Masters,
-        request: &'a Request<'a>,
-        names: &'a Names,
-        token: &'a str,
-    ) -> Boxed<'a, Result<Lock, Refused>> {
-        Box::pin(attempt_slot(masters, request, names, token, self.limit))
+    fn newcomer(&self, key: &str, take: Take, history: String, tickets: usize) -> Newcomer {
+        slots::newcomer(self.limit, key, take, history, tickets)
     }
 
-    fn release<'a>(
-        &'a self,
-        masters: &'a Masters,
-        holding: Holding<'a>,
-        purpose: Purpose,
-        seat: Option<&'a Seat<'a>>,
-    ) -> Boxed<'a, Released> {
-        Box::pin(release_slot(masters, holding, self.limit, purpose, seat))
+    fn conflict(&self, round: &Round, _won: bool) -> Option<Conflict> {
+        slots::conflict_of(self.limit, round)
+    }
+
+    fn refused(&self, round: &Round, tickets_needed: usize) -> (AttemptFailure, Option<u64>) {
+        slots::refused(self.limit, round, tickets_needed)
+    }
+
+    fn release(&self, holding: Holding<'_>, purpose: Purpose, seat: Option<&Seat<'_>>) -> Giving {
+        Giving {
+            call: release_slot(holding, self.limit, purpose, seat),
+            trace: "release slot",
+        }
     }
 
     /// WAIT_SLOT: the lock's turn arguments, with the limit; first come, first served (a

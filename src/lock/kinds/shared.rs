@@ -75,16 +75,16 @@
 //! `release`, `extend` and the `--renew-while` renewer, given only the key and the token,
 //! treat it as a reader.
 
-use super::attempt::Refused;
 use super::exclusive::{self, Rounds, departure, extension, held};
 use super::fence::FenceError;
-use super::held::{Kind, Lock};
+use super::held::Kind;
 use super::seam::{
-    Boxed, Call, Holding, InTheWay, Leaving, Line, Queued, Request, Seam, Seat, Wait,
+    Call, Giving, Holding, InTheWay, Leaving, Line, Newcomer, Queued, Seam, Seat, Wait,
 };
 use super::undo::Purpose;
-use crate::lock::quorum::outcome::{AttemptFailure, Released};
-use crate::lock::quorum::round::Masters;
+use crate::lock::quorum::outcome::{AttemptFailure, Conflict};
+use crate::lock::quorum::round::Round;
+use crate::lock::scripts::calls::args::Take;
 use crate::lock::scripts::keys::Names;
 use crate::lock::scripts::queue::turn;
 use crate::lock::scripts::{LEAVE, READ_ACQUIRE, READ_EXTEND, READ_RELEASE, READ_WAIT};
@@ -98,7 +98,6 @@ pub(in crate::lock) struct Reader;
 impl Reader {
     fn rounds() -> Rounds {
         Rounds {
-            kind: Kind::Reader,
             acquire: &READ_ACQUIRE,
             release: &READ_RELEASE,
             what: "a share of ",
@@ -111,35 +110,20 @@ impl Seam for Reader {
         Kind::Reader
     }
 
-    fn attempt<'a>(
-        &'a self,
-        masters: &'a Masters,
-        request: &'a Request<'a>,
-        names: &'a Names,
-        token: &'a str,
-    ) -> Boxed<'a, Result<Lock, Refused>> {
-        Box::pin(exclusive::attempt(
-            masters,
-            Reader::rounds(),
-            request,
-            names,
-            token,
-        ))
+    fn newcomer(&self, key: &str, take: Take, history: String, _: usize) -> Newcomer {
+        exclusive::newcomer(Reader::rounds(), key, take, history)
     }
 
-    fn release<'a>(
-        &'a self,
-        masters: &'a Masters,
-        holding: Holding<'a>,
-        purpose: Purpose,
-        _seat: Option<&'a Seat<'a>>,
-    ) -> Boxed<'a, Released> {
-        Box::pin(exclusive::release_token(
-            masters,
-            Reader::rounds(),
-            holding,
-            purpose,
-        ))
+    fn conflict(&self, round: &Round, won: bool) -> Option<Conflict> {
+        exclusive::in_use_as_semaphore(round, won)
+    }
+
+    fn refused(&self, round: &Round, tickets_needed: usize) -> (AttemptFailure, Option<u64>) {
+        exclusive::held_by(round, tickets_needed)
+    }
+
+    fn release(&self, holding: Holding<'_>, purpose: Purpose, _: Option<&Seat<'_>>) -> Giving {
+        exclusive::release_call(Reader::rounds(), holding, purpose)
     }
 
     /// The lock's turn, with its own rule for who may enter (READ_WAIT), in a first-come,

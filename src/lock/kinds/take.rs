@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use super::attempt::{Refused, retry_delay};
 use super::cancel::Cancel;
 use super::held::Lock;
+use super::newcomer;
 use super::queue::{self, InLine, Waiter};
+use super::release::release;
 use super::seam::{Holding, Request, Seam};
 use super::undo::Purpose;
 use crate::lock::quorum::outcome::{AcquireError, AttemptFailure, Superseded};
@@ -34,13 +36,13 @@ pub(in crate::lock) async fn take(
         }
         let token = seam.new_token();
         let outcome = tokio::select! {
-            outcome = seam.attempt(masters, request, &names, &token) => Some(outcome),
+            outcome = newcomer::attempt(seam, masters, request, &names, &token) => Some(outcome),
             () = cancel.cancelled() => None,
         };
         // A ticket is counted from the end of its round, not its start: it is only the
         // counter's number, no place exists before the first turn, and a refused newcomer
         // that will wait hears every master, so one that never answers holds the round a
-        // whole node timeout (`exclusive::attempt`). Counted from the start, that node
+        // whole node timeout (`newcomer`). Counted from the start, that node
         // timeout and another spent subscribing left the first turn no time to join with a
         // node timeout of 2 s or more (see `queue`, "A lapsed place is not re-added").
         let since = Instant::now();
@@ -60,7 +62,7 @@ pub(in crate::lock) async fn take(
                     history: request.history,
                     how: "",
                 };
-                seam.release(masters, holding, Purpose::Abandon, None).await;
+                release(seam, masters, holding, Purpose::Abandon, None).await;
                 return Err(AcquireError::Cancelled);
             }
         };

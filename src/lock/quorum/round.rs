@@ -52,7 +52,7 @@ pub(in crate::lock) enum Until {
     /// Once won, or every master answered (or the deadline passed): a waiter's turn that fails
     /// must know whether a master it did not hear from gave it the lock (see `queue`); a
     /// newcomer that will wait hears every refusal, so that one from every master needs no
-    /// undo (see `exclusive::attempt`).
+    /// undo (see `kinds::newcomer`).
     WonOrAllAnswered,
     /// Once won, or refused by this many masters, or every master answered (or the deadline
     /// passed): a slot newcomer that will wait needs the tickets of more refusals than decide
