@@ -1,7 +1,8 @@
-//! The one connection path, seen from outside: release notices travel on connections opened
-//! and logged in like every other (password, ACL user, database number, TLS), wake a waiter,
-//! cost no memory however many arrive, and end when the wait ends; and a `redis://` URL that
-//! points at a TLS port is named as such.
+//! The one connection path, seen from outside: release notices travel on the connection the
+//! waiter keeps where the server speaks RESP3, else on connections opened and logged in like
+//! every other (password, ACL user, database number, TLS); they wake a waiter, cost no memory
+//! however many arrive, and end when the wait ends; a kept connection dropped mid-wait costs
+//! no turn; and a `redis://` URL that points at a TLS port is named as such.
 //!
 //! A notice is recognised in the waiter's log: the turn it starts says so ("started by a
 //! release notice"). To make that deterministic, the tests publish on the waiter's wake channel
@@ -143,8 +144,18 @@ fn a_notice_wakes_the_waiter_and_its_subscriptions_end_with_the_wait() {
     );
     assert!(waiter.is_running(), "{}", waiter.stderr_so_far());
 
-    // The real release: the waiter gets the lock; its command runs, and by then (give the
-    // masters a moment to see the connections close) no master has a subscribed connection.
+    released_to_the_waiter(&mut holder, &mut waiter, &mut connections);
+    assert!(cluster.key_gone_everywhere("handoff"));
+}
+
+/// The real release: the waiter gets the lock; its command runs, and by then (give the
+/// masters a moment to see the subscriptions end) no master has a subscribed connection;
+/// then it exits 0.
+fn released_to_the_waiter(
+    holder: &mut Running,
+    waiter: &mut Running,
+    connections: &mut [Inspector],
+) {
     holder.open_gate();
     assert!(holder.wait_output().status.success());
     waiter.wait_ready();
@@ -157,7 +168,6 @@ fn a_notice_wakes_the_waiter_and_its_subscriptions_end_with_the_wait() {
     waiter.open_gate();
     let output = waiter.wait_output();
     assert!(output.status.success(), "{}", describe(&output));
-    assert!(cluster.key_gone_everywhere("handoff"));
 }
 
 /// A server whose default user is off, with `locker` (may use every channel) and `muted`
@@ -360,4 +370,149 @@ fn redis_url_to_a_tls_port_says_to_use_rediss() {
     }
     // Nothing was locked through the plain port either.
     assert!(server.lock_keys().is_empty());
+}
+
+/// The clients of a master that are subscribed and speak `resp` (2 or 3), from CLIENT LIST.
+fn subscribed_clients_speaking(connection: &mut impl redis::ConnectionLike, resp: u8) -> usize {
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .query(connection)
+        .expect("CLIENT LIST");
+    let field = |line: &str, name: &str| {
+        line.split_whitespace()
+            .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+            .unwrap_or("0")
+            .to_string()
+    };
+    list.lines()
+        .filter(|line| field(line, "resp") == resp.to_string())
+        .filter(|line| field(line, "sub") != "0" || field(line, "ssub") != "0")
+        .count()
+}
+
+/// Where the server speaks RESP3, the waiter's notices come on the connection it keeps for its
+/// turns: no master has a connection of the waiter's that only listens, the listened ones
+/// have its kept connection subscribed (`resp=3`), a notice there wakes it, and the
+/// subscription ends when it takes the lock.
+#[test]
+fn notices_ride_on_the_connection_the_waiter_keeps() {
+    let cluster = Cluster::start(3);
+    let urls = cluster.urls();
+    let (mut holder, mut waiter) = holder_and_waiter(
+        &urls,
+        &[],
+        "kept",
+        "2 of 3 masters (2 on the kept connection",
+    );
+    let mut connections: Vec<Inspector> = cluster.servers.iter().map(|s| s.connection()).collect();
+    let on_kept: Vec<usize> = connections
+        .iter_mut()
+        .map(|c| subscribed_clients_speaking(c, 3))
+        .collect();
+    let on_own: Vec<usize> = connections
+        .iter_mut()
+        .map(|c| subscribed_clients_speaking(c, 2))
+        .collect();
+    assert_eq!(on_kept.iter().sum::<usize>(), 2, "{on_kept:?}");
+    assert_eq!(on_own.iter().sum::<usize>(), 0, "{on_own:?}");
+    let listened = on_kept.iter().position(|n| *n == 1).unwrap();
+    assert_eq!(publish(&mut connections[listened], "kept", b""), 1);
+    assert!(
+        waiter.wait_for_stderr(WOKEN, Duration::from_secs(30)),
+        "the notice did not wake the waiter: {}",
+        waiter.stderr_so_far()
+    );
+    released_to_the_waiter(&mut holder, &mut waiter, &mut connections);
+    assert!(cluster.key_gone_everywhere("kept"));
+}
+
+/// A server that refuses HELLO (as Redis 5 does, having no RESP3; here renamed away): the
+/// waiter's notices come on a connection of their own, as before, and still wake it; doctor
+/// says which a master gets.
+#[test]
+fn a_server_without_resp3_sends_notices_on_a_connection_of_their_own() {
+    let cluster = Cluster::start_with(1, &["--rename-command", "HELLO", "HELLO-RENAMED-AWAY"]);
+    let url = cluster.urls().pop().unwrap();
+    let mut publisher = connect(&url);
+    let (mut holder, mut waiter) = holder_and_waiter(
+        std::slice::from_ref(&url),
+        &[],
+        "resp2",
+        "1 of 1 master (0 on the kept connection",
+    );
+    let said = waiter.stderr_so_far();
+    assert!(said.contains("refused HELLO 3"), "{said}");
+    assert_eq!(subscribed_clients_speaking(&mut publisher, 2), 1);
+    woken_then_runs(&mut holder, &mut waiter, &mut publisher, "resp2");
+
+    let doctor = redlock().args(["-s", &url, "doctor"]).output().unwrap();
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        text.contains(
+            "SUBSCRIBE allowed (waiting for release notices, on a connection of their own"
+        ),
+        "{text}"
+    );
+    let kept = Cluster::start(1);
+    let doctor = redlock()
+        .args(["-s", &kept.urls()[0], "doctor"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        text.contains("SUBSCRIBE allowed (waiting for release notices, on the connection a waiter keeps: RESP3)"),
+        "{text}"
+    );
+}
+
+/// The master drops the kept connection, subscription and all, while the waiter waits: its
+/// next turn reconnects, the release still gives it the lock (by its heartbeat, the notice
+/// having gone with the connection), and it runs once.
+#[test]
+fn a_kept_connection_dropped_while_waiting_costs_the_waiter_no_turn() {
+    let cluster = Cluster::start(1);
+    let url = cluster.urls().pop().unwrap();
+    let mut admin = connect(&url);
+    let (mut holder, mut waiter) = holder_and_waiter(
+        std::slice::from_ref(&url),
+        &[],
+        "dropped",
+        "1 of 1 master (1 on the kept connection",
+    );
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .query(&mut admin)
+        .expect("CLIENT LIST");
+    let id = list
+        .lines()
+        .find(|line| line.contains(" resp=3") && line.contains(" sub=1"))
+        .and_then(|line| line.split_whitespace().find_map(|f| f.strip_prefix("id=")))
+        .unwrap_or_else(|| panic!("no subscribed RESP3 client: {list}"))
+        .to_string();
+    let killed: i64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("ID")
+        .arg(&id)
+        .query(&mut admin)
+        .expect("CLIENT KILL");
+    assert_eq!(killed, 1);
+    assert_eq!(pubsub_clients(&mut admin), 0);
+    // A heartbeat turn after the drop: the waiter is still in line, on a new connection.
+    let turns = waiter.stderr_so_far().matches("turn in line for").count();
+    assert!(
+        eventually(Duration::from_secs(10), || {
+            waiter.stderr_so_far().matches("turn in line for").count() > turns
+        }),
+        "{}",
+        waiter.stderr_so_far()
+    );
+    holder.open_gate();
+    assert!(holder.wait_output().status.success());
+    waiter.wait_ready();
+    waiter.open_gate();
+    let output = waiter.wait_output();
+    assert!(output.status.success(), "{}", describe(&output));
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(said.matches("redlock: started pid").count(), 1, "{said}");
+    assert!(cluster.key_gone_everywhere("dropped"));
 }

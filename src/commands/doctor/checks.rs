@@ -221,7 +221,14 @@ pub fn check_master(report: &Report) -> Vec<Finding> {
         None => finding(
             Severity::Ok,
             "subscribe",
-            format!("{subscribe} allowed (waiting for release notices)"),
+            format!(
+                "{subscribe} allowed (waiting for release notices, {})",
+                if report.notices_on_kept_connection {
+                    "on the connection a waiter keeps: RESP3"
+                } else {
+                    "on a connection of their own: HELLO 3 refused"
+                }
+            ),
         ),
         Some(error) => finding(
             Severity::Warning,

@@ -187,6 +187,7 @@ fn report(probe: Probe) -> Report {
             report.scripts_refused = facts.scripts_refused;
             report.publish_refused = facts.publish_refused;
             report.subscribe_refused = facts.subscribe_refused;
+            report.notices_on_kept_connection = facts.notices_on_kept_connection;
         }
         Err(error) => {
             report.answered = error.answered();

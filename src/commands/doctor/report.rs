@@ -31,6 +31,9 @@ pub struct Report {
     pub publish_refused: Option<NodeError>,
     /// Why SUBSCRIBE was refused, if it was.
     pub subscribe_refused: Option<NodeError>,
+    /// A waiter hears its release notices on the connection it keeps (RESP3), not on one of
+    /// their own.
+    pub notices_on_kept_connection: bool,
     /// A cluster's primary: pub/sub is sharded (SPUBLISH, SSUBSCRIBE).
     pub sharded: bool,
     /// A cluster master (`redis+cluster://`): its shards (see `cluster`).

@@ -194,10 +194,12 @@ pub(in crate::lock) async fn wait_in_line(
         return InLine::Cancelled;
     };
     log::debug!(
-        "listening for release notices of {:?} on {} of {} (queued with ticket {})",
+        "listening for release notices of {:?} on {} of {} ({} on the kept connection; queued \
+         with ticket {})",
         waiter.key,
         notices.subscribed(),
         crate::plural::counted(masters.nodes.len(), "master"),
+        notices.on_kept_connections(),
         waiter.ticket
     );
     let turns = Turns::new(&waiter);

@@ -13,7 +13,8 @@
 //! nothing is left behind even if the release never arrives), queues for it, takes and gives
 //! back a reader's share and a semaphore's slot (their scripts run commands the lock's do not),
 //! and publishes on a scratch
-//! channel that nobody listens to, and subscribes to it on a connection of its own.
+//! channel that nobody listens to, and subscribes to it as a waiter does: on the kept
+//! connection where the server speaks RESP3, else on a connection of its own (which it says).
 //!
 //! A cluster's primaries are each probed the same way (see `cluster::probe`), with scratch
 //! names in a slot of their own and sharded pub/sub ([`Scratch`]).
@@ -33,6 +34,7 @@ use crate::lock::scripts::{
 use crate::lock::wire::master::Master;
 use crate::lock::wire::node::{Node, NodeError};
 use crate::lock::wire::resp::Reply;
+use crate::lock::wire::subscription::Carrier;
 
 mod cluster;
 
@@ -95,6 +97,9 @@ pub struct ServerFacts {
     pub publish_refused: Option<NodeError>,
     /// Why a SUBSCRIBE (waiting for release notices) was refused there, if it was.
     pub subscribe_refused: Option<NodeError>,
+    /// Whether a waiter hears its notices on the connection it keeps for its requests (the
+    /// server speaks RESP3), not on a connection of their own (see `Node::listen`).
+    pub notices_on_kept_connection: bool,
 }
 
 /// Asks one server, within `timeout` per request.
@@ -147,11 +152,14 @@ pub(in crate::lock) async fn probe(node: &Node, timeout: Duration, scratch: &Scr
     let published = tokio::time::timeout(timeout, node.command(&publish))
         .await
         .unwrap_or_else(|_| Err(node.timed_out()));
-    // On a connection of its own, closed again at once (a subscribed connection can do
-    // nothing else).
-    let subscribed = tokio::time::timeout(timeout, node.subscribe(&channel, scratch.sharded))
+    // As a waiter subscribes: on the kept connection where the server speaks RESP3, else on
+    // a connection of its own; ended again at once.
+    let subscribed = tokio::time::timeout(timeout, node.listen(&channel, scratch.sharded))
         .await
         .unwrap_or_else(|_| Err(node.timed_out()));
+    let notices_on_kept_connection = subscribed
+        .as_ref()
+        .is_ok_and(|subscription| subscription.carrier() == Carrier::Kept);
     let info_text = info.text().unwrap_or_default();
     let facts = Ok(ServerFacts {
         info: parse_info(&info_text),
@@ -161,6 +169,7 @@ pub(in crate::lock) async fn probe(node: &Node, timeout: Duration, scratch: &Scr
         scripts_refused,
         publish_refused: published.err(),
         subscribe_refused: subscribed.err(),
+        notices_on_kept_connection,
     });
     Probe {
         master: node.master.clone(),

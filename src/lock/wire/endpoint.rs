@@ -13,6 +13,7 @@ use super::master::Master;
 use super::node::{Node, NodeError};
 use super::pipe::Pipe;
 use super::resp::Reply;
+use super::subscription::Subscription;
 
 pub(crate) struct Endpoint {
     pub master: Master,
@@ -56,11 +57,20 @@ impl Endpoint {
         }
     }
 
-    /// A connection subscribed to release notices on `channel` (see `notices`).
+    /// A connection of its own subscribed to release notices on `channel` (see `notices`).
     pub async fn subscribe(&self, channel: &str) -> Result<Pipe, NodeError> {
         match &self.kind {
             Kind::Server(node) => node.subscribe(channel, false).await,
             Kind::Cluster(cluster) => cluster.subscribe(channel).await,
+        }
+    }
+
+    /// A subscription to release notices on `channel`, on the kept connection where the
+    /// master allows it (see `Node::listen`).
+    pub async fn listen(&self, channel: &str) -> Result<Subscription, NodeError> {
+        match &self.kind {
+            Kind::Server(node) => node.listen(channel, false).await,
+            Kind::Cluster(cluster) => cluster.listen(channel).await,
         }
     }
 

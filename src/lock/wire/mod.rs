@@ -7,7 +7,8 @@
 //! runs it: EVALSHA, falling back to EVAL), `master` and `scheme` (server URLs, redaction,
 //! identity, TLS and cluster schemes), `cluster` (a whole Redis Cluster as one master: slot
 //! map, MOVED/ASK/TRYAGAIN, hash slots), `endpoint` (one master as the rounds see it: a server
-//! or a cluster), `notices` (release notices), and `cause` (why a master failed, in terms a
+//! or a cluster), `notices` and `subscription` (release notices, on the kept connection
+//! where the master speaks RESP3), and `cause` (why a master failed, in terms a
 //! user can act on).
 //!
 //! Promises: a request to a master either gets that master's answer or a [`node::NodeError`]
@@ -26,3 +27,4 @@ pub(super) mod notices;
 pub(super) mod pipe;
 pub(super) mod resp;
 pub(super) mod scheme;
+pub(super) mod subscription;

@@ -7,11 +7,12 @@
 //! (TCP, Unix socket or TLS) and logging in, running scripts, subscribing, and telling
 //! failures apart.
 //!
-//! One path for every connection: the kept one that carries requests and the subscribed ones
-//! that carry release notices (see `notices`) are opened by the same [`Node::open`] (connect,
+//! One path for every connection: the kept one that carries requests (and, where the master
+//! speaks RESP3, a waiter's release notices, see [`Node::listen`]) and the subscribed ones
+//! that carry release notices otherwise (see `notices`) are opened by the same [`Node::open`] (connect,
 //! TLS, AUTH with user and password, SELECT), speak through the same pipe and are read by the
 //! same decoder under the same caps of `resp`. A master that sends a reply over the caps, or
-//! bytes that are not RESP2, is failed with a bad reply and its connection closed, so no
+//! bytes that are not RESP, is failed with a bad reply and its connection closed, so no
 //! master can make redlock buffer without bound, on any connection.
 //!
 //! A script's first call on each connection is an EVAL with its body (which caches it on the
@@ -49,6 +50,7 @@ use super::lua::Lua;
 use super::master::{Address, Master};
 use super::pipe::{Answer, Broken, Pipe, Stream};
 use super::resp::{self, Reply};
+use super::subscription::{Kept, Subscription};
 pub use error::NodeError;
 
 pub(crate) struct Node {
@@ -62,6 +64,9 @@ pub(crate) struct Node {
     in_tls_handshake: AtomicBool,
     /// When a kept connection was last dropped with requests stranded on it.
     stranded_at: Mutex<Option<Instant>>,
+    /// The master refused `HELLO 3` (Redis 5, or a user not allowed it): its notices come on
+    /// connections of their own, and it is not asked again.
+    speaks_resp2_only: AtomicBool,
 }
 
 /// The cached connection and a generation number, so that a caller who saw connection 3 fail
@@ -78,6 +83,10 @@ struct Connection {
     pipe: Arc<Pipe>,
     /// The scripts already loaded on this connection, one bit each (see `Lua::bit`).
     loaded: Arc<AtomicU32>,
+    /// It said yes to `HELLO 3`: it speaks RESP3 from then on (see [`Node::listen`]).
+    resp3: Arc<AtomicBool>,
+    /// A subscription is on it (see `subscription`); a second one gets a connection of its own.
+    subscribed: Arc<AtomicBool>,
 }
 
 impl Node {
@@ -88,6 +97,7 @@ impl Node {
             slot: Mutex::new(Slot::default()),
             in_tls_handshake: AtomicBool::new(false),
             stranded_at: Mutex::new(None),
+            speaks_resp2_only: AtomicBool::new(false),
         }
     }
 
@@ -115,6 +125,8 @@ impl Node {
             generation: 0,
             pipe: Arc::new(pipe),
             loaded: Arc::new(AtomicU32::new(0)),
+            resp3: Arc::new(AtomicBool::new(false)),
+            subscribed: Arc::new(AtomicBool::new(false)),
         };
         let mut slot = self.slot.lock().expect("node slot poisoned");
         // Another thread may have connected meanwhile; keep one connection so that everything
@@ -180,6 +192,94 @@ impl Node {
             }
         }
         Ok(())
+    }
+
+    /// A subscription to `channel`, for a waiter's release notices: on the kept connection
+    /// where the master speaks RESP3, so that notices cost the master no connection of their
+    /// own (the waiter keeps that one open anyway, for its turns and heartbeats); else, or when
+    /// the kept connection carries a subscription already, on a connection of its own
+    /// ([`Node::subscribe`]). Either way the confirmation is awaited: no message published
+    /// after this returns is missed. `HELLO 3` is sent only here, once per connection: a
+    /// process that never waits speaks RESP2 and pays nothing for it. Deadlines are the
+    /// caller's.
+    pub async fn listen(&self, channel: &str, sharded: bool) -> Result<Subscription, NodeError> {
+        if !self.speaks_resp2_only.load(Ordering::SeqCst)
+            && let Some(kept) = Box::pin(self.listen_on_kept(channel, sharded)).await?
+        {
+            return Ok(Subscription::Kept(kept));
+        }
+        Ok(Subscription::Own(Box::new(
+            self.subscribe(channel, sharded).await?,
+        )))
+    }
+
+    /// [`Node::listen`] on the kept connection; `None` when it cannot carry the subscription
+    /// (the master refused `HELLO 3`, or the connection carries one already).
+    async fn listen_on_kept(
+        &self,
+        channel: &str,
+        sharded: bool,
+    ) -> Result<Option<Kept>, NodeError> {
+        let (connection, _) = self.connection().await?;
+        if !connection.resp3.load(Ordering::SeqCst) {
+            let hello = |out: &mut Vec<u8>| resp::encode(out, 2, [b"HELLO".as_slice(), b"3"]);
+            match connection.send(hello, false).await {
+                // Any refusal: RESP3 unknown (Redis 5: "unknown command"), or not allowed.
+                Ok(Reply::Error(refused)) => {
+                    log::debug!(
+                        "{} refused HELLO 3 ({refused}): release notices on a connection of \
+                         their own",
+                        self.master
+                    );
+                    self.speaks_resp2_only.store(true, Ordering::SeqCst);
+                    return Ok(None);
+                }
+                Ok(Reply::Array(_)) => connection.resp3.store(true, Ordering::SeqCst),
+                Ok(other) => {
+                    return Err(NodeError::BadReply(format!(
+                        "unexpected answer to HELLO: {other}"
+                    )));
+                }
+                Err(broken) => {
+                    self.drop_broken(&connection);
+                    return Err(self.named_tls(&connection.pipe, failed(broken)).await);
+                }
+            }
+        }
+        if connection.subscribed.swap(true, Ordering::SeqCst) {
+            return Ok(None);
+        }
+        let (verb, confirmed, unsubscribe): (&[u8], &[u8], &'static [u8]) = if sharded {
+            (b"SSUBSCRIBE", b"ssubscribe", b"SUNSUBSCRIBE")
+        } else {
+            (b"SUBSCRIBE", b"subscribe", b"UNSUBSCRIBE")
+        };
+        // From here on the subscription ends when `kept` is dropped, confirmed or not: an
+        // unconfirmed SUBSCRIBE is followed by its UNSUBSCRIBE.
+        let kept = Kept {
+            pipe: connection.pipe.clone(),
+            taken: connection.subscribed.clone(),
+            unsubscribe,
+            channel: channel.to_string(),
+        };
+        connection.pipe.listen();
+        let subscribe = |out: &mut Vec<u8>| resp::encode(out, 2, [verb, channel.as_bytes()]);
+        match connection.send(subscribe, false).await {
+            Ok(Reply::Push(confirmation))
+                if confirmation.first().and_then(Reply::bulk) == Some(confirmed) =>
+            {
+                Ok(Some(kept))
+            }
+            Ok(Reply::Error(refused)) => Err(self.refused(&refused, None)),
+            Ok(other) => Err(NodeError::BadReply(format!(
+                "unexpected answer to {}: {other}",
+                String::from_utf8_lossy(verb)
+            ))),
+            Err(broken) => {
+                self.drop_broken(&connection);
+                Err(failed(broken))
+            }
+        }
     }
 
     /// A new connection subscribed to `channel`, for release notices: opened and logged in

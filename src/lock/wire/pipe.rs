@@ -35,7 +35,14 @@
 //! 7. **Pushes coalesce.** A pipe that [`Pipe::listen`]s (a subscribed connection, see
 //!    `notices`) takes a reply that answers no request as a pub/sub message, and keeps of all
 //!    such messages one flag: "something arrived since you last looked". A flood of messages
-//!    costs time, never memory. On any other pipe such a reply is a protocol error.
+//!    costs time, never memory. On any other pipe such a reply is a protocol error. On a
+//!    connection that speaks RESP3 (a waiter's kept one, see `Node::listen`) a message is a
+//!    push (`resp::Reply::Push`), told apart from the replies around it by its type and never
+//!    taken for an answer: it sets the flag when the pipe listens and is dropped otherwise (a
+//!    message that was on its way as the subscription ended). A subscription's confirmation
+//!    is a push too, but it answers its request (SUBSCRIBE, UNSUBSCRIBE), in order with the
+//!    replies; the flag is cleared when a SUBSCRIBE is confirmed, as no message of the new
+//!    channel can come before its confirmation and what came before was for another.
 //!
 //! There is no background task: the pipe moves only while some request on it, or a listener
 //! ([`Pipe::poll_push`]), is being polled. Every poll writes what it can, reads what arrived
@@ -167,6 +174,29 @@ impl Pipe {
                 pushes: None,
                 unwanted_error: None,
             }),
+        }
+    }
+
+    /// Queues a request nobody waits for (its answer is read and dropped, rule 2), and hands
+    /// its bytes to the stream at once if they are the only ones waiting to be written and the
+    /// stream takes them; else they go out with whichever request is polled next. Nothing is
+    /// queued on a broken pipe.
+    pub fn post(&self, encode: impl FnOnce(&mut Vec<u8>)) {
+        let mut state = self.lock();
+        if state.broken.is_some() {
+            return;
+        }
+        // Nothing else unwritten: no poller is waiting for the stream to take bytes, so a
+        // write with a waker that wakes nobody displaces no one's (a poller waiting for an
+        // answer waits on reading, which this does not touch).
+        let idle = state.written == state.outbox.len();
+        let number = state.enqueue(encode);
+        state.slot(number).done = true;
+        if idle {
+            let mut cx = Context::from_waker(Waker::noop());
+            if let Err(why) = state.write(&mut cx) {
+                state.break_down(why);
+            }
         }
     }
 
@@ -336,8 +366,21 @@ impl State {
     }
 
     /// Hands the next answer to the request it belongs to; a reply that answers no request
-    /// is a push, if this pipe listens for them.
+    /// is a push, if this pipe listens for them, and so is a RESP3 message (rule 7).
     fn deliver(&mut self, reply: Reply) -> Result<(), Broken> {
+        if let Reply::Push(items) = &reply {
+            match items.first().and_then(Reply::bulk) {
+                Some(b"subscribe" | b"ssubscribe") => self.subscribed(),
+                Some(b"unsubscribe" | b"sunsubscribe") => {}
+                Some(b"message" | b"smessage") => {
+                    self.message();
+                    return Ok(());
+                }
+                // Nothing else is asked for (no client tracking, no pattern subscription): an
+                // unrelated push takes no request's answer, and costs nothing.
+                _ => return Ok(()),
+            }
+        }
         let number = self.answered;
         if number >= self.first + self.slots.len() as u64 {
             return self.push(reply);

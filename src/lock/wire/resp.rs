@@ -13,11 +13,18 @@
 //!    large, beyond [`MAX_REPLY_BYTES`], [`MAX_BULK_BYTES`], [`MAX_ELEMENTS`] and
 //!    [`MAX_DEPTH`]. So whatever a master sends, redlock holds at most about one capped reply
 //!    per connection, bytes and decoded value together.
-//! 3. **Strict.** A byte that cannot start a RESP2 value fails the connection at once (not once
+//! 3. **Strict.** A byte that cannot start a RESP value fails the connection at once (not once
 //!    a line end or the size cap comes), and a TLS record where a reply should be is named as
 //!    such: a `redis://` URL pointing at a TLS port.
-//!
-//! Only RESP2 is spoken: redlock never sends HELLO, so a master answers in RESP2.
+//! 4. **One value for both protocols.** A connection speaks RESP2 until it sends `HELLO 3`,
+//!    which only a waiter's kept connection does, to hear its release notices beside its
+//!    replies (see `notices`). RESP3's types are read into the value RESP2 gives for the same
+//!    answer, so that no caller tells the protocols apart: null (`_`) and `#f` are
+//!    [`Reply::Nil`] (RESP2's `$-1`, as a Lua `false` is there), `#t` is `:1`, a double (`,`)
+//!    or a big number (`(`) is the bulk string RESP2 sends, a verbatim string (`=`) its text
+//!    without the format, a blob error (`!`) an error, a map (`%`) or a set (`~`) the flat array
+//!    RESP2 sends. Only a push (`>`) is a value of its own, [`Reply::Push`]: it answers no
+//!    request, except a subscription's confirmation (see `pipe`, "Pushes coalesce").
 
 /// Appends one command (an array of bulk strings) to `out`: `*<n>`, then `$<len>` and the
 /// bytes of each argument, every line ending in CRLF.
@@ -93,7 +100,7 @@ pub enum BadReply {
     TooManyElements,
     /// Arrays nested more than [`MAX_DEPTH`] deep.
     TooDeep,
-    /// A line that starts with no RESP2 type (the first bytes, for the message).
+    /// A line that starts with no RESP type (the first bytes, for the message).
     NotResp(String),
     /// A length field that is not a number, or is negative other than -1.
     BadLength(String),
@@ -117,7 +124,7 @@ impl std::fmt::Display for BadReply {
                 write!(f, "reply holds more than {MAX_ELEMENTS} array elements")
             }
             BadReply::TooDeep => write!(f, "reply nested deeper than {MAX_DEPTH} arrays"),
-            BadReply::NotResp(start) => write!(f, "not RESP2 (starts with {start:?})"),
+            BadReply::NotResp(start) => write!(f, "not RESP (starts with {start:?})"),
             BadReply::BadLength(field) => write!(f, "bad length {field:?}"),
             BadReply::MissingCrlf => f.write_str("string not followed by CRLF"),
             BadReply::NotANumber(text) => write!(f, "bad integer {text:?}"),
@@ -143,8 +150,10 @@ pub enum Reply {
     Bulk(Vec<u8>),
     /// `*...`: its elements.
     Array(Vec<Reply>),
-    /// `$-1` or `*-1`.
+    /// `$-1` or `*-1` (RESP3: `_`, and `#f`).
     Nil,
+    /// `>...`: a RESP3 push (a pub/sub message or a subscription's confirmation), its elements.
+    Push(Vec<Reply>),
 }
 
 impl Reply {
@@ -203,7 +212,10 @@ impl Reply {
                     }
                 }
             }
-            Reply::Array(items) => {
+            Reply::Array(items) | Reply::Push(items) => {
+                if matches!(self, Reply::Push(_)) {
+                    out.push_str("(push) ");
+                }
                 out.push('[');
                 for (i, item) in items.iter().enumerate() {
                     if out.len() > SHOWN_REPLY {
@@ -231,6 +243,7 @@ impl std::fmt::Debug for Reply {
             Reply::Int(n) => write!(f, "Int({n})"),
             Reply::Bulk(bytes) => write!(f, "Bulk({:?})", String::from_utf8_lossy(bytes)),
             Reply::Array(items) => f.debug_tuple("Array").field(items).finish(),
+            Reply::Push(items) => f.debug_tuple("Push").field(items).finish(),
             Reply::Nil => f.write_str("Nil"),
         }
     }
@@ -250,20 +263,23 @@ pub struct Decoder {
     /// How far from `pos` the search for that line's CR has already looked.
     searched: usize,
     /// Where the payload of the bulk string whose header was read starts, and where it ends
-    /// (its CRLF included), while its bytes are still arriving.
-    bulk: Option<(usize, usize)>,
+    /// (its CRLF included), while its bytes are still arriving; and its type byte (`$`, or
+    /// RESP3's `=` and `!`).
+    bulk: Option<(usize, usize, u8)>,
     /// The arrays that are open, innermost last.
     open: Vec<Open>,
     /// Array elements announced so far in this reply.
     elements: usize,
 }
 
-/// An array whose elements are still arriving.
+/// An array (or a map, a set, a push) whose elements are still arriving.
 #[derive(Debug)]
 struct Open {
     /// How many elements are still to come.
     left: usize,
     items: Vec<Reply>,
+    /// A push (`>`), not an array.
+    push: bool,
 }
 
 /// How many elements' room to reserve for an array before they arrive: what our replies need
@@ -276,7 +292,7 @@ impl Decoder {
     /// after a `Some`, where the reply it returned ended).
     pub fn next(&mut self, buf: &[u8]) -> Result<Option<(usize, Reply)>, BadReply> {
         loop {
-            let value = if let Some((start, end)) = self.bulk {
+            let value = if let Some((start, end, kind)) = self.bulk {
                 if buf.len() < end {
                     return Ok(None);
                 }
@@ -285,12 +301,33 @@ impl Decoder {
                 }
                 self.bulk = None;
                 self.pos = end;
-                Reply::Bulk(buf[start..end - 2].to_vec())
+                let payload = &buf[start..end - 2];
+                match kind {
+                    // A verbatim string's first four bytes name its format (`txt:`).
+                    b'=' => Reply::Bulk(payload.get(4..).unwrap_or_default().to_vec()),
+                    b'!' => Reply::Error(String::from_utf8_lossy(payload).into_owned()),
+                    _ => Reply::Bulk(payload.to_vec()),
+                }
             } else {
                 let Some(&kind) = buf.get(self.pos) else {
                     return Ok(None);
                 };
-                if !matches!(kind, b'+' | b'-' | b':' | b'$' | b'*') {
+                if !matches!(
+                    kind,
+                    b'+' | b'-'
+                        | b':'
+                        | b'$'
+                        | b'*'
+                        | b'_'
+                        | b'#'
+                        | b','
+                        | b'('
+                        | b'='
+                        | b'!'
+                        | b'%'
+                        | b'~'
+                        | b'>'
+                ) {
                     return self.not_resp(buf);
                 }
                 let Some(line_end) = self.find_line_end(buf)? else {
@@ -304,7 +341,12 @@ impl Decoder {
                     b'+' => Reply::Simple(String::from_utf8_lossy(line).into_owned()),
                     b'-' => Reply::Error(String::from_utf8_lossy(line).into_owned()),
                     b':' => Reply::Int(integer(line)?),
-                    b'$' => match length(line)? {
+                    b'_' if line.is_empty() => Reply::Nil,
+                    b'#' if line == b"t" => Reply::Int(1),
+                    b'#' if line == b"f" => Reply::Nil,
+                    b'_' | b'#' => return Err(BadReply::NotResp(shown(line, 20))),
+                    b',' | b'(' => Reply::Bulk(line.to_vec()),
+                    b'$' | b'=' | b'!' => match length(line)? {
                         None => Reply::Nil,
                         Some(len) => {
                             // The whole reply's cap first: a header announcing a terabyte is
@@ -316,14 +358,26 @@ impl Decoder {
                             if len > MAX_BULK_BYTES {
                                 return Err(BadReply::BulkTooLarge(len));
                             }
-                            self.bulk = Some((after, end));
+                            self.bulk = Some((after, end, kind));
                             continue;
                         }
                     },
                     _ => match length(line)? {
                         None => Reply::Nil,
+                        // A push is a whole message, never an element of something else.
+                        Some(_) if kind == b'>' && !self.open.is_empty() => {
+                            return Err(BadReply::NotResp("a push inside a reply".into()));
+                        }
+                        Some(0) if kind == b'>' => Reply::Push(Vec::new()),
                         Some(0) => Reply::Array(Vec::new()),
                         Some(count) => {
+                            // A map's entries are a key and a value each, flattened as RESP2
+                            // sends them.
+                            let count = if kind == b'%' {
+                                count.saturating_mul(2)
+                            } else {
+                                count
+                            };
                             self.elements = self.elements.saturating_add(count);
                             if self.elements > MAX_ELEMENTS {
                                 return Err(BadReply::TooManyElements);
@@ -334,6 +388,7 @@ impl Decoder {
                             self.open.push(Open {
                                 left: count,
                                 items: Vec::with_capacity(count.min(RESERVED_ELEMENTS)),
+                                push: kind == b'>',
                             });
                             // Not a complete value yet: its elements follow.
                             continue;
@@ -354,7 +409,7 @@ impl Decoder {
     }
 
     /// Why a value cannot start with the byte at `pos`: a TLS record (a content type of 21,
-    /// alert, or 22, handshake, then major version 3), or anything else that is not RESP2.
+    /// alert, or 22, handshake, then major version 3), or anything else that is not RESP.
     fn not_resp(&self, buf: &[u8]) -> Result<Option<(usize, Reply)>, BadReply> {
         if matches!(buf[self.pos], 0x15 | 0x16) {
             match buf.get(self.pos + 1) {
@@ -413,7 +468,11 @@ impl Decoder {
             }
             // That array is complete: one value of the array around it.
             let done = self.open.pop().expect("the array just completed");
-            value = Reply::Array(done.items);
+            value = if done.push {
+                Reply::Push(done.items)
+            } else {
+                Reply::Array(done.items)
+            };
         }
         Some(value)
     }

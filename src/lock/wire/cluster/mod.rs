@@ -56,6 +56,7 @@ use super::master::{Address, Master};
 use super::node::{Node, NodeError};
 use super::pipe::Pipe;
 use super::resp::Reply;
+use super::subscription::Subscription;
 use hash_slot::key_slot;
 use slots::{Redirect, SLOTS};
 
@@ -154,6 +155,15 @@ impl Cluster {
     pub(crate) async fn subscribe(&self, channel: &str) -> Result<Pipe, NodeError> {
         self.routed(key_slot(channel), move |node: Arc<Node>, _| async move {
             node.subscribe(channel, true).await
+        })
+        .await
+    }
+
+    /// A subscription (SSUBSCRIBE) to `channel` on the node that owns its slot, on the kept
+    /// connection where the node allows it (see `Node::listen`).
+    pub(crate) async fn listen(&self, channel: &str) -> Result<Subscription, NodeError> {
+        self.routed(key_slot(channel), move |node: Arc<Node>, _| async move {
+            node.listen(channel, true).await
         })
         .await
     }

@@ -21,6 +21,12 @@ impl Pipe {
         self.lock().pushes.get_or_insert_with(Pushes::default);
     }
 
+    /// No longer listening (a subscription on a kept connection ended, see `Node::listen`):
+    /// a message still on its way is dropped, and the listener no longer moves the pipe.
+    pub fn stop_listening(&self) {
+        self.lock().pushes = None;
+    }
+
     /// Moves the pipe, and is ready once a pub/sub message arrived since the last time it was
     /// (however many did); fails once the connection broke (after reporting a message that
     /// arrived before). Only for a pipe that [`listen`](Pipe::listen)s, polled by one task.
@@ -43,14 +49,14 @@ impl Pipe {
 }
 
 impl State {
-    /// Notes a pub/sub message (`["message" or "smessage", channel, payload]`), waking the
-    /// listener the first time since it last looked. Nothing of the message is kept.
+    /// Notes a RESP2 pub/sub message (`["message" or "smessage", channel, payload]`): a reply
+    /// that answers no request, on a pipe that listens. Anything else is a protocol error.
     pub(super) fn push(&mut self, reply: Reply) -> Result<(), Broken> {
-        let Some(pushes) = &mut self.pushes else {
+        if self.pushes.is_none() {
             return Err(Broken::BadReply(
                 "the master answered a request that was never sent".into(),
             ));
-        };
+        }
         let is_message = matches!(&reply, Reply::Array(items)
             if items.len() == 3 && matches!(items[0].bulk(), Some(b"message" | b"smessage")));
         if !is_message {
@@ -58,12 +64,28 @@ impl State {
                 "a subscribed connection received something other than a message".into(),
             ));
         }
+        self.message();
+        Ok(())
+    }
+
+    /// A SUBSCRIBE was confirmed: what arrived before it was for another channel (rule 7).
+    pub(super) fn subscribed(&mut self) {
+        if let Some(pushes) = &mut self.pushes {
+            pushes.arrived = false;
+        }
+    }
+
+    /// Notes a message, waking the listener the first time since it last looked; nothing of
+    /// the message is kept. Dropped on a pipe that does not listen (any more).
+    pub(super) fn message(&mut self) {
+        let Some(pushes) = &mut self.pushes else {
+            return;
+        };
         if !pushes.arrived {
             pushes.arrived = true;
             if let Some(waker) = &pushes.waker {
                 waker.wake_by_ref();
             }
         }
-        Ok(())
     }
 }

@@ -339,3 +339,62 @@ fn a_stalled_writer_is_reported() {
         assert!(pipe.is_stalled(Duration::from_millis(10)));
     });
 }
+
+const PUSHED: &[u8] = b">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$0\r\n\r\n";
+
+/// A kept connection that speaks RESP3 (see `Node::listen`): messages are pushes beside the
+/// replies, never taken for an answer; the SUBSCRIBE's confirmation is its answer and clears
+/// what came before it; a message after the subscription ended is dropped; an UNSUBSCRIBE
+/// posted goes out with the next request, and its confirmation is read and dropped.
+#[test]
+fn on_a_resp3_connection_messages_are_pushes_beside_the_replies() {
+    runtime().block_on(async {
+        let (ours, mut server) = tokio::io::duplex(64 * 1024);
+        let pipe = Pipe::new(Box::new(ours));
+        // Not listening yet: a message is dropped, the request still gets its own answer.
+        server.write_all(PUSHED).await.expect("write");
+        server.write_all(b":1\r\n").await.expect("write");
+        assert_eq!(pipe.request(ping).await, Ok(Reply::Int(1)));
+        pipe.listen();
+        // A stale message (another channel, before the confirmation) is forgotten with it.
+        let mut confirmed = PUSHED.to_vec();
+        confirmed.extend_from_slice(b">3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n:1\r\n");
+        server.write_all(&confirmed).await.expect("write");
+        let answer = pipe.request(subscribe).await.expect("confirmed");
+        assert!(matches!(answer, Reply::Push(_)), "{answer:?}");
+        assert_eq!(poll_push_once(&pipe).await, Poll::Pending);
+        // Messages between the replies of two requests: each request its own answer, the
+        // messages one wake-up.
+        let mut between = b"$2\r\nt1\r\n".to_vec();
+        between.extend_from_slice(&PUSHED.repeat(3));
+        between.extend_from_slice(b"_\r\n");
+        // (Both requests queued before the master answers, as a master answers only what came.)
+        let (first, second, ()) =
+            futures_util::future::join3(pipe.request(ping), pipe.request(ping), async {
+                tokio::task::yield_now().await;
+                server.write_all(&between).await.expect("write");
+            })
+            .await;
+        assert_eq!(first, Ok(Reply::Bulk(b"t1".to_vec())));
+        assert_eq!(second, Ok(Reply::Nil));
+        assert_eq!(poll_push_once(&pipe).await, Poll::Ready(Ok(())));
+        assert_eq!(poll_push_once(&pipe).await, Poll::Pending);
+        // The subscription ends: UNSUBSCRIBE goes out ahead of the next request, its
+        // confirmation and a late message are dropped, the request gets its answer.
+        pipe.stop_listening();
+        pipe.post(|out: &mut Vec<u8>| resp::encode(out, 2, [b"UNSUBSCRIBE".as_slice(), b"c"]));
+        let mut after = PUSHED.to_vec();
+        after.extend_from_slice(b">3\r\n$11\r\nunsubscribe\r\n$1\r\nc\r\n:0\r\n:5\r\n");
+        server.write_all(&after).await.expect("write");
+        assert_eq!(pipe.request(ping).await, Ok(Reply::Int(5)));
+        let mut sent = vec![0; 4096];
+        let n = server.read(&mut sent).await.expect("read");
+        let sent = String::from_utf8_lossy(&sent[..n]);
+        let unsubscribe = sent.find("UNSUBSCRIBE").expect("UNSUBSCRIBE sent");
+        assert!(
+            unsubscribe < sent.rfind("PING").expect("PING sent"),
+            "{sent}"
+        );
+        assert!(!pipe.is_broken());
+    });
+}

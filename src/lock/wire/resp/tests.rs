@@ -108,6 +108,109 @@ fn every_kind() -> Vec<(&'static [u8], Reply)> {
     ]
 }
 
+/// Every RESP3 type a master may send on a connection that said `HELLO 3`, with what it
+/// decodes to: the value RESP2 gives for the same answer (module rule 4), a push its own.
+fn every_resp3_kind() -> Vec<(&'static [u8], Reply)> {
+    vec![
+        (b"_\r\n", Reply::Nil),
+        (b"#t\r\n", Reply::Int(1)),
+        (b"#f\r\n", Reply::Nil),
+        (b",3.25\r\n", bulk("3.25")),
+        (b",inf\r\n", bulk("inf")),
+        (
+            b"(3492890328409238509324850943850943825024385\r\n",
+            bulk("3492890328409238509324850943850943825024385"),
+        ),
+        (b"=15\r\ntxt:Some string\r\n", bulk("Some string")),
+        (
+            b"!21\r\nSYNTAX invalid syntax\r\n",
+            Reply::Error("SYNTAX invalid syntax".into()),
+        ),
+        (
+            b"%2\r\n+server\r\n$5\r\nredis\r\n+proto\r\n:3\r\n",
+            Reply::Array(vec![
+                Reply::Simple("server".into()),
+                bulk("redis"),
+                Reply::Simple("proto".into()),
+                Reply::Int(3),
+            ]),
+        ),
+        (b"%0\r\n", Reply::Array(vec![])),
+        (
+            b"~2\r\n:1\r\n_\r\n",
+            Reply::Array(vec![Reply::Int(1), Reply::Nil]),
+        ),
+        (
+            b">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$0\r\n\r\n",
+            Reply::Push(vec![bulk("message"), bulk("c"), bulk("")]),
+        ),
+        (
+            b">3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n:1\r\n",
+            Reply::Push(vec![bulk("subscribe"), bulk("c"), Reply::Int(1)]),
+        ),
+        (
+            b"*2\r\n#f\r\n%1\r\n$1\r\nk\r\n~1\r\n,1.5\r\n",
+            Reply::Array(vec![
+                Reply::Nil,
+                Reply::Array(vec![bulk("k"), Reply::Array(vec![bulk("1.5")])]),
+            ]),
+        ),
+    ]
+}
+
+#[test]
+fn decodes_every_resp3_type_as_resp2_would_answer() {
+    for (reply, value) in every_resp3_kind() {
+        let mut stream = reply.to_vec();
+        stream.extend_from_slice(b":7\r\n");
+        assert_eq!(
+            decode(&stream),
+            Ok(Some((reply.len(), value.clone()))),
+            "{reply:?}"
+        );
+        for cut in 0..reply.len() {
+            assert_eq!(decode(&reply[..cut]), Ok(None), "{reply:?} cut at {cut}");
+        }
+        // However the bytes arrive, RESP2 and RESP3 replies mixed on one connection.
+        let mut mixed = b"$-1\r\n".to_vec();
+        mixed.extend_from_slice(reply);
+        mixed.extend_from_slice(b":7\r\n");
+        for step in [1, 2, 3, 7] {
+            let (replies, error) = decode_in_steps(&mixed, step);
+            assert_eq!(error, None, "{reply:?} in steps of {step}");
+            let values: Vec<Reply> = replies.into_iter().map(|(_, v)| v).collect();
+            assert_eq!(
+                values,
+                [Reply::Nil, value.clone(), Reply::Int(7)],
+                "{reply:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn rejects_what_resp3_does_not_allow() {
+    // A push is a whole message, never an element.
+    assert_eq!(
+        reply_len(b"*1\r\n>1\r\n:1\r\n"),
+        Err(BadReply::NotResp("a push inside a reply".into()))
+    );
+    assert_eq!(reply_len(b"#x\r\n"), Err(BadReply::NotResp("x".into())));
+    assert_eq!(reply_len(b"_1\r\n"), Err(BadReply::NotResp("1".into())));
+    // The caps hold for RESP3's length-prefixed strings and maps too: a map's entries are two
+    // elements each.
+    assert!(matches!(
+        reply_len(format!("={}\r\n", MAX_BULK_BYTES + 1).as_bytes()),
+        Err(BadReply::BulkTooLarge(_))
+    ));
+    assert_eq!(
+        reply_len(format!("%{}\r\n", MAX_ELEMENTS / 2 + 1).as_bytes()),
+        Err(BadReply::TooManyElements)
+    );
+    // Attributes are never asked for.
+    assert!(matches!(reply_len(b"|1\r\n"), Err(BadReply::NotResp(_))));
+}
+
 #[test]
 fn decodes_every_kind_of_reply() {
     for (reply, value) in every_kind() {
