@@ -16,6 +16,9 @@ pub enum Phase<S> {
     Acquiring,
     /// Refused with a ticket: it subscribes to its wake channel next, then places itself.
     Joining,
+    /// Its SUBSCRIBE requests, written on the connections it keeps for its requests (RESP3:
+    /// tests/queue_model/kept.rs), wait for their confirmations; then its join turn.
+    Subscribing,
     /// Refused without tickets enough to join the queue (the foreign client: refused): it
     /// backs off and arrives again.
     Outside,
@@ -48,12 +51,19 @@ pub struct Client<R, A, S, X> {
     /// A notice published to it is unread (the coalesced flag `Notices::next` clears; one
     /// still on the wire counts: how long it travels is how long the waiter takes to read it).
     pub noticed: bool,
+    /// The masters (a bit each) whose notices are among those unread, kept only where a
+    /// connection may break (`Bounds::breaks`): a break loses what was unread from there
+    /// alone. Elsewhere 0, so that runs that never read it have no more states.
+    pub unread_from: u8,
     /// Ghost: its first ACQUIRE has run somewhere.
     pub arrived: bool,
     /// Ghost: the clients (a bit each) that had a live place on a majority when it arrived.
     pub behind: u8,
     /// Ghost: it has held.
     pub served: bool,
+    /// Ghost: one of its connections broke while it waited in line (`Action::Break`): from
+    /// then on it may rely on its heartbeat, by design.
+    pub broken: bool,
     /// What the round that took its hold was answered, by master (`None`: not heard before
     /// it won): what the hold knows of where it holds (`Lock::granted_by`). Kept only where a
     /// model asks (`hold_keeping_answers`), so that runs that never read it have no more states.
@@ -71,9 +81,11 @@ impl<R: Copy, A: Copy, S: Copy, X> Client<R, A, S, X> {
             sent: Default::default(),
             listening: 0,
             noticed: false,
+            unread_from: 0,
             arrived: false,
             behind: 0,
             served: false,
+            broken: false,
             won_with: [None; MASTERS],
             own,
         }
@@ -109,6 +121,7 @@ impl<R: Copy, A: Copy, S: Copy, X> Client<R, A, S, X> {
     pub fn unsubscribe(&mut self) {
         self.listening = 0;
         self.noticed = false;
+        self.unread_from = 0;
     }
 
     /// Its newcomer round lost: each refusal drew a ticket, and with tickets from

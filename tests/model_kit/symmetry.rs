@@ -1,6 +1,6 @@
 //! Symmetry reduction over the masters' names, for any model: it reads only what every
-//! model's state has (masters; clients with answers, the answers a hold won with, requests on the wire and subscriptions,
-//! per master).
+//! model's state has (masters; clients with answers, the answers a hold won with, requests on
+//! the wire, subscriptions and unread notices, per master).
 
 use super::MASTERS;
 use super::client::Client;
@@ -36,10 +36,10 @@ where
     A: Copy + Ord,
 {
     let column = |m: usize| {
-        let per_client = state
-            .clients
-            .iter()
-            .map(move |c| (c.answers[m], c.won_with[m], c.sent[m], c.listening >> m & 1));
+        let per_client = state.clients.iter().map(move |c| {
+            let bits = (c.listening >> m & 1, c.unread_from >> m & 1);
+            (c.answers[m], c.won_with[m], c.sent[m], bits)
+        });
         (state.masters[m], per_client)
     };
     let mut order = [0, 1, 2];
@@ -69,6 +69,8 @@ where
             new.sent[to] = old.sent[from];
             new.listening &= !(1 << to);
             new.listening |= (old.listening >> from & 1) << to;
+            new.unread_from &= !(1 << to);
+            new.unread_from |= (old.unread_from >> from & 1) << to;
         }
     }
     renamed

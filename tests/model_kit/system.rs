@@ -45,6 +45,15 @@ pub enum Action {
     Lapse { client: Token, master: usize },
     /// A dead client's lock, slot or share expires on `master` (its TTL ran out).
     Expire { client: Token, master: usize },
+    /// A waiter's connection to `master` breaks (a fault, once per run where the bounds allow
+    /// it): what was on the wire there is gone, after the oldest request ran there with its
+    /// answer lost (`ran`) or not; an awaited answer from there is an error; what else goes
+    /// with that connection is the model's (`Protocol::broken`).
+    Break {
+        client: Token,
+        master: usize,
+        ran: bool,
+    },
 }
 
 /// What running one script did that the rest of the system sees.
@@ -84,6 +93,8 @@ pub struct Bounds {
     pub leave: bool,
     /// How many timers (heartbeats, backoffs) may fire in one run.
     pub timers: u8,
+    /// One waiter's connection to one master may break, once (`Action::Break`).
+    pub breaks: bool,
     /// Explore fewer interleavings and states, losing none that could break a property: the
     /// masters' names do not matter (`symmetry`), and steps that commute with every other go
     /// first, alone (`independent_steps`).
@@ -179,6 +190,26 @@ pub trait Protocol {
     fn woken(&self, _client: &mut ClientOf<Self>) {}
     /// A refused newcomer subscribes and places itself.
     fn joins(&self, _client: &mut ClientOf<Self>) {}
+
+    /// A refused newcomer subscribes on `masters` (a bit each): by default on connections of
+    /// their own, confirmed at once, then its join turn (WAIT) on every master.
+    fn listen(&self, client: &mut ClientOf<Self>, masters: u8) {
+        client.listening = masters;
+        self.joins(client);
+        client.round(self.wait(client.ticket), Phase::Turn);
+    }
+    /// Whether `request` is a SUBSCRIBE written on the connection that carries requests: it
+    /// subscribes the client there when the master runs it, while the client waits in line.
+    fn subscribes(&self, _request: RequestOf<Self>) -> bool {
+        false
+    }
+    /// Whether `client`'s connection to `master` may break now (with `Bounds::breaks`).
+    fn may_break(&self, _client: &ClientOf<Self>, _master: usize) -> bool {
+        false
+    }
+    /// `client`'s connection to `master` broke (its wire is emptied already); `awaited`: its
+    /// current round waited for an answer from there.
+    fn broken(&self, _client: &mut ClientOf<Self>, _master: usize, _awaited: bool) {}
 }
 
 /// stateright's `Model` for `$model`, a [`Protocol`] over this system whose module's
@@ -256,6 +287,29 @@ pub fn actions<P: Protocol>(model: &P, state: &StateOf<P>, actions: &mut Vec<Act
         }
         if bounds.crash && !crashed && client.is_alive() {
             actions.push(Action::Crash(token));
+        }
+        let broken = state.clients.iter().any(|c| c.broken);
+        for master in 0..MASTERS {
+            if !bounds.breaks || broken || !model.may_break(client, master) {
+                continue;
+            }
+            actions.push(Action::Break {
+                client: token,
+                master,
+                ran: false,
+            });
+            // Ran there, its answer lost (an answer not awaited is lost anyway: a run, then
+            // a break).
+            if client.sent[master]
+                .oldest()
+                .is_some_and(|sent| sent.awaited)
+            {
+                actions.push(Action::Break {
+                    client: token,
+                    master,
+                    ran: true,
+                });
+            }
         }
         if client.phase != Phase::Crashed {
             for (master, m) in state.masters.iter().enumerate() {
@@ -362,14 +416,12 @@ pub fn apply<P: Protocol>(
         }
         Action::Run { client, master } => return Some(run(model, state, client, master)),
         Action::Listen { client, masters } => {
-            let client = &mut state.clients[client as usize];
-            client.listening = masters;
-            model.joins(client);
-            client.round(model.wait(client.ticket), Phase::Turn);
+            model.listen(&mut state.clients[client as usize], masters);
         }
         Action::Wake(c) => {
             let client = &mut state.clients[c as usize];
             client.noticed = false;
+            client.unread_from = 0;
             model.woken(client);
             client.round(model.wait(client.ticket), Phase::Turn);
         }
@@ -417,6 +469,23 @@ pub fn apply<P: Protocol>(
             let dead = &state.clients[client as usize];
             model.expire(&mut state.masters[master], client, dead);
         }
+        Action::Break {
+            client,
+            master,
+            ran,
+        } => {
+            let mut awaited = false;
+            let mut told = None;
+            if ran {
+                awaited = true;
+                told = Some(run_unanswered(model, state, client, master));
+            }
+            let waiter = &mut state.clients[client as usize];
+            awaited |= waiter.sent[master].cut();
+            waiter.broken = true;
+            model.broken(waiter, master, awaited);
+            return told;
+        }
     }
     None
 }
@@ -428,6 +497,28 @@ fn run<P: Protocol>(
     state: &mut StateOf<P>,
     token: Token,
     master: usize,
+) -> Ran<AnswerOf<P>> {
+    deliver(model, state, token, master, true)
+}
+
+/// The oldest request on `token`'s connection to `master` runs there, and its answer is lost
+/// with the connection (`Action::Break`).
+fn run_unanswered<P: Protocol>(
+    model: &P,
+    state: &mut StateOf<P>,
+    token: Token,
+    master: usize,
+) -> Ran<AnswerOf<P>> {
+    deliver(model, state, token, master, false)
+}
+
+/// `run`, its answer delivered where `answered`.
+fn deliver<P: Protocol>(
+    model: &P,
+    state: &mut StateOf<P>,
+    token: Token,
+    master: usize,
+    answered: bool,
 ) -> Ran<AnswerOf<P>> {
     let sent = state.clients[token as usize].sent[master].pop();
     let sent = sent.expect("a request on the wire");
@@ -443,10 +534,20 @@ fn run<P: Protocol>(
         // Published on a channel it does not listen to here: nobody hears it.
         if ran.woke & (1 << i) != 0 && waiter.listening & (1 << master) != 0 {
             waiter.noticed = true;
+            if model.bounds().breaks {
+                waiter.unread_from |= 1 << master;
+            }
         }
     }
     let client = &mut state.clients[token as usize];
-    if let (true, Some(answer)) = (sent.awaited, ran.answer) {
+    let in_line = matches!(
+        client.phase,
+        Phase::Subscribing | Phase::Turn | Phase::Sleeping(_)
+    );
+    if model.subscribes(sent.request) && in_line {
+        client.listening |= 1 << master;
+    }
+    if let (true, true, Some(answer)) = (answered, sent.awaited, ran.answer) {
         model.answer(client, master, answer);
     }
     ran

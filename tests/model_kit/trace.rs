@@ -62,6 +62,15 @@ fn named(action: Action, order: [usize; MASTERS]) -> Action {
             client,
             master: order[master],
         },
+        Action::Break {
+            client,
+            master,
+            ran,
+        } => Action::Break {
+            client,
+            master: order[master],
+            ran,
+        },
         other => other,
     }
 }

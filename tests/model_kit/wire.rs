@@ -25,7 +25,7 @@ impl<R> Default for Wire<R> {
 }
 
 impl<R: Copy> Wire<R> {
-    fn push(&mut self, sent: Sent<R>) {
+    pub fn push(&mut self, sent: Sent<R>) {
         let free = self.0.iter_mut().find(|slot| slot.is_none());
         *free.expect("more requests on one connection than the model allows") = Some(sent);
     }
@@ -43,6 +43,19 @@ impl<R: Copy> Wire<R> {
 
     pub fn is_empty(&self) -> bool {
         self.0[0].is_none()
+    }
+
+    /// The requests on the wire, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &Sent<R>> {
+        self.0.iter().flatten()
+    }
+
+    /// The connection broke: what was on the wire is gone (the next request reconnects).
+    /// Whether any of it was awaited.
+    pub fn cut(&mut self) -> bool {
+        let awaited = self.iter().any(|sent| sent.awaited);
+        *self = Wire::default();
+        awaited
     }
 }
 

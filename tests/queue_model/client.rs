@@ -46,6 +46,9 @@ impl Client {
     /// A master's answer to the current round arrives.
     pub fn answer(&mut self, master: usize, answer: Answer, rules: Rules) {
         self.answers[master] = Some(answer);
+        if self.phase == Phase::Subscribing {
+            return self.confirmed();
+        }
         if self.own.forcer || self.phase == Phase::Renewing {
             return self.forced_or_renewed(rules);
         }
@@ -93,7 +96,10 @@ impl Client {
                     // A slot's turn also undoes when first (`take_slot`: a master it did not
                     // hear from may have given it one; here it heard all, so that is a no-op).
                     let slot = matches!(rules.kind, Kind::Slots { .. });
-                    if taken > 0 || (slot && first) {
+                    // Anything but a refusal from every master may have left it a partial
+                    // hold (`Polled::partial`): a lost answer too, whose WAIT may have run.
+                    let lost = answers.clone().any(|a| *a == Answer::Lost);
+                    if taken > 0 || lost || (slot && first) {
                         let reseat = rules.undo_reseats().then_some(self.ticket);
                         self.send(Request::Release {
                             announce: false,

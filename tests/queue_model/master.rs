@@ -65,6 +65,10 @@ pub enum Request {
     Force,
     /// EXTEND: the holder renews.
     Extend,
+    /// SUBSCRIBE to the caller's wake channel, written on the connection that carries its
+    /// requests (RESP3; see `kept`): the subscription is that connection's, kept in the
+    /// client's `listening`, not in the master's keys.
+    Subscribe,
 }
 
 /// A master's answer to ACQUIRE or WAIT (RELEASE and LEAVE are never waited for).
@@ -81,6 +85,10 @@ pub enum Answer {
     Waiting { first: bool, held: bool },
     /// FORCE ran (what it found changes nothing the forcer does in the model).
     Forced,
+    /// SUBSCRIBE's confirmation (a push, in order with the connection's replies).
+    Subscribed,
+    /// No answer: the connection broke (`Action::Break`), before the request ran or after.
+    Lost,
     /// EXTEND: extended (1), or not (0, or `{'revoked', record}` naming the caller: `revoked`;
     /// `stale`, a ghost: that marker is `Master::stale`).
     Renewed {
@@ -96,6 +104,9 @@ pub type Ran = crate::model_kit::system::Ran<Answer>;
 impl Master {
     /// Runs `request` from `from`, atomically, as Redis runs a script.
     pub fn run(&mut self, from: Token, request: Request, rules: Rules) -> Ran {
+        if request == Request::Subscribe {
+            return answered(Answer::Subscribed);
+        }
         if let Kind::Slots { limit } = rules.kind {
             return self.run_slot(from, request, rules, limit as usize);
         }
@@ -120,6 +131,7 @@ impl Master {
             }
             Request::Release { announce, .. } => self.release_today(from, announce),
             Request::Leave => self.leave_today(from),
+            Request::Subscribe => unreachable!("answered above"),
         }
     }
 

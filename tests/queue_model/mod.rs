@@ -50,7 +50,12 @@
 //! - **Faults**, where a test enables them: one client dies at any step (what it wrote still
 //!   arrives; its subscriptions end; later its place lapses and its lock or slot expires,
 //!   master by master, at any moments), and one waiter gives up or is interrupted (LEAVE,
-//!   after an undo when mid-turn).
+//!   after an undo when mid-turn). Where a test enables it, one waiter's connection to one
+//!   master breaks (`kept`).
+//! - **Where the subscription rides** (`kept`): a subscribed connection of its own per master
+//!   (as above, and a RESP2 server's after issue 53), or the connection the waiter keeps for
+//!   its requests there (RESP3): SUBSCRIBE in that connection's order, confirmed before the
+//!   join turn, ending with that connection.
 //!
 //! # Properties
 //! - **Never more holders than the limit**: at most one client believes it holds the lock
@@ -70,7 +75,8 @@
 //!   at most once, and a turn needs a notice, which only a RELEASE, a LEAVE or an undo
 //!   publishes, an undo only to a waiter that placed itself ahead of the undoer since its turn
 //!   (once per join). So the invariant means: from any state, the lock is taken again without
-//!   a timer firing.
+//!   a timer firing. Where a waiter's connection broke (`kept`), that waiter may be left to its
+//!   heartbeat, by design: then it is the first in line of those asleep.
 //!
 //! # What is abstracted away, and why that is sound
 //! - **Time.** Leases and TTLs are events, not clocks: a place lapses and a lock or slot
@@ -87,7 +93,9 @@
 //!   and what keeps keys from being left behind (`keep` TTLs, refreshed by every write while
 //!   anything lives) change no decision.
 //! - **Not modelled**: timeouts, lost requests, master restarts and broken subscriptions
-//!   (faults whose cost, a heartbeat, the module header of queue.rs states), clients outside
+//!   (faults whose cost, a heartbeat, the module header of queue.rs states; but for one: a
+//!   waiter's connection to a master that breaks, with its subscription there where that rides
+//!   on it, the kept connection of issue 53: see `kept`), clients outside
 //!   the queue (other Redlock clients), a key in use as the other kind, a second limit. One
 //!   lost request's aftermath is a start of its own (`Start::StaleMarker`, see `revoke`).
 //! - **Starting states.** `Start::HandOff` starts at a hand-off about to happen (holders;
@@ -113,9 +121,11 @@
 //! Each test names its clients and how many timers may fire; every client wants the lock once,
 //! at most one dies and one leaves. The tests print how many states they explored and how long
 //! it took: `cargo test --test models queue_model -- --nocapture`. Larger bounds:
-//! `fixed_protocol_holds_within_larger_bounds` (ignored; minutes).
+//! `fixed_protocol_holds_within_larger_bounds` (ignored; minutes). The kept connection's
+//! runs, a connection break among them, and their sizes: `kept`.
 
 mod client;
+mod kept;
 mod master;
 mod orders;
 mod policies;
@@ -152,6 +162,8 @@ fn fixed(start: Start) -> QueueModel {
         timers: 0,
         reduced: true,
         force: None,
+        subscription: kept::Subscription::Separate,
+        breaks: false,
     }
 }
 

@@ -3,6 +3,7 @@
 use stateright::Property;
 
 use super::client::Phase;
+use super::kept;
 use super::protocol::Sleep;
 use super::system::{QueueModel, State};
 
@@ -35,6 +36,25 @@ pub fn of(model: &QueueModel) -> Vec<Property<QueueModel>> {
     let lost_request = matches!(model.start, super::Start::StaleMarker);
     if !model.crash && !lost_request {
         properties.push(Property::always("no lost wake-up", no_lost_wake_up));
+    }
+    // Where nobody dies (a dead holder's lock stays until its TTL, by design).
+    if model.breaks && !model.crash && !lost_request {
+        properties.push(Property::always(
+            "nothing taken is left behind",
+            nothing_left_behind,
+        ));
+    }
+    if model.breaks {
+        // The break is not vacuous: some run leaves its waiter to its heartbeat.
+        properties.push(Property::sometimes(
+            "a break leaves its waiter to its heartbeat",
+            |_, s: &State| {
+                !can_move_without_a_timer(s)
+                    && s.clients
+                        .iter()
+                        .any(|c| c.broken && matches!(c.phase, Phase::Sleeping(t) if t.is_timer()))
+            },
+        ));
     }
     properties
 }
@@ -81,10 +101,33 @@ pub fn can_move_without_a_timer(state: &State) -> bool {
 /// asleep. (With nothing on the wire and nobody holding, the lock and every slot are free on
 /// every master; a waiter asleep there, or a newcomer backing off outside the queue, would
 /// wait for a timer.)
+/// A waiter whose connection broke may be left to its heartbeat, by design (see `kept`): then
+/// it is the first in line of those asleep, and its heartbeat takes the lock.
 fn no_lost_wake_up(_: &QueueModel, state: &State) -> bool {
-    can_move_without_a_timer(state)
-        || !state.clients.iter().any(|c| match c.phase {
+    if can_move_without_a_timer(state) {
+        return true;
+    }
+    if state.clients.iter().any(|c| c.phase == Phase::Outside) {
+        return false;
+    }
+    let asleep = state
+        .clients
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| match c.phase {
             Phase::Sleeping(sleep) => sleep.is_timer(),
-            phase => phase == Phase::Outside,
-        })
+            _ => false,
+        });
+    let asleep = asleep.map(|(i, c)| (i as u8, c));
+    asleep.clone().next().is_none() || kept::first_asleep_is_broken(asleep)
+}
+
+/// Where nothing can happen without a timer (nobody holds), no master keeps a lock or a slot:
+/// whatever a turn may have taken where its answer was lost was undone.
+fn nothing_left_behind(_: &QueueModel, state: &State) -> bool {
+    can_move_without_a_timer(state)
+        || state
+            .masters
+            .iter()
+            .all(|m| m.lock.is_none() && m.slots == 0)
 }

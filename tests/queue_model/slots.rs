@@ -32,6 +32,7 @@ impl Master {
             Request::Leave => self.leave_today(from),
             Request::Force => self.revoke_slots(rules.force),
             Request::Extend => self.extend_slot(from),
+            Request::Subscribe => unreachable!("SUBSCRIBE runs in `Master::run`"),
         }
     }
 

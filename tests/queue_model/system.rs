@@ -3,6 +3,7 @@
 //! checked.
 
 use super::client::{Client, Own, UNDO};
+use super::kept::{self, Subscription};
 use super::master::{Answer, Master, Ran, Request, Token};
 use super::protocol::{Force, Kind, Protocol, Rules, Sleep};
 use super::start::{self, Start};
@@ -30,6 +31,11 @@ pub struct QueueModel {
     /// A forcer (`release --force`, the last client) sends FORCE at any moment, and every
     /// holder may renew once (EXTEND), at any moment (see `revoke`).
     pub force: Option<Force>,
+    /// Where a waiter's subscription rides: a connection of its own, or the kept one (see
+    /// `kept`).
+    pub subscription: Subscription,
+    /// One waiter's connection to one master may break, once (see `kept`).
+    pub breaks: bool,
 }
 
 system::explored!(QueueModel);
@@ -55,6 +61,7 @@ impl system::Protocol for QueueModel {
             crash,
             leave,
             timers,
+            breaks: self.breaks,
             reduced,
         }
     }
@@ -117,9 +124,15 @@ impl system::Protocol for QueueModel {
     }
 
     fn unawaited(&self, request: Request) -> bool {
+        // A SUBSCRIBE is not one: where it is not awaited (`Subscription::KeptAfterTurn`) it
+        // still subscribes the client, a change no master's keys show.
         !matches!(
             request,
-            Request::Acquire | Request::Wait { .. } | Request::Force | Request::Extend
+            Request::Acquire
+                | Request::Wait { .. }
+                | Request::Force
+                | Request::Extend
+                | Request::Subscribe
         )
     }
 
@@ -171,5 +184,21 @@ impl system::Protocol for QueueModel {
 
     fn woken(&self, client: &mut Client) {
         client.own.woken = true;
+    }
+
+    fn listen(&self, client: &mut Client, masters: u8) {
+        kept::listen(self.subscription, client, masters);
+    }
+
+    fn subscribes(&self, request: Request) -> bool {
+        request == Request::Subscribe
+    }
+
+    fn may_break(&self, client: &Client, master: usize) -> bool {
+        self.can_break(client, master)
+    }
+
+    fn broken(&self, client: &mut Client, master: usize, awaited: bool) {
+        self.after_break(client, master, awaited);
     }
 }

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use stateright::Path;
 
 use super::client::{Client, Phase};
+use super::kept::Subscription;
 use super::master::{Answer, Master, Ran, Request};
 use super::protocol::{Kind, Sleep};
 use super::system::{Action, QueueModel, State};
@@ -26,10 +27,47 @@ fn step(
     let after = |c: u8| phase(&next.clients[c as usize]);
     match action {
         Action::Arrive(c) => format!("c{c} arrives: ACQUIRE to every master"),
-        Action::Listen { client, masters } => format!(
-            "c{client} subscribes on {}, then WAIT (its join turn) to every master",
-            listed('m', masters)
-        ),
+        Action::Listen { client, masters } => {
+            let on = listed('m', masters);
+            match model.subscription {
+                Subscription::Separate => {
+                    format!(
+                        "c{client} subscribes on {on}, then WAIT (its join turn) to every master"
+                    )
+                }
+                Subscription::Kept => format!(
+                    "c{client} writes SUBSCRIBE on its kept connections to {on}, and awaits the confirmations"
+                ),
+                Subscription::KeptAfterTurn => format!(
+                    "c{client} sends WAIT (its join turn) to every master, then SUBSCRIBE on its kept connections to {on}"
+                ),
+            }
+        }
+        Action::Break { client, master, .. } => {
+            let ran = match ran {
+                Some(ran) => {
+                    let sent = state.clients[client as usize].sent[master].oldest();
+                    let request = sent.expect("a request").request;
+                    let told = outcome(model.kind, request, ran);
+                    let published =
+                        publishes::<QueueModel>(state, ran.woke, master, |c| format!("c{c}"));
+                    format!(
+                        ", after its {} ran there ({told}{published}; answer lost)",
+                        request_name(request)
+                    )
+                }
+                None => String::new(),
+            };
+            let unread = state.clients[client as usize].unread_from & (1 << master) != 0;
+            let subscription = match (model.subscription, unread) {
+                (Subscription::Separate, _) => "",
+                (_, false) => " and its subscription there",
+                (_, true) => " and its subscription there, with the notice unread from there",
+            };
+            format!(
+                "c{client}'s connection to m{master} breaks{ran}: what was on the wire there is gone{subscription}"
+            )
+        }
         Action::Wake(c) => {
             format!("c{c} reads its notices (all of them, one flag): WAIT to every master")
         }
@@ -78,6 +116,7 @@ fn request_name(request: Request) -> &'static str {
         Request::Leave => "LEAVE",
         Request::Force => "FORCE (release --force)",
         Request::Extend => "EXTEND",
+        Request::Subscribe => "SUBSCRIBE",
     }
 }
 
@@ -91,6 +130,8 @@ fn outcome(kind: Kind, request: Request, ran: Ran) -> String {
         (_, Some(Answer::Refused { ticket })) => format!("refused, ticket {ticket}"),
         (_, Some(Answer::TakenWithTicket { ticket })) => format!("takes {it}, ticket {ticket}"),
         (_, Some(Answer::Forced)) => "revokes whoever holds it there".into(),
+        (_, Some(Answer::Subscribed)) => "subscribed".into(),
+        (_, Some(Answer::Lost)) => "no answer".into(),
         (_, Some(Answer::Renewed { extended: true, .. })) => "extends".into(),
         (_, Some(Answer::Renewed { revoked: true, .. })) => "refused: revoked, by whom".into(),
         (_, Some(Answer::Renewed { .. })) => "refused".into(),

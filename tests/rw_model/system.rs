@@ -39,6 +39,7 @@ impl system::Protocol for RwModel {
             crash,
             leave,
             timers,
+            breaks: false,
             reduced: true,
         }
     }

@@ -44,6 +44,7 @@ fn step(state: &State, action: Action, ran: Option<Ran>, next: &State) -> String
         Action::Expire { client, master } => {
             format!("{}'s K or share expires on m{master}", name(client))
         }
+        Action::Break { .. } => unreachable!("no connection breaks in the readers-writer model"),
         Action::Run { client, master } => {
             let sent = state.clients[client as usize].sent[master].oldest();
             let request = sent.expect("a request").request;
