@@ -60,8 +60,10 @@
 //!   W: (a) no script makes it: a holder's lock or slot expired by its TTL (the holder died,
 //!   was stopped or lost it), a place ahead lapsed (its waiter died or was stopped), a client
 //!   outside the queue deleted its lock (DEL, no notice); or (b) the notice does not reach W:
-//!   its subscription there ended (the master restarted, the connection was reset, the
-//!   master's `client-output-buffer-limit`; a subscription is not made again), PUBLISH is
+//!   its subscription there ended (the master restarted, the connection was reset: where
+//!   the notices ride on the kept connection, a break of it, see `Node::listen`; the
+//!   master's `client-output-buffer-limit`; a subscription is not made again; checked by
+//!   tests/queue_model/kept.rs), PUBLISH is
 //!   denied there (ACL), or the master did not confirm the subscription within a node timeout
 //!   when W joined; or (c) T timed out on that master after the master had let W in (no later
 //!   change, no notice). Then W's timer starts its next turn: within one [`HEARTBEAT`], or the
