@@ -426,20 +426,27 @@ fn notices_ride_on_the_connection_the_waiter_keeps() {
     assert!(cluster.key_gone_everywhere("kept"));
 }
 
+/// On `cluster`'s one master: its URL, a connection of the test's, and a holder and a waiter
+/// (see [`holder_and_waiter`]) whose notices ride on the kept connection `kept` (0 or 1) times.
+fn one_master_waiter(
+    cluster: &Cluster,
+    key: &str,
+    kept: usize,
+) -> (String, Inspector, Running, Running) {
+    let url = cluster.urls().pop().unwrap();
+    let connection = connect(&url);
+    let subscribed = format!("1 of 1 master ({kept} on the kept connection");
+    let (holder, waiter) = holder_and_waiter(std::slice::from_ref(&url), &[], key, &subscribed);
+    (url, connection, holder, waiter)
+}
+
 /// A server that refuses HELLO (as Redis 5 does, having no RESP3; here renamed away): the
 /// waiter's notices come on a connection of their own, as before, and still wake it; doctor
 /// says which a master gets.
 #[test]
 fn a_server_without_resp3_sends_notices_on_a_connection_of_their_own() {
     let cluster = Cluster::start_with(1, &["--rename-command", "HELLO", "HELLO-RENAMED-AWAY"]);
-    let url = cluster.urls().pop().unwrap();
-    let mut publisher = connect(&url);
-    let (mut holder, mut waiter) = holder_and_waiter(
-        std::slice::from_ref(&url),
-        &[],
-        "resp2",
-        "1 of 1 master (0 on the kept connection",
-    );
+    let (url, mut publisher, mut holder, mut waiter) = one_master_waiter(&cluster, "resp2", 0);
     let said = waiter.stderr_so_far();
     assert!(said.contains("refused HELLO 3"), "{said}");
     assert_eq!(subscribed_clients_speaking(&mut publisher, 2), 1);
@@ -471,14 +478,7 @@ fn a_server_without_resp3_sends_notices_on_a_connection_of_their_own() {
 #[test]
 fn a_kept_connection_dropped_while_waiting_costs_the_waiter_no_turn() {
     let cluster = Cluster::start(1);
-    let url = cluster.urls().pop().unwrap();
-    let mut admin = connect(&url);
-    let (mut holder, mut waiter) = holder_and_waiter(
-        std::slice::from_ref(&url),
-        &[],
-        "dropped",
-        "1 of 1 master (1 on the kept connection",
-    );
+    let (_, mut admin, mut holder, mut waiter) = one_master_waiter(&cluster, "dropped", 1);
     let list: String = redis::cmd("CLIENT")
         .arg("LIST")
         .query(&mut admin)

@@ -1,5 +1,6 @@
 //! Unit tests of `resp`.
 
+use super::decode::RESERVED_ELEMENTS;
 use super::*;
 
 #[test]
